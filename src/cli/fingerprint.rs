@@ -1,0 +1,157 @@
+//! `fpcheck fingerprint`: the runtime fingerprint of a revision or directory.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Serialize;
+
+use fpcheck::source::{self, DirSource, GitSource, Origin, Revision};
+use fpcheck::{Fingerprint, Rules, Source};
+
+use super::{exit, print, settings, warn_all, Failure, RuntimeFlags};
+
+/// Print the runtime fingerprint of a revision (default HEAD) or directory.
+///
+/// From git objects: the tree at --rev in --repo, no checkout (bare clones,
+/// linked worktrees and partial clones work). From a directory: --dir is the
+/// runtime root itself, e.g. an installed copy of src/.
+///
+/// Output: the 64-hex digest on one line; --list adds the selected files in
+/// hash order; --json prints an object with `fingerprint` ("" when
+/// unavailable), `files`, `unavailable_reason`, `warnings`, the source and the
+/// settings used. An unavailable fingerprint exits with status 3.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  fpcheck fingerprint                      # HEAD, runtime root src/
+  fpcheck fingerprint --rev v7.11.0 --list
+  fpcheck fingerprint --rev v7.11.0 --root app --exclude tests,scripts
+  fpcheck fingerprint --dir ~/.local/share/server/src --json")]
+pub struct FingerprintArgs {
+    /// The repository (default: the one around the current directory).
+    #[arg(long, value_name = "PATH", conflicts_with = "dir")]
+    repo: Option<PathBuf>,
+    /// The revision: tag, branch, commit id, HEAD~3, v1.0^{tree}...
+    #[arg(
+        long,
+        value_name = "REV",
+        default_value = "HEAD",
+        conflicts_with = "dir"
+    )]
+    rev: String,
+    /// The runtime root, from the top of the repository [default: src].
+    #[arg(long, value_name = "DIR", conflicts_with = "dir")]
+    root: Option<String>,
+    /// Fingerprint this directory (the runtime root itself) instead of git
+    /// objects.
+    #[arg(long, value_name = "PATH")]
+    dir: Option<PathBuf>,
+    #[command(flatten)]
+    runtime: RuntimeFlags,
+    /// Also print the selected files, in hash order.
+    #[arg(long)]
+    list: bool,
+    /// Print JSON (documented in the README).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Output<'a> {
+    schema_version: u32,
+    fingerprint: &'a str,
+    unavailable_reason: Option<&'a str>,
+    files: Vec<&'a str>,
+    #[serde(flatten)]
+    origin: &'a Origin,
+    settings: Settings<'a>,
+    warnings: &'a [String],
+}
+
+#[derive(Serialize)]
+struct Settings<'a> {
+    runtime: Option<&'a str>,
+    root: &'a str,
+    extensions: &'a [String],
+    exclude: &'a [String],
+}
+
+pub fn run(args: FingerprintArgs) -> Result<u8, Failure> {
+    let (source, runtime): (Box<dyn Source>, _) = match &args.dir {
+        Some(dir) => {
+            let runtime = settings(&args.runtime, None, None)?;
+            (Box::new(DirSource::new(dir.clone())), runtime)
+        }
+        None => {
+            let repo = source::git::open_repo(args.repo.as_deref())?;
+            let runtime = settings(&args.runtime, args.root.clone(), repo.workdir())?;
+            let rev = Revision::parse(&repo, &args.rev)?;
+            (Box::new(GitSource::new(repo, rev, &runtime.root)?), runtime)
+        }
+    };
+    let fp = fpcheck::compute(source.as_ref(), &runtime.rules)?;
+    let origin = source.origin();
+    let root = match &args.dir {
+        Some(d) => d.display().to_string(),
+        None => source.root_display(),
+    };
+    if args.json {
+        print(&json(
+            &fp,
+            &origin,
+            &root,
+            runtime.name.as_deref(),
+            &runtime.rules,
+        ))?;
+    } else {
+        warn_all(&fp.warnings);
+        print(&plain(&fp, args.list))?;
+        if let Some(reason) = &fp.unavailable_reason {
+            eprintln!("fpcheck: fingerprint unavailable: {reason}");
+        }
+    }
+    Ok(if fp.digest.is_some() {
+        exit::OK
+    } else {
+        exit::UNAVAILABLE
+    })
+}
+
+fn plain(fp: &Fingerprint, list: bool) -> String {
+    let Some(digest) = &fp.digest else {
+        return String::new();
+    };
+    let mut out = format!("{digest}\n");
+    if list {
+        for f in fp.files() {
+            out.push_str(f);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn json(
+    fp: &Fingerprint,
+    origin: &Origin,
+    root: &str,
+    runtime: Option<&str>,
+    rules: &Rules,
+) -> String {
+    let out = Output {
+        schema_version: 1,
+        fingerprint: fp.as_gate_str(),
+        unavailable_reason: fp.unavailable_reason.as_deref(),
+        files: fp.files(),
+        origin,
+        settings: Settings {
+            runtime,
+            root,
+            extensions: &rules.extensions,
+            exclude: &rules.exclude,
+        },
+        warnings: &fp.warnings,
+    };
+    let mut text = serde_json::to_string_pretty(&out).expect("plain data serialises");
+    text.push('\n');
+    text
+}

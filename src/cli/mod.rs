@@ -1,0 +1,172 @@
+//! The command line: clap definitions and the mapping of outcomes to exit
+//! codes. Every decision lives in the library.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use fpcheck::config::{self, ConfigError, ConfigFile, Overrides};
+use fpcheck::SourceError;
+
+mod fingerprint;
+
+/// Exit codes, documented in the README and in `--help`.
+pub mod exit {
+    /// Success; for `--exit-code`: no restart.
+    pub const OK: u8 = 0;
+    /// `--exit-code` only: the release forces a restart.
+    pub const RESTART: u8 = 1;
+    /// Bad flags or configuration.
+    pub const USAGE: u8 = 2;
+    /// The fingerprint is unavailable (the JSON is still printed).
+    pub const UNAVAILABLE: u8 = 3;
+    /// The input cannot be read: not a repository, unknown revision,
+    /// missing objects, unreadable files.
+    pub const INPUT: u8 = 4;
+    /// Output cannot be written (a file, the marker, stdout).
+    pub const OUTPUT: u8 = 5;
+}
+
+const EXIT_CODES: &str = "\
+Exit status:
+  0  success (with --exit-code: no restart)
+  1  with --exit-code: a restart would be forced
+  2  usage error: bad flags or configuration
+  3  the fingerprint is unavailable (why is printed; --json still prints)
+  4  the input cannot be read: not a repository, unknown revision, missing objects
+  5  the output cannot be written";
+
+/// Will this release force running servers to restart, and why?
+///
+/// fpcheck computes the runtime fingerprint of a long-running server (by
+/// default every .py file under src/, minus scripts/, tests/, migrations/,
+/// crons/, __pycache__/, node_modules/, .git/ and versions/) from git objects
+/// at any revision or from a directory, exactly as the server's restart gate
+/// does, and explains what a release changes.
+#[derive(Debug, Parser)]
+#[command(name = "fpcheck", version, after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Fingerprint(fingerprint::FingerprintArgs),
+}
+
+/// Flags shared by every command that reads runtime files.
+#[derive(Debug, Args, Clone, Default)]
+pub struct RuntimeFlags {
+    /// Runtime file extension; repeat or comma-separate. Replaces `.py`.
+    #[arg(long = "ext", value_name = "EXT")]
+    pub ext: Vec<String>,
+    /// Excluded name, matched against every path segment at any depth;
+    /// repeat or comma-separate. Replaces the default list (`--exclude ''`
+    /// excludes nothing).
+    #[arg(long = "exclude", value_name = "NAME")]
+    pub exclude: Vec<String>,
+    /// Read settings from this file instead of `fpcheck.toml` at the top of
+    /// the repository.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The runtime to use when the config declares several.
+    #[arg(long, value_name = "NAME")]
+    pub runtime: Option<String>,
+}
+
+/// A failure with the exit code it maps to; the message is one line.
+#[derive(Debug)]
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    pub fn usage(message: impl Into<String>) -> Self {
+        Failure {
+            code: exit::USAGE,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<SourceError> for Failure {
+    fn from(e: SourceError) -> Self {
+        Failure {
+            code: exit::INPUT,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<ConfigError> for Failure {
+    fn from(e: ConfigError) -> Self {
+        Failure::usage(e.to_string())
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Failure {
+            code: exit::OUTPUT,
+            message: format!("cannot write the output: {e}"),
+        }
+    }
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Fingerprint(args) => fingerprint::run(args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(f) if f.code == exit::OUTPUT && f.message.contains("Broken pipe") => {
+            ExitCode::from(exit::OK)
+        }
+        Err(f) => {
+            eprintln!("fpcheck: error: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+/// Loads the config (`--config`, or `fpcheck.toml` in `top`) and applies the
+/// flags.
+pub fn settings(
+    flags: &RuntimeFlags,
+    root: Option<String>,
+    top: Option<&std::path::Path>,
+) -> Result<config::Runtime, Failure> {
+    let file = match (&flags.config, top) {
+        (Some(path), _) => Some(ConfigFile::load(path)?),
+        (None, Some(dir)) => ConfigFile::find_in(dir)?.map(|(_, f)| f),
+        (None, None) => None,
+    };
+    let overrides = Overrides {
+        runtime: flags.runtime.clone(),
+        root,
+        extensions: flags.ext.clone(),
+        exclude: flags.exclude.clone(),
+    };
+    Ok(config::resolve(file.as_ref(), &overrides)?)
+}
+
+/// Writes `text` to stdout, treating a closed pipe as success.
+pub fn print(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Prints warnings on stderr, one per line.
+pub fn warn_all(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("fpcheck: warning: {w}");
+    }
+}

@@ -1,0 +1,338 @@
+//! Settings: `fpcheck.toml` at the repository root, overridden by flags.
+//!
+//! ```toml
+//! # One runtime (the common case). Every key is optional.
+//! [runtime]
+//! root = "src"                 # runtime root, from the top of the repository
+//! extensions = [".py"]         # replaces the default
+//! exclude = ["scripts", "tests", "migrations", "crons",
+//!            "__pycache__", "node_modules", ".git", "versions"]  # replaces the default
+//! version_file = "src/version.json"  # where `fpcheck patch` writes
+//!
+//! # Or several runtimes in one repository; pick one with --runtime NAME.
+//! [runtimes.server]
+//! root = "server/src"
+//! [runtimes.worker]
+//! root = "worker/src"
+//! exclude = ["tests"]
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::select::Rules;
+
+/// The file name looked up at the top of the repository.
+pub const FILE_NAME: &str = "fpcheck.toml";
+
+/// The default runtime root.
+pub const DEFAULT_ROOT: &str = "src";
+
+/// One runtime's keys, as written in the file.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeTable {
+    /// The runtime root, relative to the top of the repository.
+    pub root: Option<String>,
+    /// Runtime file extensions (replaces `.py`).
+    pub extensions: Option<Vec<String>>,
+    /// Excluded names (replaces the default list).
+    pub exclude: Option<Vec<String>>,
+    /// The version file `fpcheck patch` edits, relative to the top.
+    pub version_file: Option<String>,
+}
+
+/// The whole file.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// The single runtime.
+    pub runtime: Option<RuntimeTable>,
+    /// Named runtimes of a monorepo.
+    #[serde(default)]
+    pub runtimes: BTreeMap<String, RuntimeTable>,
+}
+
+/// A bad configuration: the message names the file or flag and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or has unknown keys.
+    #[error("{path} is not a valid fpcheck config: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// toml's message, with line and column.
+        message: String,
+    },
+    /// Anything else, already a full sentence.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Settings for one runtime, after the file and the flags.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Runtime {
+    /// The runtime's name in a multi-runtime file.
+    pub name: Option<String>,
+    /// The runtime root from the top of the repository (`""` is the top).
+    pub root: String,
+    /// Which files count.
+    pub rules: Rules,
+    /// The version file to edit, if configured.
+    pub version_file: Option<String>,
+}
+
+impl Default for Runtime {
+    fn default() -> Self {
+        Runtime {
+            name: None,
+            root: DEFAULT_ROOT.to_string(),
+            rules: Rules::default(),
+            version_file: None,
+        }
+    }
+}
+
+/// Flags that override the file.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// `--runtime NAME`.
+    pub runtime: Option<String>,
+    /// `--root DIR`.
+    pub root: Option<String>,
+    /// `--ext` values (each may hold a comma-separated list).
+    pub extensions: Vec<String>,
+    /// `--exclude` values (each may hold a comma-separated list).
+    pub exclude: Vec<String>,
+}
+
+impl ConfigFile {
+    /// Reads and parses `path`.
+    pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses `text`; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
+        let file: ConfigFile = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: e.to_string().trim_end().replace('\n', " "),
+        })?;
+        if file.runtime.is_some() && !file.runtimes.is_empty() {
+            return Err(ConfigError::Invalid(format!(
+                "{}: use either [runtime] or [runtimes.NAME] tables, not both",
+                path.display()
+            )));
+        }
+        Ok(file)
+    }
+
+    /// Reads `fpcheck.toml` in `dir` when it exists.
+    pub fn find_in(dir: &Path) -> Result<Option<(PathBuf, ConfigFile)>, ConfigError> {
+        let path = dir.join(FILE_NAME);
+        if !path.is_file() {
+            return Ok(None);
+        }
+        Ok(Some((path.clone(), Self::load(&path)?)))
+    }
+
+    /// The runtime chosen by `--runtime`, or the only one declared.
+    pub fn runtime(
+        &self,
+        name: Option<&str>,
+    ) -> Result<(Option<String>, RuntimeTable), ConfigError> {
+        match (name, &self.runtime) {
+            (None, Some(table)) => return Ok((None, table.clone())),
+            (Some(n), Some(_)) => {
+                return Err(ConfigError::Invalid(format!(
+                    "--runtime {n}: the config declares a single [runtime]; drop --runtime or declare [runtimes.{n}]"
+                )))
+            }
+            _ => {}
+        }
+        let names = || self.runtimes.keys().cloned().collect::<Vec<_>>().join(", ");
+        match name {
+            Some(n) => self
+                .runtimes
+                .get(n)
+                .map(|t| (Some(n.to_string()), t.clone()))
+                .ok_or_else(|| {
+                    ConfigError::Invalid(format!(
+                        "--runtime {n}: no such runtime in the config (declared: {})",
+                        if self.runtimes.is_empty() {
+                            "none".into()
+                        } else {
+                            names()
+                        }
+                    ))
+                }),
+            None => match self.runtimes.len() {
+                0 => Ok((None, RuntimeTable::default())),
+                1 => {
+                    let (n, t) = self.runtimes.iter().next().expect("one entry");
+                    Ok((Some(n.clone()), t.clone()))
+                }
+                _ => Err(ConfigError::Invalid(format!(
+                    "the config declares several runtimes ({}): choose one with --runtime NAME",
+                    names()
+                ))),
+            },
+        }
+    }
+}
+
+/// Combines the file (if any) and the flags into one runtime's settings.
+pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<Runtime, ConfigError> {
+    let (name, table) = match file {
+        Some(f) => f.runtime(flags.runtime.as_deref())?,
+        None if flags.runtime.is_some() => {
+            return Err(ConfigError::Invalid(format!(
+                "--runtime {}: there is no {FILE_NAME} declaring runtimes",
+                flags.runtime.as_deref().unwrap_or_default()
+            )))
+        }
+        None => (None, RuntimeTable::default()),
+    };
+    let defaults = Rules::default();
+    let extensions = pick_list(&flags.extensions, table.extensions, defaults.extensions);
+    let extensions: Vec<String> = extensions.into_iter().map(normalise_extension).collect();
+    if extensions.is_empty() {
+        return Err(ConfigError::Invalid(
+            "no runtime extensions: pass --ext .py (or the extensions your runtime loads)".into(),
+        ));
+    }
+    let exclude = pick_list(&flags.exclude, table.exclude, defaults.exclude);
+    if let Some(bad) = exclude.iter().find(|n| n.contains('/')) {
+        return Err(ConfigError::Invalid(format!(
+            "excluded name `{bad}` contains `/`: exclusions are single path segments (e.g. `tests`), matched at any depth"
+        )));
+    }
+    Ok(Runtime {
+        name,
+        root: flags
+            .root
+            .clone()
+            .or(table.root)
+            .unwrap_or_else(|| DEFAULT_ROOT.to_string()),
+        rules: Rules {
+            extensions,
+            exclude,
+        },
+        version_file: table.version_file,
+    })
+}
+
+/// Flags win over the file, the file over the default; flags may be given
+/// several times or comma-separated, and an empty value means "none".
+fn pick_list(flags: &[String], file: Option<Vec<String>>, default: Vec<String>) -> Vec<String> {
+    if !flags.is_empty() {
+        return flags
+            .iter()
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect();
+    }
+    file.unwrap_or(default)
+}
+
+/// `py` means `.py`: a bare suffix would also match `happy`.
+fn normalise_extension(ext: String) -> String {
+    if ext.starts_with('.') {
+        ext
+    } else {
+        format!(".{ext}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags() -> Overrides {
+        Overrides::default()
+    }
+
+    #[test]
+    fn defaults_match_the_reference_gate() {
+        let rt = resolve(None, &flags()).unwrap();
+        assert_eq!(rt.root, "src");
+        assert_eq!(rt.rules, Rules::default());
+    }
+
+    #[test]
+    fn flags_replace_and_split_on_commas() {
+        let mut f = flags();
+        f.exclude = vec!["tests,vendor".into(), "docs".into()];
+        f.extensions = vec!["py".into(), ".pyx".into()];
+        let rt = resolve(None, &f).unwrap();
+        assert_eq!(rt.rules.exclude, ["tests", "vendor", "docs"]);
+        assert_eq!(rt.rules.extensions, [".py", ".pyx"]);
+        f.exclude = vec!["".into()];
+        assert!(resolve(None, &f).unwrap().rules.exclude.is_empty());
+    }
+
+    #[test]
+    fn file_then_flags() {
+        let file = ConfigFile::parse(
+            "[runtime]\nroot = \"app\"\nexclude = [\"x\"]\n",
+            Path::new("fpcheck.toml"),
+        )
+        .unwrap();
+        let rt = resolve(Some(&file), &flags()).unwrap();
+        assert_eq!(
+            (rt.root.as_str(), rt.rules.exclude.clone()),
+            ("app", vec!["x".to_string()])
+        );
+        let mut f = flags();
+        f.root = Some("lib".into());
+        assert_eq!(resolve(Some(&file), &f).unwrap().root, "lib");
+    }
+
+    #[test]
+    fn several_runtimes_need_a_name() {
+        let text = "[runtimes.a]\nroot = \"a/src\"\n[runtimes.b]\nroot = \"b/src\"\n";
+        let file = ConfigFile::parse(text, Path::new("fpcheck.toml")).unwrap();
+        let err = resolve(Some(&file), &flags()).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "the config declares several runtimes (a, b): choose one with --runtime NAME"
+        );
+        let mut f = flags();
+        f.runtime = Some("b".into());
+        let rt = resolve(Some(&file), &f).unwrap();
+        assert_eq!((rt.name.as_deref(), rt.root.as_str()), (Some("b"), "b/src"));
+        f.runtime = Some("c".into());
+        assert!(resolve(Some(&file), &f)
+            .unwrap_err()
+            .to_string()
+            .contains("declared: a, b"));
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let err = ConfigFile::parse("[runtime]\nrot = \"src\"\n", Path::new("fpcheck.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("fpcheck.toml is not a valid fpcheck config:"),
+            "{err}"
+        );
+        assert!(err.contains("rot"), "{err}");
+    }
+}

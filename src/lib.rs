@@ -1,0 +1,21 @@
+//! fpcheck: will this release force running servers to restart, and why?
+//!
+//! A long-running server restarts only when the code it runs changed. Its
+//! gate hashes the runtime files (by default every `.py` file under `src/`,
+//! minus out-of-process folders) into a *runtime fingerprint*. This crate
+//! computes that fingerprint byte for byte, from a git tree at any revision
+//! (through gix, no checkout) or from a directory on disk, and builds the
+//! release verdict, its report and the production gate on top of it.
+//!
+//! The stages, each a module named for its concept:
+//! [`source`] (where bytes come from) → [`select`] (which files count) →
+//! [`fingerprint`] (the hash).
+
+pub mod config;
+pub mod fingerprint;
+pub mod select;
+pub mod source;
+
+pub use fingerprint::{compute, Fingerprint};
+pub use select::{Rules, Selection};
+pub use source::{DirSource, GitSource, Revision, Source, SourceError};

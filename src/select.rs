@@ -1,0 +1,320 @@
+//! Which files count: the selection rules of FINGERPRINT.md sections 1 and 3,
+//! written once and applied to the entries of any [`Source`].
+//!
+//! The walk here is the only recursion over a runtime root in fpcheck, so the
+//! git tree and the directory on disk cannot drift apart in what they select.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::source::{Entry, EntryKind, Node, RootState, Source, SourceError, Target};
+
+/// The excluded names of the reference gate (spec section 1).
+pub const DEFAULT_EXCLUDE: [&str; 8] = [
+    "scripts",
+    "tests",
+    "migrations",
+    "crons",
+    "__pycache__",
+    "node_modules",
+    ".git",
+    "versions",
+];
+
+/// The runtime extensions of the reference gate.
+pub const DEFAULT_EXTENSIONS: [&str; 1] = [".py"];
+
+/// Which entries under a runtime root are runtime files.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Rules {
+    /// A name is selected when it ends with one of these (case-sensitive).
+    pub extensions: Vec<String>,
+    /// A path is dropped when any of its segments equals one of these.
+    pub exclude: Vec<String>,
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Rules {
+            extensions: DEFAULT_EXTENSIONS.iter().map(|s| s.to_string()).collect(),
+            exclude: DEFAULT_EXCLUDE.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+}
+
+/// Why a changed path does or does not count, for explanations.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Class<'a> {
+    /// The path is a runtime file.
+    Runtime,
+    /// A segment of the path equals this excluded name.
+    Excluded(&'a str),
+    /// The file name does not end with a runtime extension.
+    NotRuntimeExtension,
+}
+
+impl Rules {
+    /// Does this entry name end with a runtime extension?
+    pub fn selects_name(&self, name: &[u8]) -> bool {
+        self.extensions
+            .iter()
+            .any(|ext| name.ends_with(ext.as_bytes()))
+    }
+
+    /// The excluded name equal to this segment, if any.
+    pub fn excluded_name(&self, segment: &[u8]) -> Option<&str> {
+        self.exclude
+            .iter()
+            .find(|n| n.as_bytes() == segment)
+            .map(String::as_str)
+    }
+
+    /// Classifies a path relative to the runtime root (`/`-separated).
+    pub fn classify<'a>(&'a self, path: &[u8]) -> Class<'a> {
+        if let Some(name) = path
+            .split(|b| *b == b'/')
+            .find_map(|s| self.excluded_name(s))
+        {
+            return Class::Excluded(name);
+        }
+        let file_name = path.rsplit(|b| *b == b'/').next().unwrap_or(path);
+        if self.selects_name(file_name) {
+            Class::Runtime
+        } else {
+            Class::NotRuntimeExtension
+        }
+    }
+}
+
+/// One selected runtime file, ready to be hashed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SelectedFile {
+    /// Path relative to the runtime root, `/`-separated: the bytes hashed.
+    pub path: String,
+    /// Where the file's bytes are (symbolic links already resolved).
+    pub content: Node,
+}
+
+/// Why a fingerprint cannot be computed, naming the path at fault.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Problem {
+    /// The path, as the user knows it (root prefix included).
+    pub path: String,
+    /// A sentence fragment that follows the path.
+    pub what: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.what)
+        } else if self.what.starts_with(':') {
+            write!(f, "{}{}", self.path, self.what)
+        } else {
+            write!(f, "{} {}", self.path, self.what)
+        }
+    }
+}
+
+/// The result of applying the rules to a source: the files to hash, in hash
+/// order, or the problems that make the fingerprint unavailable.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// Selected files in hash order (by UTF-8 bytes of the path).
+    pub files: Vec<SelectedFile>,
+    /// Problems in path order; non-empty means "unavailable".
+    pub problems: Vec<Problem>,
+}
+
+impl Selection {
+    /// True when a fingerprint can be computed from this selection.
+    pub fn is_available(&self) -> bool {
+        self.problems.is_empty() && !self.files.is_empty()
+    }
+
+    /// The sentence that explains an unavailable fingerprint.
+    pub fn unavailable_reason(&self, root_display: &str, rules: &Rules) -> Option<String> {
+        if let Some(first) = self.problems.first() {
+            let more = self.problems.len() - 1;
+            return Some(match more {
+                0 => first.to_string(),
+                1 => format!("{first} (and 1 more problem)"),
+                n => format!("{first} (and {n} more problems)"),
+            });
+        }
+        if self.files.is_empty() {
+            let exts = rules.extensions.join(" or ");
+            return Some(format!("no {exts} files under {root_display}"));
+        }
+        None
+    }
+
+    /// Content ids by path: equal maps mean equal fingerprints, no blob read.
+    pub fn identity(&self) -> BTreeMap<&str, &Node> {
+        self.files
+            .iter()
+            .map(|f| (f.path.as_str(), &f.content))
+            .collect()
+    }
+}
+
+/// Walks `source` from its runtime root and applies `rules`.
+///
+/// Excluded directories are not entered: every path below them carries the
+/// excluded segment, so nothing there can be selected or be at fault.
+pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceError> {
+    let root_display = source.root_display();
+    let root = match source.root()? {
+        RootState::Dir(node) => node,
+        RootState::Missing => {
+            return Ok(unavailable(
+                &root_display,
+                "does not exist (is the runtime root right? see --root)",
+            ))
+        }
+        RootState::NotADirectory => return Ok(unavailable(&root_display, "is not a directory")),
+        RootState::Unresolvable(why) => return Ok(unavailable(&root_display, &why)),
+    };
+
+    let mut candidates: Vec<(Vec<u8>, Entry)> = Vec::new();
+    let mut problems = Vec::new();
+    let mut stack: Vec<(Node, Vec<u8>)> = vec![(root, Vec::new())];
+    while let Some((dir, prefix)) = stack.pop() {
+        let entries = match source.read_dir(&dir, &prefix) {
+            Err(SourceError::Unreadable { path, why }) => {
+                problems.push(Problem {
+                    path,
+                    what: format!(": {why}"),
+                });
+                continue;
+            }
+            other => other?,
+        };
+        for entry in entries {
+            if rules.excluded_name(&entry.name).is_some() {
+                continue;
+            }
+            let mut path = prefix.clone();
+            if !path.is_empty() {
+                path.push(b'/');
+            }
+            path.extend_from_slice(&entry.name);
+            let selected = rules.selects_name(&entry.name);
+            match entry.kind {
+                EntryKind::Dir => {
+                    if selected {
+                        problems.push(problem(&root_display, &path, "is a directory"));
+                    }
+                    stack.push((entry.node.clone(), path));
+                }
+                EntryKind::Submodule => problems.push(problem(
+                    &root_display,
+                    &path,
+                    "is a submodule: its files cannot be seen (exclude it or vendor its code)",
+                )),
+                EntryKind::Other if selected => {
+                    problems.push(problem(&root_display, &path, "is not a regular file"))
+                }
+                EntryKind::File | EntryKind::Symlink if selected => candidates.push((path, entry)),
+                _ => {}
+            }
+        }
+    }
+
+    candidates.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut files = Vec::with_capacity(candidates.len());
+    for (path, entry) in candidates {
+        let Ok(utf8) = String::from_utf8(path.clone()) else {
+            problems.push(problem(&root_display, &path, "is not valid UTF-8"));
+            continue;
+        };
+        match source.resolve(&path, &entry) {
+            Ok(Target::File(content)) => files.push(SelectedFile {
+                path: utf8,
+                content,
+            }),
+            Ok(Target::Unavailable(what)) => problems.push(problem(&root_display, &path, &what)),
+            Err(SourceError::Unreadable { path, why }) => problems.push(Problem {
+                path,
+                what: format!(": {why}"),
+            }),
+            Err(e) => return Err(e),
+        }
+    }
+    problems.sort();
+    Ok(Selection { files, problems })
+}
+
+fn unavailable(root_display: &str, what: &str) -> Selection {
+    Selection {
+        files: Vec::new(),
+        problems: vec![Problem {
+            path: root_display.to_string(),
+            what: what.to_string(),
+        }],
+    }
+}
+
+/// Joins the root as the user named it with a path below it.
+pub fn display_path(root_display: &str, rel: &[u8]) -> String {
+    let rel = String::from_utf8_lossy(rel);
+    if root_display.is_empty() || root_display == "." {
+        rel.into_owned()
+    } else {
+        format!("{}/{}", root_display.trim_end_matches('/'), rel)
+    }
+}
+
+fn problem(root_display: &str, rel: &[u8], what: &str) -> Problem {
+    Problem {
+        path: display_path(root_display, rel),
+        what: what.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_selected_case_sensitively() {
+        let rules = Rules::default();
+        assert!(rules.selects_name(b"a.py"));
+        assert!(rules.selects_name(b".hidden.py"));
+        assert!(rules.selects_name(b".py"));
+        assert!(!rules.selects_name(b"A.PY"));
+        assert!(!rules.selects_name(b"x.pyc"));
+        assert!(!rules.selects_name(b"x.pyi"));
+    }
+
+    #[test]
+    fn classify_names_the_excluded_segment() {
+        let rules = Rules::default();
+        assert_eq!(rules.classify(b"plugins/foo.py"), Class::Runtime);
+        assert_eq!(
+            rules.classify(b"plugins/tests/x.py"),
+            Class::Excluded("tests")
+        );
+        assert_eq!(rules.classify(b"scripts/x.md"), Class::Excluded("scripts"));
+        assert_eq!(rules.classify(b"README.md"), Class::NotRuntimeExtension);
+        assert_eq!(rules.classify(b"testsx/a.py"), Class::Runtime);
+    }
+
+    #[test]
+    fn problems_read_as_sentences() {
+        let p = Problem {
+            path: "src/a.py".into(),
+            what: ": symlink to ../../x leaves the repository".into(),
+        };
+        assert_eq!(
+            p.to_string(),
+            "src/a.py: symlink to ../../x leaves the repository"
+        );
+        let p = Problem {
+            path: "src/pkg.py".into(),
+            what: "is a directory".into(),
+        };
+        assert_eq!(p.to_string(), "src/pkg.py is a directory");
+    }
+}

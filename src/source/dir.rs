@@ -1,0 +1,191 @@
+//! A directory on disk: the installed runtime, or a working tree.
+
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use super::{Entry, EntryKind, MetaFile, Node, Origin, RootState, Source, SourceError, Target};
+use crate::select::display_path;
+
+/// Reads a runtime root directory the way the reference gate does: the
+/// directory itself may be reached through a link, links below it are never
+/// descended into, and a selected link is read through to its final target.
+#[derive(Clone, Debug)]
+pub struct DirSource {
+    root: PathBuf,
+    display: String,
+}
+
+impl DirSource {
+    /// A source rooted at `root`; messages name paths below it as
+    /// `root/...`, as given.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        let root = root.into();
+        let display = root.display().to_string();
+        DirSource { root, display }
+    }
+
+    /// Like [`DirSource::new`], naming the root `display` in messages (a
+    /// working tree's `src` rather than its absolute path).
+    pub fn with_display(root: impl Into<PathBuf>, display: impl Into<String>) -> Self {
+        DirSource {
+            root: root.into(),
+            display: display.into(),
+        }
+    }
+
+    /// The runtime root directory.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    fn unreadable(&self, rel: &[u8], err: &io::Error) -> SourceError {
+        SourceError::Unreadable {
+            path: display_path(&self.display, rel),
+            why: io_reason(err),
+        }
+    }
+}
+
+impl Source for DirSource {
+    fn root_display(&self) -> String {
+        self.display.clone()
+    }
+
+    fn root(&self) -> Result<RootState, SourceError> {
+        Ok(match fs::metadata(&self.root) {
+            Ok(m) if m.is_dir() => RootState::Dir(Node::Path(self.root.clone())),
+            Ok(_) => RootState::NotADirectory,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if fs::symlink_metadata(&self.root).is_ok() {
+                    RootState::Unresolvable("is a broken symbolic link".into())
+                } else {
+                    RootState::Missing
+                }
+            }
+            Err(e) => RootState::Unresolvable(format!("cannot be read: {}", io_reason(&e))),
+        })
+    }
+
+    fn read_dir(&self, dir: &Node, rel: &[u8]) -> Result<Vec<Entry>, SourceError> {
+        let Node::Path(dir) = dir else {
+            unreachable!("a directory source only hands out paths")
+        };
+        let mut entries = Vec::new();
+        for item in fs::read_dir(dir).map_err(|e| self.unreadable(rel, &e))? {
+            let item = item.map_err(|e| self.unreadable(rel, &e))?;
+            let name = item.file_name();
+            let kind = match item.file_type() {
+                Ok(t) if t.is_symlink() => EntryKind::Symlink,
+                Ok(t) if t.is_dir() => EntryKind::Dir,
+                Ok(t) if t.is_file() => EntryKind::File,
+                Ok(_) => EntryKind::Other,
+                Err(e) => {
+                    let mut path = rel.to_vec();
+                    path.push(b'/');
+                    path.extend_from_slice(name.as_encoded_bytes());
+                    return Err(self.unreadable(&path, &e));
+                }
+            };
+            entries.push(Entry {
+                name: name.as_encoded_bytes().to_vec(),
+                kind,
+                node: Node::Path(item.path()),
+            });
+        }
+        Ok(entries)
+    }
+
+    fn resolve(&self, rel: &[u8], entry: &Entry) -> Result<Target, SourceError> {
+        let Node::Path(path) = &entry.node else {
+            unreachable!("a directory source only hands out paths")
+        };
+        if entry.kind == EntryKind::File {
+            return Ok(Target::File(entry.node.clone()));
+        }
+        let target = fs::read_link(path)
+            .map(|t| t.display().to_string())
+            .unwrap_or_else(|_| "?".into());
+        Ok(match fs::metadata(path) {
+            Ok(m) if m.is_file() => Target::File(entry.node.clone()),
+            Ok(m) if m.is_dir() => {
+                Target::Unavailable(format!(": symlink to {target} points at a directory"))
+            }
+            Ok(_) => Target::Unavailable(format!(": symlink to {target} is not a regular file")),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                Target::Unavailable(format!(": symlink to {target} is broken"))
+            }
+            Err(e) if is_loop(&e) => Target::Unavailable(format!(": symlink to {target} loops")),
+            Err(e) => return Err(self.unreadable(rel, &e)),
+        })
+    }
+
+    fn read(
+        &self,
+        rel: &str,
+        content: &Node,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), SourceError> {
+        let Node::Path(path) = content else {
+            unreachable!("a directory source only hands out paths")
+        };
+        let fail = |e: io::Error| self.unreadable(rel.as_bytes(), &e);
+        let mut file = fs::File::open(path).map_err(fail)?;
+        let mut buf = vec![0u8; 256 * 1024];
+        loop {
+            match file.read(&mut buf) {
+                Ok(0) => return Ok(()),
+                Ok(n) => sink(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(fail(e)),
+            }
+        }
+    }
+
+    fn read_meta(&self, name: &str, in_parent: bool) -> Result<Option<MetaFile>, SourceError> {
+        let dir = if in_parent {
+            match parent_of(&self.root) {
+                Some(p) => p,
+                None => return Ok(None),
+            }
+        } else {
+            self.root.clone()
+        };
+        let path = dir.join(name);
+        match fs::read(&path) {
+            Ok(bytes) => Ok(Some(MetaFile {
+                display: path.display().to_string(),
+                bytes,
+            })),
+            // The gate skips a version file it cannot read; so do we.
+            Err(_) => Ok(None),
+        }
+    }
+
+    fn origin(&self) -> Origin {
+        Origin::Dir {
+            dir: self.root.display().to_string(),
+        }
+    }
+}
+
+/// The parent the gate would look in: `Path(R).parent`, made absolute so
+/// that a root given as `.` still has one.
+fn parent_of(root: &Path) -> Option<PathBuf> {
+    let abs = std::path::absolute(root).ok()?;
+    abs.parent().map(Path::to_path_buf)
+}
+
+fn is_loop(e: &io::Error) -> bool {
+    // ELOOP is 40 on Linux, 62 on macOS and the BSDs.
+    matches!(e.raw_os_error(), Some(40) | Some(62))
+}
+
+fn io_reason(e: &io::Error) -> String {
+    let text = e.to_string();
+    // "Permission denied (os error 13)" reads better without the number.
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}

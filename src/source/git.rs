@@ -1,0 +1,585 @@
+//! A tree at a revision of a git repository, read through gix: no checkout,
+//! no `git` process, and only the objects the answer needs (so partial clones
+//! and mirrors without their large assets work).
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+
+use gix::objs::tree::EntryKind as GitKind;
+use gix::prelude::FindExt;
+use gix::ObjectId;
+
+use super::{Entry, EntryKind, MetaFile, Node, Origin, RootState, Source, SourceError, Target};
+use crate::select::{display_path, SelectedFile};
+
+/// How many symbolic links one lookup may follow, as Linux allows.
+const MAX_LINK_HOPS: usize = 40;
+
+/// Opens the repository at `path`, or around the current directory.
+pub fn open_repo(path: Option<&Path>) -> Result<gix::Repository, SourceError> {
+    let start = match path {
+        Some(p) => p.to_path_buf(),
+        None => std::env::current_dir().map_err(|e| {
+            SourceError::Repository(format!("cannot read the current directory: {e}"))
+        })?,
+    };
+    if path.is_some() && !start.exists() {
+        return Err(SourceError::Repository(format!(
+            "{} does not exist: pass --repo with the path of a git repository",
+            start.display()
+        )));
+    }
+    let mut repo = gix::discover(&start).map_err(|e| {
+        SourceError::Repository(format!(
+            "{} is not in a git repository ({e}): run fpcheck inside one, pass --repo PATH, \
+             or use --dir PATH for an installed runtime",
+            start.display()
+        ))
+    })?;
+    // Tags of one project share most blobs through deltas; a pack cache
+    // saves re-inflating their bases.
+    repo.object_cache_size_if_unset(4 << 20);
+    Ok(repo)
+}
+
+/// A revision resolved to the tree fpcheck reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Revision {
+    /// The revision as the user gave it.
+    pub spec: String,
+    /// The commit it names; `None` for a tree spec such as `v1.0^{tree}`.
+    pub commit: Option<ObjectId>,
+    /// The tree at that revision.
+    pub tree: ObjectId,
+}
+
+impl Revision {
+    /// Resolves `spec` (tag, branch, commit id, `HEAD~3`, `v1^{tree}`...).
+    pub fn parse(repo: &gix::Repository, spec: &str) -> Result<Revision, SourceError> {
+        let id = repo
+            .rev_parse_single(spec)
+            .map_err(|e| unknown_revision(repo, spec, &e))?;
+        let object = repo
+            .find_object(id)
+            .map_err(|_| missing_commit(repo, spec, id.detach()))?;
+        let (commit, tree) = match object.kind {
+            gix::object::Kind::Tree => (None, object.id),
+            gix::object::Kind::Blob => {
+                return Err(SourceError::Repository(format!(
+                    "revision `{spec}` names a file ({}), not a commit or tree: name a tag, branch or commit",
+                    object.id
+                )))
+            }
+            _ => {
+                let commit = object.peel_to_commit().map_err(|e| {
+                    SourceError::Repository(format!(
+                        "revision `{spec}` does not lead to a commit: {e}; if this is a shallow \
+                         or partial clone, fetch it (`git fetch --depth=1 origin {spec}`)"
+                    ))
+                })?;
+                let tree = commit.tree_id().map_err(|e| {
+                    SourceError::Repository(format!("commit {} of `{spec}` has no tree: {e}", commit.id))
+                })?;
+                (Some(commit.id), tree.detach())
+            }
+        };
+        Ok(Revision {
+            spec: spec.to_string(),
+            commit,
+            tree,
+        })
+    }
+}
+
+fn unknown_revision(repo: &gix::Repository, spec: &str, _err: &gix::Error) -> SourceError {
+    let shallow = repo.is_shallow().unwrap_or(false);
+    let hint = if shallow {
+        format!(
+            "this clone is shallow, so it may lack that history: fetch it \
+             (`git fetch --depth=1 origin tag {spec}`, or `git fetch --unshallow`)"
+        )
+    } else {
+        "name a tag, branch or commit (`git tag --list` shows the tags)".to_string()
+    };
+    SourceError::Repository(format!(
+        "unknown revision `{spec}` in {}: {hint}",
+        repo_display(repo)
+    ))
+}
+
+fn missing_commit(repo: &gix::Repository, spec: &str, id: ObjectId) -> SourceError {
+    SourceError::MissingObject {
+        what: format!("the object `{spec}` points at"),
+        id,
+        hint: format!(
+            "{} is probably a shallow or partial clone: fetch it, e.g. `git fetch --depth=1 origin tag {spec}`",
+            repo_display(repo)
+        ),
+    }
+}
+
+/// The path of the repository as a user would name it.
+pub fn repo_display(repo: &gix::Repository) -> String {
+    repo.workdir()
+        .unwrap_or_else(|| repo.git_dir())
+        .display()
+        .to_string()
+}
+
+/// What a path inside a tree leads to, links followed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Found {
+    Tree(ObjectId),
+    Blob(ObjectId),
+    Missing,
+    Submodule,
+    LeavesRepository,
+    Absolute(String),
+    Loop,
+}
+
+/// The runtime root inside a tree at a revision.
+pub struct GitSource {
+    repo: gix::Repository,
+    rev: Revision,
+    root: String,
+    /// The trees from the top of the repository down to the root, links in
+    /// the root's path already followed; `None` when the root is no tree.
+    root_stack: Option<Vec<ObjectId>>,
+    root_state: RootState,
+    saw_gitattributes: Cell<bool>,
+    buf: RefCell<Vec<u8>>,
+}
+
+impl GitSource {
+    /// The tree at `rev`, rooted at `root` (a path from the top of the
+    /// repository, e.g. `src`; `""` or `.` for the top itself).
+    pub fn new(repo: gix::Repository, rev: Revision, root: &str) -> Result<Self, SourceError> {
+        let root = normalise_root(root);
+        let mut source = GitSource {
+            repo,
+            rev,
+            root,
+            root_stack: None,
+            root_state: RootState::Missing,
+            saw_gitattributes: Cell::new(false),
+            buf: RefCell::new(Vec::new()),
+        };
+        let top = vec![source.rev.tree];
+        let (found, stack) = source.walk(top, source.root.as_bytes(), "the runtime root")?;
+        source.root_state = match found {
+            Found::Tree(id) => {
+                source.root_stack = Some(stack);
+                RootState::Dir(Node::Object(id))
+            }
+            Found::Blob(_) => RootState::NotADirectory,
+            Found::Missing => RootState::Missing,
+            Found::Submodule => RootState::Unresolvable("is a submodule".into()),
+            other => {
+                RootState::Unresolvable(format!("is a symbolic link that {}", link_failure(&other)))
+            }
+        };
+        Ok(source)
+    }
+
+    /// The revision this source reads.
+    pub fn revision(&self) -> &Revision {
+        &self.rev
+    }
+
+    /// The repository this source reads.
+    pub fn repo(&self) -> &gix::Repository {
+        &self.repo
+    }
+
+    fn tree_entries(
+        &self,
+        id: ObjectId,
+        what: &str,
+    ) -> Result<Vec<(Vec<u8>, GitKind, ObjectId)>, SourceError> {
+        let mut buf = Vec::new();
+        let tree = self
+            .repo
+            .objects
+            .find_tree_iter(&id, &mut buf)
+            .map_err(|e| {
+                if e.is_not_found() {
+                    self.missing(id, format!("tree of {what}"))
+                } else {
+                    SourceError::Repository(format!("cannot read the tree of {what} ({id}): {e}"))
+                }
+            })?;
+        let mut out = Vec::new();
+        for entry in tree {
+            let entry = entry.map_err(|e| {
+                SourceError::Repository(format!("the tree of {what} ({id}) is corrupt: {e}"))
+            })?;
+            out.push((
+                entry.filename.to_vec(),
+                entry.mode.kind(),
+                entry.oid.to_owned(),
+            ));
+        }
+        Ok(out)
+    }
+
+    fn missing(&self, id: ObjectId, what: String) -> SourceError {
+        SourceError::MissingObject {
+            what,
+            id,
+            hint: format!(
+                "{} may be a partial or shallow clone: fetch the revision in full \
+                 (`git fetch origin {}`) or run fpcheck in a complete clone",
+                repo_display(&self.repo),
+                self.rev.spec
+            ),
+        }
+    }
+
+    fn blob(&self, id: ObjectId, what: &str) -> Result<Vec<u8>, SourceError> {
+        let mut buf = Vec::new();
+        self.read_blob(id, what, &mut |bytes| buf.extend_from_slice(bytes))?;
+        Ok(buf)
+    }
+
+    fn read_blob(
+        &self,
+        id: ObjectId,
+        what: &str,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), SourceError> {
+        let mut buf = self.buf.borrow_mut();
+        let blob = self.repo.objects.find_blob(&id, &mut buf).map_err(|e| {
+            if e.is_not_found() {
+                self.missing(id, format!("the blob of {what}"))
+            } else {
+                SourceError::Repository(format!("cannot read the blob of {what} ({id}): {e}"))
+            }
+        })?;
+        sink(blob.data);
+        Ok(())
+    }
+
+    /// Follows `path` from the directory at the top of `stack`, the way a
+    /// file system would: `..` steps up, links are read and followed.
+    fn walk(
+        &self,
+        mut stack: Vec<ObjectId>,
+        path: &[u8],
+        what: &str,
+    ) -> Result<(Found, Vec<ObjectId>), SourceError> {
+        let mut pending: VecDeque<Vec<u8>> = components(path).collect();
+        let mut hops = 0;
+        while let Some(name) = pending.pop_front() {
+            if name == b".." {
+                if stack.len() == 1 {
+                    return Ok((Found::LeavesRepository, stack));
+                }
+                stack.pop();
+                continue;
+            }
+            let dir = *stack.last().expect("the stack always holds the top tree");
+            let entry = self
+                .tree_entries(dir, what)?
+                .into_iter()
+                .find(|(n, _, _)| *n == name);
+            let last = pending.is_empty();
+            match entry {
+                None => return Ok((Found::Missing, stack)),
+                Some((_, GitKind::Tree, id)) => {
+                    stack.push(id);
+                    if last {
+                        return Ok((Found::Tree(id), stack));
+                    }
+                }
+                Some((_, GitKind::Blob | GitKind::BlobExecutable, id)) => {
+                    // A file in the middle of a path is ENOTDIR: as broken as missing.
+                    let found = if last {
+                        Found::Blob(id)
+                    } else {
+                        Found::Missing
+                    };
+                    return Ok((found, stack));
+                }
+                Some((_, GitKind::Commit, _)) => return Ok((Found::Submodule, stack)),
+                Some((_, GitKind::Link, id)) => {
+                    hops += 1;
+                    if hops > MAX_LINK_HOPS {
+                        return Ok((Found::Loop, stack));
+                    }
+                    let target = self.blob(id, what)?;
+                    if target.starts_with(b"/") {
+                        return Ok((
+                            Found::Absolute(String::from_utf8_lossy(&target).into_owned()),
+                            stack,
+                        ));
+                    }
+                    for part in components(&target).rev() {
+                        pending.push_front(part);
+                    }
+                }
+            }
+        }
+        let here = *stack.last().expect("the stack always holds the top tree");
+        Ok((Found::Tree(here), stack))
+    }
+
+    /// The trees from the top down to the directory holding `rel`.
+    fn stack_for(&self, rel: &[u8]) -> Result<Vec<ObjectId>, SourceError> {
+        let root = self
+            .root_stack
+            .clone()
+            .expect("entries exist only below a root tree");
+        let dir = match rel.iter().rposition(|b| *b == b'/') {
+            Some(i) => &rel[..i],
+            None => return Ok(root),
+        };
+        let (_, stack) = self.walk(root, dir, "a runtime directory")?;
+        Ok(stack)
+    }
+
+    fn display(&self, rel: &[u8]) -> String {
+        display_path(&self.root_display(), rel)
+    }
+}
+
+fn normalise_root(root: &str) -> String {
+    let parts: Vec<&str> = root
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    parts.join("/")
+}
+
+fn components(path: &[u8]) -> impl DoubleEndedIterator<Item = Vec<u8>> + '_ {
+    path.split(|b| *b == b'/')
+        .filter(|p| !p.is_empty() && *p != b".")
+        .map(<[u8]>::to_vec)
+}
+
+fn link_failure(found: &Found) -> String {
+    match found {
+        Found::Tree(_) => "points at a directory".into(),
+        Found::Blob(_) => "points at a file".into(),
+        Found::Missing => "is broken".into(),
+        Found::Submodule => "points into a submodule".into(),
+        Found::LeavesRepository => "leaves the repository".into(),
+        Found::Absolute(_) => "is absolute (a checkout would read outside the repository)".into(),
+        Found::Loop => "loops".into(),
+    }
+}
+
+impl Source for GitSource {
+    fn root_display(&self) -> String {
+        if self.root.is_empty() {
+            ".".into()
+        } else {
+            self.root.clone()
+        }
+    }
+
+    fn root(&self) -> Result<RootState, SourceError> {
+        Ok(self.root_state.clone())
+    }
+
+    fn read_dir(&self, dir: &Node, rel: &[u8]) -> Result<Vec<Entry>, SourceError> {
+        let Node::Object(id) = dir else {
+            unreachable!("a git source only hands out object ids")
+        };
+        let what = if rel.is_empty() {
+            self.root_display()
+        } else {
+            self.display(rel)
+        };
+        let entries = self.tree_entries(*id, &what)?;
+        let mut out = Vec::with_capacity(entries.len());
+        for (name, kind, oid) in entries {
+            if name == b".gitattributes" {
+                self.saw_gitattributes.set(true);
+            }
+            let kind = match kind {
+                GitKind::Tree => EntryKind::Dir,
+                GitKind::Blob | GitKind::BlobExecutable => EntryKind::File,
+                GitKind::Link => EntryKind::Symlink,
+                GitKind::Commit => EntryKind::Submodule,
+            };
+            out.push(Entry {
+                name,
+                kind,
+                node: Node::Object(oid),
+            });
+        }
+        Ok(out)
+    }
+
+    fn resolve(&self, rel: &[u8], entry: &Entry) -> Result<Target, SourceError> {
+        if entry.kind == EntryKind::File {
+            return Ok(Target::File(entry.node.clone()));
+        }
+        let Node::Object(link) = entry.node else {
+            unreachable!("a git source only hands out object ids")
+        };
+        let what = self.display(rel);
+        let target = self.blob(link, &what)?;
+        let shown = String::from_utf8_lossy(&target).into_owned();
+        if target.starts_with(b"/") {
+            return Ok(Target::Unavailable(format!(
+                ": symlink to {shown} {}",
+                link_failure(&Found::Absolute(shown.clone()))
+            )));
+        }
+        let (found, _) = self.walk(self.stack_for(rel)?, &target, &what)?;
+        Ok(match found {
+            Found::Blob(id) => Target::File(Node::Object(id)),
+            other => Target::Unavailable(format!(": symlink to {shown} {}", link_failure(&other))),
+        })
+    }
+
+    fn read(
+        &self,
+        rel: &str,
+        content: &Node,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), SourceError> {
+        let Node::Object(id) = content else {
+            unreachable!("a git source only hands out object ids")
+        };
+        self.read_blob(*id, &self.display(rel.as_bytes()), sink)
+    }
+
+    fn read_meta(&self, name: &str, in_parent: bool) -> Result<Option<MetaFile>, SourceError> {
+        let dir = if in_parent {
+            if self.root.is_empty() {
+                return Ok(None); // the parent of the top is outside the repository
+            }
+            match self.root.rfind('/') {
+                Some(i) => self.root[..i].to_string(),
+                None => String::new(),
+            }
+        } else {
+            self.root.clone()
+        };
+        let path = if dir.is_empty() {
+            name.to_string()
+        } else {
+            format!("{dir}/{name}")
+        };
+        let (found, _) = self.walk(vec![self.rev.tree], path.as_bytes(), &path)?;
+        match found {
+            Found::Blob(id) => Ok(Some(MetaFile {
+                display: path.clone(),
+                bytes: self.blob(id, &path)?,
+            })),
+            _ => Ok(None),
+        }
+    }
+
+    fn origin(&self) -> Origin {
+        Origin::Git {
+            repo: repo_display(&self.repo),
+            rev: self.rev.spec.clone(),
+            commit: self.rev.commit.map(|c| c.to_string()),
+            tree: self.rev.tree.to_string(),
+        }
+    }
+
+    fn warnings(&self, files: &[SelectedFile]) -> Result<Vec<String>, SourceError> {
+        if files.is_empty() || !self.may_have_attributes()? {
+            return Ok(Vec::new());
+        }
+        self.attribute_warnings(files)
+    }
+}
+
+/// Attributes that make a checkout's bytes differ from the stored blob.
+const CONVERTING_ATTRIBUTES: [&str; 5] = ["text", "eol", "crlf", "filter", "working-tree-encoding"];
+
+impl GitSource {
+    /// Whether any `.gitattributes` can apply: building the attribute stack
+    /// costs an index of the whole tree, so look for the files first.
+    fn may_have_attributes(&self) -> Result<bool, SourceError> {
+        if self.saw_gitattributes.get() {
+            return Ok(true);
+        }
+        let info = self.repo.common_dir().join("info").join("attributes");
+        if info.is_file() {
+            return Ok(true);
+        }
+        let Some(stack) = &self.root_stack else {
+            return Ok(false);
+        };
+        for tree in &stack[..stack.len() - 1] {
+            if self
+                .tree_entries(*tree, "a directory above the runtime root")?
+                .iter()
+                .any(|(name, _, _)| name == b".gitattributes")
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    fn attribute_warnings(&self, files: &[SelectedFile]) -> Result<Vec<String>, SourceError> {
+        let fail = |e: gix::Error| {
+            SourceError::Repository(format!(
+                "cannot read .gitattributes at `{}`: {e}",
+                self.rev.spec
+            ))
+        };
+        let index = self.repo.index_from_tree(&self.rev.tree).map_err(fail)?;
+        let mut stack = self
+            .repo
+            .attributes_only(
+                &index,
+                gix::worktree::stack::state::attributes::Source::IdMapping,
+            )
+            .map_err(fail)?;
+        let mut out = stack.selected_attribute_matches(CONVERTING_ATTRIBUTES);
+        // "filter=lfs" -> the runtime files it applies to
+        let mut hits: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for file in files {
+            let full = if self.root.is_empty() {
+                file.path.clone()
+            } else {
+                format!("{}/{}", self.root, file.path)
+            };
+            let platform = stack.at_entry(full.as_str(), None).map_err(fail)?;
+            platform.matching_attributes(&mut out);
+            for m in out.iter_selected() {
+                let name = m.assignment.name.as_str();
+                let setting = match m.assignment.state {
+                    gix::attrs::StateRef::Set => name.to_string(),
+                    gix::attrs::StateRef::Value(v) => format!("{name}={}", v.as_bstr()),
+                    gix::attrs::StateRef::Unset | gix::attrs::StateRef::Unspecified => continue,
+                };
+                hits.entry(setting).or_default().push(full.clone());
+            }
+        }
+        Ok(hits
+            .into_iter()
+            .map(|(setting, paths)| {
+                let n = paths.len();
+                let shown: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
+                let more = if n > 3 {
+                    format!(" and {} more", n - 3)
+                } else {
+                    String::new()
+                };
+                format!(
+                    ".gitattributes at `{}` sets {setting} on {n} runtime file{} ({}{more}): \
+                     a checkout may hold other bytes than the stored blobs fpcheck hashes",
+                    self.rev.spec,
+                    if n == 1 { "" } else { "s" },
+                    shown.join(", ")
+                )
+            })
+            .collect())
+    }
+}
+
+/// Where the repository's working tree is, if it has one.
+pub fn workdir(repo: &gix::Repository) -> Option<PathBuf> {
+    repo.workdir().map(Path::to_path_buf)
+}
