@@ -1,0 +1,6 @@
+//! fpcheck's integration tests: real repositories and directories.
+
+mod support;
+
+mod fingerprint;
+mod vectors;

@@ -1,0 +1,214 @@
+//! The fixture builder every integration test uses: real git repositories
+//! made with the `git` CLI in temporary folders, with pinned dates and an
+//! isolated configuration.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tempfile::TempDir;
+
+pub struct TestRepo {
+    dir: TempDir,
+    tick: std::cell::Cell<u32>,
+}
+
+/// A `git` command isolated from the user's and the system's config.
+pub fn git_cmd(cwd: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.current_dir(cwd)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.com")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.com")
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "tag.gpgsign=false",
+            "-c",
+            "core.symlinks=true",
+            "-c",
+            "protocol.file.allow=always",
+        ]);
+    cmd
+}
+
+/// Runs git in `cwd`, panicking with its stderr on failure.
+pub fn git_in(cwd: &Path, args: &[&str]) -> String {
+    let out = git_cmd(cwd).args(args).output().expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {:?} failed: {}",
+        args,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .expect("git prints UTF-8")
+        .trim_end()
+        .to_string()
+}
+
+impl TestRepo {
+    pub fn new() -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("fpcheck-test")
+            .tempdir()
+            .expect("temp dir");
+        git_in(dir.path(), &["init", "-q"]);
+        TestRepo {
+            dir,
+            tick: std::cell::Cell::new(0),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn join(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) -> &Self {
+        let path = self.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&path);
+        std::fs::write(path, content).unwrap();
+        self
+    }
+
+    pub fn symlink(&self, rel: &str, target: &str) -> &Self {
+        let path = self.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let _ = std::fs::remove_file(&path);
+        std::os::unix::fs::symlink(target, path).unwrap();
+        self
+    }
+
+    pub fn remove(&self, rel: &str) -> &Self {
+        let path = self.join(rel);
+        if path.is_dir() && !path.is_symlink() {
+            std::fs::remove_dir_all(path).unwrap();
+        } else {
+            std::fs::remove_file(path).unwrap();
+        }
+        self
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        git_in(self.path(), args)
+    }
+
+    /// Commits everything with a pinned date one minute after the last.
+    pub fn commit(&self, message: &str) -> String {
+        self.tick.set(self.tick.get() + 1);
+        let date = format!(
+            "2026-01-01T00:{:02}:{:02}Z",
+            self.tick.get() / 60,
+            self.tick.get() % 60
+        );
+        self.git(&["add", "-A"]);
+        let out = git_cmd(self.path())
+            .env("GIT_AUTHOR_DATE", &date)
+            .env("GIT_COMMITTER_DATE", &date)
+            .args([
+                "commit",
+                "-q",
+                "--allow-empty",
+                "--no-verify",
+                "-m",
+                message,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "commit failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.git(&["rev-parse", "HEAD"])
+    }
+
+    pub fn tag(&self, name: &str) -> &Self {
+        self.git(&["tag", name]);
+        self
+    }
+
+    pub fn tag_annotated(&self, name: &str) -> &Self {
+        self.git(&["tag", "-a", name, "-m", name]);
+        self
+    }
+
+    /// Runs the fpcheck binary in the repository.
+    pub fn fpcheck(&self, args: &[&str]) -> Run {
+        fpcheck_in(self.path(), args)
+    }
+}
+
+/// The outcome of one fpcheck run.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.stdout))
+    }
+}
+
+pub fn fpcheck_in(cwd: &Path, args: &[&str]) -> Run {
+    let out: Output = Command::new(env!("CARGO_BIN_EXE_fpcheck"))
+        .current_dir(cwd)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("fpcheck runs");
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert!(
+        !run.stderr.contains("panicked"),
+        "fpcheck panicked: {}",
+        run.stderr
+    );
+    run
+}
+
+/// Writes a vectors.json-style file map under `base`.
+pub fn write_tree(base: &Path, files: &serde_json::Map<String, serde_json::Value>) {
+    for (rel, content) in files {
+        let path = base.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        match content {
+            serde_json::Value::String(s) => std::fs::write(&path, s).unwrap(),
+            serde_json::Value::Object(o) if o.contains_key("hex") => {
+                let bytes = hex_decode(o["hex"].as_str().unwrap());
+                std::fs::write(&path, bytes).unwrap()
+            }
+            serde_json::Value::Object(o) if o.contains_key("symlink") => {
+                std::os::unix::fs::symlink(o["symlink"].as_str().unwrap(), &path).unwrap()
+            }
+            other => panic!("unknown file spec {other}"),
+        }
+    }
+}
+
+pub fn hex_decode(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
