@@ -13,6 +13,7 @@
 
 pub mod config;
 pub mod fingerprint;
+pub mod release;
 pub mod select;
 pub mod source;
 
