@@ -11,11 +11,19 @@
 //! [`source`] (where bytes come from) → [`select`] (which files count) →
 //! [`fingerprint`] (the hash).
 
+pub mod changes;
 pub mod config;
+pub mod demo;
 pub mod fingerprint;
+pub mod range;
 pub mod release;
+pub mod report;
 pub mod select;
+pub mod side;
 pub mod source;
+pub mod verdict;
+pub mod version;
+pub mod warning;
 
 pub use fingerprint::{compute, Fingerprint};
 pub use select::{Rules, Selection};

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::source::{MetaFile, Source, SourceError};
+use crate::warning::Warning;
 
 /// The files the gate reads, in the order it reads them.
 pub const VERSION_FILES: [&str; 2] = ["version.json", "package.json"];
@@ -27,7 +28,7 @@ pub struct Release {
     /// The file it came from.
     pub force_restart_file: Option<String>,
     /// Things the releaser should know (unparsable files, non-boolean values).
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// Python's truthiness of a JSON value, as `bool(json.load(...)[key])`.
@@ -63,16 +64,19 @@ pub fn read(source: &dyn Source) -> Result<Release, SourceError> {
         let doc: Value = match serde_json::from_slice(&file.bytes) {
             Ok(Value::Object(map)) => Value::Object(map),
             Ok(_) => {
-                release.warnings.push(format!(
-                    "{} is not a JSON object: the gate ignores it",
-                    file.display
+                release.warnings.push(Warning::new(
+                    "version_file_invalid",
+                    format!("{} is not a JSON object: the gate ignores it", file.display),
                 ));
                 continue;
             }
             Err(e) => {
-                release.warnings.push(format!(
-                    "{} is not valid JSON ({e}): the gate ignores it",
-                    file.display
+                release.warnings.push(Warning::new(
+                    "version_file_invalid",
+                    format!(
+                        "{} is not valid JSON ({e}): the gate ignores it",
+                        file.display
+                    ),
                 ));
                 continue;
             }
@@ -93,8 +97,11 @@ fn note_version(release: &mut Release, file: &str, value: Option<&Value>) {
             release.version_file = Some(file.to_string());
         }
         Some(Value::String(_)) | None => {}
-        Some(other) => release.warnings.push(format!(
-            "{file}: \"version\" is {other}, not a string: the gate skips this file's version"
+        Some(other) => release.warnings.push(Warning::new(
+            "version_not_string",
+            format!(
+                "{file}: \"version\" is {other}, not a string: the gate skips this file's version"
+            ),
         )),
     }
 }
@@ -103,8 +110,9 @@ fn note_force_restart(release: &mut Release, file: &str, value: Option<&Value>) 
     let Some(value) = value else { return };
     if !matches!(value, Value::Bool(_)) {
         let gate = if python_truthy(value) { "on" } else { "off" };
-        release.warnings.push(format!(
-            "{file}: \"force_restart\" is {value}, not a JSON boolean: the gate reads it as {gate}"
+        release.warnings.push(Warning::new(
+            "force_restart_not_boolean",
+            format!("{file}: \"force_restart\" is {value}, not a JSON boolean: the gate reads it as {gate}"),
         ));
     }
     // The first truthy value decides; otherwise the first value seen is shown.
@@ -147,9 +155,10 @@ mod tests {
         let mut r = Release::default();
         note_force_restart(&mut r, "src/version.json", Some(&json!("false")));
         assert!(r.force_restart);
+        assert_eq!(r.warnings[0].code, "force_restart_not_boolean");
         assert_eq!(
-            r.warnings,
-            ["src/version.json: \"force_restart\" is \"false\", not a JSON boolean: the gate reads it as on"]
+            r.warnings[0].message,
+            "src/version.json: \"force_restart\" is \"false\", not a JSON boolean: the gate reads it as on"
         );
     }
 }

@@ -10,7 +10,9 @@ use clap::{Args, Parser, Subcommand};
 use fpcheck::config::{self, ConfigError, ConfigFile, Overrides};
 use fpcheck::SourceError;
 
+mod demo;
 mod fingerprint;
+mod range;
 
 /// Exit codes, documented in the README and in `--help`.
 pub mod exit {
@@ -46,15 +48,24 @@ Exit status:
 /// at any revision or from a directory, exactly as the server's restart gate
 /// does, and explains what a release changes.
 #[derive(Debug, Parser)]
-#[command(name = "fpcheck", version, after_help = EXIT_CODES)]
+#[command(
+    name = "fpcheck",
+    version,
+    after_help = EXIT_CODES,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
 pub struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    range: range::RangeArgs,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     Fingerprint(fingerprint::FingerprintArgs),
+    Demo(demo::DemoArgs),
 }
 
 /// Flags shared by every command that reads runtime files.
@@ -121,7 +132,9 @@ impl From<std::io::Error> for Failure {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Fingerprint(args) => fingerprint::run(args),
+        None => range::run(cli.range),
+        Some(Command::Fingerprint(args)) => fingerprint::run(args),
+        Some(Command::Demo(args)) => demo::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -1,0 +1,378 @@
+//! What a release changed, sorted into what counts and what does not (and
+//! why), from tree diffs: no blob is read unless rename detection needs it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use crate::select::{Class, Rules};
+
+/// How a path changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// New at the `to` side.
+    Added,
+    /// Gone at the `to` side.
+    Deleted,
+    /// Other bytes.
+    Modified,
+    /// Moved (`old_path` says from where), possibly with edits.
+    Renamed,
+    /// Only the executable bit changed: the bytes are the same.
+    ModeChanged,
+    /// A file became a symbolic link or the other way round.
+    TypeChanged,
+    /// A runtime symbolic link whose target's bytes changed elsewhere.
+    TargetChanged,
+}
+
+impl Status {
+    /// A one-letter code, as `git status --short` uses.
+    pub fn letter(self) -> &'static str {
+        match self {
+            Status::Added => "A",
+            Status::Deleted => "D",
+            Status::Modified => "M",
+            Status::Renamed => "R",
+            Status::ModeChanged => "m",
+            Status::TypeChanged => "T",
+            Status::TargetChanged => "L",
+        }
+    }
+}
+
+/// A change to a runtime file.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct RuntimeChange {
+    /// The path from the top of the repository.
+    pub path: String,
+    /// How it changed.
+    pub status: Status,
+    /// For renames, where it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+}
+
+/// Why a changed path does not count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Why {
+    /// Not under the runtime root.
+    OutsideRoot,
+    /// Under an excluded name (`excluded_name` says which).
+    Excluded,
+    /// Not a runtime extension.
+    NotRuntimeExtension,
+}
+
+/// A change that does not move the fingerprint.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct IgnoredChange {
+    /// The path from the top of the repository.
+    pub path: String,
+    /// How it changed.
+    pub status: Status,
+    /// Why it does not count.
+    pub why: Why,
+    /// The excluded name, for `why == excluded`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excluded_name: Option<String>,
+    /// For renames, where it was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub old_path: Option<String>,
+}
+
+/// Everything a release changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Changes {
+    /// Changes to runtime files, by path.
+    pub runtime: Vec<RuntimeChange>,
+    /// Changes that do not count, by path.
+    pub ignored: Vec<IgnoredChange>,
+    /// False when the ignored list could not be made (the working tree is
+    /// compared by its runtime files only).
+    pub ignored_complete: bool,
+}
+
+/// One raw change from a diff, paths relative to the diffed trees.
+#[derive(Clone, Debug)]
+struct Raw {
+    path: String,
+    old_path: Option<String>,
+    status: Status,
+}
+
+/// The changes between two commits' trees. `root` is the runtime root from
+/// the top (`""` for the top); `from_root`/`to_root` are its trees, if any.
+pub fn between_trees(
+    repo: &gix::Repository,
+    from_tree: ObjectId,
+    to_tree: ObjectId,
+    roots: (Option<ObjectId>, Option<ObjectId>),
+    root: &str,
+    rules: &Rules,
+) -> Result<Changes, gix::Error> {
+    let mut changes = Changes {
+        ignored_complete: true,
+        ..Changes::default()
+    };
+    for raw in diff(repo, roots.0, roots.1, true)? {
+        classify_under_root(&mut changes, raw, root, rules);
+    }
+    if !root.is_empty() {
+        let prefix = format!("{root}/");
+        for raw in diff(repo, Some(from_tree), Some(to_tree), false)? {
+            if raw.path.starts_with(&prefix) || raw.path == root {
+                continue;
+            }
+            changes.ignored.push(IgnoredChange {
+                path: raw.path,
+                status: raw.status,
+                why: Why::OutsideRoot,
+                excluded_name: None,
+                old_path: raw.old_path,
+            });
+        }
+    }
+    changes.runtime.sort();
+    changes.ignored.sort();
+    Ok(changes)
+}
+
+/// Runtime changes between two selections (path → blob id), for sides that
+/// have no tree to diff (a working tree). Exact renames are paired.
+pub fn between_selections(
+    from: &BTreeMap<String, ObjectId>,
+    to: &BTreeMap<String, ObjectId>,
+    root: &str,
+) -> Changes {
+    let mut deleted: Vec<&String> = from.keys().filter(|p| !to.contains_key(*p)).collect();
+    let mut runtime = Vec::new();
+    for (path, id) in to {
+        match from.get(path) {
+            Some(old) if old == id => {}
+            Some(_) => runtime.push(change(root, path, Status::Modified, None)),
+            None => {
+                let renamed_from = deleted.iter().position(|p| from[*p] == *id);
+                match renamed_from {
+                    Some(i) => {
+                        let old = deleted.remove(i);
+                        runtime.push(change(root, path, Status::Renamed, Some(old)));
+                    }
+                    None => runtime.push(change(root, path, Status::Added, None)),
+                }
+            }
+        }
+    }
+    runtime.extend(
+        deleted
+            .into_iter()
+            .map(|p| change(root, p, Status::Deleted, None)),
+    );
+    runtime.sort();
+    Changes {
+        runtime,
+        ignored: Vec::new(),
+        ignored_complete: false,
+    }
+}
+
+/// Adds `target_changed` for runtime links whose resolved bytes changed
+/// although the diff under the root shows nothing at their path.
+pub fn add_target_changes(
+    changes: &mut Changes,
+    from: &BTreeMap<String, ObjectId>,
+    to: &BTreeMap<String, ObjectId>,
+    root: &str,
+) {
+    let listed: BTreeSet<String> = changes.runtime.iter().map(|c| c.path.clone()).collect();
+    for (path, id) in to {
+        if from.get(path).is_some_and(|old| old != id) {
+            let full = join(root, path);
+            if !listed.contains(&full) {
+                changes.runtime.push(RuntimeChange {
+                    path: full,
+                    status: Status::TargetChanged,
+                    old_path: None,
+                });
+            }
+        }
+    }
+    changes.runtime.sort();
+}
+
+fn change(root: &str, path: &str, status: Status, old: Option<&String>) -> RuntimeChange {
+    RuntimeChange {
+        path: join(root, path),
+        status,
+        old_path: old.map(|o| join(root, o)),
+    }
+}
+
+fn join(root: &str, path: &str) -> String {
+    if root.is_empty() {
+        path.to_string()
+    } else {
+        format!("{root}/{path}")
+    }
+}
+
+fn classify_under_root(changes: &mut Changes, raw: Raw, root: &str, rules: &Rules) {
+    let class = rules.classify(raw.path.as_bytes());
+    let old_class = raw.old_path.as_ref().map(|p| rules.classify(p.as_bytes()));
+    let is_runtime = |c: &Class| *c == Class::Runtime;
+    match (&old_class, class) {
+        // A rename across the line counts as a deletion or an addition.
+        (Some(old), new) if is_runtime(old) != is_runtime(&new) => {
+            let old_path = raw.old_path.clone().expect("a rename has a source");
+            let (gone, came) = (
+                Raw {
+                    path: old_path,
+                    old_path: None,
+                    status: Status::Deleted,
+                },
+                Raw {
+                    path: raw.path,
+                    old_path: None,
+                    status: Status::Added,
+                },
+            );
+            classify_under_root(changes, gone, root, rules);
+            classify_under_root(changes, came, root, rules);
+        }
+        (_, Class::Runtime) => changes.runtime.push(RuntimeChange {
+            path: join(root, &raw.path),
+            status: raw.status,
+            old_path: raw.old_path.map(|p| join(root, &p)),
+        }),
+        (_, class) => {
+            let (why, excluded_name) = match class {
+                Class::Excluded(name) => (Why::Excluded, Some(name.to_string())),
+                _ => (Why::NotRuntimeExtension, None),
+            };
+            changes.ignored.push(IgnoredChange {
+                path: join(root, &raw.path),
+                status: raw.status,
+                why,
+                excluded_name,
+                old_path: raw.old_path.map(|p| join(root, &p)),
+            });
+        }
+    }
+}
+
+/// Non-tree changes between two trees (absent = empty).
+fn diff(
+    repo: &gix::Repository,
+    old: Option<ObjectId>,
+    new: Option<ObjectId>,
+    renames: bool,
+) -> Result<Vec<Raw>, gix::Error> {
+    let tree = |id: Option<ObjectId>| match id {
+        Some(id) => repo.find_tree(id),
+        None => Ok(repo.empty_tree()),
+    };
+    let (old, new) = (tree(old)?, tree(new)?);
+    if old.id == new.id {
+        return Ok(Vec::new());
+    }
+    if renames {
+        // Similarity needs blob contents; a partial clone may lack some, so
+        // fall back to exact paths rather than fail.
+        if let Ok(raws) = run_diff(&old, &new, true) {
+            return Ok(raws);
+        }
+    }
+    run_diff(&old, &new, false)
+}
+
+fn run_diff(
+    old: &gix::Tree<'_>,
+    new: &gix::Tree<'_>,
+    renames: bool,
+) -> Result<Vec<Raw>, gix::Error> {
+    use gix::object::tree::diff::Change;
+    let mut out = Vec::new();
+    let mut platform = old.changes()?;
+    platform.options(|o| {
+        o.track_path()
+            .track_rewrites(renames.then(gix::diff::Rewrites::default));
+    });
+    platform.for_each_to_obtain_tree(new, |change| {
+        let raw = match change {
+            Change::Addition {
+                location,
+                entry_mode,
+                ..
+            } if !entry_mode.is_tree() => Some(Raw {
+                path: location.to_string(),
+                old_path: None,
+                status: Status::Added,
+            }),
+            Change::Deletion {
+                location,
+                entry_mode,
+                ..
+            } if !entry_mode.is_tree() => Some(Raw {
+                path: location.to_string(),
+                old_path: None,
+                status: Status::Deleted,
+            }),
+            Change::Modification {
+                location,
+                previous_entry_mode,
+                previous_id,
+                entry_mode,
+                id,
+            } if !entry_mode.is_tree() && !previous_entry_mode.is_tree() => {
+                let status = if previous_entry_mode.is_link() != entry_mode.is_link() {
+                    Status::TypeChanged
+                } else if previous_id == id {
+                    Status::ModeChanged
+                } else {
+                    Status::Modified
+                };
+                Some(Raw {
+                    path: location.to_string(),
+                    old_path: None,
+                    status,
+                })
+            }
+            // A tree replaced by a file (or back) shows as a modification.
+            Change::Modification {
+                location,
+                entry_mode,
+                ..
+            } if !entry_mode.is_tree() => Some(Raw {
+                path: location.to_string(),
+                old_path: None,
+                status: Status::Added,
+            }),
+            Change::Modification {
+                location,
+                previous_entry_mode,
+                ..
+            } if !previous_entry_mode.is_tree() => Some(Raw {
+                path: location.to_string(),
+                old_path: None,
+                status: Status::Deleted,
+            }),
+            Change::Rewrite {
+                source_location,
+                location,
+                entry_mode,
+                ..
+            } if !entry_mode.is_tree() => Some(Raw {
+                path: location.to_string(),
+                old_path: Some(source_location.to_string()),
+                status: Status::Renamed,
+            }),
+            _ => None,
+        };
+        out.extend(raw);
+        Ok(std::ops::ControlFlow::Continue(()))
+    })?;
+    Ok(out)
+}

@@ -1,0 +1,185 @@
+//! `fpcheck demo`: the behaviour matrix as fpcheck sees it.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::Args;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Color, ContentArrangement, Table};
+use serde::Serialize;
+
+use fpcheck::demo::{self, Row};
+
+use super::{exit, print, Failure};
+
+/// Build a throwaway repository with one release per row of the behaviour
+/// matrix (a real fix, a new module, README-only, CHANGELOG-only, a new
+/// scripts/ file, a migration, force_restart, an unavailable fingerprint),
+/// analyse each release against the one before it, and check every verdict
+/// against the spec. Exits 1 if any row disagrees.
+#[derive(Debug, Args)]
+#[command(after_help = "Then try fpcheck on the demo repository yourself:
+  fpcheck demo --keep /tmp/fpdemo
+  cd /tmp/fpdemo && fpcheck v1.0.0..v1.1.0 && fpcheck v1.2.0..v1.3.0 --format markdown")]
+pub struct DemoArgs {
+    /// Build the repository in DIR (created, must be empty) and keep it.
+    #[arg(long, value_name = "DIR")]
+    keep: Option<PathBuf>,
+    /// Print JSON: one object per release with the expectation and the
+    /// full analysis.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct JsonRow<'a> {
+    row: u8,
+    touches: &'a str,
+    range: &'a str,
+    agrees: bool,
+    expected_restart: bool,
+    expected_marker: bool,
+    analysis: &'a fpcheck::range::Analysis,
+}
+
+pub fn run(args: DemoArgs) -> Result<u8, Failure> {
+    let temp;
+    let dir = match &args.keep {
+        Some(dir) => {
+            prepare(dir)?;
+            dir.clone()
+        }
+        None => {
+            temp = tempfile::Builder::new()
+                .prefix("fpcheck-demo")
+                .tempdir()
+                .map_err(|e| Failure {
+                    code: exit::OUTPUT,
+                    message: format!("cannot create a temporary directory: {e}"),
+                })?;
+            temp.path().to_path_buf()
+        }
+    };
+    let rows = demo::run(&dir).map_err(|e| Failure {
+        code: exit::INPUT,
+        message: e.to_string(),
+    })?;
+    let all_agree = rows.iter().all(Row::agrees);
+    if args.json {
+        let out: Vec<JsonRow> = rows
+            .iter()
+            .map(|r| JsonRow {
+                row: r.number,
+                touches: r.touches,
+                range: &r.range,
+                agrees: r.agrees(),
+                expected_restart: r.expected.restart,
+                expected_marker: r.expected.marker,
+                analysis: &r.analysis,
+            })
+            .collect();
+        print(&fpcheck::report::to_json(&out))?;
+    } else {
+        print(&human(&rows, &args, all_agree))?;
+    }
+    Ok(if all_agree { exit::OK } else { exit::RESTART })
+}
+
+fn prepare(dir: &std::path::Path) -> Result<(), Failure> {
+    let not_empty = std::fs::read_dir(dir)
+        .map(|mut d| d.next().is_some())
+        .unwrap_or(false);
+    if not_empty {
+        return Err(Failure::usage(format!(
+            "{} is not empty: --keep needs a new or empty directory",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Failure {
+        code: exit::OUTPUT,
+        message: format!("cannot create {}: {e}", dir.display()),
+    })
+}
+
+fn human(rows: &[Row], args: &DemoArgs, all_agree: bool) -> String {
+    let color = std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let mut table = Table::new();
+    table
+        .load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(100);
+    if color {
+        table.enforce_styling();
+    } else {
+        table.force_no_tty();
+    }
+    table.set_header(vec![
+        "#",
+        "release touches",
+        "release",
+        "marker",
+        "restart",
+        "reason",
+        "spec",
+    ]);
+    let yes_no = |b: bool| if b { "yes" } else { "no" };
+    for r in rows {
+        let a = &r.analysis;
+        let marker = match a.updater.marker_reason {
+            Some(reason) => format!("yes ({reason})"),
+            None => "no".into(),
+        };
+        let verdict = Cell::new(yes_no(a.restart_required));
+        let verdict = if color {
+            verdict.fg(if a.restart_required {
+                Color::Red
+            } else {
+                Color::Green
+            })
+        } else {
+            verdict
+        };
+        let spec = if r.agrees() {
+            "agrees".to_string()
+        } else {
+            format!("DISAGREES (spec: restart {})", yes_no(r.expected.restart))
+        };
+        table.add_row(vec![
+            Cell::new(r.number),
+            Cell::new(r.touches),
+            Cell::new(
+                r.range
+                    .split_once("..")
+                    .map_or(r.range.as_str(), |(_, to)| to),
+            ),
+            Cell::new(marker),
+            verdict,
+            Cell::new(a.reason.as_str()),
+            Cell::new(spec),
+        ]);
+    }
+    let mut out =
+        String::from("The behaviour matrix of FINGERPRINT.md section 8, as fpcheck sees it:\n");
+    out.push_str(&table.to_string());
+    out.push('\n');
+    let restarts = rows.iter().filter(|r| r.analysis.restart_required).count();
+    out.push_str(&format!(
+        "{} releases: {restarts} force a restart, {} are free. {}\n",
+        rows.len(),
+        rows.len() - restarts,
+        if all_agree {
+            "Every verdict agrees with the spec."
+        } else {
+            "SOME VERDICTS DISAGREE WITH THE SPEC."
+        }
+    ));
+    match &args.keep {
+        Some(dir) => out.push_str(&format!(
+            "The repository is kept in {}: try `fpcheck v1.0.0..v1.1.0 --repo {}`.\n",
+            dir.display(),
+            dir.display()
+        )),
+        None => out.push_str("Keep the repository to explore it: fpcheck demo --keep DIR\n"),
+    }
+    out
+}

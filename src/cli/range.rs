@@ -1,0 +1,144 @@
+//! The default command: `fpcheck [FROM..TO]`.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use fpcheck::range::{self, RangeError, RangeSpec};
+use fpcheck::report::{self, Format, RenderOptions};
+use fpcheck::source::git::open_repo;
+
+use super::{exit, print, settings, Failure, RuntimeFlags};
+
+#[derive(Debug, Args, Default)]
+pub struct RangeArgs {
+    /// The releases to compare: FROM..TO (e.g. v7.10.0..v7.11.0), FROM..
+    /// (to HEAD), or nothing (the latest tag reachable from HEAD..HEAD).
+    #[arg(value_name = "RANGE")]
+    range: Option<String>,
+    /// The repository (default: the one around the current directory).
+    #[arg(long, value_name = "PATH")]
+    repo: Option<PathBuf>,
+    /// Compare FROM with the working tree instead of a revision, to ask
+    /// before committing.
+    #[arg(long)]
+    worktree: bool,
+    /// The runtime root, from the top of the repository [default: src].
+    #[arg(long, value_name = "DIR")]
+    root: Option<String>,
+    #[command(flatten)]
+    runtime: RuntimeFlags,
+    /// Output format [default: table].
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    format: Option<FormatArg>,
+    /// Render this tera template instead (same context as --format json).
+    #[arg(long, value_name = "FILE", conflicts_with = "format")]
+    template: Option<PathBuf>,
+    /// Write the report to FILE instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Exit with 1 when the release forces a restart, 0 when not (errors
+    /// keep their own codes, so a failure never reads as "no restart").
+    #[arg(long)]
+    exit_code: bool,
+    /// Longest file list shown before "N more" (table, markdown).
+    #[arg(long, value_name = "N", default_value_t = report::DEFAULT_MAX_FILES)]
+    max_files: usize,
+    /// When to colour the table: auto (a terminal without NO_COLOR), always, never.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    color: ColorArg,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Table,
+    Json,
+    Markdown,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum, Default)]
+enum ColorArg {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<RangeError> for Failure {
+    fn from(e: RangeError) -> Self {
+        let code = match e {
+            RangeError::BadRange(_) => exit::USAGE,
+            _ => exit::INPUT,
+        };
+        Failure {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+pub fn run(args: RangeArgs) -> Result<u8, Failure> {
+    let spec = RangeSpec::parse(args.range.as_deref())?;
+    let repo = open_repo(args.repo.as_deref())?;
+    let runtime = settings(&args.runtime, args.root.clone(), repo.workdir())?;
+    let template = match &args.template {
+        Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
+            Failure::usage(format!("cannot read the template {}: {e}", path.display()))
+        })?),
+        None => None,
+    };
+    let analysis = range::analyse_spec(&repo, &spec, args.worktree, &runtime)?;
+
+    let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
+    let opts = RenderOptions {
+        color: match args.color {
+            ColorArg::Always => true,
+            ColorArg::Never => false,
+            ColorArg::Auto => {
+                to_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        } && args.output.is_none(),
+        max_files: args.max_files,
+        width: terminal_width(to_terminal),
+    };
+    let text = match (&template, args.format) {
+        (Some(t), _) => {
+            let name = args
+                .template
+                .as_ref()
+                .expect("template path")
+                .display()
+                .to_string();
+            report::render_template(&analysis, t, &name, &opts).map_err(|e| Failure::usage(e.0))?
+        }
+        (None, f) => {
+            let format = match f.unwrap_or(FormatArg::Table) {
+                FormatArg::Table => Format::Table,
+                FormatArg::Json => Format::Json,
+                FormatArg::Markdown => Format::Markdown,
+            };
+            report::render(&analysis, format, &opts).map_err(|e| Failure::usage(e.0))?
+        }
+    };
+    match &args.output {
+        Some(path) => std::fs::write(path, &text).map_err(|e| Failure {
+            code: exit::OUTPUT,
+            message: format!("cannot write {}: {e}", path.display()),
+        })?,
+        None => print(&text)?,
+    }
+    Ok(if args.exit_code && analysis.restart_required {
+        exit::RESTART
+    } else {
+        exit::OK
+    })
+}
+
+/// The terminal's width from COLUMNS, else 100 on a terminal, 80 elsewhere.
+fn terminal_width(terminal: bool) -> u16 {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(if terminal { 100 } else { 80 })
+}

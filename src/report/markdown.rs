@@ -1,0 +1,108 @@
+//! Markdown (or any text) from tera templates, safe to post on a pull
+//! request: everything from the repository is escaped so that it cannot
+//! break a table, render HTML, or mention anyone.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use tera::{Context, Tera, Value};
+
+use super::{RenderOptions, ReportError};
+
+/// The embedded default Markdown template (`templates/report.md.tera`).
+pub const DEFAULT_MARKDOWN: &str = include_str!("../../templates/report.md.tera");
+
+/// Escapes text for Markdown inline content: HTML is neutralised, every
+/// character Markdown or a table could read is an entity, `@` cannot start
+/// a mention, and a newline cannot end a table row.
+pub fn escape_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for ch in text.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\n' | '\r' => out.push('␤'),
+            '|' | '`' | '*' | '_' | '~' | '[' | ']' | '#' | '\\' | '$' => {
+                out.push_str(&format!("&#{};", ch as u32))
+            }
+            // A zero-width joiner after the entity keeps GitHub from
+            // reading `@name` as a mention even after entity decoding.
+            '@' => out.push_str("&#64;&#8288;"),
+            c if c.is_control() => out.push('�'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn md(value: &Value, _: &HashMap<String, Value>) -> tera::Result<Value> {
+    Ok(Value::String(escape_markdown(&as_text(value))))
+}
+
+fn md_code(value: &Value, _: &HashMap<String, Value>) -> tera::Result<Value> {
+    Ok(Value::String(format!(
+        "<code>{}</code>",
+        escape_markdown(&as_text(value))
+    )))
+}
+
+fn short(value: &Value, _: &HashMap<String, Value>) -> tera::Result<Value> {
+    Ok(Value::String(as_text(value).chars().take(12).collect()))
+}
+
+fn as_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// Renders `template` (tera syntax) with the context of `data` plus
+/// `max_files`. `name` names the template in errors.
+pub fn render_template<T: Serialize>(
+    data: &T,
+    template: &str,
+    name: &str,
+    opts: &RenderOptions,
+) -> Result<String, ReportError> {
+    let mut tera = Tera::default();
+    tera.autoescape_on(vec![]);
+    tera.register_filter("md", md);
+    tera.register_filter("md_code", md_code);
+    tera.register_filter("short", short);
+    tera.add_raw_template(name, template)
+        .map_err(|e| ReportError(format!("template {name} does not parse: {}", chain(&e))))?;
+    let mut context = Context::from_serialize(data).map_err(|e| ReportError(chain(&e)))?;
+    context.insert("max_files", &opts.max_files);
+    tera.render(name, &context)
+        .map_err(|e| ReportError(format!("template {name} failed: {}", chain(&e))))
+}
+
+/// tera's errors keep the useful part in their sources.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        parts.push(s.to_string());
+        cur = s.source();
+    }
+    parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_from_a_path_can_render() {
+        let hostile = "a|b`c*d<img src=x>@someone\nrow_[x](y)";
+        let out = escape_markdown(hostile);
+        for bad in ["|", "`", "*", "<img", "@someone", "\n", "[", "]"] {
+            assert!(!out.contains(bad), "{bad} survived in {out}");
+        }
+        assert_eq!(escape_markdown("src/ok.py"), "src/ok.py");
+    }
+}

@@ -1,0 +1,74 @@
+//! The report: renderers over the serialisable [`Analysis`]. `json` prints
+//! the context itself; `markdown` renders a tera template embedded from
+//! `templates/` (or a user's own, with the same context); `table` is for a
+//! terminal.
+
+use serde::Serialize;
+
+use crate::range::Analysis;
+
+mod markdown;
+mod table;
+
+pub use markdown::{escape_markdown, render_template, DEFAULT_MARKDOWN};
+pub use table::render_table;
+
+/// How many files a list shows before it says "N more".
+pub const DEFAULT_MAX_FILES: usize = 200;
+
+/// Output formats of the range report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// comfy-table, for a terminal.
+    Table,
+    /// The documented, stable JSON context.
+    Json,
+    /// The embedded Markdown template.
+    Markdown,
+}
+
+/// A report that cannot be rendered (a user template's error, mostly).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ReportError(pub String);
+
+/// Options for rendering.
+#[derive(Clone, Debug)]
+pub struct RenderOptions {
+    /// Colour the table (never in other formats).
+    pub color: bool,
+    /// Lists longer than this are cut, with a count.
+    pub max_files: usize,
+    /// Terminal width for the table.
+    pub width: u16,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            color: false,
+            max_files: DEFAULT_MAX_FILES,
+            width: 80,
+        }
+    }
+}
+
+/// Renders `analysis` as `format`.
+pub fn render(
+    analysis: &Analysis,
+    format: Format,
+    opts: &RenderOptions,
+) -> Result<String, ReportError> {
+    match format {
+        Format::Json => Ok(to_json(analysis)),
+        Format::Table => Ok(render_table(analysis, opts)),
+        Format::Markdown => render_template(analysis, DEFAULT_MARKDOWN, "report.md", opts),
+    }
+}
+
+/// Pretty JSON with a final newline.
+pub fn to_json<T: Serialize>(value: &T) -> String {
+    let mut text = serde_json::to_string_pretty(value).expect("reports are plain data");
+    text.push('\n');
+    text
+}

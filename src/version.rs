@@ -1,0 +1,39 @@
+//! Version precedence: semver where both parse (a `v` prefix allowed),
+//! otherwise dotted numbers; `None` when neither fits.
+
+use std::cmp::Ordering;
+
+/// Parses `v7.11.0` or `7.11.0` as semver.
+pub fn parse(text: &str) -> Option<semver::Version> {
+    let t = text.strip_prefix('v').unwrap_or(text);
+    semver::Version::parse(t).ok()
+}
+
+/// Compares two version strings by precedence.
+pub fn compare(a: &str, b: &str) -> Option<Ordering> {
+    if let (Some(x), Some(y)) = (parse(a), parse(b)) {
+        return Some(x.cmp_precedence(&y));
+    }
+    let nums = |s: &str| -> Option<Vec<u64>> {
+        s.strip_prefix('v')
+            .unwrap_or(s)
+            .split('.')
+            .map(|p| p.parse().ok())
+            .collect()
+    };
+    Some(nums(a)?.cmp(&nums(b)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn precedence() {
+        assert_eq!(compare("7.10.0", "7.9.34"), Some(Ordering::Greater));
+        assert_eq!(compare("v1.0.0-rc.1", "1.0.0"), Some(Ordering::Less));
+        assert_eq!(compare("1.2", "1.10"), Some(Ordering::Less));
+        assert_eq!(compare("1.0.0+build", "1.0.0"), Some(Ordering::Equal));
+        assert_eq!(compare("abc", "1.0"), None);
+    }
+}
