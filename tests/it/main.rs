@@ -3,4 +3,5 @@
 mod support;
 
 mod fingerprint;
+mod range;
 mod vectors;
