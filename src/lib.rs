@@ -11,10 +11,12 @@
 //! [`source`] (where bytes come from) → [`select`] (which files count) →
 //! [`fingerprint`] (the hash).
 
+pub mod cache;
 pub mod changes;
 pub mod config;
 pub mod demo;
 pub mod fingerprint;
+pub mod history;
 pub mod range;
 pub mod release;
 pub mod report;

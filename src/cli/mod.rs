@@ -12,13 +12,15 @@ use fpcheck::SourceError;
 
 mod demo;
 mod fingerprint;
+mod history;
 mod range;
 
 /// Exit codes, documented in the README and in `--help`.
 pub mod exit {
     /// Success; for `--exit-code`: no restart.
     pub const OK: u8 = 0;
-    /// `--exit-code` only: the release forces a restart.
+    /// `--exit-code` only: the release forces a restart; `status`: the
+    /// process must restart; `ack`: refused, the client must still restart.
     pub const RESTART: u8 = 1;
     /// Bad flags or configuration.
     pub const USAGE: u8 = 2;
@@ -34,7 +36,7 @@ pub mod exit {
 const EXIT_CODES: &str = "\
 Exit status:
   0  success (with --exit-code: no restart)
-  1  with --exit-code: a restart would be forced
+  1  with --exit-code: a restart would be forced; status: the process must restart
   2  usage error: bad flags or configuration
   3  the fingerprint is unavailable (why is printed; --json still prints)
   4  the input cannot be read: not a repository, unknown revision, missing objects
@@ -66,6 +68,7 @@ pub struct Cli {
 enum Command {
     Fingerprint(fingerprint::FingerprintArgs),
     Demo(demo::DemoArgs),
+    History(history::HistoryArgs),
 }
 
 /// Flags shared by every command that reads runtime files.
@@ -135,6 +138,7 @@ pub fn main() -> ExitCode {
         None => range::run(cli.range),
         Some(Command::Fingerprint(args)) => fingerprint::run(args),
         Some(Command::Demo(args)) => demo::run(args),
+        Some(Command::History(args)) => history::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -12,6 +12,11 @@ use super::{RenderOptions, ReportError};
 /// The embedded default Markdown template (`templates/report.md.tera`).
 pub const DEFAULT_MARKDOWN: &str = include_str!("../../templates/report.md.tera");
 
+/// The embedded history templates.
+pub const HISTORY_MARKDOWN: &str = include_str!("../../templates/history.md.tera");
+/// The embedded HTML history page.
+pub const HISTORY_HTML: &str = include_str!("../../templates/history.html.tera");
+
 /// Escapes text for Markdown inline content: HTML is neutralised, every
 /// character Markdown or a table could read is an entity, `@` cannot start
 /// a mention, and a newline cannot end a table row.
@@ -69,7 +74,8 @@ pub fn render_template<T: Serialize>(
     opts: &RenderOptions,
 ) -> Result<String, ReportError> {
     let mut tera = Tera::default();
-    tera.autoescape_on(vec![]);
+    // Markdown escapes through its filters; HTML templates autoescape.
+    tera.autoescape_on(vec![".html", ".htm"]);
     tera.register_filter("md", md);
     tera.register_filter("md_code", md_code);
     tera.register_filter("short", short);

@@ -3,5 +3,6 @@
 mod support;
 
 mod fingerprint;
+mod history;
 mod range;
 mod vectors;

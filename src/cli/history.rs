@@ -1,0 +1,233 @@
+//! `fpcheck history`: every release's restart verdict.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Color, ContentArrangement, Table};
+
+use fpcheck::history::{self, History, HistoryError, Options};
+use fpcheck::report::{self, RenderOptions};
+use fpcheck::source::git::open_repo;
+
+use super::{exit, print, settings, Failure, RuntimeFlags};
+
+/// Show every release's restart verdict: for each pair of consecutive
+/// version tags, whether updating forced running clients to restart, and
+/// why, with a summary of restarts forced and saved.
+///
+/// Releases are the tags that parse as versions (a `v` prefix allowed),
+/// ordered by semver precedence; tags on one commit are one release.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  fpcheck history
+  fpcheck history v7.9.30..v7.11.8
+  fpcheck history --tags 'v7.*' --format html --output releases.html")]
+pub struct HistoryArgs {
+    /// Only the releases from FROM to TO (tags, inclusive).
+    #[arg(value_name = "FROM..TO")]
+    span: Option<String>,
+    /// The repository (default: the one around the current directory).
+    #[arg(long, value_name = "PATH")]
+    repo: Option<PathBuf>,
+    /// Only tags matching this glob (e.g. 'v7.*').
+    #[arg(long, value_name = "GLOB")]
+    tags: Option<String>,
+    /// Leave pre-releases (1.0.0-rc.1) out.
+    #[arg(long)]
+    skip_prereleases: bool,
+    /// The runtime root, from the top of the repository [default: src].
+    #[arg(long, value_name = "DIR")]
+    root: Option<String>,
+    #[command(flatten)]
+    runtime: RuntimeFlags,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    format: HistoryFormat,
+    /// Write to FILE instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Neither read nor write the fingerprint cache in the git directory.
+    #[arg(long)]
+    no_cache: bool,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    threads: usize,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum HistoryFormat {
+    Table,
+    Json,
+    Markdown,
+    Html,
+}
+
+impl From<HistoryError> for Failure {
+    fn from(e: HistoryError) -> Self {
+        match e {
+            HistoryError::Usage(m) => Failure::usage(m),
+            HistoryError::Source(s) => s.into(),
+        }
+    }
+}
+
+pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
+    let span = match &args.span {
+        Some(text) => match text.split_once("..") {
+            Some((a, b)) if !a.is_empty() && !b.is_empty() && !b.starts_with('.') => {
+                Some((a.to_string(), b.to_string()))
+            }
+            _ => {
+                return Err(Failure::usage(format!(
+                    "`{text}`: write the span as FROM..TO with two release tags"
+                )))
+            }
+        },
+        None => None,
+    };
+    let repo = open_repo(args.repo.as_deref())?;
+    let runtime = settings(&args.runtime, args.root.clone(), repo.workdir())?;
+    let opts = Options {
+        span,
+        tags: args.tags.clone(),
+        skip_prereleases: args.skip_prereleases,
+        persistent_cache: !args.no_cache,
+        threads: args.threads,
+    };
+    let show_progress =
+        std::io::stderr().is_terminal() && !matches!(args.format, HistoryFormat::Json);
+    let bar = show_progress.then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} reading releases {pos}/{len} {wide_bar}",
+            )
+            .expect("a valid template"),
+        );
+        bar
+    });
+    let progress = |done: usize, total: usize| {
+        if let Some(bar) = &bar {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        }
+    };
+    let h = history::run(&repo, &runtime, &opts, &progress)?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    if h.tags.is_empty() {
+        return Err(Failure {
+            code: exit::INPUT,
+            message: format!(
+                "no release tags{} in {}: releases are tags that parse as versions (v1.2.3)",
+                args.tags
+                    .as_deref()
+                    .map(|g| format!(" matching `{g}`"))
+                    .unwrap_or_default(),
+                h.repo
+            ),
+        });
+    }
+    let opts = RenderOptions::default();
+    let text = match args.format {
+        HistoryFormat::Json => report::to_json(&h),
+        HistoryFormat::Markdown => {
+            report::render_template(&h, report::HISTORY_MARKDOWN, "history.md", &opts)
+                .map_err(|e| Failure::usage(e.0))?
+        }
+        HistoryFormat::Html => {
+            report::render_template(&h, report::HISTORY_HTML, "history.html", &opts)
+                .map_err(|e| Failure::usage(e.0))?
+        }
+        HistoryFormat::Table => table(&h, args.output.is_none() && std::io::stdout().is_terminal()),
+    };
+    match &args.output {
+        Some(path) => std::fs::write(path, &text).map_err(|e| Failure {
+            code: exit::OUTPUT,
+            message: format!("cannot write {}: {e}", path.display()),
+        })?,
+        None => print(&text)?,
+    }
+    Ok(exit::OK)
+}
+
+fn table(h: &History, terminal: bool) -> String {
+    let color = terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(100);
+    if color {
+        t.enforce_styling();
+    } else {
+        t.force_no_tty();
+    }
+    t.set_header(vec![
+        "update",
+        "versions",
+        "fingerprints",
+        "restart",
+        "reason",
+        "files",
+    ]);
+    let short = |fp: &str| {
+        if fp.is_empty() {
+            "unavailable".to_string()
+        } else {
+            fp[..8].to_string()
+        }
+    };
+    for s in &h.releases {
+        let restart = Cell::new(if s.restart_required { "yes" } else { "no" });
+        let restart = match (color, s.restart_required) {
+            (true, true) => restart.fg(Color::Red),
+            (true, false) => restart.fg(Color::Green),
+            _ => restart,
+        };
+        t.add_row(vec![
+            Cell::new(format!("{} → {}", s.from, s.to)),
+            Cell::new(format!(
+                "{} → {}",
+                s.from_version.as_deref().unwrap_or("none"),
+                s.to_version.as_deref().unwrap_or("none")
+            )),
+            Cell::new(format!(
+                "{} → {}",
+                short(&s.from_fingerprint),
+                short(&s.to_fingerprint)
+            )),
+            restart,
+            Cell::new(s.reason.as_str()),
+            Cell::new(if s.changed_anything {
+                s.runtime_files_changed.to_string()
+            } else {
+                "same tree".into()
+            }),
+        ]);
+    }
+    let m = &h.summary;
+    let mut out = t.to_string();
+    out.push_str(&format!(
+        "\n{} releases, {} updates: {} forced a restart ({} only by force_restart), {} were free; \
+         the fingerprint saved {} restarts over restarting on every version bump.",
+        m.releases,
+        m.updates,
+        m.restarts_forced,
+        m.forced_only_by_force_restart,
+        m.free_releases,
+        m.restarts_saved
+    ));
+    if m.unavailable_fingerprints > 0 {
+        out.push_str(&format!(
+            " {} releases have no fingerprint.",
+            m.unavailable_fingerprints
+        ));
+    }
+    out.push('\n');
+    for s in &h.skipped {
+        out.push_str(&format!("skipped {}: {}\n", s.tag, s.why));
+    }
+    out
+}
