@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use gix::ObjectId;
 use serde::Serialize;
 
+use crate::cache::FingerprintCache;
 use crate::changes::{self, Changes, Status, Why};
 use crate::config::Runtime;
 use crate::fingerprint::{self, Fingerprint};
@@ -184,6 +185,18 @@ pub fn analyse_spec(
     worktree: bool,
     runtime: &Runtime,
 ) -> Result<Analysis, RangeError> {
+    analyse_spec_cached(repo, spec, worktree, runtime, true)
+}
+
+/// [`analyse_spec`]; `persistent_cache: false` neither reads nor writes the
+/// fingerprint cache in the git directory.
+pub fn analyse_spec_cached(
+    repo: &gix::Repository,
+    spec: &RangeSpec,
+    worktree: bool,
+    runtime: &Runtime,
+    persistent_cache: bool,
+) -> Result<Analysis, RangeError> {
     if worktree && spec.to.is_some() {
         return Err(RangeError::BadRange(
             "--worktree makes the working tree the `to` end: give only FROM.. (or nothing)".into(),
@@ -204,7 +217,13 @@ pub fn analyse_spec(
     } else {
         ToSide::Rev(to_rev)
     };
-    let mut analysis = analyse(repo, &from, &to, runtime)?;
+    let mut cache = if persistent_cache {
+        FingerprintCache::open(repo)
+    } else {
+        FingerprintCache::in_memory()
+    };
+    let mut analysis = analyse_with(repo, &from, &to, runtime, &mut cache)?;
+    let _ = cache.save();
     analysis.notes = notes;
     Ok(analysis)
 }
@@ -286,6 +305,22 @@ pub fn analyse(
     to: &ToSide,
     runtime: &Runtime,
 ) -> Result<Analysis, RangeError> {
+    let mut cache = FingerprintCache::open(repo);
+    let analysis = analyse_with(repo, from, to, runtime, &mut cache)?;
+    // A cache that cannot be written costs the next run time, nothing else.
+    let _ = cache.save();
+    Ok(analysis)
+}
+
+/// [`analyse`] with a cache of the caller's (e.g. an in-memory one for
+/// `--no-cache`).
+pub fn analyse_with(
+    repo: &gix::Repository,
+    from: &str,
+    to: &ToSide,
+    runtime: &Runtime,
+    cache: &mut FingerprintCache,
+) -> Result<Analysis, RangeError> {
     let rules = &runtime.rules;
     let from_rev = Revision::parse(repo, from)?;
     let from_src = GitSource::new(repo.clone(), from_rev.clone(), &runtime.root)?;
@@ -296,7 +331,8 @@ pub fn analyse(
             let to_rev = Revision::parse(repo, spec)?;
             let to_src = GitSource::new(repo.clone(), to_rev.clone(), &runtime.root)?;
             let to_sel = select(&to_src, rules)?;
-            let (from_fp, to_fp) = fingerprint_pair(&from_src, from_sel, &to_src, to_sel, rules)?;
+            let (from_fp, to_fp) =
+                fingerprint_pair(&from_src, from_sel, &to_src, to_sel, rules, cache)?;
             let from_read = read_git(&from_src, from_fp)?;
             let to_read = read_git(&to_src, to_fp)?;
             let mut changes = changes::between_trees(
@@ -316,7 +352,7 @@ pub fn analyse(
             (from_read, to_read, changes)
         }
         ToSide::Worktree => {
-            let from_fp = fingerprint::from_selection(&from_src, rules, from_sel)?;
+            let from_fp = cached_or_hashed(&from_src, from_sel, rules, cache)?;
             let from_read = read_git(&from_src, from_fp)?;
             let to_read = read_worktree(repo, runtime)?;
             let changes = changes::between_selections(&from_read.ids, &to_read.ids, &runtime.root);
@@ -328,23 +364,53 @@ pub fn analyse(
 
 /// Both fingerprints; when the selections (paths and blob ids) are equal the
 /// bytes are equal, so they are read and hashed once for both ends.
+/// A cached fingerprint (tree objects only) lets an unchanged selection be
+/// answered without reading a single blob.
 fn fingerprint_pair(
     from_src: &GitSource,
     from_sel: Selection,
     to_src: &GitSource,
     to_sel: Selection,
     rules: &Rules,
+    cache: &mut FingerprintCache,
 ) -> Result<(Fingerprint, Fingerprint), SourceError> {
     if from_sel.is_available() && from_sel.identity() == to_sel.identity() {
-        let from_fp = fingerprint::from_selection(from_src, rules, from_sel)?;
+        let from_fp = cached_or_hashed(from_src, from_sel, rules, cache)?;
         let mut to_fp = from_fp.clone();
         to_fp.warnings = to_src.warnings(&to_fp.selection.files)?;
         return Ok((from_fp, to_fp));
     }
     Ok((
-        fingerprint::from_selection(from_src, rules, from_sel)?,
-        fingerprint::from_selection(to_src, rules, to_sel)?,
+        cached_or_hashed(from_src, from_sel, rules, cache)?,
+        cached_or_hashed(to_src, to_sel, rules, cache)?,
     ))
+}
+
+fn cached_or_hashed(
+    src: &GitSource,
+    selection: Selection,
+    rules: &Rules,
+    cache: &mut FingerprintCache,
+) -> Result<Fingerprint, SourceError> {
+    let key = selection
+        .is_available()
+        .then(|| FingerprintCache::key(&selection))
+        .flatten();
+    if let Some(digest) = key.as_deref().and_then(|k| cache.get(k)) {
+        let digest = digest.to_string();
+        let warnings = src.warnings(&selection.files)?;
+        return Ok(Fingerprint {
+            digest: Some(digest),
+            selection,
+            unavailable_reason: None,
+            warnings,
+        });
+    }
+    let fp = fingerprint::from_selection(src, rules, selection)?;
+    if let (Some(k), Some(d)) = (key, &fp.digest) {
+        cache.put(k, d.clone());
+    }
+    Ok(fp)
 }
 
 fn read_git(src: &GitSource, fp: Fingerprint) -> Result<Read, SourceError> {

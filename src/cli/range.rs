@@ -45,6 +45,9 @@ pub struct RangeArgs {
     /// Longest file list shown before "N more" (table, markdown).
     #[arg(long, value_name = "N", default_value_t = report::DEFAULT_MAX_FILES)]
     max_files: usize,
+    /// Neither read nor write the fingerprint cache in the git directory.
+    #[arg(long)]
+    no_cache: bool,
     /// When to colour the table: auto (a terminal without NO_COLOR), always, never.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     color: ColorArg,
@@ -88,7 +91,8 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
         })?),
         None => None,
     };
-    let analysis = range::analyse_spec(&repo, &spec, args.worktree, &runtime)?;
+    let analysis =
+        range::analyse_spec_cached(&repo, &spec, args.worktree, &runtime, !args.no_cache)?;
 
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let opts = RenderOptions {
