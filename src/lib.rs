@@ -11,12 +11,14 @@
 //! [`source`] (where bytes come from) → [`select`] (which files count) →
 //! [`fingerprint`] (the hash).
 
+pub mod atomic;
 pub mod cache;
 pub mod changes;
 pub mod config;
 pub mod demo;
 pub mod fingerprint;
 pub mod history;
+pub mod patch;
 pub mod range;
 pub mod release;
 pub mod report;

@@ -13,6 +13,7 @@ use fpcheck::SourceError;
 mod demo;
 mod fingerprint;
 mod history;
+mod patch;
 mod range;
 
 /// Exit codes, documented in the README and in `--help`.
@@ -69,6 +70,7 @@ enum Command {
     Fingerprint(fingerprint::FingerprintArgs),
     Demo(demo::DemoArgs),
     History(history::HistoryArgs),
+    Patch(patch::PatchArgs),
 }
 
 /// Flags shared by every command that reads runtime files.
@@ -139,6 +141,7 @@ pub fn main() -> ExitCode {
         Some(Command::Fingerprint(args)) => fingerprint::run(args),
         Some(Command::Demo(args)) => demo::run(args),
         Some(Command::History(args)) => history::run(args),
+        Some(Command::Patch(args)) => patch::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -51,6 +51,14 @@ pub struct RangeArgs {
     /// When to colour the table: auto (a terminal without NO_COLOR), always, never.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     color: ColorArg,
+    /// Also write the version.json patch of this release (what `fpcheck
+    /// patch RANGE` prints) to FILE; its explanations go to stderr.
+    #[arg(long, value_name = "FILE")]
+    patch_out: Option<PathBuf>,
+    /// The format of --patch-out: merge (RFC 7396, default) or json-patch
+    /// (RFC 6902).
+    #[arg(long, value_enum, value_name = "FORMAT", requires = "patch_out")]
+    patch_format: Option<super::patch::FormatArg>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -93,6 +101,16 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
     };
     let analysis =
         range::analyse_spec_cached(&repo, &spec, args.worktree, &runtime, !args.no_cache)?;
+    if let Some(path) = &args.patch_out {
+        super::patch::patch_out(
+            &repo,
+            &analysis,
+            &runtime,
+            args.worktree,
+            args.patch_format,
+            path,
+        )?;
+    }
 
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let opts = RenderOptions {

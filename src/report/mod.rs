@@ -10,7 +10,9 @@ use crate::range::Analysis;
 mod markdown;
 mod table;
 
-pub use markdown::{escape_markdown, render_template, DEFAULT_MARKDOWN, HISTORY_HTML, HISTORY_MARKDOWN};
+pub use markdown::{
+    escape_markdown, render_template, DEFAULT_MARKDOWN, HISTORY_HTML, HISTORY_MARKDOWN,
+};
 pub use table::render_table;
 
 /// How many files a list shows before it says "N more".

@@ -4,5 +4,6 @@ mod support;
 
 mod fingerprint;
 mod history;
+mod patch;
 mod range;
 mod vectors;

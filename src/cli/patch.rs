@@ -1,0 +1,229 @@
+//! `fpcheck patch [RANGE]`: the version.json patch of a release, printed or
+//! written; and `--patch-out` of the range command.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use fpcheck::config::Runtime;
+use fpcheck::patch::{self, Explanation, Options, PatchError, PatchFormat, Plan};
+use fpcheck::range::{self, Analysis, RangeSpec};
+use fpcheck::source::git::open_repo;
+
+use super::{exit, print, settings, Failure, RuntimeFlags};
+
+/// Print (or --write) the version.json patch that records a release's
+/// runtime identity.
+///
+/// The patch sets `runtime_fingerprint` (the TO side's fingerprint),
+/// `runtime_fingerprint_spec` (algorithm, root, extensions, excluded names)
+/// and normalises `force_restart` to a JSON boolean: turned off when it was
+/// carried over unchanged from FROM and nothing asks for it now, kept on
+/// with --force-restart, turned off as redundant when the runtime code
+/// changed. Every force_restart decision is explained on stderr (or in
+/// `explanations` with --json). Nothing else in the file changes: key
+/// order, indentation and the final newline are kept.
+///
+/// The file is the version.json that the gate's lookup finds at TO (the
+/// runtime root, then its parent), or --version-file, or `version_file` in
+/// fpcheck.toml; when there is none, the patch applies to an empty object
+/// and --write creates version.json beside the runtime root (its parent
+/// directory), taking `version` from package.json.
+///
+/// --write edits the working tree atomically, only when TO is the checked-out
+/// commit or --worktree (else --force); run again, it prints an empty patch
+/// ({} or []) and changes no byte. See docs/patch.md.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  fpcheck patch v7.10.0..v7.11.0                  # print the merge patch
+  fpcheck patch v7.10.0.. --write                 # apply it to the working tree
+  fpcheck patch v7.10.0.. --worktree --write      # before committing the release
+  fpcheck patch v7.10.0..v7.11.0 --patch-format json-patch
+  fpcheck v7.10.0..v7.11.0 --patch-out version.patch.json")]
+pub struct PatchArgs {
+    /// The releases: FROM..TO, FROM.. (to HEAD), or nothing (the latest tag
+    /// reachable from HEAD..HEAD).
+    #[arg(value_name = "RANGE")]
+    range: Option<String>,
+    /// Apply the patch to the file in the working tree (atomically).
+    #[arg(long)]
+    write: bool,
+    /// With --write: write even though TO is not the checked-out commit.
+    #[arg(long, requires = "write")]
+    force: bool,
+    /// merge: RFC 7396 JSON Merge Patch; json-patch: RFC 6902 operations.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "merge")]
+    patch_format: FormatArg,
+    /// The file to patch, from the top of the repository [default: the
+    /// version.json the gate finds at TO].
+    #[arg(long, value_name = "PATH")]
+    version_file: Option<String>,
+    /// Keep (or set) force_restart on although no runtime file changed.
+    #[arg(long)]
+    force_restart: bool,
+    /// Use the working tree as TO (give only FROM.. or nothing).
+    #[arg(long)]
+    worktree: bool,
+    /// Print one JSON object: the patch, the file, `explanations`, `written`.
+    #[arg(long)]
+    json: bool,
+    /// The repository (default: the one around the current directory).
+    #[arg(long, value_name = "PATH")]
+    repo: Option<PathBuf>,
+    /// The runtime root, from the top of the repository [default: src].
+    #[arg(long, value_name = "DIR")]
+    root: Option<String>,
+    #[command(flatten)]
+    runtime: RuntimeFlags,
+}
+
+/// `--patch-format`, shared with the range command's `--patch-out`.
+#[derive(Debug, Clone, Copy, ValueEnum, Default)]
+pub enum FormatArg {
+    /// RFC 7396 JSON Merge Patch.
+    #[default]
+    Merge,
+    /// RFC 6902 JSON Patch.
+    JsonPatch,
+}
+
+impl From<FormatArg> for PatchFormat {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Merge => PatchFormat::Merge,
+            FormatArg::JsonPatch => PatchFormat::JsonPatch,
+        }
+    }
+}
+
+impl From<PatchError> for Failure {
+    fn from(e: PatchError) -> Self {
+        let code = match &e {
+            PatchError::BadVersionFile(_)
+            | PatchError::NoWorktree(_)
+            | PatchError::WrongCheckout(_) => exit::USAGE,
+            PatchError::Write { .. } | PatchError::Raced(_) | PatchError::Internal(_) => {
+                exit::OUTPUT
+            }
+            _ => exit::INPUT,
+        };
+        Failure {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+/// `--json`.
+#[derive(Serialize)]
+struct Output<'a> {
+    schema_version: u32,
+    from: &'a str,
+    to: &'a str,
+    version_file: &'a str,
+    version_file_source: patch::Chosen,
+    exists: bool,
+    format: PatchFormat,
+    patch: serde_json::Value,
+    explanations: &'a [Explanation],
+    written: bool,
+}
+
+pub fn run(args: PatchArgs) -> Result<u8, Failure> {
+    let spec = RangeSpec::parse(args.range.as_deref())?;
+    let repo = open_repo(args.repo.as_deref())?;
+    let runtime = settings(&args.runtime, args.root.clone(), repo.workdir())?;
+    let analysis = range::analyse_spec(&repo, &spec, args.worktree, &runtime)?;
+    if args.write && !args.force {
+        patch::check_checkout(&repo, &analysis).map_err(|e| refused(e, true))?;
+    }
+    let options = Options {
+        version_file: args.version_file.clone(),
+        force_restart: args.force_restart,
+        // --write edits the working tree, so it is also what is patched.
+        worktree: args.worktree || args.write,
+    };
+    let plan =
+        patch::prepare(&repo, &analysis, &runtime, &options).map_err(|e| refused(e, args.write))?;
+    let written = if args.write {
+        patch::write(&repo, &plan).map_err(|e| refused(e, true))?
+    } else {
+        false
+    };
+    let format = PatchFormat::from(args.patch_format);
+    if args.json {
+        let out = Output {
+            schema_version: 1,
+            from: &analysis.from.reference,
+            to: &analysis.to.reference,
+            version_file: &plan.version_file,
+            version_file_source: plan.chosen,
+            exists: plan.exists,
+            format,
+            patch: plan.patch(format),
+            explanations: &plan.explanations,
+            written,
+        };
+        print(&format!("{}\n", to_pretty(&out)))?;
+        return Ok(exit::OK);
+    }
+    explain(&plan);
+    if args.write {
+        eprintln!("fpcheck: {}", write_note(&plan, written));
+    }
+    print(&format!("{}\n", to_pretty(&plan.patch(format))))?;
+    Ok(exit::OK)
+}
+
+/// `fpcheck FROM..TO --patch-out FILE`: the patch `fpcheck patch FROM..TO`
+/// prints, written to FILE; explanations on stderr.
+pub fn patch_out(
+    repo: &gix::Repository,
+    analysis: &Analysis,
+    runtime: &Runtime,
+    worktree: bool,
+    format: Option<FormatArg>,
+    path: &Path,
+) -> Result<(), Failure> {
+    let options = Options {
+        worktree,
+        ..Options::default()
+    };
+    let plan = patch::prepare(repo, analysis, runtime, &options)?;
+    explain(&plan);
+    let format = PatchFormat::from(format.unwrap_or_default());
+    let text = format!("{}\n", to_pretty(&plan.patch(format)));
+    fpcheck::atomic::write_atomic(path, text.as_bytes()).map_err(|e| Failure {
+        code: exit::OUTPUT,
+        message: format!("cannot write {}: {e}", path.display()),
+    })
+}
+
+/// Every decision on stderr, so that none is silent.
+fn explain(plan: &Plan) {
+    for e in &plan.explanations {
+        eprintln!("fpcheck: {}", e.message);
+    }
+}
+
+fn write_note(plan: &Plan, written: bool) -> String {
+    match (written, plan.exists) {
+        (true, true) => format!("wrote {}", plan.version_file),
+        (true, false) => format!("created {}", plan.version_file),
+        (false, _) => format!("{} is up to date: nothing written", plan.version_file),
+    }
+}
+
+/// A refused `--write` says that the file was left alone.
+fn refused(e: PatchError, write: bool) -> Failure {
+    let mut failure = Failure::from(e);
+    if write && !failure.message.contains("nothing was written") {
+        failure.message.push_str(" (nothing was written)");
+    }
+    failure
+}
+
+fn to_pretty<T: Serialize>(value: &T) -> String {
+    serde_json::to_string_pretty(value).expect("JSON values always serialise")
+}

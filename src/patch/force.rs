@@ -1,0 +1,291 @@
+//! What the patch does with `force_restart`, and why, in words.
+//!
+//! The escape hatch is dangerous when forgotten: left on, it is carried into
+//! every later release and restarts clients for documentation changes. So
+//! the patch turns it off unless something asks for it now, and normalises
+//! it to a JSON boolean, because the gate reads it with Python's truthiness
+//! (the string `"false"` is on).
+
+use serde_json::Value;
+
+use super::{Explanation, Facts};
+use crate::release::python_truthy;
+
+/// The value the patch gives `force_restart` in the target file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// `None`: leave the key as it is (absent stays absent).
+    pub value: Option<bool>,
+    /// One sentence per decision worth knowing.
+    pub explanations: Vec<Explanation>,
+}
+
+impl Outcome {
+    fn leave() -> Self {
+        Outcome {
+            value: None,
+            explanations: Vec::new(),
+        }
+    }
+
+    fn explain(&mut self, code: &'static str, message: String) {
+        self.explanations.push(Explanation { code, message });
+    }
+}
+
+/// What a value was meant to say. Strings that spell a boolean mean that
+/// boolean (nobody writes `"false"` to ask for a restart); anything else
+/// means what the gate reads.
+pub fn intent(value: &Value) -> bool {
+    if let Value::String(s) = value {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "false" | "0" | "no" | "off" | "" => return false,
+            "true" | "1" | "yes" | "on" => return true,
+            _ => {}
+        }
+    }
+    python_truthy(value)
+}
+
+/// Decides `force_restart` for `file`, whose current value is `current`;
+/// `requested` is `--force-restart`.
+pub fn decide(facts: &Facts, file: &str, current: Option<&Value>, requested: bool) -> Outcome {
+    if facts.code_changed {
+        return redundant(facts, file, current, requested);
+    }
+    if requested {
+        return requested_on(facts, file, current);
+    }
+    let Some(value) = current else {
+        return Outcome::leave();
+    };
+    if intent(value) && carried_over(facts, value) {
+        let mut out = Outcome {
+            value: Some(false),
+            explanations: Vec::new(),
+        };
+        out.explain(
+            "force_restart_carried_over",
+            format!(
+                "{file}: force_restart {value} turned off: it was carried over unchanged from {}, and nothing asks for it now (no runtime file changed; pass --force-restart to keep it on)",
+                facts.from
+            ),
+        );
+        return out;
+    }
+    normalised(file, value, intent(value))
+}
+
+/// On in the previous release with the very same value: nobody touched it.
+fn carried_over(facts: &Facts, value: &Value) -> bool {
+    facts.previous_force && facts.previous_raw.as_ref() == Some(value)
+}
+
+/// The code changed, so clients restart anyway: a force is redundant now
+/// and would only be carried into the next release.
+fn redundant(facts: &Facts, file: &str, current: Option<&Value>, requested: bool) -> Outcome {
+    let why = facts.code_change();
+    let mut out = Outcome {
+        value: current.map(|_| false),
+        explanations: Vec::new(),
+    };
+    match current {
+        Some(v) if intent(v) => out.explain(
+            "force_restart_redundant",
+            format!(
+                "{file}: force_restart {v} turned off as redundant: {why}, so running clients restart anyway; left on, it would be carried over into the next release"
+            ),
+        ),
+        Some(v) if !v.is_boolean() => out.explanations.push(not_boolean(file, v, false)),
+        _ => {}
+    }
+    if requested {
+        out.explain(
+            "force_restart_redundant",
+            format!(
+                "--force-restart is redundant: {why}, so running clients restart anyway; {file} keeps force_restart off so that it is not carried over into the next release"
+            ),
+        );
+    }
+    out
+}
+
+fn requested_on(facts: &Facts, file: &str, current: Option<&Value>) -> Outcome {
+    let mut out = Outcome {
+        value: Some(true),
+        explanations: Vec::new(),
+    };
+    let message = match current {
+        Some(Value::Bool(true)) if facts.previous_force => format!(
+            "{file}: force_restart kept on, as --force-restart asks (it was already on in {}; without the flag it would be turned off as carried over)",
+            facts.from
+        ),
+        Some(Value::Bool(true)) => format!("{file}: force_restart kept on, as --force-restart asks"),
+        other => format!(
+            "{file}: force_restart set to true (was {}), as --force-restart asks: no runtime file changed, so this is what makes running clients restart",
+            show(other)
+        ),
+    };
+    out.explain("force_restart_requested", message);
+    if !facts.version_changed {
+        out.explain(
+            "force_restart_without_version_change",
+            format!(
+                "force_restart is on but the version did not change from {} to {}: the updater writes no marker unless the version changes, so bump it",
+                facts.from, facts.to
+            ),
+        );
+    }
+    out
+}
+
+/// A value left as meant, written as a JSON boolean.
+fn normalised(file: &str, value: &Value, on: bool) -> Outcome {
+    if value.is_boolean() {
+        return Outcome::leave();
+    }
+    Outcome {
+        value: Some(on),
+        explanations: vec![not_boolean(file, value, on)],
+    }
+}
+
+fn not_boolean(file: &str, value: &Value, to: bool) -> Explanation {
+    let gate = python_truthy(value);
+    let reading = if gate == to {
+        format!("the gate reads it as {} too", word(gate))
+    } else {
+        format!(
+            "careful: the gate reads it as {} (Python truthiness), so until this patch it {} running clients to restart",
+            word(gate),
+            if gate { "forced" } else { "did not force" }
+        )
+    };
+    Explanation {
+        code: "force_restart_not_boolean",
+        message: format!(
+            "{file}: force_restart {value} is not a JSON boolean: normalised to {to}; {reading}"
+        ),
+    }
+}
+
+/// Other version files that keep the gate's `force_restart` on: the gate
+/// reads every candidate, so the target alone cannot turn it off.
+pub fn elsewhere(target: &str, others: &[(String, Vec<u8>)]) -> Vec<Explanation> {
+    others
+        .iter()
+        .filter_map(|(path, bytes)| {
+            let doc: Value = serde_json::from_slice(bytes).ok()?;
+            let value = doc.get("force_restart").filter(|v| python_truthy(v))?;
+            Some(Explanation {
+                code: "force_restart_elsewhere",
+                message: format!(
+                    "{path} sets force_restart to {value}, which the gate reads as on whatever {target} says: remove it there (fpcheck patch edits one file)"
+                ),
+            })
+        })
+        .collect()
+}
+
+fn show(value: Option<&Value>) -> String {
+    value.map_or_else(|| "absent".into(), Value::to_string)
+}
+
+fn word(on: bool) -> &'static str {
+    if on {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn facts() -> Facts {
+        Facts {
+            from: "v1".into(),
+            to: "v2".into(),
+            from_fingerprint: "a".repeat(64),
+            fingerprint: "a".repeat(64),
+            unavailable_reason: None,
+            code_changed: false,
+            version_changed: true,
+            previous_force: false,
+            previous_raw: None,
+            root: "src".into(),
+            extensions: vec![".py".into()],
+            exclude: vec![],
+        }
+    }
+
+    #[test]
+    fn intent_reads_spelled_booleans() {
+        for (v, on) in [
+            (json!("false"), false),
+            (json!(" No "), false),
+            (json!("0"), false),
+            (json!("yes"), true),
+            (json!("please"), true),
+            (json!(0), false),
+            (json!([1]), true),
+            (json!(null), false),
+        ] {
+            assert_eq!(intent(&v), on, "{v}");
+        }
+    }
+
+    #[test]
+    fn every_case() {
+        let f = facts();
+        // Absent and nothing asks: left absent, silently.
+        assert_eq!(decide(&f, "v.json", None, false), Outcome::leave());
+        // Set in this release (not on before): kept, and not even mentioned.
+        assert_eq!(
+            decide(&f, "v.json", Some(&json!(true)), false),
+            Outcome::leave()
+        );
+        // Carried over unchanged: off.
+        let carried = Facts {
+            previous_force: true,
+            previous_raw: Some(json!(true)),
+            ..facts()
+        };
+        let out = decide(&carried, "v.json", Some(&json!(true)), false);
+        assert_eq!(out.value, Some(false));
+        assert_eq!(out.explanations[0].code, "force_restart_carried_over");
+        // ...unless asked for.
+        let out = decide(&carried, "v.json", Some(&json!(true)), true);
+        assert_eq!(out.value, Some(true));
+        assert_eq!(out.explanations[0].code, "force_restart_requested");
+        // Changed by hand since (true → 1): deliberate, so normalised to true.
+        let out = decide(&carried, "v.json", Some(&json!(1)), false);
+        assert_eq!(out.value, Some(true));
+        assert_eq!(
+            out.explanations[0].message,
+            "v.json: force_restart 1 is not a JSON boolean: normalised to true; the gate reads it as on too"
+        );
+        // "false" means false, which is not what the gate did.
+        let out = decide(&f, "v.json", Some(&json!("false")), false);
+        assert_eq!(out.value, Some(false));
+        assert_eq!(
+            out.explanations[0].message,
+            "v.json: force_restart \"false\" is not a JSON boolean: normalised to false; careful: the gate reads it as on (Python truthiness), so until this patch it forced running clients to restart"
+        );
+        // Code changed: redundant, off, and the flag is overruled out loud.
+        let changed = Facts {
+            code_changed: true,
+            fingerprint: "b".repeat(64),
+            ..facts()
+        };
+        let out = decide(&changed, "v.json", Some(&json!(true)), true);
+        assert_eq!(out.value, Some(false));
+        assert_eq!(
+            out.explanations.iter().map(|e| e.code).collect::<Vec<_>>(),
+            ["force_restart_redundant", "force_restart_redundant"]
+        );
+        assert_eq!(decide(&changed, "v.json", None, false), Outcome::leave());
+    }
+}

@@ -1,0 +1,330 @@
+//! Which file the patch edits, where its bytes come from, and the checks
+//! and the write of `--write`.
+//!
+//! The target is `--version-file`, else `version_file` from fpcheck.toml,
+//! else the first `version.json` the gate's lookup (FINGERPRINT.md section
+//! 5: the runtime root, then its parent) finds, else the documented default
+//! `version.json` in the root's parent (in the root itself when the root is
+//! the top of the repository, whose parent is outside it).
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::range::Analysis;
+use crate::release::VERSION_FILES;
+use crate::source::git::repo_display;
+use crate::source::{GitSource, Revision, Source};
+
+use super::PatchError;
+
+/// Where the version files are read from.
+pub enum Place<'r> {
+    /// The tree of the `to` revision.
+    Revision {
+        /// The repository.
+        repo: &'r gix::Repository,
+        /// The revision.
+        rev: Revision,
+        /// Its name in messages.
+        name: String,
+    },
+    /// The working tree (for `--worktree`, and for `--write`, which edits it).
+    Worktree(PathBuf),
+}
+
+impl<'r> Place<'r> {
+    /// The `to` side of `analysis`, or the working tree when `worktree`.
+    pub fn to_side(
+        repo: &'r gix::Repository,
+        analysis: &Analysis,
+        worktree: bool,
+    ) -> Result<Place<'r>, PatchError> {
+        if worktree || analysis.to.worktree {
+            return Ok(Place::Worktree(workdir(repo)?));
+        }
+        // The commit id, not the name: a branch may have moved meanwhile.
+        let spec = analysis
+            .to
+            .commit
+            .as_ref()
+            .unwrap_or(&analysis.to.reference);
+        Ok(Place::Revision {
+            repo,
+            rev: Revision::parse(repo, spec)?,
+            name: analysis.to.reference.clone(),
+        })
+    }
+
+    /// How messages name this place.
+    pub fn describe(&self) -> String {
+        match self {
+            Place::Revision { name, .. } => name.clone(),
+            Place::Worktree(_) => "the working tree".into(),
+        }
+    }
+
+    /// The bytes of `rel` (a path from the top of the repository), links
+    /// followed; `None` when there is no such file.
+    pub fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, PatchError> {
+        match self {
+            Place::Revision { repo, rev, .. } => {
+                let (dir, name) = split(rel);
+                // A source rooted at the file's directory reads it the way
+                // the version lookup does, symbolic links included.
+                let source = GitSource::new((*repo).clone(), rev.clone(), dir)?;
+                Ok(source.read_meta(name, false)?.map(|m| m.bytes))
+            }
+            Place::Worktree(top) => match std::fs::read(top.join(rel)) {
+                Ok(bytes) => Ok(Some(bytes)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(PatchError::Read {
+                    path: rel.to_string(),
+                    message: e.to_string(),
+                }),
+            },
+        }
+    }
+}
+
+/// How the target was chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Chosen {
+    /// `--version-file`.
+    Flag,
+    /// `version_file` in fpcheck.toml.
+    Config,
+    /// The gate's lookup found it.
+    Lookup,
+    /// Nothing was found: the documented default.
+    Default,
+}
+
+/// The target and what the gate reads beside it, at one place.
+#[derive(Clone, Debug)]
+pub struct VersionFiles {
+    /// The file to patch, from the top of the repository.
+    pub target: String,
+    /// How it was chosen.
+    pub chosen: Chosen,
+    /// Its bytes; `None` when it does not exist there.
+    pub bytes: Option<Vec<u8>>,
+    /// The other existing files of the gate's lookup, in its order.
+    pub others: Vec<(String, Vec<u8>)>,
+    /// Every path of the gate's lookup, in its order.
+    pub lookup: Vec<String>,
+    /// Where they were read, for messages.
+    pub place: String,
+}
+
+/// Finds the target at `place`; `explicit` is the flag's or the config's
+/// path, already relative to the top (see [`repo_relative`]).
+pub fn locate(
+    place: &Place<'_>,
+    root: &str,
+    explicit: Option<(String, Chosen)>,
+) -> Result<VersionFiles, PatchError> {
+    let root = normalise(root);
+    let lookup = gate_lookup(&root);
+    let mut existing = Vec::new();
+    for path in &lookup {
+        if let Some(bytes) = place.read(path)? {
+            existing.push((path.clone(), bytes));
+        }
+    }
+    let (target, chosen) = match explicit {
+        Some(choice) => choice,
+        None => existing
+            .iter()
+            .find(|(p, _)| split(p).1 == VERSION_FILES[0])
+            .map(|(p, _)| (p.clone(), Chosen::Lookup))
+            .unwrap_or_else(|| (default_target(&root), Chosen::Default)),
+    };
+    let bytes = match existing.iter().position(|(p, _)| *p == target) {
+        Some(i) => Some(existing.remove(i).1),
+        None => place.read(&target)?,
+    };
+    Ok(VersionFiles {
+        target,
+        chosen,
+        bytes,
+        others: existing,
+        lookup,
+        place: place.describe(),
+    })
+}
+
+/// The gate's lookup order: each file name in the root, then in its parent
+/// (never above the top of the repository).
+pub fn gate_lookup(root: &str) -> Vec<String> {
+    let root = normalise(root);
+    let root = root.as_str();
+    let mut out = Vec::new();
+    for name in VERSION_FILES {
+        out.push(join(root, name));
+        if !root.is_empty() {
+            out.push(join(parent(root), name));
+        }
+    }
+    out
+}
+
+/// Where `--write` creates a missing version file: beside the runtime root.
+pub fn default_target(root: &str) -> String {
+    let root = normalise(root);
+    let dir = if root.is_empty() { "" } else { parent(&root) };
+    join(dir, VERSION_FILES[0])
+}
+
+/// `path` (relative to the top of the repository, or absolute inside its
+/// working tree) as a clean path from the top.
+pub fn repo_relative(repo: &gix::Repository, path: &str) -> Result<String, PatchError> {
+    let p = Path::new(path);
+    let rel = if p.is_absolute() {
+        let top = workdir(repo)?;
+        let top = top.canonicalize().unwrap_or(top);
+        // The file may not exist yet: resolve its directory.
+        let dir = p.parent().unwrap_or(p);
+        let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        let name = p.file_name().map(PathBuf::from).unwrap_or_default();
+        match dir.join(name).strip_prefix(&top) {
+            Ok(r) => r.to_string_lossy().into_owned(),
+            Err(_) => {
+                return Err(PatchError::BadVersionFile(format!(
+                    "--version-file {path} is outside the working tree {}",
+                    top.display()
+                )))
+            }
+        }
+    } else {
+        path.to_string()
+    };
+    let mut parts = Vec::new();
+    for c in Path::new(&rel).components() {
+        match c {
+            Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
+            Component::CurDir => {}
+            _ => {
+                return Err(PatchError::BadVersionFile(format!(
+                    "version file `{path}` leaves the repository: give a path from its top, such as src/version.json"
+                )))
+            }
+        }
+    }
+    if parts.is_empty() {
+        return Err(PatchError::BadVersionFile(format!(
+            "version file `{path}` names no file: give a path from the top of the repository, such as src/version.json"
+        )));
+    }
+    Ok(parts.join("/"))
+}
+
+/// `--write` edits the working tree: the `to` side must be what is checked
+/// out, or the file would record another commit's fingerprint.
+pub fn check_checkout(repo: &gix::Repository, analysis: &Analysis) -> Result<(), PatchError> {
+    workdir(repo)?;
+    if analysis.to.worktree {
+        return Ok(());
+    }
+    let head = repo.head_id().ok().map(|id| id.detach().to_string());
+    if head.is_some() && head == analysis.to.commit {
+        return Ok(());
+    }
+    let head = head.map_or_else(|| "no commit".to_string(), |h| h[..12].to_string());
+    Err(PatchError::WrongCheckout(format!(
+        "--write edits the working tree, but the `to` side {} is not the checked-out commit ({head}): check it out, compare with the working tree (--worktree), or pass --force to write its values anyway",
+        analysis.to.reference
+    )))
+}
+
+/// The working tree's top.
+pub fn workdir(repo: &gix::Repository) -> Result<PathBuf, PatchError> {
+    repo.workdir().map(Path::to_path_buf).ok_or_else(|| {
+        PatchError::NoWorktree(format!(
+            "{} is a bare repository: it has no working tree to read or write version.json in",
+            repo_display(repo)
+        ))
+    })
+}
+
+/// The file to write for `rel`: a symbolic link is followed (replacing the
+/// link by a file would change what else points at it), but only to a file
+/// inside the working tree.
+pub fn write_path(top: &Path, rel: &str) -> Result<PathBuf, PatchError> {
+    let path = top.join(rel);
+    if !path.is_symlink() {
+        return Ok(path);
+    }
+    let real = path.canonicalize().map_err(|e| PatchError::Read {
+        path: rel.to_string(),
+        message: format!("is a symbolic link that cannot be followed: {e}"),
+    })?;
+    let top = top.canonicalize().unwrap_or_else(|_| top.to_path_buf());
+    if !real.starts_with(&top) {
+        return Err(PatchError::BadVersionFile(format!(
+            "{rel} is a symbolic link to {}, outside the working tree: fpcheck only writes inside it",
+            real.display()
+        )));
+    }
+    Ok(real)
+}
+
+fn normalise(root: &str) -> String {
+    root.split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+fn parent(path: &str) -> &str {
+    path.rfind('/').map_or("", |i| &path[..i])
+}
+
+fn split(path: &str) -> (&str, &str) {
+    match path.rfind('/') {
+        Some(i) => (&path[..i], &path[i + 1..]),
+        None => ("", path),
+    }
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_follows_the_gate() {
+        assert_eq!(
+            gate_lookup("src"),
+            [
+                "src/version.json",
+                "version.json",
+                "src/package.json",
+                "package.json"
+            ]
+        );
+        assert_eq!(
+            gate_lookup("./server/src/"),
+            [
+                "server/src/version.json",
+                "server/version.json",
+                "server/src/package.json",
+                "server/package.json"
+            ]
+        );
+        assert_eq!(gate_lookup("."), ["version.json", "package.json"]);
+    }
+
+    #[test]
+    fn default_is_beside_the_root() {
+        assert_eq!(default_target("src"), "version.json");
+        assert_eq!(default_target("server/src"), "server/version.json");
+        assert_eq!(default_target("."), "version.json");
+    }
+}

@@ -1,0 +1,586 @@
+//! The `version.json` patch: what a release records about its runtime, so
+//! that the updater can decide and verify without guessing.
+//!
+//! The patch sets `runtime_fingerprint` (the `to` side's fingerprint),
+//! `runtime_fingerprint_spec` (what produced it) and normalises
+//! `force_restart` (see [`force`]); nothing else in the file changes. It is
+//! printed as an RFC 7396 merge patch or as RFC 6902 operations, and
+//! applied by editing the file's text in place ([`edit`]), so key order,
+//! indentation and the final newline stay as they are.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::config::Runtime;
+use crate::range::Analysis;
+use crate::source::SourceError;
+
+pub mod edit;
+pub mod force;
+pub mod locate;
+pub mod scan;
+
+pub use locate::{check_checkout, Chosen, Place, VersionFiles};
+
+/// The id of the fingerprint algorithm (FINGERPRINT.md sections 1-4:
+/// `path NUL bytes LF` per selected file in code-point order, SHA-256).
+pub const ALGORITHM: &str = "fpcheck-runtime-v1";
+
+/// The keys the patch may set, in the order new ones are appended.
+pub const KEYS: [&str; 4] = [
+    "version",
+    "runtime_fingerprint",
+    "runtime_fingerprint_spec",
+    "force_restart",
+];
+
+/// Why no patch can be made or written. Every message names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum PatchError {
+    /// The version file is not JSON.
+    #[error("{path}:{line}:{column}: not valid JSON: {message}")]
+    InvalidJson {
+        /// The file, from the top of the repository.
+        path: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// serde_json's message, without its position.
+        message: String,
+    },
+    /// The version file is JSON but not an object.
+    #[error("{path}:{line}: the document is {found}, not a JSON object")]
+    NotAnObject {
+        /// The file.
+        path: String,
+        /// Where the document starts.
+        line: usize,
+        /// What it is instead.
+        found: &'static str,
+    },
+    /// A key appears twice in one object.
+    #[error("{path}:{line}: duplicate key \"{key}\" in {} (first at line {first_line}): the gate would silently use the last one", if pointer.is_empty() { "the top-level object" } else { pointer.as_str() })]
+    DuplicateKey {
+        /// The file.
+        path: String,
+        /// The second occurrence.
+        line: usize,
+        /// The first.
+        first_line: usize,
+        /// The key.
+        key: String,
+        /// The object holding it, as a JSON Pointer (`""`: the top).
+        pointer: String,
+    },
+    /// A file cannot be read.
+    #[error("cannot read {path}: {message}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        message: String,
+    },
+    /// The repository cannot be read.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// `--version-file` (or the config's) is unusable.
+    #[error("{0}")]
+    BadVersionFile(String),
+    /// `--write` without a working tree.
+    #[error("{0}")]
+    NoWorktree(String),
+    /// `--write` when the `to` side is not checked out.
+    #[error("{0}")]
+    WrongCheckout(String),
+    /// The file changed on disk since it was read.
+    #[error("{0} changed while fpcheck was reading it: nothing was written; run again")]
+    Raced(String),
+    /// The write failed; the file is untouched.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The edited text does not say what the patch says: a bug, caught
+    /// before anything is written.
+    #[error("internal error, nothing was written: {0}")]
+    Internal(String),
+}
+
+/// The printed form of a patch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PatchFormat {
+    /// RFC 7396 JSON Merge Patch: an object; `{}` is the empty patch.
+    #[default]
+    Merge,
+    /// RFC 6902 JSON Patch: an array of operations; `[]` is the empty patch.
+    JsonPatch,
+}
+
+/// One decision of the patch, in a sentence, with a stable code.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Explanation {
+    /// A stable snake_case code (listed in docs/patch.md).
+    pub code: &'static str,
+    /// What was decided and why.
+    pub message: String,
+}
+
+/// What the patch needs to know about the release, taken from an
+/// [`Analysis`] (a plain struct so that the rules can be tested alone).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Facts {
+    /// The `from` side's name.
+    pub from: String,
+    /// The `to` side's name.
+    pub to: String,
+    /// The `from` fingerprint (`""` when unavailable).
+    pub from_fingerprint: String,
+    /// The `to` fingerprint (`""` when unavailable).
+    pub fingerprint: String,
+    /// Why the `to` fingerprint is unavailable.
+    pub unavailable_reason: Option<String>,
+    /// The gate's `code_changed`.
+    pub code_changed: bool,
+    /// The gate's `version_changed`.
+    pub version_changed: bool,
+    /// Whether the gate read `force_restart` as on in the `from` release.
+    pub previous_force: bool,
+    /// The raw value it read there.
+    pub previous_raw: Option<Value>,
+    /// The runtime root, from the top of the repository (`.` for the top).
+    pub root: String,
+    /// Runtime extensions.
+    pub extensions: Vec<String>,
+    /// Excluded names.
+    pub exclude: Vec<String>,
+}
+
+impl Facts {
+    /// The facts of an analysed range.
+    pub fn of(a: &Analysis) -> Facts {
+        Facts {
+            from: a.from.reference.clone(),
+            to: a.to.reference.clone(),
+            from_fingerprint: a.from.fingerprint.clone(),
+            fingerprint: a.to.fingerprint.clone(),
+            unavailable_reason: a.to.unavailable_reason.clone(),
+            code_changed: a.code_changed,
+            version_changed: a.version_changed,
+            previous_force: a.from.force_restart,
+            previous_raw: a.from.force_restart_raw.clone(),
+            root: a.settings.root.clone(),
+            extensions: a.settings.extensions.clone(),
+            exclude: a.settings.exclude.clone(),
+        }
+    }
+
+    /// `runtime_fingerprint_spec`: enough to reproduce the fingerprint, in
+    /// the spirit of Dirhash's recorded options.
+    pub fn spec(&self) -> Value {
+        json!({
+            "algorithm": ALGORITHM,
+            "hash": "sha256",
+            "root": self.root,
+            "extensions": self.extensions,
+            "exclude": self.exclude,
+        })
+    }
+
+    /// Why the gate counts the code as changed, as a clause.
+    fn code_change(&self) -> String {
+        let short = |fp: &str| fp.get(..12).unwrap_or("unavailable").to_string();
+        if self.fingerprint.is_empty() {
+            format!("the fingerprint of {} is unavailable", self.to)
+        } else if self.from_fingerprint.is_empty() {
+            format!("the fingerprint of {} is unavailable", self.from)
+        } else {
+            format!(
+                "the runtime code changed (fingerprint {} → {})",
+                short(&self.from_fingerprint),
+                short(&self.fingerprint)
+            )
+        }
+    }
+}
+
+/// A computed patch and the file it produces.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The file, from the top of the repository.
+    pub version_file: String,
+    /// How the file was chosen.
+    pub chosen: Chosen,
+    /// Whether it exists where it was read.
+    pub exists: bool,
+    /// Its value before (`{}` when it does not exist).
+    pub before: Value,
+    /// Its value after.
+    pub after: Value,
+    /// The top-level keys whose value changes, with their new value, in
+    /// the order they are written.
+    pub set: Vec<(String, Value)>,
+    /// Every decision worth knowing, in order.
+    pub explanations: Vec<Explanation>,
+    /// The file's bytes as read (empty when it does not exist).
+    pub original: Vec<u8>,
+    /// The file's text after the patch.
+    pub text: String,
+}
+
+impl Plan {
+    /// True when the file already says everything the patch would.
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty()
+    }
+
+    /// The patch in `format`.
+    pub fn patch(&self, format: PatchFormat) -> Value {
+        match format {
+            PatchFormat::Merge => self.merge_patch(),
+            PatchFormat::JsonPatch => self.json_patch(),
+        }
+    }
+
+    /// RFC 7396: applied to [`Plan::before`], gives [`Plan::after`].
+    pub fn merge_patch(&self) -> Value {
+        merge_diff(&self.before, &self.after)
+    }
+
+    /// RFC 6902: `add` for new keys, `replace` for changed ones.
+    pub fn json_patch(&self) -> Value {
+        let ops = self.set.iter().map(|(key, value)| {
+            let op = if self.before.get(key).is_some() {
+                "replace"
+            } else {
+                "add"
+            };
+            json!({"op": op, "path": format!("/{}", scan::pointer_token(key)), "value": value})
+        });
+        Value::Array(ops.collect())
+    }
+}
+
+/// The merge patch from `before` to `after`: changed members, recursing
+/// into objects on both sides, and `null` for members that disappear (a
+/// merge patch merges objects, so a stale nested key must be deleted).
+fn merge_diff(before: &Value, after: &Value) -> Value {
+    let (Value::Object(b), Value::Object(a)) = (before, after) else {
+        return after.clone();
+    };
+    let mut out = Map::new();
+    for (key, new) in a {
+        match b.get(key) {
+            Some(old) if old == new => {}
+            Some(old @ Value::Object(_)) if new.is_object() => {
+                out.insert(key.clone(), merge_diff(old, new));
+            }
+            _ => {
+                out.insert(key.clone(), new.clone());
+            }
+        }
+    }
+    for key in b.keys().filter(|k| !a.contains_key(*k)) {
+        out.insert(key.clone(), Value::Null);
+    }
+    Value::Object(out)
+}
+
+/// What `fpcheck patch` is asked to do.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `--version-file`, as given.
+    pub version_file: Option<String>,
+    /// `--force-restart`.
+    pub force_restart: bool,
+    /// Read the version files from the working tree (`--worktree`, and
+    /// `--write`, which edits it).
+    pub worktree: bool,
+}
+
+/// Locates the version file for `analysis` and computes its patch.
+pub fn prepare(
+    repo: &gix::Repository,
+    analysis: &Analysis,
+    runtime: &Runtime,
+    options: &Options,
+) -> Result<Plan, PatchError> {
+    let explicit = match (&options.version_file, &runtime.version_file) {
+        (Some(p), _) => Some((locate::repo_relative(repo, p)?, Chosen::Flag)),
+        (None, Some(p)) => Some((locate::repo_relative(repo, p)?, Chosen::Config)),
+        (None, None) => None,
+    };
+    let place = Place::to_side(repo, analysis, options.worktree)?;
+    let files = locate::locate(&place, &runtime.root, explicit)?;
+    plan(&Facts::of(analysis), &files, options.force_restart)
+}
+
+/// Computes the patch of `files.target` for a release with `facts`;
+/// `force_restart` is `--force-restart`.
+pub fn plan(facts: &Facts, files: &VersionFiles, force_restart: bool) -> Result<Plan, PatchError> {
+    // A missing file is patched as an empty object, which --write creates.
+    let base: &[u8] = files.bytes.as_deref().unwrap_or(b"{}\n");
+    let doc = scan::Document::parse(base, &files.target)?;
+    let mut explanations = Vec::new();
+    let mut desired: Vec<(&str, Value)> = Vec::new();
+    if files.bytes.is_none() {
+        explanations.extend(missing(files, &mut desired));
+    }
+    if let Some(how) = outside_lookup(files) {
+        explanations.push(how);
+    }
+    desired.push((KEYS[1], Value::from(facts.fingerprint.as_str())));
+    if let Some(why) = &facts.unavailable_reason {
+        explanations.push(Explanation {
+            code: "fingerprint_unavailable",
+            message: format!(
+                "the fingerprint of {} is unavailable ({why}): runtime_fingerprint is recorded as \"\", which the gate treats as changed code",
+                facts.to
+            ),
+        });
+    }
+    desired.push((KEYS[2], facts.spec()));
+    let current = doc.value.get(KEYS[3]);
+    let force = force::decide(facts, &files.target, current, force_restart);
+    explanations.extend(force.explanations);
+    let final_on = force
+        .value
+        .unwrap_or_else(|| current.is_some_and(crate::release::python_truthy));
+    if let Some(on) = force.value {
+        desired.push((KEYS[3], Value::Bool(on)));
+    }
+    if !final_on {
+        explanations.extend(force::elsewhere(&files.target, &files.others));
+    }
+    let set: Vec<(String, Value)> = desired
+        .into_iter()
+        .filter(|(key, value)| doc.value.get(*key) != Some(value))
+        .map(|(key, value)| (key.to_string(), value))
+        .collect();
+    let text = edit::apply(&doc, &set);
+    let after = with(&doc.value, &set);
+    verify(&text, &after, &files.target)?;
+    Ok(Plan {
+        version_file: files.target.clone(),
+        chosen: files.chosen,
+        exists: files.bytes.is_some(),
+        before: doc.value.clone(),
+        after,
+        set,
+        explanations,
+        original: files.bytes.clone().unwrap_or_default(),
+        text,
+    })
+}
+
+/// There is no version file: say so, and give the new one a `version`
+/// from wherever the gate finds it now (usually package.json).
+fn missing(files: &VersionFiles, desired: &mut Vec<(&str, Value)>) -> Vec<Explanation> {
+    let mut out = vec![Explanation {
+        code: "version_file_missing",
+        message: format!(
+            "{} has no {} (the gate looks for {}): the patch applies to an empty object, and --write creates the file",
+            files.place,
+            files.target,
+            files.lookup.join(", ")
+        ),
+    }];
+    match gate_version(&files.others) {
+        Some((version, from)) => {
+            out.push(Explanation {
+                code: "version_copied",
+                message: format!(
+                    "version {version} is copied from {from} into the new {}: the gate takes the version from the first file of its lookup that has one, so keep both in step from now on",
+                    files.target
+                ),
+            });
+            desired.push((KEYS[0], Value::from(version)));
+        }
+        None => out.push(Explanation {
+            code: "version_missing",
+            message: format!(
+                "no version file at {} has a \"version\": the new {} has none either, and without one the updater never writes a marker",
+                files.place, files.target
+            ),
+        }),
+    }
+    out
+}
+
+/// The version the gate reads from `files` (in its lookup order): the
+/// first object with a non-empty `"version"` string, as in
+/// [`crate::release::read`].
+fn gate_version(files: &[(String, Vec<u8>)]) -> Option<(String, String)> {
+    files.iter().find_map(|(path, bytes)| {
+        let doc: Value = serde_json::from_slice(bytes).ok()?;
+        let version = doc.get("version")?.as_str().filter(|v| !v.is_empty())?;
+        Some((version.to_string(), path.clone()))
+    })
+}
+
+/// A target the gate never reads (chosen by flag or config) still gets the
+/// patch, but the releaser must know the gate will not see it.
+fn outside_lookup(files: &VersionFiles) -> Option<Explanation> {
+    if files.lookup.contains(&files.target) {
+        return None;
+    }
+    Some(Explanation {
+        code: "version_file_not_read_by_gate",
+        message: format!(
+            "{} is not where the gate looks ({}): it will not read these keys there",
+            files.target,
+            files.lookup.join(", ")
+        ),
+    })
+}
+
+/// `value` with the members of `set` replaced or appended.
+fn with(value: &Value, set: &[(String, Value)]) -> Value {
+    let mut out = value.clone();
+    if let Value::Object(map) = &mut out {
+        for (key, v) in set {
+            map.insert(key.clone(), v.clone());
+        }
+    }
+    out
+}
+
+/// The edited text must parse, without duplicates, to exactly the value
+/// the patch describes; otherwise nothing may be written.
+fn verify(text: &str, after: &Value, path: &str) -> Result<(), PatchError> {
+    let doc = scan::Document::parse(text.as_bytes(), path)
+        .map_err(|e| PatchError::Internal(format!("the edited text does not parse: {e}")))?;
+    if doc.value != *after {
+        return Err(PatchError::Internal(format!(
+            "the edited text of {path} does not match the patch"
+        )));
+    }
+    Ok(())
+}
+
+/// Writes the patched file into the working tree of `repo`, atomically;
+/// `false` (and not a byte touched) when it already says it all.
+pub fn write(repo: &gix::Repository, plan: &Plan) -> Result<bool, PatchError> {
+    let top = locate::workdir(repo)?;
+    let path: PathBuf = locate::write_path(&top, &plan.version_file)?;
+    // The plan was made from what was read; refuse if the file moved on.
+    let now = match std::fs::read(&path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(PatchError::Read {
+                path: plan.version_file.clone(),
+                message: e.to_string(),
+            })
+        }
+    };
+    let read = plan.exists.then_some(&plan.original);
+    if now.as_ref() != read {
+        return Err(PatchError::Raced(plan.version_file.clone()));
+    }
+    if plan.is_empty() {
+        return Ok(false);
+    }
+    crate::atomic::write_atomic(&path, plan.text.as_bytes()).map_err(|source| {
+        PatchError::Write {
+            path: plan.version_file.clone(),
+            source,
+        }
+    })?;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts() -> Facts {
+        Facts {
+            from: "v1.0.0".into(),
+            to: "v1.1.0".into(),
+            from_fingerprint: "a".repeat(64),
+            fingerprint: "b".repeat(64),
+            unavailable_reason: None,
+            code_changed: true,
+            version_changed: true,
+            previous_force: false,
+            previous_raw: None,
+            root: "src".into(),
+            extensions: vec![".py".into()],
+            exclude: vec!["tests".into()],
+        }
+    }
+
+    fn files(bytes: Option<&str>, others: &[(&str, &str)]) -> VersionFiles {
+        VersionFiles {
+            target: "src/version.json".into(),
+            chosen: Chosen::Lookup,
+            bytes: bytes.map(|b| b.as_bytes().to_vec()),
+            others: others
+                .iter()
+                .map(|(p, b)| (p.to_string(), b.as_bytes().to_vec()))
+                .collect(),
+            lookup: locate::gate_lookup("src"),
+            place: "v1.1.0".into(),
+        }
+    }
+
+    #[test]
+    fn merge_patch_deletes_stale_nested_keys() {
+        let f = files(
+            Some("{\"version\": \"1.1.0\", \"runtime_fingerprint_spec\": {\"algorithm\": \"fpcheck-runtime-v1\", \"note\": 1}}"),
+            &[],
+        );
+        let plan = plan(&facts(), &f, false).unwrap();
+        assert_eq!(
+            plan.merge_patch(),
+            json!({
+                "runtime_fingerprint": "b".repeat(64),
+                "runtime_fingerprint_spec": {
+                    "hash": "sha256", "root": "src", "extensions": [".py"],
+                    "exclude": ["tests"], "note": null
+                }
+            })
+        );
+        assert_eq!(
+            plan.json_patch()[1],
+            json!({"op": "replace", "path": "/runtime_fingerprint_spec", "value": facts().spec()})
+        );
+    }
+
+    #[test]
+    fn a_missing_file_takes_the_version_from_package_json() {
+        let f = files(
+            None,
+            &[(
+                "package.json",
+                "{\"version\": \"2.0.0\", \"force_restart\": 1}",
+            )],
+        );
+        let plan = plan(&facts(), &f, false).unwrap();
+        assert!(!plan.exists);
+        assert_eq!(
+            plan.set.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+            ["version", "runtime_fingerprint", "runtime_fingerprint_spec"]
+        );
+        assert!(plan
+            .text
+            .starts_with("{\n  \"version\": \"2.0.0\",\n  \"runtime_fingerprint\": \"bbbb"));
+        assert!(plan.text.ends_with("\n  }\n}\n"));
+        let codes: Vec<_> = plan.explanations.iter().map(|e| e.code).collect();
+        assert_eq!(
+            codes,
+            [
+                "version_file_missing",
+                "version_copied",
+                "force_restart_elsewhere"
+            ]
+        );
+    }
+}
