@@ -39,6 +39,23 @@ impl DirSource {
         &self.root
     }
 
+    /// A version file's name as the user knows it: beside the root's
+    /// display name, so a working tree says `version.json`, not an
+    /// absolute path.
+    fn meta_display(&self, name: &str, in_parent: bool) -> String {
+        let shown = Path::new(&self.display);
+        let dir = if in_parent {
+            match shown.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                Some(_) if shown != Path::new(".") => PathBuf::new(),
+                _ => return self.root.parent().unwrap_or(&self.root).join(name).display().to_string(),
+            }
+        } else {
+            shown.to_path_buf()
+        };
+        dir.join(name).display().to_string()
+    }
+
     fn unreadable(&self, rel: &[u8], err: &io::Error) -> SourceError {
         SourceError::Unreadable {
             path: display_path(&self.display, rel),
@@ -154,7 +171,7 @@ impl Source for DirSource {
         let path = dir.join(name);
         match fs::read(&path) {
             Ok(bytes) => Ok(Some(MetaFile {
-                display: path.display().to_string(),
+                display: self.meta_display(name, in_parent),
                 bytes,
             })),
             // The gate skips a version file it cannot read; so do we.

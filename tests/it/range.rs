@@ -474,6 +474,7 @@ fn worktree_mode_asks_before_committing() {
         .json();
     assert_eq!(j["to"]["ref"], "WORKTREE");
     assert_eq!(j["to"]["worktree"], true);
+    assert_eq!(j["to"]["version_file"], "version.json");
     assert_eq!(j["reason"], "code_changed");
     assert_eq!(
         j["changes"]["runtime"],
