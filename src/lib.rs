@@ -17,6 +17,7 @@ pub mod changes;
 pub mod config;
 pub mod demo;
 pub mod fingerprint;
+pub mod gate;
 pub mod history;
 pub mod patch;
 pub mod range;

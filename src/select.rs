@@ -167,12 +167,7 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
     let root_display = source.root_display();
     let root = match source.root()? {
         RootState::Dir(node) => node,
-        RootState::Missing => {
-            return Ok(unavailable(
-                &root_display,
-                "does not exist (is the runtime root right? see --root)",
-            ))
-        }
+        RootState::Missing => return Ok(unavailable(&root_display, "does not exist")),
         RootState::NotADirectory => return Ok(unavailable(&root_display, "is not a directory")),
         RootState::Unresolvable(why) => return Ok(unavailable(&root_display, &why)),
     };

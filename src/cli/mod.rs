@@ -12,6 +12,7 @@ use fpcheck::SourceError;
 
 mod demo;
 mod fingerprint;
+mod gate;
 mod history;
 mod patch;
 mod range;
@@ -71,6 +72,10 @@ enum Command {
     Demo(demo::DemoArgs),
     History(history::HistoryArgs),
     Patch(patch::PatchArgs),
+    Snapshot(gate::SnapshotArgs),
+    Gate(gate::GateArgs),
+    Status(gate::StatusArgs),
+    Ack(gate::AckArgs),
 }
 
 /// Flags shared by every command that reads runtime files.
@@ -142,6 +147,10 @@ pub fn main() -> ExitCode {
         Some(Command::Demo(args)) => demo::run(args),
         Some(Command::History(args)) => history::run(args),
         Some(Command::Patch(args)) => patch::run(args),
+        Some(Command::Snapshot(args)) => gate::run_snapshot(args),
+        Some(Command::Gate(args)) => gate::run_gate(args),
+        Some(Command::Status(args)) => gate::run_status(args),
+        Some(Command::Ack(args)) => gate::run_ack(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

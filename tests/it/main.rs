@@ -3,6 +3,7 @@
 mod support;
 
 mod fingerprint;
+mod gate;
 mod history;
 mod patch;
 mod range;

@@ -1,0 +1,532 @@
+//! `fpcheck snapshot | gate | status | ack`: the runtime gate for production
+//! updaters and the servers they update. Decisions live in `fpcheck::gate`;
+//! this file parses flags, prints, and maps outcomes to exit codes.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Args;
+use serde::Serialize;
+
+use fpcheck::atomic;
+use fpcheck::gate::ack::{self, Action};
+use fpcheck::gate::run::{self, Report as GateReport};
+use fpcheck::gate::snapshot::{self, Settings, Snapshot};
+use fpcheck::gate::status::{self, Report as StatusReport};
+use fpcheck::gate::{io_reason, lock, ErrorKind};
+
+use super::{exit, print, settings, warn_all, Failure, RuntimeFlags};
+
+/// Schema of the JSON these commands print.
+const JSON_SCHEMA: u32 = 1;
+
+/// Test-only: `pause:MS` sleeps, `fail` fails, between the marker's
+/// temporary write and its rename, so tests can kill a gate mid-write.
+const TEST_HOOK: &str = "FPCHECK_TEST_BEFORE_RENAME";
+
+/// Record the installed runtime's state before an update.
+///
+/// Reads the runtime root --dir: the version and force_restart (looked up as
+/// the reference gate does: version.json then package.json, in the root then
+/// its parent), the runtime fingerprint, and each selected file's own
+/// SHA-256 (so `fpcheck gate` can name the files that changed). Writes the
+/// state as JSON to --out (atomically) or to stdout. An unavailable
+/// fingerprint is recorded as "" with its reason, and warned about: the gate
+/// then treats the code as changed.
+#[derive(Debug, Args)]
+#[command(after_help = "Exit status:
+  0  the snapshot was written (even when the fingerprint is unavailable: see the warning)
+  2  usage error: bad flags or configuration
+  4  the runtime cannot be read
+  5  --out cannot be written
+
+Example:
+  fpcheck snapshot --dir /opt/server/src --out /var/lib/server/before.json")]
+pub struct SnapshotArgs {
+    /// The installed runtime root (e.g. /opt/server/src).
+    #[arg(long, value_name = "RUNTIME")]
+    dir: PathBuf,
+    /// Write the snapshot here instead of stdout; a summary is printed.
+    #[arg(long, value_name = "STATE.json")]
+    out: Option<PathBuf>,
+    #[command(flatten)]
+    runtime: RuntimeFlags,
+    /// With --out, print the snapshot JSON instead of the summary.
+    #[arg(long)]
+    json: bool,
+}
+
+/// After an update: decide whether running processes must restart, and
+/// write the restart marker if so.
+///
+/// Compares the runtime --dir (now holding the new release) with the
+/// snapshot --before taken by `fpcheck snapshot`, using the snapshot's
+/// settings. The marker (the reference's mcp-restart-required.json, schema 3)
+/// is written when the version changed and either the code changed or the
+/// release sets force_restart. fpcheck also writes it, conservatively, when
+/// a fingerprint is unavailable, and when it cannot decide (an unreadable or
+/// foreign snapshot): it never fails open. A release's version.json may
+/// record runtime_fingerprint (`fpcheck patch`); installed bytes that do
+/// not match it count as changed code, with a warning.
+///
+/// Writes are atomic (temporary file, fsync, rename, fsync of the
+/// directory) and serialised with other gates by a lock file beside the
+/// marker (MARKER.json.lock). Clients named with --client are listed in the
+/// marker as "restart", with those of the marker it replaces.
+#[derive(Debug, Args)]
+#[command(after_help = "Exit status:
+  0  decided; the marker was written if a restart is required (see the output)
+  2  the flags select files differently from the snapshot: restart required, marker written*
+  3  a fingerprint is unavailable: restart required, marker written
+  4  the snapshot or runtime cannot be read: restart required, marker written*
+  5  the marker cannot be locked or written: restart required, NOT written
+  (* when the marker's directory is usable; --json's marker_written says)
+Any non-zero status means: treat the update as requiring a restart.
+
+Example:
+  fpcheck gate --dir /opt/server/src --before before.json \\
+      --marker ~/.server/mcp-restart-required.json --client claude_code --client codex")]
+pub struct GateArgs {
+    /// The installed runtime root, after the update.
+    #[arg(long, value_name = "RUNTIME")]
+    dir: PathBuf,
+    /// The snapshot taken before the update.
+    #[arg(long, value_name = "STATE.json")]
+    before: PathBuf,
+    /// The restart marker to write.
+    #[arg(long, value_name = "MARKER.json")]
+    marker: PathBuf,
+    /// A client that must restart; repeat for several.
+    #[arg(long = "client", value_name = "NAME")]
+    clients: Vec<String>,
+    /// Settings: only to check they match the snapshot's (which are used).
+    #[command(flatten)]
+    runtime: RuntimeFlags,
+    /// Seconds to wait for another gate holding the marker's lock.
+    #[arg(long, value_name = "SECS", default_value_t = lock::DEFAULT_TIMEOUT.as_secs())]
+    lock_timeout: u64,
+    /// Print the decision as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The running process's question: must I restart?
+///
+/// Applies the reference's check (FINGERPRINT.md section 7) to the marker,
+/// the installed runtime --dir (its version and fingerprint now) and what
+/// the process started with. --process-fingerprint may be "unknown" or ""
+/// (the comparison is then skipped and the versions decide);
+/// --process-version "" means "same as installed". A client marked "ok" in
+/// the marker (see `fpcheck ack`) runs on unless something else holds.
+///
+/// With --cache FILE, a call whose runtime files are all provably unchanged
+/// (same paths; same size, mtime, ctime, inode and device; not changed
+/// within 2 s of the cached stats) reads no runtime file. Any doubt means a
+/// full re-hash; a corrupt cache is ignored and rewritten.
+#[derive(Debug, Args)]
+#[command(after_help = "Exit status:
+  0  no restart required
+  1  restart required (the reason is printed)
+  3  no restart required, but the installed fingerprint is unavailable: the
+     answer rests on the version fallback
+  2  usage error; 4  the runtime cannot be read
+
+Reasons (the reference's codes): marker_required, marker_corrupt,
+fingerprint_mismatch, version_mismatch; \"\" when no restart.
+
+Example:
+  fpcheck status --dir /opt/server/src --marker ~/.server/mcp-restart-required.json \\
+      --process-fingerprint 3c43...d6 --process-version 7.11.0 \\
+      --client codex --cache /tmp/fp.cache --json")]
+pub struct StatusArgs {
+    /// The installed runtime root.
+    #[arg(long, value_name = "RUNTIME")]
+    dir: PathBuf,
+    /// The restart marker.
+    #[arg(long, value_name = "MARKER.json")]
+    marker: PathBuf,
+    /// The fingerprint the process computed at startup ("unknown" or "" if
+    /// it could not).
+    #[arg(long, value_name = "FP")]
+    process_fingerprint: String,
+    /// The version the process started with ("" means same as installed).
+    #[arg(long, value_name = "V")]
+    process_version: String,
+    /// The asking client.
+    #[arg(long, value_name = "NAME")]
+    client: Option<String>,
+    /// Reuse the installed fingerprint while no runtime file changed.
+    #[arg(long, value_name = "FILE")]
+    cache: Option<PathBuf>,
+    #[command(flatten)]
+    runtime: RuntimeFlags,
+    /// Print the answer as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A client confirms it restarted.
+///
+/// Marks --client as "ok" in the marker's clients. The marker is removed
+/// once every listed client is "ok" and the process proves it loaded the
+/// marker's to_fingerprint (--process-fingerprint equal to it); otherwise
+/// it stays, so other clients still see it. A --process-fingerprint that
+/// differs from to_fingerprint is refused: that process runs other code.
+#[derive(Debug, Args)]
+#[command(after_help = "Exit status:
+  0  acknowledged (marker kept or removed), or no marker
+  1  refused: the process did not load the marker's to_fingerprint; restart it
+  4  the marker cannot be read as a JSON object (left untouched)
+  5  the marker cannot be locked, written or removed
+
+Example:
+  fpcheck ack --marker ~/.server/mcp-restart-required.json --client codex \\
+      --process-fingerprint 7e11...22")]
+pub struct AckArgs {
+    /// The restart marker.
+    #[arg(long, value_name = "MARKER.json")]
+    marker: PathBuf,
+    /// The client that restarted.
+    #[arg(long, value_name = "NAME")]
+    client: String,
+    /// The fingerprint the restarted process computed at startup.
+    #[arg(long, value_name = "FP")]
+    process_fingerprint: Option<String>,
+    /// Seconds to wait for a gate holding the marker's lock.
+    #[arg(long, value_name = "SECS", default_value_t = lock::DEFAULT_TIMEOUT.as_secs())]
+    lock_timeout: u64,
+    /// Print the outcome as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A JSON document of these commands: the schema, then the report.
+#[derive(Serialize)]
+struct Doc<'a, T: Serialize> {
+    schema_version: u32,
+    #[serde(flatten)]
+    body: &'a T,
+}
+
+fn json<T: Serialize>(body: &T) -> String {
+    let doc = Doc {
+        schema_version: JSON_SCHEMA,
+        body,
+    };
+    let mut text = serde_json::to_string_pretty(&doc).expect("plain data serialises");
+    text.push('\n');
+    text
+}
+
+fn snapshot_settings(flags: &RuntimeFlags) -> Result<Settings, Failure> {
+    let rt = settings(flags, None, None)?;
+    Ok(Settings {
+        runtime: rt.name,
+        extensions: rt.rules.extensions,
+        exclude: rt.rules.exclude,
+    })
+}
+
+pub fn run_snapshot(args: SnapshotArgs) -> Result<u8, Failure> {
+    let settings = snapshot_settings(&args.runtime)?;
+    let snap = snapshot::take(&args.dir, &settings)?;
+    warn_all(&snap.warnings);
+    if let Some(reason) = &snap.unavailable_reason {
+        eprintln!(
+            "fpcheck: warning: the fingerprint is unavailable ({reason}): the gate will treat the code as changed"
+        );
+    }
+    let bytes = snap.to_bytes();
+    match &args.out {
+        None => print(&String::from_utf8_lossy(&bytes))?,
+        Some(out) => {
+            atomic::write_atomic(out, &bytes).map_err(|e| Failure {
+                code: exit::OUTPUT,
+                message: format!("cannot write {}: {}", out.display(), io_reason(&e)),
+            })?;
+            if args.json {
+                print(&String::from_utf8_lossy(&bytes))?;
+            } else {
+                print(&snapshot_summary(&snap, out))?;
+            }
+        }
+    }
+    Ok(exit::OK)
+}
+
+fn snapshot_summary(s: &Snapshot, out: &Path) -> String {
+    let mut t = format!("snapshot of {} written to {}\n", s.dir, out.display());
+    let _ = writeln!(
+        t,
+        "  version      {}",
+        version_line(&s.version, &s.version_file)
+    );
+    let _ = writeln!(
+        t,
+        "  fingerprint  {}",
+        fp_line(&s.fingerprint, s.files.len())
+    );
+    if s.force_restart {
+        let raw = s.force_restart_raw.as_ref().map(|v| v.to_string());
+        let _ = writeln!(t, "  force_restart on ({})", raw.unwrap_or_default());
+    }
+    t
+}
+
+pub fn run_gate(args: GateArgs) -> Result<u8, Failure> {
+    let flags = &args.runtime;
+    let given = flags.config.is_some()
+        || flags.runtime.is_some()
+        || !flags.ext.is_empty()
+        || !flags.exclude.is_empty();
+    let settings = if given {
+        Some(snapshot_settings(flags)?)
+    } else {
+        None
+    };
+    let hook = test_hook();
+    let report = run::gate(&run::Request {
+        dir: &args.dir,
+        before: &args.before,
+        marker: &args.marker,
+        clients: &args.clients,
+        settings,
+        lock_timeout: Duration::from_secs(args.lock_timeout),
+        before_rename: &hook,
+    });
+    warn_all(&report.warnings);
+    if args.json {
+        print(&json(&report))?;
+    } else {
+        print(&gate_text(&report))?;
+    }
+    let code = match report.error_kind {
+        Some(ErrorKind::Usage) => exit::USAGE,
+        Some(ErrorKind::Input) => exit::INPUT,
+        Some(ErrorKind::Output) => exit::OUTPUT,
+        None if report.unavailable() => exit::UNAVAILABLE,
+        None => exit::OK,
+    };
+    if let Some(e) = &report.error {
+        eprintln!("fpcheck: error: {e}");
+    }
+    Ok(code)
+}
+
+/// The fault-injection hook of [`TEST_HOOK`]; a no-op when unset.
+fn test_hook() -> impl Fn(&Path) -> std::io::Result<()> {
+    let spec = std::env::var(TEST_HOOK).unwrap_or_default();
+    move |_tmp: &Path| {
+        if let Some(ms) = spec.strip_prefix("pause:") {
+            std::thread::sleep(Duration::from_millis(ms.parse().unwrap_or(0)));
+        } else if spec == "fail" {
+            return Err(std::io::Error::other("injected failure before rename"));
+        }
+        Ok(())
+    }
+}
+
+fn gate_text(r: &GateReport) -> String {
+    let mut t = String::new();
+    let reason = r.reason.map(|x| x.as_str()).unwrap_or("");
+    let headline = match (&r.error, &r.conservative, r.restart_required) {
+        (Some(e), _, _) => format!("restart required: the gate could not decide: {e}"),
+        (None, Some(why), _) => format!("restart required ({reason}): {why}"),
+        (None, None, true) if reason == "brain_update_force" => {
+            format!("restart required ({reason}): the release sets force_restart")
+        }
+        (None, None, true) => format!("restart required ({reason}): the runtime code changed"),
+        (None, None, false) if r.version_changed == Some(false) && r.code_changed == Some(true) => {
+            "no marker: the version did not change (running processes still see the fingerprint mismatch)".into()
+        }
+        (None, None, false) if r.version_changed == Some(false) => {
+            "no restart: the version did not change".into()
+        }
+        (None, None, false) => "no restart: the runtime code did not change".into(),
+    };
+    let _ = writeln!(t, "{headline}");
+    let from = r.from_version.as_deref().unwrap_or("(none)");
+    let to = r.to_version.as_deref().unwrap_or("(none)");
+    let _ = writeln!(t, "  version      {from} -> {to}");
+    let _ = writeln!(
+        t,
+        "  fingerprint  {} -> {}",
+        short_fp(&r.from_fingerprint),
+        short_fp(&r.to_fingerprint)
+    );
+    for (side, why) in [
+        ("before", &r.from_unavailable_reason),
+        ("after", &r.to_unavailable_reason),
+    ] {
+        if let Some(why) = why {
+            let _ = writeln!(t, "  unavailable  {side}: {why}");
+        }
+    }
+    if r.force_restart {
+        let _ = writeln!(t, "  force_restart on");
+    }
+    if let Some(rec) = &r.recorded_fingerprint {
+        let verdict = if rec.matches {
+            "matches"
+        } else {
+            "DOES NOT MATCH"
+        };
+        let _ = writeln!(t, "  recorded     {} {verdict} ({})", rec.value, rec.file);
+    }
+    for (i, c) in r.changed_files.iter().flatten().enumerate() {
+        let label = if i == 0 { "files" } else { "" };
+        let _ = writeln!(t, "  {label:<12} {:<8} {}", c.change, c.path);
+    }
+    let marker = if r.marker_written {
+        let clients: Vec<&str> = r
+            .clients
+            .iter()
+            .flat_map(|c| c.keys())
+            .map(String::as_str)
+            .collect();
+        if clients.is_empty() {
+            format!("written: {}", r.marker)
+        } else {
+            format!("written: {} (clients: {})", r.marker, clients.join(", "))
+        }
+    } else if r.restart_required {
+        format!("NOT written: {}", r.marker)
+    } else {
+        format!("not needed ({})", r.marker)
+    };
+    let _ = writeln!(t, "  marker       {marker}");
+    t
+}
+
+pub fn run_status(args: StatusArgs) -> Result<u8, Failure> {
+    let rt = settings(&args.runtime, None, None)?;
+    let report = status::status(&status::Request {
+        dir: &args.dir,
+        rules: &rt.rules,
+        marker: &args.marker,
+        process_fingerprint: &args.process_fingerprint,
+        process_version: &args.process_version,
+        client: args.client.as_deref(),
+        cache: args.cache.as_deref(),
+    })?;
+    warn_all(&report.warnings);
+    if args.json {
+        print(&json(&report))?;
+    } else {
+        print(&status_text(&report))?;
+    }
+    Ok(if report.status.restart_required {
+        exit::RESTART
+    } else if report.status.installed_fingerprint.is_empty() {
+        exit::UNAVAILABLE
+    } else {
+        exit::OK
+    })
+}
+
+fn status_text(r: &StatusReport) -> String {
+    let s = &r.status;
+    let mut t = if s.restart_required {
+        format!("restart required ({})\n", s.reason)
+    } else {
+        "no restart\n".to_string()
+    };
+    let _ = writeln!(
+        t,
+        "  installed  {}  {}",
+        or_none(&s.installed_version),
+        or_none(&s.installed_fingerprint)
+    );
+    let _ = writeln!(
+        t,
+        "  process    {}  {}",
+        or_none(&s.process_version),
+        or_none(&s.process_fingerprint)
+    );
+    if let Some(why) = &r.installed_unavailable_reason {
+        let _ = writeln!(t, "  unavailable  {why}");
+    }
+    let marker = match (&r.marker_problem, s.marker_exists) {
+        (Some(why), _) => format!("corrupt: {why}"),
+        (None, true) => "present".into(),
+        (None, false) => "absent".into(),
+    };
+    let _ = writeln!(t, "  marker     {marker}");
+    if let Some(action) = &s.client_action {
+        let action = action
+            .as_str()
+            .map_or_else(|| action.to_string(), String::from);
+        let _ = writeln!(t, "  client     {action}");
+    }
+    t
+}
+
+pub fn run_ack(args: AckArgs) -> Result<u8, Failure> {
+    let report = ack::run(
+        &args.marker,
+        &args.client,
+        args.process_fingerprint.as_deref(),
+        Duration::from_secs(args.lock_timeout),
+    )
+    .map_err(|e| Failure {
+        code: match e.kind() {
+            ErrorKind::Usage => exit::USAGE,
+            ErrorKind::Input => exit::INPUT,
+            ErrorKind::Output => exit::OUTPUT,
+        },
+        message: e.to_string(),
+    })?;
+    if args.json {
+        print(&json(&report))?;
+    } else {
+        let because = report.because.as_deref().unwrap_or("");
+        let line = match report.action {
+            Action::NoMarker => format!("no marker at {}: nothing to acknowledge", report.marker),
+            Action::Acknowledged => {
+                format!("{} acknowledged; marker kept: {because}", report.client)
+            }
+            Action::Removed => format!("{} acknowledged; marker removed", report.client),
+            Action::Refused => format!("{} not acknowledged: {because}", report.client),
+        };
+        print(&format!("{line}\n"))?;
+    }
+    Ok(if report.action == Action::Refused {
+        exit::RESTART
+    } else {
+        exit::OK
+    })
+}
+
+fn version_line(version: &Option<String>, file: &Option<String>) -> String {
+    match (version, file) {
+        (Some(v), Some(f)) => format!("{v} ({f})"),
+        (Some(v), None) => v.clone(),
+        _ => "(none found)".into(),
+    }
+}
+
+fn fp_line(fp: &str, files: usize) -> String {
+    if fp.is_empty() {
+        "unavailable".into()
+    } else {
+        let s = if files == 1 { "" } else { "s" };
+        format!("{fp} ({files} file{s})")
+    }
+}
+
+fn short_fp(fp: &str) -> &str {
+    if fp.is_empty() {
+        "(unavailable)"
+    } else {
+        &fp[..fp.len().min(12)]
+    }
+}
+
+fn or_none(s: &str) -> &str {
+    if s.is_empty() {
+        "(none)"
+    } else {
+        s
+    }
+}

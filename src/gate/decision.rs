@@ -1,0 +1,257 @@
+//! The gate's decision (FINGERPRINT.md section 6), as a pure function.
+//!
+//! ```text
+//! version_changed  = old_version != new_version
+//! code_changed     = old_fp != new_fp  or  old_fp == ""  or  new_fp == ""
+//! marker written  <=> version_changed and (code_changed or force_restart)
+//! marker reason    = "brain_update_force" if force_restart and not code_changed
+//!                    else "brain_update"
+//! ```
+//!
+//! Kept free of I/O so that every row can be checked from a table.
+
+use serde::Serialize;
+
+/// Why a marker is written: the reference's two codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// The runtime code changed (or could not be compared).
+    BrainUpdate,
+    /// Only the release's `force_restart` asks for the restart.
+    BrainUpdateForce,
+}
+
+impl Reason {
+    /// The code as written in the marker.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::BrainUpdate => "brain_update",
+            Reason::BrainUpdateForce => "brain_update_force",
+        }
+    }
+}
+
+/// What the gate knows about both sides of an update. Versions and
+/// fingerprints are the gate's strings: `""` when absent or unavailable.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Inputs<'a> {
+    /// The version before the update.
+    pub old_version: &'a str,
+    /// The version after it.
+    pub new_version: &'a str,
+    /// The fingerprint before the update.
+    pub old_fingerprint: &'a str,
+    /// The fingerprint after it.
+    pub new_fingerprint: &'a str,
+    /// The new release's `force_restart` (Python truthiness, section 5).
+    pub force_restart: bool,
+    /// The installed bytes do not match the `runtime_fingerprint` the
+    /// release recorded in its `version.json`: the code counts as changed.
+    /// Not part of section 6; `false` gives section 6 exactly.
+    pub recorded_mismatch: bool,
+}
+
+/// The outcome of section 6.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decision {
+    /// `old_version != new_version`.
+    pub version_changed: bool,
+    /// The code changed, or one side could not be fingerprinted.
+    pub code_changed: bool,
+    /// The marker's reason when it is written; `None` when it is not.
+    pub marker: Option<Reason>,
+}
+
+/// Section 6, exactly (plus `recorded_mismatch`, which only ever adds a
+/// reason for the code to count as changed).
+pub fn decide(i: &Inputs) -> Decision {
+    let version_changed = i.old_version != i.new_version;
+    let code_changed = i.old_fingerprint != i.new_fingerprint
+        || i.old_fingerprint.is_empty()
+        || i.new_fingerprint.is_empty()
+        || i.recorded_mismatch;
+    let reason = if i.force_restart && !code_changed {
+        Reason::BrainUpdateForce
+    } else {
+        Reason::BrainUpdate
+    };
+    let marker = (version_changed && (code_changed || i.force_restart)).then_some(reason);
+    Decision {
+        version_changed,
+        code_changed,
+        marker,
+    }
+}
+
+/// fpcheck's one rule beyond section 6: an unavailable fingerprint on either
+/// side writes the marker even when the version did not change. Section 3
+/// says an unavailable fingerprint "forces a restart"; section 6 alone would
+/// let a broken install with an unchanged version pass silently, and the
+/// running processes' own check (section 7) falls back to the version then,
+/// so nothing else would catch it. Returns the marker reason to use instead
+/// of `decision.marker`, and whether the rule changed the answer.
+pub fn never_fail_open(i: &Inputs, decision: &Decision) -> (Option<Reason>, bool) {
+    let unavailable = i.old_fingerprint.is_empty() || i.new_fingerprint.is_empty();
+    match decision.marker {
+        None if unavailable => (Some(Reason::BrainUpdate), true),
+        other => (other, false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Reason::*;
+
+    const A: &str = "aaaa";
+    const B: &str = "bbbb";
+
+    #[test]
+    fn section_6_table() {
+        // (old_v, new_v, old_fp, new_fp, force, version_changed, code_changed, marker)
+        type Row = (
+            &'static str,
+            &'static str,
+            &'static str,
+            &'static str,
+            bool,
+            bool,
+            bool,
+            Option<Reason>,
+        );
+        #[rustfmt::skip]
+        let rows: &[Row] = &[
+            // The behaviour matrix of section 8.
+            ("1.0", "1.1", A, B, false, true, true, Some(BrainUpdate)),       // real fix
+            ("1.0", "1.1", A, A, false, true, false, None),                   // docs only
+            ("1.0", "1.1", A, A, true, true, false, Some(BrainUpdateForce)),  // force_restart
+            ("1.0", "1.1", A, "", false, true, true, Some(BrainUpdate)),      // new fp unavailable
+            ("1.0", "1.1", "", A, false, true, true, Some(BrainUpdate)),      // old fp unavailable
+            ("1.0", "1.1", "", "", false, true, true, Some(BrainUpdate)),     // both unavailable
+            // force_restart with changed code keeps the plain reason.
+            ("1.0", "1.1", A, B, true, true, true, Some(BrainUpdate)),
+            ("1.0", "1.1", A, "", true, true, true, Some(BrainUpdate)),
+            // No version change: never a marker, whatever else holds.
+            ("1.0", "1.0", A, B, false, false, true, None),
+            ("1.0", "1.0", A, A, true, false, false, None),
+            ("1.0", "1.0", A, "", true, false, true, None),
+            ("", "", A, B, false, false, true, None),
+            // A version appearing or disappearing is a change.
+            ("", "1.0", A, B, false, true, true, Some(BrainUpdate)),
+            ("1.0", "", A, A, true, true, false, Some(BrainUpdateForce)),
+            // Versions compare as strings: no semver normalisation.
+            ("1.0", "1.0.0", A, A, true, true, false, Some(BrainUpdateForce)),
+            ("v1.0", "1.0", A, B, false, true, true, Some(BrainUpdate)),
+        ];
+        for (n, &(ov, nv, of, nf, force, vc, cc, marker)) in rows.iter().enumerate() {
+            let got = decide(&Inputs {
+                old_version: ov,
+                new_version: nv,
+                old_fingerprint: of,
+                new_fingerprint: nf,
+                force_restart: force,
+                recorded_mismatch: false,
+            });
+            assert_eq!(
+                got,
+                Decision {
+                    version_changed: vc,
+                    code_changed: cc,
+                    marker
+                },
+                "row {n}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_recorded_mismatch_counts_as_changed_code() {
+        let i = Inputs {
+            old_version: "1.0",
+            new_version: "1.1",
+            old_fingerprint: A,
+            new_fingerprint: A,
+            force_restart: true,
+            recorded_mismatch: true,
+        };
+        let d = decide(&i);
+        assert!(d.code_changed);
+        assert_eq!(d.marker, Some(BrainUpdate));
+    }
+
+    /// `verdict::decide` (the range analysis) implements section 6 too: the
+    /// two must agree on every combination.
+    #[test]
+    fn agrees_with_the_range_verdict() {
+        use crate::verdict::{self, SideFacts};
+        for ov in ["", "1.0", "1.1"] {
+            for nv in ["", "1.0", "1.1"] {
+                for of in ["", A, B] {
+                    for nf in ["", A, B] {
+                        for force in [false, true] {
+                            let mine = decide(&Inputs {
+                                old_version: ov,
+                                new_version: nv,
+                                old_fingerprint: of,
+                                new_fingerprint: nf,
+                                force_restart: force,
+                                recorded_mismatch: false,
+                            });
+                            let side = |v: &str, fp: &str, force| SideFacts {
+                                version: v.into(),
+                                fingerprint: fp.into(),
+                                force_restart: force,
+                            };
+                            let theirs =
+                                verdict::decide(&side(ov, of, false), &side(nv, nf, force));
+                            assert_eq!(
+                                (
+                                    mine.version_changed,
+                                    mine.code_changed,
+                                    mine.marker.map(Reason::as_str)
+                                ),
+                                (
+                                    theirs.version_changed,
+                                    theirs.code_changed,
+                                    theirs.updater.marker_reason
+                                ),
+                                "{ov:?} {nv:?} {of:?} {nf:?} {force}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn never_fail_open_only_adds_markers_for_unavailable_fingerprints() {
+        type Row = (
+            &'static str,
+            &'static str,
+            &'static str,
+            &'static str,
+            (Option<Reason>, bool),
+        );
+        #[rustfmt::skip]
+        let rows: &[Row] = &[
+            ("1.0", "1.0", A, "", (Some(BrainUpdate), true)),
+            ("1.0", "1.0", "", A, (Some(BrainUpdate), true)),
+            ("1.0", "1.0", A, B, (None, false)),
+            ("1.0", "1.0", A, A, (None, false)),
+            ("1.0", "1.1", A, "", (Some(BrainUpdate), false)),
+            ("1.0", "1.1", A, A, (None, false)),
+        ];
+        for (n, &(ov, nv, of, nf, want)) in rows.iter().enumerate() {
+            let i = Inputs {
+                old_version: ov,
+                new_version: nv,
+                old_fingerprint: of,
+                new_fingerprint: nf,
+                ..Inputs::default()
+            };
+            assert_eq!(never_fail_open(&i, &decide(&i)), want, "row {n}");
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! The restart marker, `mcp-restart-required.json` (FINGERPRINT.md section
+//! 6), in the reference's schema 3, and how a marker on disk is read.
+//!
+//! Readers are lenient where the reference is (extra keys, a missing
+//! `required`) and strict where safety needs it: anything that is not a
+//! JSON object is *corrupt*, which forces a restart (section 7, rule 1).
+
+use std::io;
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::io_reason;
+use crate::release::python_truthy;
+
+/// The reference's marker file name.
+pub const FILE_NAME: &str = "mcp-restart-required.json";
+
+/// The schema the reference gate writes and reads.
+pub const SCHEMA_VERSION: u32 = 3;
+
+/// A client's action once it has restarted.
+pub const CLIENT_OK: &str = "ok";
+
+/// A client's action while it still has to restart.
+pub const CLIENT_RESTART: &str = "restart";
+
+/// A marker as the gate writes it; field order is the reference's.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Marker {
+    /// Always [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Always `true` when written by a gate.
+    pub required: bool,
+    /// The version before the update (`""` when unknown).
+    pub from_version: String,
+    /// The version after it.
+    pub to_version: String,
+    /// The fingerprint before the update (`""` when unavailable).
+    pub from_fingerprint: String,
+    /// The fingerprint after it.
+    pub to_fingerprint: String,
+    /// `brain_update` or `brain_update_force`.
+    pub reason: String,
+    /// UTC, `YYYY-MM-DDTHH:MM:SSZ`.
+    pub updated_at: String,
+    /// Client name to action (`"restart"`, or `"ok"` once acknowledged).
+    pub clients: Map<String, Value>,
+}
+
+impl Marker {
+    /// The bytes written: pretty JSON with a final newline.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = serde_json::to_vec_pretty(self).expect("plain data serialises");
+        bytes.push(b'\n');
+        bytes
+    }
+}
+
+/// A marker file as found on disk.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MarkerState {
+    /// No file at that path.
+    Absent,
+    /// Something is there (or may be) but it cannot be read as a JSON
+    /// object: the sentence says why.
+    Corrupt(String),
+    /// A JSON object, in any schema.
+    Present(Map<String, Value>),
+}
+
+impl MarkerState {
+    /// Is there (or may there be) a file?
+    pub fn exists(&self) -> bool {
+        !matches!(self, MarkerState::Absent)
+    }
+
+    /// The object, when readable.
+    pub fn object(&self) -> Option<&Map<String, Value>> {
+        match self {
+            MarkerState::Present(map) => Some(map),
+            _ => None,
+        }
+    }
+}
+
+/// Reads the marker at `path`. Only "no such file" means absent: any other
+/// failure (permissions, a parent that is not a directory, a directory in
+/// its place) is corrupt, because the answer cannot rule a marker out.
+pub fn read(path: &Path) -> MarkerState {
+    match std::fs::read(path) {
+        Ok(bytes) => parse(&bytes),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => MarkerState::Absent,
+        Err(e) => MarkerState::Corrupt(format!("cannot be read: {}", io_reason(&e))),
+    }
+}
+
+/// Parses marker bytes.
+pub fn parse(bytes: &[u8]) -> MarkerState {
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(map)) => MarkerState::Present(map),
+        Ok(other) => MarkerState::Corrupt(format!("is not a JSON object (found {})", kind(&other))),
+        Err(e) => MarkerState::Corrupt(format!("is not valid JSON: {e}")),
+    }
+}
+
+/// Whether a marker asks for a restart: a missing `required` counts as
+/// true; otherwise Python's truthiness of its value.
+pub fn required(marker: &Map<String, Value>) -> bool {
+    marker.get("required").is_none_or(python_truthy)
+}
+
+/// The marker's `to_fingerprint` when it has one (a non-empty string).
+pub fn to_fingerprint(marker: &Map<String, Value>) -> Option<&str> {
+    match marker.get("to_fingerprint") {
+        Some(Value::String(s)) if !s.is_empty() => Some(s),
+        _ => None,
+    }
+}
+
+/// Whether the marker "has a `to_fingerprint`" in the reference's sense:
+/// the value is truthy.
+pub fn has_to_fingerprint(marker: &Map<String, Value>) -> bool {
+    marker.get("to_fingerprint").is_some_and(python_truthy)
+}
+
+/// The action recorded for `client`, if any.
+pub fn client_action<'a>(marker: &'a Map<String, Value>, client: &str) -> Option<&'a Value> {
+    marker.get("clients")?.as_object()?.get(client)
+}
+
+/// The `clients` of a new marker: every client of the marker it replaces
+/// and every client named now must restart (again), since the release they
+/// restarted into is being replaced too.
+pub fn clients_for_new(previous: &MarkerState, named: &[String]) -> Map<String, Value> {
+    let mut clients = Map::new();
+    let old = previous
+        .object()
+        .and_then(|m| m.get("clients"))
+        .and_then(Value::as_object);
+    for name in old.into_iter().flat_map(|o| o.keys()).chain(named) {
+        clients.insert(name.clone(), Value::String(CLIENT_RESTART.into()));
+    }
+    clients
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn written_markers_have_the_reference_shape() {
+        let m = Marker {
+            schema_version: SCHEMA_VERSION,
+            required: true,
+            from_version: "1.0".into(),
+            to_version: "1.1".into(),
+            from_fingerprint: "a".repeat(64),
+            to_fingerprint: "b".repeat(64),
+            reason: "brain_update".into(),
+            updated_at: "2026-04-27T10:00:00Z".into(),
+            clients: obj(json!({"codex": "restart"})),
+        };
+        let v: Value = serde_json::from_slice(&m.to_bytes()).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "schema_version",
+                "required",
+                "from_version",
+                "to_version",
+                "from_fingerprint",
+                "to_fingerprint",
+                "reason",
+                "updated_at",
+                "clients"
+            ]
+        );
+        assert_eq!(v["schema_version"], json!(3));
+        assert_eq!(v["required"], json!(true));
+        assert!(m.to_bytes().ends_with(b"}\n"));
+    }
+
+    #[test]
+    fn parse_states() {
+        assert_eq!(
+            parse(b"{\"required\": true}"),
+            MarkerState::Present(obj(json!({"required": true})))
+        );
+        assert_eq!(
+            parse(b"[1]"),
+            MarkerState::Corrupt("is not a JSON object (found an array)".into())
+        );
+        assert!(matches!(parse(b""), MarkerState::Corrupt(_)));
+        assert!(matches!(parse(b"{\"a\":"), MarkerState::Corrupt(_)));
+        assert!(matches!(parse(b"null"), MarkerState::Corrupt(_)));
+    }
+
+    #[test]
+    fn required_defaults_to_true_and_follows_python() {
+        for (m, want) in [
+            (json!({}), true),
+            (json!({"required": true}), true),
+            (json!({"required": false}), false),
+            (json!({"required": null}), false),
+            (json!({"required": "false"}), true),
+            (json!({"required": 0}), false),
+        ] {
+            assert_eq!(required(&obj(m.clone())), want, "{m}");
+        }
+    }
+
+    #[test]
+    fn new_clients_merge_old_ones_as_restart() {
+        let prev = MarkerState::Present(obj(json!({"clients": {"a": "ok", "b": "restart"}})));
+        let got = clients_for_new(&prev, &["c".into(), "a".into()]);
+        assert_eq!(
+            Value::Object(got),
+            json!({"a": "restart", "b": "restart", "c": "restart"})
+        );
+        let got = clients_for_new(&MarkerState::Corrupt("x".into()), &[]);
+        assert!(got.is_empty());
+    }
+
+    #[test]
+    fn reading_a_directory_or_through_a_file_is_corrupt_not_absent() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(read(&dir.path().join("none.json")), MarkerState::Absent);
+        assert!(matches!(read(dir.path()), MarkerState::Corrupt(_)));
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"x").unwrap();
+        assert!(matches!(
+            read(&file.join("m.json")),
+            MarkerState::Corrupt(_)
+        ));
+    }
+}

@@ -1,0 +1,123 @@
+//! The runtime gate for production updaters (FINGERPRINT.md sections 5-7):
+//! what the reference Python gate does around an update and on every tool
+//! call, with files the reference itself can read.
+//!
+//! - [`snapshot`]: the runtime's state before an update (version,
+//!   `force_restart`, fingerprint, each file's own digest);
+//! - [`run`]: the gate after the update: compare, [`decision`] (section 6),
+//!   and write the [`marker`] atomically under a [`lock`];
+//! - [`status`]: the running process's question, [`check`] (section 7),
+//!   optionally through a [`cache`] of file stats;
+//! - [`ack`]: a client confirms its restart; the marker goes once no one
+//!   needs it.
+//!
+//! The decisions are pure functions; the modules around them only read and
+//! write files, and never fail open: what cannot be read counts as
+//! "restart".
+
+pub mod ack;
+pub mod cache;
+pub mod check;
+pub mod clock;
+pub mod decision;
+pub mod lock;
+pub mod marker;
+pub mod run;
+pub mod snapshot;
+pub mod status;
+
+use crate::source::SourceError;
+
+/// An I/O error as a sentence fragment: "Permission denied (os error 13)"
+/// reads better without the number.
+pub fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+/// Why a gate command could not do its job.
+#[derive(Debug, thiserror::Error)]
+pub enum GateError {
+    /// The snapshot file cannot be read.
+    #[error("cannot read the snapshot {path}: {why}")]
+    SnapshotUnreadable {
+        /// The file.
+        path: String,
+        /// Why.
+        why: String,
+    },
+    /// The snapshot file is corrupt, foreign, or of another schema.
+    #[error("{path} is not a usable snapshot: {why}")]
+    SnapshotInvalid {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The flags select files differently from the snapshot.
+    #[error(
+        "the snapshot was taken with other settings ({snapshot}) than given now ({given}): \
+         drop the flags or take a new snapshot"
+    )]
+    SettingsMismatch {
+        /// The snapshot's settings.
+        snapshot: String,
+        /// The flags'.
+        given: String,
+    },
+    /// The lock beside the marker cannot be taken.
+    #[error("cannot lock {path}: {why}")]
+    Lock {
+        /// The lock file.
+        path: String,
+        /// Why.
+        why: String,
+    },
+    /// The marker cannot be written or removed.
+    #[error("cannot write {path}: {why}")]
+    Write {
+        /// The file.
+        path: String,
+        /// Why.
+        why: String,
+    },
+    /// The marker cannot be read as a JSON object, so it cannot be updated.
+    #[error("the marker {path} {why}")]
+    MarkerCorrupt {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// The runtime cannot be read at all.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+}
+
+/// The class of a [`GateError`], for exit codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The flags contradict the inputs.
+    Usage,
+    /// An input cannot be read.
+    Input,
+    /// An output cannot be written.
+    Output,
+}
+
+impl GateError {
+    /// The class of this error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            GateError::SettingsMismatch { .. } => ErrorKind::Usage,
+            GateError::SnapshotUnreadable { .. }
+            | GateError::SnapshotInvalid { .. }
+            | GateError::MarkerCorrupt { .. }
+            | GateError::Source(_) => ErrorKind::Input,
+            GateError::Lock { .. } | GateError::Write { .. } => ErrorKind::Output,
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! `fpcheck gate`: after an update, compare the runtime with its snapshot,
+//! decide (section 6), and write the marker under the lock.
+//!
+//! The gate never fails open. When it cannot decide (an unreadable or
+//! foreign snapshot, settings that differ from the snapshot's, a marker
+//! directory it cannot use) the answer is "restart required": it still
+//! writes the marker if it can, with what it knows, and reports the error so
+//! the command exits non-zero.
+
+use std::io;
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::decision::{self, Reason};
+use super::marker::{self, Marker, SCHEMA_VERSION};
+use super::snapshot::{self, FileChange, Recorded, Settings, Snapshot};
+use super::{clock, lock, ErrorKind, GateError};
+use crate::atomic;
+use crate::select::Rules;
+
+/// What the gate is asked to do.
+pub struct Request<'a> {
+    /// The runtime root, now holding the new release.
+    pub dir: &'a Path,
+    /// The snapshot taken before the update.
+    pub before: &'a Path,
+    /// The marker file.
+    pub marker: &'a Path,
+    /// Clients that must restart (`clients` of the marker).
+    pub clients: &'a [String],
+    /// Settings given on the command line; `None` uses the snapshot's.
+    pub settings: Option<Settings>,
+    /// How long to wait for another gate holding the lock.
+    pub lock_timeout: Duration,
+    /// Called between the marker's temporary write and its rename (fault
+    /// injection in tests; a no-op otherwise).
+    pub before_rename: &'a dyn Fn(&Path) -> io::Result<()>,
+}
+
+/// The recorded `runtime_fingerprint` against the installed bytes.
+#[derive(Clone, Debug, Serialize)]
+pub struct RecordedCheck {
+    /// The file it came from.
+    pub file: String,
+    /// The recorded value.
+    pub value: Value,
+    /// Whether the installed fingerprint equals it.
+    pub matches: bool,
+}
+
+/// The gate's decision and what it did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Report {
+    /// The conservative answer on any failure.
+    pub restart_required: bool,
+    /// The marker's reason when one is required.
+    pub reason: Option<Reason>,
+    /// Whether the marker file now holds this decision.
+    pub marker_written: bool,
+    /// The marker path.
+    pub marker: String,
+    /// Section 6's terms (`null` when the snapshot could not be read).
+    pub version_changed: Option<bool>,
+    /// The code changed, or could not be compared.
+    pub code_changed: Option<bool>,
+    /// The new release's `force_restart`.
+    pub force_restart: bool,
+    /// The version before (`null`: none found, or no snapshot).
+    pub from_version: Option<String>,
+    /// The version after.
+    pub to_version: Option<String>,
+    /// The fingerprint before (`""` when unavailable or unknown).
+    pub from_fingerprint: String,
+    /// The fingerprint after.
+    pub to_fingerprint: String,
+    /// Why the fingerprint before is unavailable.
+    pub from_unavailable_reason: Option<String>,
+    /// Why the fingerprint after is unavailable.
+    pub to_unavailable_reason: Option<String>,
+    /// The release's recorded `runtime_fingerprint`, checked.
+    pub recorded_fingerprint: Option<RecordedCheck>,
+    /// Runtime files added, removed or modified (`null` when either side's
+    /// file list is unknown).
+    pub changed_files: Option<Vec<FileChange>>,
+    /// Why the answer goes beyond section 6, when it does.
+    pub conservative: Option<String>,
+    /// The marker's clients, when written.
+    pub clients: Option<Map<String, Value>>,
+    /// What went wrong, when something did.
+    pub error: Option<String>,
+    /// The class of that error, for the exit code.
+    #[serde(skip)]
+    pub error_kind: Option<ErrorKind>,
+    /// Things to know.
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    /// Either side's fingerprint is unavailable.
+    pub fn unavailable(&self) -> bool {
+        self.from_fingerprint.is_empty() || self.to_fingerprint.is_empty()
+    }
+
+    fn fail(&mut self, e: GateError) {
+        self.restart_required = true;
+        if self.error.is_none() {
+            self.error_kind = Some(e.kind());
+            self.error = Some(e.to_string());
+        }
+    }
+}
+
+/// Runs the gate. Never returns an error: failures are in the report, with
+/// the conservative answer.
+pub fn gate(req: &Request) -> Report {
+    let mut report = Report {
+        marker: req.marker.display().to_string(),
+        ..Report::default()
+    };
+    let (before, after) = read_both(req, &mut report);
+    match (&before, &after, report.error.is_none()) {
+        (Some(b), Some(a), true) => decide(&mut report, b, a),
+        _ => fail_closed(&mut report),
+    }
+    write_under_lock(req, &mut report);
+    if report.error.is_some() {
+        fail_closed(&mut report);
+    }
+    report
+}
+
+/// Reads the snapshot and takes the runtime's state now, with the
+/// snapshot's settings (or the flags', which must agree with them).
+fn read_both(req: &Request, report: &mut Report) -> (Option<Snapshot>, Option<Snapshot>) {
+    let before = snapshot::load(req.before);
+    let settings = match (&before, &req.settings) {
+        (Ok(b), Some(given)) if *given != b.settings => {
+            report.fail(GateError::SettingsMismatch {
+                snapshot: describe(&b.settings),
+                given: describe(given),
+            });
+            given.clone()
+        }
+        (Ok(b), _) => b.settings.clone(),
+        (Err(_), Some(given)) => given.clone(),
+        (Err(_), None) => default_settings(),
+    };
+    let before = before.map_err(|e| report.fail(e)).ok();
+    let after = snapshot::take(req.dir, &settings)
+        .map_err(|e| report.fail(e.into()))
+        .ok();
+    if let Some(b) = &before {
+        report.from_version = b.version.clone();
+        report.from_fingerprint = b.fingerprint.clone();
+        report.from_unavailable_reason = b.unavailable_reason.clone();
+    }
+    if let Some(a) = &after {
+        report.to_version = a.version.clone();
+        report.to_fingerprint = a.fingerprint.clone();
+        report.to_unavailable_reason = a.unavailable_reason.clone();
+        report.force_restart = a.force_restart;
+        report.warnings = a.warnings.clone();
+        report.recorded_fingerprint = a
+            .recorded_fingerprint
+            .as_ref()
+            .map(|r| check_recorded(r, a));
+        if let Some(r) = report.recorded_fingerprint.as_ref().filter(|r| !r.matches) {
+            report.warnings.push(format!(
+                "THE INSTALLED RUNTIME DOES NOT MATCH ITS RELEASE: {} records runtime_fingerprint {}, \
+                 the installed files hash to {}: treating the code as changed",
+                r.file,
+                r.value,
+                if a.fingerprint.is_empty() { "nothing (unavailable)" } else { &a.fingerprint },
+            ));
+        }
+    }
+    (before, after)
+}
+
+/// Takes the lock, and writes the marker when the report asks for one.
+///
+/// The lock is taken even when no marker is written: it serialises with
+/// other gates and proves the marker's directory usable, so a broken one
+/// fails here instead of passing silently.
+fn write_under_lock(req: &Request, report: &mut Report) {
+    let _held = match lock::acquire(req.marker, req.lock_timeout) {
+        Ok(held) => held,
+        Err(e) => return report.fail(e),
+    };
+    let Some(reason) = report.reason else { return };
+    match write_marker(req, report, reason) {
+        Ok(clients) => {
+            report.marker_written = true;
+            report.clients = Some(clients);
+        }
+        Err(e) => report.fail(e),
+    }
+}
+
+/// The answer when the gate cannot decide: restart, for the usual reason.
+fn fail_closed(report: &mut Report) {
+    report.restart_required = true;
+    report.reason.get_or_insert(Reason::BrainUpdate);
+    report
+        .conservative
+        .get_or_insert_with(|| "the gate could not decide, so it asks for a restart".into());
+}
+
+/// Section 6 plus fpcheck's never-fail-open rule, on two good snapshots.
+fn decide(report: &mut Report, before: &Snapshot, after: &Snapshot) {
+    let recorded_mismatch = report
+        .recorded_fingerprint
+        .as_ref()
+        .is_some_and(|r| !r.matches);
+    let inputs = decision::Inputs {
+        old_version: before.version_str(),
+        new_version: after.version_str(),
+        old_fingerprint: &before.fingerprint,
+        new_fingerprint: &after.fingerprint,
+        force_restart: after.force_restart,
+        recorded_mismatch,
+    };
+    let d = decision::decide(&inputs);
+    let (reason, overridden) = decision::never_fail_open(&inputs, &d);
+    report.version_changed = Some(d.version_changed);
+    report.code_changed = Some(d.code_changed);
+    report.reason = reason;
+    report.restart_required = reason.is_some();
+    report.changed_files = snapshot::changed_files(before, after);
+    if overridden {
+        report.conservative = Some(
+            "a fingerprint is unavailable: the marker is written although the version did not change"
+                .into(),
+        );
+    }
+}
+
+fn check_recorded(r: &Recorded, after: &Snapshot) -> RecordedCheck {
+    RecordedCheck {
+        file: r.file.clone(),
+        value: r.value.clone(),
+        matches: r.matches(&after.fingerprint),
+    }
+}
+
+/// Writes the marker; the caller holds the lock, so the read of the
+/// previous marker (for its clients) and the replacement are one step.
+fn write_marker(
+    req: &Request,
+    report: &Report,
+    reason: Reason,
+) -> Result<Map<String, Value>, GateError> {
+    // Temporary files of gates killed mid-write: only writers holding this
+    // lock make them, so none is live. Failing to sweep them is harmless.
+    let _ = atomic::remove_leftovers(req.marker);
+    let previous = marker::read(req.marker);
+    let clients = marker::clients_for_new(&previous, req.clients);
+    let m = Marker {
+        schema_version: SCHEMA_VERSION,
+        required: true,
+        from_version: report.from_version.clone().unwrap_or_default(),
+        to_version: report.to_version.clone().unwrap_or_default(),
+        from_fingerprint: report.from_fingerprint.clone(),
+        to_fingerprint: report.to_fingerprint.clone(),
+        reason: reason.as_str().into(),
+        updated_at: clock::now_utc(),
+        clients: clients.clone(),
+    };
+    atomic::write_atomic_with(req.marker, &m.to_bytes(), req.before_rename).map_err(|e| {
+        GateError::Write {
+            path: req.marker.display().to_string(),
+            why: super::io_reason(&e),
+        }
+    })?;
+    Ok(clients)
+}
+
+fn default_settings() -> Settings {
+    let r = Rules::default();
+    Settings {
+        runtime: None,
+        extensions: r.extensions,
+        exclude: r.exclude,
+    }
+}
+
+fn describe(s: &Settings) -> String {
+    format!(
+        "extensions {}, exclude {}",
+        s.extensions.join(","),
+        if s.exclude.is_empty() {
+            "none".into()
+        } else {
+            s.exclude.join(",")
+        }
+    )
+}

@@ -1,0 +1,138 @@
+//! `fpcheck status`: reads what section 7 needs (the marker, the installed
+//! version and fingerprint, through the cache when asked) and applies it.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::cache::{self, Lookup};
+use super::check::{self, Status};
+use super::marker;
+use crate::fingerprint::from_selection;
+use crate::release;
+use crate::select::{select, Rules};
+use crate::source::{DirSource, SourceError};
+
+/// What the running process asks about.
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    /// The installed runtime root.
+    pub dir: &'a Path,
+    /// Which files count.
+    pub rules: &'a Rules,
+    /// The marker file.
+    pub marker: &'a Path,
+    /// The fingerprint the process started with (`unknown`, `""` allowed).
+    pub process_fingerprint: &'a str,
+    /// The version it started with (`""`: same as installed).
+    pub process_version: &'a str,
+    /// The asking client.
+    pub client: Option<&'a str>,
+    /// The cache file, if any.
+    pub cache: Option<&'a Path>,
+}
+
+/// How the cache served this call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheUse {
+    /// Every file provably unchanged: no file was read.
+    Hit,
+    /// Hashed; the cache was (re)written.
+    Miss,
+    /// The cache file was corrupt or foreign: ignored and rewritten.
+    Corrupt,
+    /// The fingerprint is unavailable: nothing to cache.
+    Skipped,
+}
+
+/// The answer, plus what fpcheck adds for people.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The reference's fields.
+    #[serde(flatten)]
+    pub status: Status,
+    /// Why the installed fingerprint is unavailable.
+    pub installed_unavailable_reason: Option<String>,
+    /// Why the marker is corrupt.
+    pub marker_problem: Option<String>,
+    /// How the cache served (absent without `--cache`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheUse>,
+    /// Things to know (unparsable version files, a cache not written).
+    pub warnings: Vec<String>,
+}
+
+/// Answers the process's question.
+pub fn status(req: &Request) -> Result<Report, SourceError> {
+    let source = DirSource::new(req.dir);
+    let rel = release::read(&source)?;
+    let mut warnings: Vec<String> = rel.warnings.iter().map(|w| w.message.clone()).collect();
+    let (fingerprint, unavailable, cache) = installed(&source, req, &mut warnings)?;
+    let marker = marker::read(req.marker);
+    let status = check::check(&check::Inputs {
+        marker: &marker,
+        installed_version: rel.version.as_deref().unwrap_or(""),
+        installed_fingerprint: &fingerprint,
+        process_version: req.process_version,
+        process_fingerprint: req.process_fingerprint,
+        client: req.client,
+    });
+    Ok(Report {
+        status,
+        installed_unavailable_reason: unavailable,
+        marker_problem: match marker {
+            marker::MarkerState::Corrupt(why) => Some(format!("{} {why}", req.marker.display())),
+            _ => None,
+        },
+        cache,
+        warnings,
+    })
+}
+
+/// The installed fingerprint (`""` when unavailable), why it is
+/// unavailable, and how the cache served.
+fn installed(
+    source: &DirSource,
+    req: &Request,
+    warnings: &mut Vec<String>,
+) -> Result<(String, Option<String>, Option<CacheUse>), SourceError> {
+    let selection = select(source, req.rules)?;
+    let Some(cache_path) = req.cache.filter(|_| selection.is_available()) else {
+        let fp = from_selection(source, req.rules, selection)?;
+        let used = req.cache.map(|_| CacheUse::Skipped);
+        return Ok((fp.as_gate_str().into(), fp.unavailable_reason, used));
+    };
+    // The stamp precedes the stats, and the stats precede the reads, so a
+    // write after any of them shows in a later call's stats (see cache.rs).
+    let stamp = cache::now_ns();
+    let stats = cache::stat_all(&selection.files);
+    let mut used = CacheUse::Miss;
+    if let Some(stats) = &stats {
+        match cache::lookup(cache_path, req.dir, req.rules, &selection.files, stats) {
+            Lookup::Hit(fp) => return Ok((fp, None, Some(CacheUse::Hit))),
+            Lookup::Miss => {}
+            Lookup::Corrupt => used = CacheUse::Corrupt,
+        }
+    }
+    let files = selection.files.clone();
+    let fp = from_selection(source, req.rules, selection)?;
+    let Some(digest) = &fp.digest else {
+        return Ok((
+            String::new(),
+            fp.unavailable_reason,
+            Some(CacheUse::Skipped),
+        ));
+    };
+    if let Some(stats) = &stats {
+        let stored = cache::store(cache_path, req.dir, req.rules, &files, stats, stamp, digest);
+        if let Err(e) = stored {
+            warnings.push(format!(
+                "cannot write the cache {}: {}",
+                cache_path.display(),
+                super::io_reason(&e)
+            ));
+        }
+    }
+    Ok((digest.clone(), None, Some(used)))
+}
