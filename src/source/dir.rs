@@ -48,7 +48,15 @@ impl DirSource {
             match shown.parent() {
                 Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
                 Some(_) if shown != Path::new(".") => PathBuf::new(),
-                _ => return self.root.parent().unwrap_or(&self.root).join(name).display().to_string(),
+                _ => {
+                    return self
+                        .root
+                        .parent()
+                        .unwrap_or(&self.root)
+                        .join(name)
+                        .display()
+                        .to_string()
+                }
             }
         } else {
             shown.to_path_buf()

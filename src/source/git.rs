@@ -198,6 +198,9 @@ impl GitSource {
         id: ObjectId,
         what: &str,
     ) -> Result<Vec<(Vec<u8>, GitKind, ObjectId)>, SourceError> {
+        if id.is_empty_tree() {
+            return Ok(Vec::new());
+        }
         let mut buf = Vec::new();
         let tree = self
             .repo
@@ -269,9 +272,17 @@ impl GitSource {
         path: &[u8],
         what: &str,
     ) -> Result<(Found, Vec<ObjectId>), SourceError> {
-        let mut pending: VecDeque<Vec<u8>> = components(path).collect();
+        let mut pending: VecDeque<Vec<u8>> = components(path).into();
         let mut hops = 0;
         while let Some(name) = pending.pop_front() {
+            if name == b"." {
+                // The top of the stack is always a directory: `.` stays.
+                if pending.is_empty() {
+                    let here = *stack.last().expect("the stack always holds the top tree");
+                    return Ok((Found::Tree(here), stack));
+                }
+                continue;
+            }
             if name == b".." {
                 if stack.len() == 1 {
                     return Ok((Found::LeavesRepository, stack));
@@ -302,6 +313,9 @@ impl GitSource {
                     };
                     return Ok((found, stack));
                 }
+                // A checkout holds a submodule as a directory (empty until
+                // initialised), so `vendor/..` works and `vendor/x` is broken.
+                Some((_, GitKind::Commit, _)) if !last => stack.push(ObjectId::empty_tree(dir.kind())),
                 Some((_, GitKind::Commit, _)) => return Ok((Found::Submodule, stack)),
                 Some((_, GitKind::Link, id)) => {
                     hops += 1;
@@ -315,7 +329,7 @@ impl GitSource {
                             stack,
                         ));
                     }
-                    for part in components(&target).rev() {
+                    for part in components(&target).into_iter().rev() {
                         pending.push_front(part);
                     }
                 }
@@ -352,10 +366,19 @@ fn normalise_root(root: &str) -> String {
     parts.join("/")
 }
 
-fn components(path: &[u8]) -> impl DoubleEndedIterator<Item = Vec<u8>> + '_ {
-    path.split(|b| *b == b'/')
-        .filter(|p| !p.is_empty() && *p != b".")
+/// The segments of a link target or path. A trailing `/` becomes a final
+/// `.`: like `x/.`, it demands that `x` be a directory (a file there is
+/// ENOTDIR on disk), so it must not be dropped.
+fn components(path: &[u8]) -> Vec<Vec<u8>> {
+    let mut parts: Vec<Vec<u8>> = path
+        .split(|b| *b == b'/')
+        .filter(|p| !p.is_empty())
         .map(<[u8]>::to_vec)
+        .collect();
+    if path.ends_with(b"/") && !parts.is_empty() {
+        parts.push(b".".to_vec());
+    }
+    parts
 }
 
 fn link_failure(found: &Found) -> String {

@@ -468,3 +468,34 @@ fn bad_input_is_one_line_and_non_zero() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("`a/b` contains `/`"), "{}", run.stderr);
 }
+
+#[test]
+fn a_trailing_slash_demands_a_directory_as_on_disk() {
+    let repo = TestRepo::new();
+    repo.write("src/real.py", "x = 1\n");
+    for target in ["real.py/.", "real.py/"] {
+        repo.symlink("src/dot.py", target);
+        repo.commit(target);
+        let tree = repo.fpcheck(&["fingerprint", "--json"]);
+        let dir = repo.fpcheck(&["fingerprint", "--dir", "src", "--json"]);
+        assert_eq!((tree.code, dir.code), (3, 3), "{target}: {} / {}", tree.stdout, dir.stdout);
+        assert_eq!(tree.json()["unavailable_reason"], format!("src/dot.py: symlink to {target} is broken"));
+    }
+}
+
+#[test]
+fn dot_dot_through_a_submodule_directory_resolves_as_in_a_checkout() {
+    let repo = TestRepo::new();
+    repo.write("src/real.py", "x = 1\n").write("src/tests/t.txt", "t\n");
+    let head = repo.commit("base");
+    std::fs::create_dir_all(repo.join("src/tests/vendor")).unwrap();
+    repo.git(&["update-index", "--add", "--cacheinfo", &format!("160000,{head},src/tests/vendor")]);
+    repo.symlink("src/sub.py", "tests/vendor/../t.txt");
+    repo.git(&["add", "src/sub.py"]);
+    repo.git(&["commit", "-q", "-m", "link through a submodule"]);
+    let tree = repo.fpcheck(&["fingerprint", "--list"]);
+    assert_eq!(tree.code, 0, "{}", tree.stderr);
+    let dir = repo.fpcheck(&["fingerprint", "--dir", "src", "--list"]);
+    assert_eq!(tree.stdout, dir.stdout);
+    assert!(tree.stdout.ends_with("real.py\nsub.py\n"), "{}", tree.stdout);
+}

@@ -6,5 +6,6 @@ mod fingerprint;
 mod gate;
 mod history;
 mod patch;
+mod property;
 mod range;
 mod vectors;
