@@ -83,8 +83,12 @@ pub fn render_template<T: Serialize>(
         .map_err(|e| ReportError(format!("template {name} does not parse: {}", chain(&e))))?;
     let mut context = Context::from_serialize(data).map_err(|e| ReportError(chain(&e)))?;
     context.insert("max_files", &opts.max_files);
-    tera.render(name, &context)
-        .map_err(|e| ReportError(format!("template {name} failed: {}", chain(&e))))
+    let text = tera
+        .render(name, &context)
+        .map_err(|e| ReportError(format!("template {name} failed: {}", chain(&e))))?;
+    // A leading template comment leaves blank lines; the hidden marker that
+    // finds a sticky comment must be the first line.
+    Ok(text.trim_start_matches(['\n', '\r']).to_string())
 }
 
 /// tera's errors keep the useful part in their sources.

@@ -2,6 +2,7 @@
 
 mod support;
 
+mod action;
 mod fingerprint;
 mod gate;
 mod history;

@@ -414,6 +414,7 @@ fn markdown_is_safe_for_pull_requests() {
     let run = repo.fpcheck(&["v1.0.0..", "--format", "markdown"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let md = run.stdout;
+    assert!(md.starts_with("<!-- fpcheck:report -->\n"), "{md}");
     assert!(!md.contains("<img"), "{md}");
     assert!(!md.contains("@someone"), "{md}");
     assert!(!md.contains("`tick`"), "{md}");
