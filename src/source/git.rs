@@ -315,7 +315,9 @@ impl GitSource {
                 }
                 // A checkout holds a submodule as a directory (empty until
                 // initialised), so `vendor/..` works and `vendor/x` is broken.
-                Some((_, GitKind::Commit, _)) if !last => stack.push(ObjectId::empty_tree(dir.kind())),
+                Some((_, GitKind::Commit, _)) if !last => {
+                    stack.push(ObjectId::empty_tree(dir.kind()))
+                }
                 Some((_, GitKind::Commit, _)) => return Ok((Found::Submodule, stack)),
                 Some((_, GitKind::Link, id)) => {
                     hops += 1;

@@ -478,18 +478,33 @@ fn a_trailing_slash_demands_a_directory_as_on_disk() {
         repo.commit(target);
         let tree = repo.fpcheck(&["fingerprint", "--json"]);
         let dir = repo.fpcheck(&["fingerprint", "--dir", "src", "--json"]);
-        assert_eq!((tree.code, dir.code), (3, 3), "{target}: {} / {}", tree.stdout, dir.stdout);
-        assert_eq!(tree.json()["unavailable_reason"], format!("src/dot.py: symlink to {target} is broken"));
+        assert_eq!(
+            (tree.code, dir.code),
+            (3, 3),
+            "{target}: {} / {}",
+            tree.stdout,
+            dir.stdout
+        );
+        assert_eq!(
+            tree.json()["unavailable_reason"],
+            format!("src/dot.py: symlink to {target} is broken")
+        );
     }
 }
 
 #[test]
 fn dot_dot_through_a_submodule_directory_resolves_as_in_a_checkout() {
     let repo = TestRepo::new();
-    repo.write("src/real.py", "x = 1\n").write("src/tests/t.txt", "t\n");
+    repo.write("src/real.py", "x = 1\n")
+        .write("src/tests/t.txt", "t\n");
     let head = repo.commit("base");
     std::fs::create_dir_all(repo.join("src/tests/vendor")).unwrap();
-    repo.git(&["update-index", "--add", "--cacheinfo", &format!("160000,{head},src/tests/vendor")]);
+    repo.git(&[
+        "update-index",
+        "--add",
+        "--cacheinfo",
+        &format!("160000,{head},src/tests/vendor"),
+    ]);
     repo.symlink("src/sub.py", "tests/vendor/../t.txt");
     repo.git(&["add", "src/sub.py"]);
     repo.git(&["commit", "-q", "-m", "link through a submodule"]);
@@ -497,5 +512,9 @@ fn dot_dot_through_a_submodule_directory_resolves_as_in_a_checkout() {
     assert_eq!(tree.code, 0, "{}", tree.stderr);
     let dir = repo.fpcheck(&["fingerprint", "--dir", "src", "--list"]);
     assert_eq!(tree.stdout, dir.stdout);
-    assert!(tree.stdout.ends_with("real.py\nsub.py\n"), "{}", tree.stdout);
+    assert!(
+        tree.stdout.ends_with("real.py\nsub.py\n"),
+        "{}",
+        tree.stdout
+    );
 }
