@@ -11,11 +11,13 @@ use fpcheck::demo::{self, Row};
 
 use super::{exit, print, Failure};
 
-/// Build a throwaway repository with one release per row of the behaviour
+/// Show the behaviour matrix on a built-in demo repository (no repository of yours needed)
+///
+/// Builds a throwaway repository with one release per row of the behaviour
 /// matrix (a real fix, a new module, README-only, CHANGELOG-only, a new
 /// scripts/ file, a migration, force_restart, an unavailable fingerprint),
-/// analyse each release against the one before it, and check every verdict
-/// against the spec. Exits 1 if any row disagrees.
+/// analyses each release against the one before it, and checks every
+/// verdict against the spec. Exits 1 if any row disagrees.
 #[derive(Debug, Args)]
 #[command(after_help = "Then try fpcheck on the demo repository yourself:
   fpcheck demo --keep /tmp/fpdemo

@@ -12,9 +12,11 @@ use fpcheck::source::git::open_repo;
 
 use super::{exit, print, settings, Failure, RuntimeFlags};
 
-/// Show every release's restart verdict: for each pair of consecutive
-/// version tags, whether updating forced running clients to restart, and
-/// why, with a summary of restarts forced and saved.
+/// Show every release's restart verdict, and the restarts the fingerprint saved
+///
+/// For each pair of consecutive version tags: whether updating forced
+/// running clients to restart, and why, with a summary of restarts forced
+/// and saved.
 ///
 /// Releases are the tags that parse as versions (a `v` prefix allowed),
 /// ordered by semver precedence; tags on one commit are one release.

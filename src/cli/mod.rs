@@ -36,6 +36,12 @@ pub mod exit {
 }
 
 const EXIT_CODES: &str = "\
+Examples:
+  fpcheck demo                         # the behaviour matrix on a built-in repository
+  fpcheck v7.10.0..v7.11.0             # will v7.11.0 force a restart, and why?
+  fpcheck v7.11.0.. --format markdown  # v7.11.0..HEAD, for a pull request
+  fpcheck history --format html -o releases.html
+
 Exit status:
   0  success (with --exit-code: no restart)
   1  with --exit-code: a restart would be forced; status: the process must restart
