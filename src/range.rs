@@ -145,6 +145,22 @@ pub struct Settings {
     pub exclude: Vec<String>,
 }
 
+impl Settings {
+    /// The settings of `runtime`, the top of the repository shown as `.`.
+    pub fn of(runtime: &Runtime) -> Self {
+        Settings {
+            runtime: runtime.name.clone(),
+            root: if runtime.root.is_empty() {
+                ".".into()
+            } else {
+                runtime.root.clone()
+            },
+            extensions: runtime.rules.extensions.clone(),
+            exclude: runtime.rules.exclude.clone(),
+        }
+    }
+}
+
 /// The rows of section 8, in order.
 pub const MATRIX: [&str; 8] = [
     "a real fix in a runtime file",
@@ -491,16 +507,7 @@ fn conclude(from: Read, to: Read, changes: Changes, runtime: &Runtime) -> Analys
         process_check: decision.process_check,
         from: from.side,
         to: to.side,
-        settings: Settings {
-            runtime: runtime.name.clone(),
-            root: if runtime.root.is_empty() {
-                ".".into()
-            } else {
-                runtime.root.clone()
-            },
-            extensions: runtime.rules.extensions.clone(),
-            exclude: runtime.rules.exclude.clone(),
-        },
+        settings: Settings::of(runtime),
         changes,
         warnings,
         notes: Vec::new(),
