@@ -221,19 +221,43 @@ pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<Runtime, 
             "excluded name `{bad}` contains `/`: exclusions are single path segments (e.g. `tests`), matched at any depth"
         )));
     }
+    let root = flags
+        .root
+        .clone()
+        .or(table.root)
+        .unwrap_or_else(|| DEFAULT_ROOT.to_string());
+    check_root(&root)?;
+    // `./src/` and `src` are one root; `.` is the top of the repository.
+    let root = root
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect::<Vec<_>>()
+        .join("/");
     Ok(Runtime {
         name,
-        root: flags
-            .root
-            .clone()
-            .or(table.root)
-            .unwrap_or_else(|| DEFAULT_ROOT.to_string()),
+        root,
         rules: Rules {
             extensions,
             exclude,
         },
         version_file: table.version_file,
     })
+}
+
+/// The runtime root names a directory inside the repository: relative, and
+/// never stepping out with `..` (a tree has nothing above its top).
+fn check_root(root: &str) -> Result<(), ConfigError> {
+    if root.starts_with('/') || root.starts_with('\\') || root.get(1..2) == Some(":") {
+        return Err(ConfigError::Invalid(format!(
+            "runtime root `{root}` is absolute: give it from the top of the repository (e.g. `src`)"
+        )));
+    }
+    if root.split(['/', '\\']).any(|part| part == "..") {
+        return Err(ConfigError::Invalid(format!(
+            "runtime root `{root}` steps out with `..`: give it from the top of the repository (e.g. `src`)"
+        )));
+    }
+    Ok(())
 }
 
 /// Flags win over the file, the file over the default; flags may be given
@@ -322,6 +346,18 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("declared: a, b"));
+    }
+
+    #[test]
+    fn roots_stay_inside_the_repository() {
+        for bad in ["/src", "../x", "src/../../y"] {
+            let mut f = flags();
+            f.root = Some(bad.into());
+            assert!(resolve(None, &f).is_err(), "{bad}");
+        }
+        let mut f = flags();
+        f.root = Some("pkg/src".into());
+        assert_eq!(resolve(None, &f).unwrap().root, "pkg/src");
     }
 
     #[test]

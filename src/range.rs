@@ -390,7 +390,10 @@ fn fingerprint_pair(
     rules: &Rules,
     cache: &mut FingerprintCache,
 ) -> Result<(Fingerprint, Fingerprint), SourceError> {
-    if from_sel.is_available() && from_sel.identity() == to_sel.identity() {
+    // Equal files are not enough: a problem (a broken link, a directory
+    // named like a module) makes one side unavailable with the same files.
+    if from_sel.is_available() && to_sel.is_available() && from_sel.identity() == to_sel.identity()
+    {
         let from_fp = cached_or_hashed(from_src, from_sel, rules, cache)?;
         let mut to_fp = from_fp.clone();
         to_fp.warnings = to_src.warnings(&to_fp.selection.files)?;
@@ -469,7 +472,11 @@ fn read_worktree(repo: &gix::Repository, runtime: &Runtime) -> Result<Read, Sour
     } else {
         runtime.root.as_str()
     };
-    let src = DirSource::with_display(workdir.join(&runtime.root), display);
+    let mut src = DirSource::with_display(workdir.join(&runtime.root), display);
+    if runtime.root.is_empty() {
+        // As for a tree: the parent of the top is outside the repository.
+        src = src.without_parent_lookup();
+    }
     let fp = fingerprint::compute(&src, &runtime.rules)?;
     let release = release::read(&src)?;
     // Blob ids of the working tree's runtime files pair them with the tree's.

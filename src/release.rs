@@ -61,30 +61,167 @@ fn candidates(source: &dyn Source) -> Result<Vec<MetaFile>, SourceError> {
 pub fn read(source: &dyn Source) -> Result<Release, SourceError> {
     let mut release = Release::default();
     for file in candidates(source)? {
-        let doc: Value = match serde_json::from_slice(&file.bytes) {
-            Ok(Value::Object(map)) => Value::Object(map),
-            Ok(_) => {
-                release.warnings.push(Warning::new(
-                    "version_file_invalid",
-                    format!("{} is not a JSON object: the gate ignores it", file.display),
-                ));
-                continue;
-            }
-            Err(e) => {
-                release.warnings.push(Warning::new(
-                    "version_file_invalid",
-                    format!(
-                        "{} is not valid JSON ({e}): the gate ignores it",
-                        file.display
-                    ),
-                ));
-                continue;
-            }
+        let Some(doc) = parse_like_python(&file, &mut release.warnings) else {
+            continue;
         };
         note_version(&mut release, &file.display, doc.get("version"));
         note_force_restart(&mut release, &file.display, doc.get("force_restart"));
     }
     Ok(release)
+}
+
+/// Parses a version file as the gate's `json.loads` would: strict JSON,
+/// plus Python's extensions (`NaN`, `Infinity`, numbers beyond a double,
+/// lone surrogates), which strict parsers reject. A file Python would read
+/// must not be skipped here: its `force_restart` could be on.
+fn parse_like_python(file: &MetaFile, warnings: &mut Vec<Warning>) -> Option<Value> {
+    let strict = serde_json::from_slice::<Value>(&file.bytes);
+    let parsed = match strict {
+        Ok(v) => Ok(v),
+        Err(e) => match std::str::from_utf8(&file.bytes)
+            .ok()
+            .and_then(python_extensions_to_json)
+        {
+            Some(text) => match serde_json::from_str::<Value>(&text) {
+                Ok(v) => {
+                    warnings.push(Warning::new(
+                        "version_file_python_json",
+                        format!(
+                            "{} uses Python's JSON extensions (NaN, Infinity, out-of-range numbers or lone surrogates): \
+                             the gate reads it, and so does fpcheck, but other tools will not",
+                            file.display
+                        ),
+                    ));
+                    Ok(v)
+                }
+                Err(_) => Err(e),
+            },
+            None => Err(e),
+        },
+    };
+    match parsed {
+        Ok(Value::Object(map)) => Some(Value::Object(map)),
+        Ok(_) => {
+            warnings.push(Warning::new(
+                "version_file_invalid",
+                format!("{} is not a JSON object: the gate ignores it", file.display),
+            ));
+            None
+        }
+        Err(e) => {
+            warnings.push(Warning::new(
+                "version_file_invalid",
+                format!(
+                    "{} is not valid JSON ({e}): the gate ignores a file its json.loads rejects",
+                    file.display
+                ),
+            ));
+            None
+        }
+    }
+}
+
+/// Rewrites Python-only JSON into strict JSON with the same truthiness:
+/// `NaN` and `±Infinity` (truthy floats) become `±1e308`, a number beyond
+/// a double becomes `±1e308` (Python reads it as ±inf, or a big int, both
+/// truthy), and a lone surrogate escape becomes U+FFFD. `None` when there
+/// is nothing to rewrite.
+fn python_extensions_to_json(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if c == '"' {
+            let end = string_end(rest);
+            let (s, changed_s) = fix_surrogates(&rest[..end]);
+            changed |= changed_s;
+            out.push_str(&s);
+            rest = &rest[end..];
+        } else if let Some(tail) = rest
+            .strip_prefix("NaN")
+            .or_else(|| rest.strip_prefix("Infinity"))
+        {
+            out.push_str("1e308");
+            changed = true;
+            rest = tail;
+        } else if let Some(tail) = rest.strip_prefix("-Infinity") {
+            out.push_str("-1e308");
+            changed = true;
+            rest = tail;
+        } else if c == '-' || c.is_ascii_digit() {
+            let len = rest
+                .find(|ch: char| !(ch.is_ascii_digit() || "+-.eE".contains(ch)))
+                .unwrap_or(rest.len());
+            let number = &rest[..len];
+            match number.parse::<f64>() {
+                Ok(f) if f.is_infinite() => {
+                    out.push_str(if f < 0.0 { "-1e308" } else { "1e308" });
+                    changed = true;
+                }
+                _ => out.push_str(number),
+            }
+            rest = &rest[len..];
+        } else {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    changed.then_some(out)
+}
+
+/// The byte length of the string literal at the start of `text` (quotes
+/// included), or all of it when unterminated.
+fn string_end(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// Replaces `\uD8xx` escapes that do not form a pair with `\uFFFD`.
+fn fix_surrogates(literal: &str) -> (String, bool) {
+    let unit = |s: &str, at: usize| -> Option<u16> {
+        let hex = s.get(at + 2..at + 6)?;
+        (s.get(at..at + 2)? == "\\u")
+            .then(|| u16::from_str_radix(hex, 16).ok())
+            .flatten()
+    };
+    let mut out = String::with_capacity(literal.len());
+    let mut changed = false;
+    let mut i = 0;
+    while i < literal.len() {
+        if literal[i..].starts_with("\\\\") {
+            out.push_str("\\\\");
+            i += 2;
+            continue;
+        }
+        match unit(literal, i) {
+            Some(0xD800..=0xDBFF) if matches!(unit(literal, i + 6), Some(0xDC00..=0xDFFF)) => {
+                out.push_str(&literal[i..i + 12]);
+                i += 12;
+            }
+            Some(0xD800..=0xDFFF) => {
+                out.push_str("\\uFFFD");
+                changed = true;
+                i += 6;
+            }
+            _ => {
+                let c = literal[i..]
+                    .chars()
+                    .next()
+                    .expect("i is on a char boundary");
+                out.push(c);
+                i += c.len_utf8();
+            }
+        }
+    }
+    (out, changed)
 }
 
 fn note_version(release: &mut Release, file: &str, value: Option<&Value>) {
@@ -148,6 +285,21 @@ mod tests {
         ] {
             assert_eq!(python_truthy(&v), t, "{v}");
         }
+    }
+
+    #[test]
+    fn python_json_extensions_keep_their_truthiness() {
+        let fixed = python_extensions_to_json(
+            r#"{"version": "2.0\ud800", "force_restart": NaN, "a": -Infinity, "b": 1e400, "c": "NaN 1e400", "d": "\ud83d\ude00"}"#,
+        )
+        .unwrap();
+        let v: Value = serde_json::from_str(&fixed).unwrap();
+        assert!(python_truthy(&v["force_restart"]));
+        assert!(python_truthy(&v["a"]) && python_truthy(&v["b"]));
+        assert_eq!(v["version"], "2.0\u{fffd}");
+        assert_eq!(v["c"], "NaN 1e400");
+        assert_eq!(v["d"], "\u{1f600}");
+        assert_eq!(python_extensions_to_json(r#"{"version": "1.0"}"#), None);
     }
 
     #[test]

@@ -122,8 +122,9 @@ fn plain(fp: &Fingerprint, list: bool) -> String {
     };
     let mut out = format!("{digest}\n");
     if list {
+        // One path per line: a name holding a newline must not split.
         for f in fp.files() {
-            out.push_str(f);
+            out.push_str(&fpcheck::report::printable(f));
             out.push('\n');
         }
     }

@@ -376,7 +376,8 @@ fn gate_text(r: &GateReport) -> String {
     }
     for (i, c) in r.changed_files.iter().flatten().enumerate() {
         let label = if i == 0 { "files" } else { "" };
-        let _ = writeln!(t, "  {label:<12} {:<8} {}", c.change, c.path);
+        let path = fpcheck::report::printable(&c.path);
+        let _ = writeln!(t, "  {label:<12} {:<8} {path}", c.change);
     }
     let marker = if r.marker_written {
         let clients: Vec<&str> = r

@@ -146,10 +146,12 @@ pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
         HistoryFormat::Table => table(&h, args.output.is_none() && std::io::stdout().is_terminal()),
     };
     match &args.output {
-        Some(path) => std::fs::write(path, &text).map_err(|e| Failure {
-            code: exit::OUTPUT,
-            message: format!("cannot write {}: {e}", path.display()),
-        })?,
+        Some(path) => {
+            fpcheck::atomic::write_atomic(path, text.as_bytes()).map_err(|e| Failure {
+                code: exit::OUTPUT,
+                message: format!("cannot write {}: {e}", path.display()),
+            })?
+        }
         None => print(&text)?,
     }
     Ok(exit::OK)

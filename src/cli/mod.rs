@@ -160,8 +160,11 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(code) => ExitCode::from(code),
+        // A reader that stopped reading (`| head`) needs no message, but the
+        // exit code must not read as success: "no restart" or "marker
+        // written" would be a lie.
         Err(f) if f.code == exit::OUTPUT && f.message.contains("Broken pipe") => {
-            ExitCode::from(exit::OK)
+            ExitCode::from(exit::OUTPUT)
         }
         Err(f) => {
             eprintln!("fpcheck: error: {}", f.message);

@@ -101,17 +101,6 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
     };
     let analysis =
         range::analyse_spec_cached(&repo, &spec, args.worktree, &runtime, !args.no_cache)?;
-    if let Some(path) = &args.patch_out {
-        super::patch::patch_out(
-            &repo,
-            &analysis,
-            &runtime,
-            args.worktree,
-            args.patch_format,
-            path,
-        )?;
-    }
-
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let opts = RenderOptions {
         color: match args.color {
@@ -143,11 +132,24 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
             report::render(&analysis, format, &opts).map_err(|e| Failure::usage(e.0))?
         }
     };
+    // The report rendered, so a template error cannot leave a patch behind.
+    if let Some(path) = &args.patch_out {
+        super::patch::patch_out(
+            &repo,
+            &analysis,
+            &runtime,
+            args.worktree,
+            args.patch_format,
+            path,
+        )?;
+    }
     match &args.output {
-        Some(path) => std::fs::write(path, &text).map_err(|e| Failure {
-            code: exit::OUTPUT,
-            message: format!("cannot write {}: {e}", path.display()),
-        })?,
+        Some(path) => {
+            fpcheck::atomic::write_atomic(path, text.as_bytes()).map_err(|e| Failure {
+                code: exit::OUTPUT,
+                message: format!("cannot write {}: {e}", path.display()),
+            })?
+        }
         None => print(&text)?,
     }
     Ok(if args.exit_code && analysis.restart_required {

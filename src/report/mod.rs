@@ -68,6 +68,14 @@ pub fn render(
     }
 }
 
+/// A path or message made safe for a terminal or a line-based list: a
+/// control character (a newline, an escape sequence) becomes `?`.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
 /// Pretty JSON with a final newline.
 pub fn to_json<T: Serialize>(value: &T) -> String {
     let mut text = serde_json::to_string_pretty(value).expect("reports are plain data");

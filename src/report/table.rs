@@ -116,7 +116,13 @@ fn changes(out: &mut String, a: &Analysis, opts: &RenderOptions) {
     let runtime = &a.changes.runtime;
     out.push_str(&format!("\nruntime files changed ({}):\n", runtime.len()));
     if runtime.is_empty() {
-        out.push_str("  none: the runtime fingerprint is byte-for-byte the same\n");
+        out.push_str(
+            if a.from.fingerprint.is_empty() || a.to.fingerprint.is_empty() {
+                "  none listed, but a fingerprint is unavailable (see the warnings)\n"
+            } else {
+                "  none: the runtime fingerprint is byte-for-byte the same\n"
+            },
+        );
     }
     for c in runtime.iter().take(opts.max_files) {
         let path = match &c.old_path {
@@ -177,9 +183,4 @@ fn more(out: &mut String, len: usize, max: usize) {
     }
 }
 
-/// Control characters in a path must not reach the terminal.
-fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
-}
+use super::printable as clean;

@@ -14,6 +14,7 @@ use crate::select::display_path;
 pub struct DirSource {
     root: PathBuf,
     display: String,
+    parent_lookup: bool,
 }
 
 impl DirSource {
@@ -22,7 +23,11 @@ impl DirSource {
     pub fn new(root: impl Into<PathBuf>) -> Self {
         let root = root.into();
         let display = root.display().to_string();
-        DirSource { root, display }
+        DirSource {
+            root,
+            display,
+            parent_lookup: true,
+        }
     }
 
     /// Like [`DirSource::new`], naming the root `display` in messages (a
@@ -31,7 +36,15 @@ impl DirSource {
         DirSource {
             root: root.into(),
             display: display.into(),
+            parent_lookup: true,
         }
+    }
+
+    /// Never read version files from the root's parent: for a working
+    /// tree whose root is its top, the parent is not part of the release.
+    pub fn without_parent_lookup(mut self) -> Self {
+        self.parent_lookup = false;
+        self
     }
 
     /// The runtime root directory.
@@ -169,6 +182,9 @@ impl Source for DirSource {
 
     fn read_meta(&self, name: &str, in_parent: bool) -> Result<Option<MetaFile>, SourceError> {
         let dir = if in_parent {
+            if !self.parent_lookup {
+                return Ok(None);
+            }
             match parent_of(&self.root) {
                 Some(p) => p,
                 None => return Ok(None),

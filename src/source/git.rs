@@ -92,7 +92,14 @@ impl Revision {
     }
 }
 
-fn unknown_revision(repo: &gix::Repository, spec: &str, _err: &gix::Error) -> SourceError {
+fn unknown_revision(repo: &gix::Repository, spec: &str, err: &gix::Error) -> SourceError {
+    let unborn = repo.head().map(|h| h.is_unborn()).unwrap_or(false);
+    if unborn {
+        return SourceError::Repository(format!(
+            "{} has no commits yet, so `{spec}` names nothing: commit first, or use --dir PATH for a directory",
+            repo_display(repo)
+        ));
+    }
     let shallow = repo.is_shallow().unwrap_or(false);
     let hint = if shallow {
         format!(
@@ -102,8 +109,10 @@ fn unknown_revision(repo: &gix::Repository, spec: &str, _err: &gix::Error) -> So
     } else {
         "name a tag, branch or commit (`git tag --list` shows the tags)".to_string()
     };
+    // gix's own words say which part failed (`HEAD~5`: too few ancestors).
+    let detail = err.to_string().replace('\n', " ");
     SourceError::Repository(format!(
-        "unknown revision `{spec}` in {}: {hint}",
+        "unknown revision `{spec}` in {}: {hint} ({detail})",
         repo_display(repo)
     ))
 }

@@ -528,3 +528,101 @@ fn the_demo_agrees_with_the_spec() {
         human.stdout
     );
 }
+
+#[test]
+fn an_unavailable_end_with_the_same_files_still_restarts() {
+    let repo = released();
+    repo.symlink("src/broken.py", "missing.py");
+    repo.write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("broken link");
+    let run = repo.fpcheck(&["v1.0.0..", "--format", "json", "--exit-code"]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let j = run.json();
+    assert_eq!(j["reason"], "fingerprint_unavailable");
+    assert_eq!(j["to"]["fingerprint"], "");
+    assert_eq!(
+        j["to"]["unavailable_reason"],
+        "src/broken.py: symlink to missing.py is broken"
+    );
+    let table = repo.fpcheck(&["v1.0.0.."]).stdout;
+    assert!(table.contains("a fingerprint is unavailable"), "{table}");
+}
+
+#[test]
+fn a_closed_pipe_never_reads_as_no_restart() {
+    let repo = released();
+    repo.write("src/server.py", "changed\n")
+        .write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("code");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fpcheck"))
+        .current_dir(repo.path())
+        .args(["v1.0.0..", "--exit-code", "--format", "json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away before fpcheck writes
+    let status = child.wait().unwrap();
+    assert_ne!(status.code(), Some(0));
+}
+
+#[test]
+fn python_json_extensions_in_version_files_are_read_as_the_gate_reads_them() {
+    let repo = released();
+    repo.write(
+        "version.json",
+        "{\"version\": \"1.1.0\", \"force_restart\": NaN}\n",
+    );
+    repo.commit("NaN");
+    let j = analyse(&repo, "v1.0.0..");
+    assert_eq!(
+        (j["reason"].clone(), j["to"]["force_restart"].clone()),
+        (json!("forced"), json!(true))
+    );
+    assert_eq!(j["to"]["version"], "1.1.0");
+    let codes: Vec<&str> = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"version_file_python_json"), "{codes:?}");
+}
+
+#[test]
+fn roots_must_stay_inside_the_repository_and_the_top_has_no_parent() {
+    let repo = released();
+    for bad in ["/src", "../x"] {
+        let run = repo.fpcheck(&["v1.0.0..", "--root", bad]);
+        assert_eq!(run.code, 2, "{bad}: {}", run.stderr);
+    }
+    // A version file above the working tree is not part of the release.
+    let outer = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outer.path().join("package.json"),
+        "{\"version\": \"9.9.9\", \"force_restart\": true}",
+    )
+    .unwrap();
+    let top = outer.path().join("repo");
+    std::fs::create_dir(&top).unwrap();
+    git_in(&top, &["init", "-q"]);
+    std::fs::write(top.join("a.py"), "a\n").unwrap();
+    std::fs::write(top.join("version.json"), "{\"version\": \"1.0.0\"}").unwrap();
+    git_in(&top, &["add", "-A"]);
+    git_in(&top, &["commit", "-q", "-m", "top-level runtime"]);
+    git_in(&top, &["tag", "v1"]);
+    for root in [".", "./"] {
+        let run = fpcheck_in(
+            &top,
+            &["v1..", "--worktree", "--root", root, "--format", "json"],
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let j = run.json();
+        assert_eq!(
+            (j["to"]["force_restart"].clone(), j["to"]["version"].clone()),
+            (json!(false), json!("1.0.0")),
+            "{root}"
+        );
+        assert_eq!(j["reason"], "no_runtime_change");
+    }
+}
