@@ -67,7 +67,8 @@ fn finish(
     if let Some(reason) = selection.unavailable_reason(&root, rules) {
         return Ok(unavailable(selection, reason));
     }
-    let warnings = source.warnings(&selection.files)?;
+    let mut warnings = selection.skipped_warnings();
+    warnings.extend(source.warnings(&selection.files)?);
     match hash_stream(source, &selection.files, per_file) {
         Ok(digest) => Ok(Fingerprint {
             digest: Some(digest),
@@ -92,9 +93,9 @@ fn finish(
 fn unavailable(selection: Selection, reason: String) -> Fingerprint {
     Fingerprint {
         digest: None,
+        warnings: selection.skipped_warnings(),
         selection,
         unavailable_reason: Some(reason),
-        warnings: Vec::new(),
     }
 }
 

@@ -297,6 +297,12 @@ fn restrict(tags: Vec<Tag>, span: &(String, String)) -> Result<Vec<Tag>, History
             })
     };
     let (lo, hi) = (find(&span.0)?, find(&span.1)?);
+    if lo.cmp_precedence(&hi).is_gt() {
+        return Err(HistoryError::Usage(format!(
+            "`{}..{}` runs backwards ({lo} comes after {hi}): write the older release first",
+            span.0, span.1
+        )));
+    }
     Ok(tags
         .into_iter()
         .filter(|t| t.version.cmp_precedence(&lo).is_ge() && t.version.cmp_precedence(&hi).is_le())
@@ -371,16 +377,7 @@ pub fn run(
     Ok(History {
         schema_version: SCHEMA_VERSION,
         repo: repo_display(repo),
-        settings: Settings {
-            runtime: runtime.name.clone(),
-            root: if runtime.root.is_empty() {
-                ".".into()
-            } else {
-                runtime.root.clone()
-            },
-            extensions: runtime.rules.extensions.clone(),
-            exclude: runtime.rules.exclude.clone(),
-        },
+        settings: Settings::of(runtime),
         releases: steps,
         tags: reads.into_iter().map(|r| r.info).collect(),
         summary,

@@ -125,12 +125,24 @@ pub struct Selection {
     pub files: Vec<SelectedFile>,
     /// Problems in path order; non-empty means "unavailable".
     pub problems: Vec<Problem>,
+    /// Directories that could not be read and were skipped, as the
+    /// reference gate's `Path.rglob` skips them (its PermissionError is
+    /// swallowed): their files are not part of the selection.
+    pub skipped: Vec<Problem>,
 }
 
 impl Selection {
     /// True when a fingerprint can be computed from this selection.
     pub fn is_available(&self) -> bool {
         self.problems.is_empty() && !self.files.is_empty()
+    }
+
+    /// Warnings for the directories skipped because they cannot be read.
+    pub fn skipped_warnings(&self) -> Vec<String> {
+        self.skipped
+            .iter()
+            .map(|p| format!("{p}: skipped, as the reference gate's Path.rglob skips a directory it cannot read"))
+            .collect()
     }
 
     /// The sentence that explains an unavailable fingerprint.
@@ -174,11 +186,12 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
 
     let mut candidates: Vec<(Vec<u8>, Entry)> = Vec::new();
     let mut problems = Vec::new();
+    let mut skipped = Vec::new();
     let mut stack: Vec<(Node, Vec<u8>)> = vec![(root, Vec::new())];
     while let Some((dir, prefix)) = stack.pop() {
         let entries = match source.read_dir(&dir, &prefix) {
             Err(SourceError::Unreadable { path, why }) => {
-                problems.push(Problem {
+                skipped.push(Problem {
                     path,
                     what: format!(": {why}"),
                 });
@@ -238,7 +251,12 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
         }
     }
     problems.sort();
-    Ok(Selection { files, problems })
+    skipped.sort();
+    Ok(Selection {
+        files,
+        problems,
+        skipped,
+    })
 }
 
 fn unavailable(root_display: &str, what: &str) -> Selection {
@@ -248,6 +266,7 @@ fn unavailable(root_display: &str, what: &str) -> Selection {
             path: root_display.to_string(),
             what: what.to_string(),
         }],
+        skipped: Vec::new(),
     }
 }
 
@@ -294,6 +313,70 @@ mod tests {
         assert_eq!(rules.classify(b"scripts/x.md"), Class::Excluded("scripts"));
         assert_eq!(rules.classify(b"README.md"), Class::NotRuntimeExtension);
         assert_eq!(rules.classify(b"testsx/a.py"), Class::Runtime);
+    }
+
+    /// A directory source whose `locked` subdirectory cannot be read.
+    struct Locked(tempfile::TempDir);
+
+    impl Source for Locked {
+        fn root_display(&self) -> String {
+            "src".into()
+        }
+        fn root(&self) -> Result<RootState, SourceError> {
+            Ok(RootState::Dir(Node::Path(self.0.path().to_path_buf())))
+        }
+        fn read_dir(&self, dir: &Node, rel: &[u8]) -> Result<Vec<Entry>, SourceError> {
+            if rel == b"locked" {
+                return Err(SourceError::Unreadable {
+                    path: "src/locked".into(),
+                    why: "Permission denied".into(),
+                });
+            }
+            crate::source::DirSource::new(self.0.path()).read_dir(dir, rel)
+        }
+        fn resolve(&self, rel: &[u8], entry: &Entry) -> Result<Target, SourceError> {
+            crate::source::DirSource::new(self.0.path()).resolve(rel, entry)
+        }
+        fn read(
+            &self,
+            rel: &str,
+            content: &Node,
+            sink: &mut dyn FnMut(&[u8]),
+        ) -> Result<(), SourceError> {
+            crate::source::DirSource::new(self.0.path()).read(rel, content, sink)
+        }
+        fn read_meta(
+            &self,
+            _: &str,
+            _: bool,
+        ) -> Result<Option<crate::source::MetaFile>, SourceError> {
+            Ok(None)
+        }
+        fn origin(&self) -> crate::source::Origin {
+            crate::source::Origin::Dir { dir: "src".into() }
+        }
+    }
+
+    #[test]
+    fn unreadable_directories_are_skipped_as_rglob_skips_them() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.py"), "a\n").unwrap();
+        std::fs::create_dir(dir.path().join("locked")).unwrap();
+        std::fs::write(dir.path().join("locked/b.py"), "b\n").unwrap();
+        let source = Locked(dir);
+        let fp = crate::compute(&source, &Rules::default()).unwrap();
+        assert_eq!(fp.files(), ["a.py"]);
+        // The same as the fingerprint of a.py alone.
+        let mut hasher = <sha2::Sha256 as sha2::Digest>::new();
+        sha2::Digest::update(&mut hasher, b"a.py\0a\n\n");
+        assert_eq!(
+            fp.digest.as_deref(),
+            Some(hex::encode(sha2::Digest::finalize(hasher)).as_str())
+        );
+        assert_eq!(
+            fp.warnings,
+            ["src/locked: Permission denied: skipped, as the reference gate's Path.rglob skips a directory it cannot read"]
+        );
     }
 
     #[test]

@@ -140,6 +140,14 @@ pub fn run(
         clients: None,
         because: None,
     };
+    // No directory, no marker: nothing to acknowledge, and no place to
+    // put a lock file either.
+    if path
+        .parent()
+        .is_some_and(|d| !d.as_os_str().is_empty() && !d.is_dir())
+    {
+        return Ok(report);
+    }
     let _held = lock::acquire(path, lock_timeout)?;
     let current = match marker::read(path) {
         MarkerState::Absent => return Ok(report),

@@ -132,6 +132,9 @@ fn spans_globs_and_prereleases() {
         "{}",
         run.stderr
     );
+    let run = repo.fpcheck(&["history", "v1.10.0..v1.0.0"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("runs backwards"), "{}", run.stderr);
     let run = repo.fpcheck(&["history", "--tags", "nothing*"]);
     assert_eq!(run.code, 4);
     assert!(
