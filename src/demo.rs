@@ -91,55 +91,30 @@ const NO: bool = false;
 
 /// The spec's section 8, row by row.
 const EXPECTED: [Expected; 8] = [
-    Expected {
-        version_changed: YES,
-        code_changed: YES,
-        marker: YES,
-        restart: YES,
-    },
-    Expected {
-        version_changed: YES,
-        code_changed: YES,
-        marker: YES,
-        restart: YES,
-    },
-    Expected {
-        version_changed: YES,
-        code_changed: NO,
-        marker: NO,
-        restart: NO,
-    },
-    Expected {
-        version_changed: YES,
-        code_changed: NO,
-        marker: NO,
-        restart: NO,
-    },
-    Expected {
-        version_changed: YES,
-        code_changed: NO,
-        marker: NO,
-        restart: NO,
-    },
-    Expected {
-        version_changed: YES,
-        code_changed: NO,
-        marker: NO,
-        restart: NO,
-    },
-    Expected {
-        version_changed: YES,
-        code_changed: NO,
-        marker: YES,
-        restart: YES,
-    },
-    Expected {
-        version_changed: YES,
-        code_changed: YES,
-        marker: YES,
-        restart: YES,
-    },
+    expect(YES, YES, YES, YES),
+    expect(YES, YES, YES, YES),
+    expect(YES, NO, NO, NO),
+    expect(YES, NO, NO, NO),
+    expect(YES, NO, NO, NO),
+    expect(YES, NO, NO, NO),
+    expect(YES, NO, YES, YES),
+    expect(YES, YES, YES, YES),
 ];
+
+/// A row of the matrix: version changed, code changed, marker, restart.
+const fn expect(
+    version_changed: bool,
+    code_changed: bool,
+    marker: bool,
+    restart: bool,
+) -> Expected {
+    Expected {
+        version_changed,
+        code_changed,
+        marker,
+        restart,
+    }
+}
 
 fn base() -> Files {
     let mut f = Files::new();

@@ -10,7 +10,7 @@ use fpcheck::history::{self, History, HistoryError, Options};
 use fpcheck::report::{self, RenderOptions};
 use fpcheck::source::git::open_repo;
 
-use super::{exit, print, settings, Failure, RuntimeFlags};
+use super::{emit, exit, settings, Failure, RuntimeFlags};
 
 /// Show every release's restart verdict, and the restarts the fingerprint saved
 ///
@@ -145,15 +145,7 @@ pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
         }
         HistoryFormat::Table => table(&h, args.output.is_none() && std::io::stdout().is_terminal()),
     };
-    match &args.output {
-        Some(path) => {
-            fpcheck::atomic::write_atomic(path, text.as_bytes()).map_err(|e| Failure {
-                code: exit::OUTPUT,
-                message: format!("cannot write {}: {e}", path.display()),
-            })?
-        }
-        None => print(&text)?,
-    }
+    emit(&text, args.output.as_deref())?;
     Ok(exit::OK)
 }
 

@@ -194,7 +194,19 @@ pub fn settings(
     Ok(config::resolve(file.as_ref(), &overrides)?)
 }
 
-/// Writes `text` to stdout, treating a closed pipe as success.
+/// Writes `text` to `output` (atomically: a reader sees the old file or the
+/// new one), or to stdout.
+pub fn emit(text: &str, output: Option<&std::path::Path>) -> Result<(), Failure> {
+    match output {
+        Some(path) => fpcheck::atomic::write_atomic(path, text.as_bytes()).map_err(|e| Failure {
+            code: exit::OUTPUT,
+            message: format!("cannot write {}: {e}", path.display()),
+        }),
+        None => print(text),
+    }
+}
+
+/// Writes `text` to stdout; a closed pipe is an output error (exit 5).
 pub fn print(text: &str) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;

@@ -9,7 +9,7 @@ use fpcheck::range::{self, RangeError, RangeSpec};
 use fpcheck::report::{self, Format, RenderOptions};
 use fpcheck::source::git::open_repo;
 
-use super::{exit, print, settings, Failure, RuntimeFlags};
+use super::{emit, exit, settings, Failure, RuntimeFlags};
 
 #[derive(Debug, Args, Default)]
 pub struct RangeArgs {
@@ -143,15 +143,7 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
             path,
         )?;
     }
-    match &args.output {
-        Some(path) => {
-            fpcheck::atomic::write_atomic(path, text.as_bytes()).map_err(|e| Failure {
-                code: exit::OUTPUT,
-                message: format!("cannot write {}: {e}", path.display()),
-            })?
-        }
-        None => print(&text)?,
-    }
+    emit(&text, args.output.as_deref())?;
     Ok(if args.exit_code && analysis.restart_required {
         exit::RESTART
     } else {
