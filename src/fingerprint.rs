@@ -103,7 +103,8 @@ fn unavailable(selection: Selection, reason: String) -> Fingerprint {
 ///
 /// Each distinct content is read once: bytes shared by several paths (empty
 /// `__init__.py` files, links to one file) are kept until their last use, so
-/// memory holds only those and the file being read.
+/// memory holds only those, the file being read and a few chunks of the
+/// stream on their way to the hashing thread.
 pub fn hash_files(source: &dyn Source, files: &[SelectedFile]) -> Result<String, SourceError> {
     hash_stream(source, files, None)
 }
@@ -140,52 +141,247 @@ pub fn compute_detailed(source: &dyn Source, rules: &Rules) -> Result<Detailed, 
 fn hash_stream(
     source: &dyn Source,
     files: &[SelectedFile],
-    mut per_file: Option<&mut Vec<String>>,
+    per_file: Option<&mut Vec<String>>,
 ) -> Result<String, SourceError> {
-    let mut uses: HashMap<&Node, usize> = HashMap::new();
+    match per_file {
+        // The file's own hashers run only when asked for: they double the
+        // hashing work, and `compute` must stay as fast as it was.
+        Some(out) => {
+            let mut hasher = Sha256::new();
+            let mut own = Sha256::new();
+            feed(source, files, &mut |piece| match piece {
+                Piece::Path(path) => {
+                    hasher.update(path);
+                    hasher.update([0u8]);
+                }
+                Piece::Bytes(bytes) => {
+                    hasher.update(bytes);
+                    own.update(bytes);
+                }
+                Piece::End => {
+                    hasher.update([b'\n']);
+                    out.push(hex::encode(std::mem::take(&mut own).finalize()));
+                }
+            })?;
+            Ok(hex::encode(hasher.finalize()))
+        }
+        // Reading (inflating blobs, or read(2)) takes about two thirds of the
+        // time and SHA-256 the rest; SHA-256 is a stream that cannot be split,
+        // so running the two side by side is what is left to win. See [`Pipe`].
+        None => std::thread::scope(|scope| {
+            let mut pipe = Pipe::new(scope);
+            feed(source, files, &mut |piece| match piece {
+                Piece::Path(path) => {
+                    pipe.write(path);
+                    pipe.write(&[0]);
+                }
+                Piece::Bytes(bytes) => pipe.write(bytes),
+                Piece::End => pipe.write(b"\n"),
+            })?;
+            Ok(pipe.finish())
+        }),
+    }
+}
+
+/// One piece of the stream of section 2, as [`feed`] produces it.
+enum Piece<'a> {
+    /// A selected file's path (the NUL after it is the consumer's).
+    Path(&'a [u8]),
+    /// Some of its bytes.
+    Bytes(&'a [u8]),
+    /// The end of the file (the LF is the consumer's).
+    End,
+}
+
+/// Produces the stream of section 2 for `files`, which must be in hash
+/// order.
+///
+/// Each distinct content is read once: bytes shared by several paths (empty
+/// `__init__.py` files, links to one file) are kept until their last use, so
+/// memory holds only those and the file being read.
+fn feed(
+    source: &dyn Source,
+    files: &[SelectedFile],
+    out: &mut dyn FnMut(Piece<'_>),
+) -> Result<(), SourceError> {
+    let mut uses: NodeMap<usize> = NodeMap::default();
     for f in files {
         *uses.entry(&f.content).or_default() += 1;
     }
-    let mut kept: HashMap<&Node, Vec<u8>> = HashMap::new();
-    let mut hasher = Sha256::new();
+    let mut kept: NodeMap<Vec<u8>> = NodeMap::default();
     for f in files {
-        hasher.update(f.path.as_bytes());
-        hasher.update([0u8]);
+        out(Piece::Path(f.path.as_bytes()));
         let left = uses.get_mut(&f.content).expect("counted above");
         *left -= 1;
-        // The file's own hasher runs only when asked for: it doubles the
-        // hashing work, and `compute` must stay as fast as it was.
-        let mut own = per_file.as_ref().map(|_| Sha256::new());
         if let Some(bytes) = kept.get(&f.content) {
-            hasher.update(bytes);
-            if let Some(own) = own.as_mut() {
-                own.update(bytes);
-            }
+            out(Piece::Bytes(bytes));
             if *left == 0 {
                 kept.remove(&f.content);
             }
         } else if *left > 0 {
             let mut bytes = Vec::new();
             source.read(&f.path, &f.content, &mut |b| bytes.extend_from_slice(b))?;
-            hasher.update(&bytes);
-            if let Some(own) = own.as_mut() {
-                own.update(&bytes);
-            }
+            out(Piece::Bytes(&bytes));
             kept.insert(&f.content, bytes);
         } else {
-            source.read(&f.path, &f.content, &mut |b| {
-                hasher.update(b);
-                if let Some(own) = own.as_mut() {
-                    own.update(b);
-                }
-            })?;
+            source.read(&f.path, &f.content, &mut |b| out(Piece::Bytes(b)))?;
         }
-        hasher.update([b'\n']);
-        if let (Some(out), Some(own)) = (per_file.as_deref_mut(), own) {
-            out.push(hex::encode(own.finalize()));
+        out(Piece::End);
+    }
+    Ok(())
+}
+
+/// The maps of [`feed`], keyed by every selected file's content: FxHash
+/// instead of SipHash, which cost ~1% of a 45,000-file fingerprint. The keys
+/// are blob ids (uniform already) or paths of one's own runtime.
+type NodeMap<'a, V> = HashMap<&'a Node, V, std::hash::BuildHasherDefault<FxHasher>>;
+
+/// rustc's FxHash: a rotate, xor and multiply per 8 bytes.
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
         }
     }
-    Ok(hex::encode(hasher.finalize()))
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Bytes of the stream handed to the hashing thread at once: a hand-over
+/// costs a few microseconds, hashing a chunk ~150 µs, and the chunk still
+/// fits the other core's L2 cache.
+const CHUNK: usize = 256 << 10;
+
+/// Chunks queued for the hashing thread. The stream's memory is bounded by
+/// `QUEUE + 2` chunks (queued, being hashed, being filled): 1.5 MiB, whatever
+/// the size of the files.
+const QUEUE: usize = 4;
+
+/// The SHA-256 of a stream, hashed on a second thread while the caller
+/// produces it. Measured in `bench/` (whole process, 2 cores): a 0.9 GB,
+/// 45,000-file fingerprint went from inflate + hash (1.65 s) to about
+/// inflate alone (1.21 s); an installed 20,000-file runtime from 316 ms to
+/// 197 ms.
+///
+/// The stream is cut into [`CHUNK`]s; the first chunk is only handed over
+/// once full, so a stream shorter than that (a small runtime) is hashed
+/// on the caller's thread and never starts one. With one CPU, everything
+/// is hashed inline. Buffers go back and forth, so a long stream allocates
+/// a handful of chunks, not one per chunk.
+struct Pipe<'scope, 'env> {
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    buf: Vec<u8>,
+    mode: Mode<'scope>,
+}
+
+enum Mode<'scope> {
+    /// Nothing handed over yet: the stream so far is in `buf`.
+    Buffering,
+    /// One CPU: hash in place.
+    Inline(Sha256),
+    /// A hashing thread, fed full chunks, giving back empty ones.
+    Threaded {
+        full: std::sync::mpsc::SyncSender<Vec<u8>>,
+        empty: std::sync::mpsc::Receiver<Vec<u8>>,
+        hasher: std::thread::ScopedJoinHandle<'scope, Sha256>,
+    },
+}
+
+impl<'scope, 'env> Pipe<'scope, 'env> {
+    fn new(scope: &'scope std::thread::Scope<'scope, 'env>) -> Self {
+        Pipe {
+            scope,
+            buf: Vec::new(),
+            mode: Mode::Buffering,
+        }
+    }
+
+    fn write(&mut self, mut bytes: &[u8]) {
+        if let Mode::Inline(hasher) = &mut self.mode {
+            hasher.update(bytes);
+            return;
+        }
+        while !bytes.is_empty() {
+            if self.buf.capacity() == 0 {
+                self.buf.reserve_exact(CHUNK);
+            }
+            let n = (CHUNK - self.buf.len()).min(bytes.len());
+            self.buf.extend_from_slice(&bytes[..n]);
+            bytes = &bytes[n..];
+            if self.buf.len() == CHUNK {
+                self.hand_over();
+                if let Mode::Inline(hasher) = &mut self.mode {
+                    hasher.update(bytes);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Hands the full `buf` to the hashing thread (started on first use).
+    fn hand_over(&mut self) {
+        if let Mode::Buffering = self.mode {
+            if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+                let mut hasher = Sha256::new();
+                hasher.update(&self.buf);
+                self.buf = Vec::new();
+                self.mode = Mode::Inline(hasher);
+                return;
+            }
+            let (full, queued) = std::sync::mpsc::sync_channel::<Vec<u8>>(QUEUE);
+            let (give_back, empty) = std::sync::mpsc::channel::<Vec<u8>>();
+            let hasher = self.scope.spawn(move || {
+                let mut hasher = Sha256::new();
+                for mut chunk in queued {
+                    hasher.update(&chunk);
+                    chunk.clear();
+                    // The caller may have finished and dropped its end.
+                    let _ = give_back.send(chunk);
+                }
+                hasher
+            });
+            self.mode = Mode::Threaded {
+                full,
+                empty,
+                hasher,
+            };
+        }
+        if let Mode::Threaded { full, empty, .. } = &self.mode {
+            let next = empty
+                .try_recv()
+                .unwrap_or_else(|_| Vec::with_capacity(CHUNK));
+            let chunk = std::mem::replace(&mut self.buf, next);
+            // Fails only if the hashing thread panicked; `finish` re-raises it.
+            let _ = full.send(chunk);
+        }
+    }
+
+    /// The hex digest of everything written.
+    fn finish(self) -> String {
+        let digest = match self.mode {
+            Mode::Buffering => Sha256::digest(&self.buf),
+            Mode::Inline(hasher) => hasher.finalize(),
+            Mode::Threaded { full, hasher, .. } => {
+                if !self.buf.is_empty() {
+                    let _ = full.send(self.buf);
+                }
+                drop(full);
+                hasher
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                    .finalize()
+            }
+        };
+        hex::encode(digest)
+    }
 }
 
 #[cfg(test)]
@@ -271,6 +467,39 @@ mod tests {
         let d = compute_detailed(&source, &Rules::default()).unwrap();
         assert_eq!(d.file_digests.len(), 3);
         assert_eq!(source.1.get(), 3);
+    }
+
+    /// Streams longer than a chunk go through the hashing thread: pieces
+    /// that straddle chunks, a file larger than several chunks, and bytes
+    /// kept for a second path all land in order.
+    #[test]
+    fn long_streams_hash_as_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let sizes = [CHUNK - 3, 1, 0, 5 * CHUNK + 7, CHUNK, 2 * CHUNK + 1];
+        let mut want = Sha256::new();
+        for (i, size) in sizes.iter().enumerate() {
+            let body: Vec<u8> = (0..*size).map(|j| (j * 31 + i) as u8).collect();
+            let name = format!("f{i}.py");
+            std::fs::write(root.join(&name), &body).unwrap();
+            want.update(name.as_bytes());
+            want.update([0]);
+            want.update(&body);
+            want.update([b'\n']);
+        }
+        #[cfg(unix)]
+        {
+            // A link to the big file: its bytes are kept for the second use.
+            std::os::unix::fs::symlink("f3.py", root.join("g.py")).unwrap();
+            let body = std::fs::read(root.join("f3.py")).unwrap();
+            want.update(b"g.py\0");
+            want.update(&body);
+            want.update([b'\n']);
+        }
+        let fp = compute(&DirSource::new(root), &Rules::default()).unwrap();
+        assert_eq!(fp.digest, Some(hex::encode(want.finalize())));
+        let detailed = compute_detailed(&DirSource::new(root), &Rules::default()).unwrap();
+        assert_eq!(detailed.fingerprint, fp);
     }
 
     #[test]
