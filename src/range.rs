@@ -15,7 +15,7 @@ use crate::fingerprint::{self, Fingerprint};
 use crate::release::{self, Release};
 use crate::select::{select, Rules, Selection};
 use crate::side::Side;
-use crate::source::git::{open_repo, repo_display};
+use crate::source::git::repo_display;
 use crate::source::{DirSource, GitSource, Node, Revision, RootState, Source, SourceError};
 use crate::verdict::{self, Decision, Reason};
 use crate::version;
@@ -180,18 +180,6 @@ pub enum ToSide {
     Rev(String),
     /// The repository's working tree.
     Worktree,
-}
-
-/// Resolves the range in the repository at `repo_path` (or around the
-/// current directory) and analyses it.
-pub fn analyse_path(
-    repo_path: Option<&std::path::Path>,
-    spec: &RangeSpec,
-    worktree: bool,
-    runtime: &Runtime,
-) -> Result<Analysis, RangeError> {
-    let repo = open_repo(repo_path)?;
-    analyse_spec(&repo, spec, worktree, runtime)
 }
 
 /// Resolves a [`RangeSpec`] (defaults included) and analyses it.

@@ -47,11 +47,6 @@ impl DirSource {
         self
     }
 
-    /// The runtime root directory.
-    pub fn path(&self) -> &Path {
-        &self.root
-    }
-
     /// A version file's name as the user knows it: beside the root's
     /// display name, so a working tree says `version.json`, not an
     /// absolute path.

@@ -4,7 +4,7 @@
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use gix::objs::tree::EntryKind as GitKind;
 use gix::prelude::FindExt;
@@ -199,11 +199,6 @@ impl GitSource {
     /// The revision this source reads.
     pub fn revision(&self) -> &Revision {
         &self.rev
-    }
-
-    /// The repository this source reads.
-    pub fn repo(&self) -> &gix::Repository {
-        &self.repo
     }
 
     fn tree_entries(
@@ -810,11 +805,6 @@ impl GitSource {
             })
             .collect())
     }
-}
-
-/// Where the repository's working tree is, if it has one.
-pub fn workdir(repo: &gix::Repository) -> Option<PathBuf> {
-    repo.workdir().map(Path::to_path_buf)
 }
 
 #[cfg(test)]

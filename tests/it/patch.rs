@@ -8,16 +8,7 @@ use serde_json::{json, Value};
 
 use crate::support::{Run, TestRepo};
 
-const DEFAULT_EXCLUDE: [&str; 8] = [
-    "scripts",
-    "tests",
-    "migrations",
-    "crons",
-    "__pycache__",
-    "node_modules",
-    ".git",
-    "versions",
-];
+use fpcheck::select::DEFAULT_EXCLUDE;
 
 /// v1.0.0: one runtime file, a README and `version` (the file's text).
 fn first_release(version: &str) -> TestRepo {
