@@ -100,6 +100,7 @@ fn installed(
     let selection = select(source, req.rules)?;
     let Some(cache_path) = req.cache.filter(|_| selection.is_available()) else {
         let fp = from_selection(source, req.rules, selection)?;
+        warnings.extend(fp.warnings.iter().cloned());
         let used = req.cache.map(|_| CacheUse::Skipped);
         return Ok((fp.as_gate_str().into(), fp.unavailable_reason, used));
     };
@@ -110,13 +111,16 @@ fn installed(
     let mut used = CacheUse::Miss;
     if let Some(stats) = &stats {
         match cache::lookup(cache_path, req.dir, req.rules, &selection.files, stats) {
-            Lookup::Hit(fp) => return Ok((fp, None, Some(CacheUse::Hit))),
+            Lookup::Hit(fp) => {
+                warnings.extend(selection.skipped_warnings());
+                return Ok((fp, None, Some(CacheUse::Hit)));
+            }
             Lookup::Miss => {}
             Lookup::Corrupt => used = CacheUse::Corrupt,
         }
     }
-    let files = selection.files.clone();
     let fp = from_selection(source, req.rules, selection)?;
+    warnings.extend(fp.warnings.iter().cloned());
     let Some(digest) = &fp.digest else {
         return Ok((
             String::new(),
@@ -125,7 +129,8 @@ fn installed(
         ));
     };
     if let Some(stats) = &stats {
-        let stored = cache::store(cache_path, req.dir, req.rules, &files, stats, stamp, digest);
+        let files = &fp.selection.files;
+        let stored = cache::store(cache_path, req.dir, req.rules, files, stats, stamp, digest);
         if let Err(e) = stored {
             warnings.push(format!(
                 "cannot write the cache {}: {}",
