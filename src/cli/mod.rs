@@ -137,9 +137,17 @@ impl From<ConfigError> for Failure {
 
 impl From<std::io::Error> for Failure {
     fn from(e: std::io::Error) -> Self {
+        // A reader that stopped reading (`| head`) needs no message, but the
+        // exit code must not read as success: "no restart" or "marker
+        // written" would be a lie.
+        let message = if e.kind() == std::io::ErrorKind::BrokenPipe {
+            String::new()
+        } else {
+            format!("cannot write the output: {e}")
+        };
         Failure {
             code: exit::OUTPUT,
-            message: format!("cannot write the output: {e}"),
+            message,
         }
     }
 }
@@ -160,12 +168,7 @@ pub fn main() -> ExitCode {
     };
     match result {
         Ok(code) => ExitCode::from(code),
-        // A reader that stopped reading (`| head`) needs no message, but the
-        // exit code must not read as success: "no restart" or "marker
-        // written" would be a lie.
-        Err(f) if f.code == exit::OUTPUT && f.message.contains("Broken pipe") => {
-            ExitCode::from(exit::OUTPUT)
-        }
+        Err(f) if f.message.is_empty() => ExitCode::from(f.code),
         Err(f) => {
             eprintln!("fpcheck: error: {}", f.message);
             ExitCode::from(f.code)
