@@ -720,9 +720,12 @@ fn tree_directory_and_python_agree() {
         config.cases,
         tally.submodule.load(Ordering::Relaxed)
     );
-    // Agreement on "unavailable" proves little: most cases must hash bytes.
+    // Agreement on "unavailable" proves little: many cases must hash bytes.
+    // About 60% do (mean 30 of 48, sd ~3.4); half was too tight for a
+    // random seed (22 of 48 seen in CI), a third is still four deviations
+    // below the mean and far above a generator that drifted to none.
     assert!(
-        config.cases < 20 || available * 2 >= available + unavailable,
+        config.cases < 20 || available * 3 >= available + unavailable,
         "too few cases had a fingerprint ({available} of {}): the generator drifted",
         available + unavailable
     );
