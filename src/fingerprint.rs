@@ -1,4 +1,4 @@
-//! The runtime fingerprint (FINGERPRINT.md section 2): the SHA-256 of
+//! The runtime fingerprint (docs/spec.md section 2): the SHA-256 of
 //! `path NUL bytes LF` for every selected file, in path order.
 
 use std::collections::HashMap;

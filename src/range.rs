@@ -123,7 +123,7 @@ pub struct Analysis {
     pub notes: Vec<String>,
 }
 
-/// A row of the behaviour matrix (FINGERPRINT.md section 8).
+/// A row of the behaviour matrix (docs/spec.md section 8).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct MatrixRow {
     /// 1 to 8, in the spec's order.

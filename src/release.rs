@@ -1,4 +1,4 @@
-//! The release's version and its escape hatch (FINGERPRINT.md section 5).
+//! The release's version and its escape hatch (docs/spec.md section 5).
 //!
 //! The gate reads the version from the first of `version.json` then
 //! `package.json` that parses and has a non-empty `"version"` string, each

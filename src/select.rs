@@ -1,4 +1,4 @@
-//! Which files count: the selection rules of FINGERPRINT.md sections 1 and 3,
+//! Which files count: the selection rules of docs/spec.md sections 1 and 3,
 //! written once and applied to the entries of any [`Source`].
 //!
 //! The walk here is the only recursion over a runtime root in fpcheck, so the

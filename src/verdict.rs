@@ -1,6 +1,6 @@
 //! The verdict: two sides of a release in, the gate's decision out.
 //!
-//! Pure functions over FINGERPRINT.md sections 6 (the updater's marker) and
+//! Pure functions over docs/spec.md sections 6 (the updater's marker) and
 //! 7 (the running process's own check), so they can be tested as tables.
 
 use serde::Serialize;

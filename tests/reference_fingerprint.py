@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference runtime fingerprint: FINGERPRINT.md sections 1-3, the Python way.
+"""Reference runtime fingerprint: docs/spec.md sections 1-3, the Python way.
 
 This is the oracle fpcheck's tests compare against, so it does what the
 reference gate does with the standard library and nothing cleverer:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The plain Python gate's `status` (FINGERPRINT.md section 7): hash the
+"""The plain Python gate's `status` (docs/spec.md section 7): hash the
 installed runtime, read its version and the marker, decide.
 
     python3 gate_status.py RUNTIME MARKER PROCESS_FP PROCESS_VERSION

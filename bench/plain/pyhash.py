@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The plain Python hash of a checked-out runtime root (FINGERPRINT.md
+"""The plain Python hash of a checked-out runtime root (docs/spec.md
 sections 1-2, as the reference gate does it): rglob("*.py"), drop excluded
 segments, sort, SHA-256 of `path NUL bytes LF`.
 

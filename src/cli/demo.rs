@@ -161,7 +161,7 @@ fn human(rows: &[Row], args: &DemoArgs, all_agree: bool) -> String {
         ]);
     }
     let mut out =
-        String::from("The behaviour matrix of FINGERPRINT.md section 8, as fpcheck sees it:\n");
+        String::from("The behaviour matrix of docs/spec.md section 8, as fpcheck sees it:\n");
     out.push_str(&table.to_string());
     out.push('\n');
     let restarts = rows.iter().filter(|r| r.analysis.restart_required).count();

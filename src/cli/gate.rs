@@ -113,7 +113,7 @@ pub struct GateArgs {
 
 /// The running process's question: must I restart?
 ///
-/// Applies the reference's check (FINGERPRINT.md section 7) to the marker,
+/// Applies the reference's check (docs/spec.md section 7) to the marker,
 /// the installed runtime --dir (its version and fingerprint now) and what
 /// the process started with. --process-fingerprint may be "unknown" or ""
 /// (the comparison is then skipped and the versions decide);

@@ -1,4 +1,4 @@
-//! The running process's check (FINGERPRINT.md section 7), as a pure
+//! The running process's check (docs/spec.md section 7), as a pure
 //! function of the marker and the four strings.
 //!
 //! ```text

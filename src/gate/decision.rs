@@ -1,4 +1,4 @@
-//! The gate's decision (FINGERPRINT.md section 6), as a pure function.
+//! The gate's decision (docs/spec.md section 6), as a pure function.
 //!
 //! ```text
 //! version_changed  = old_version != new_version

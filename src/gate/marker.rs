@@ -1,4 +1,4 @@
-//! The restart marker, `mcp-restart-required.json` (FINGERPRINT.md section
+//! The restart marker, `mcp-restart-required.json` (docs/spec.md section
 //! 6), in the reference's schema 3, and how a marker on disk is read.
 //!
 //! Readers are lenient where the reference is (extra keys, a missing

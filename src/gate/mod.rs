@@ -1,4 +1,4 @@
-//! The runtime gate for production updaters (FINGERPRINT.md sections 5-7):
+//! The runtime gate for production updaters (docs/spec.md sections 5-7):
 //! what the reference Python gate does around an update and on every tool
 //! call, with files the reference itself can read.
 //!

@@ -2,7 +2,7 @@
 //! and the write of `--write`.
 //!
 //! The target is `--version-file`, else `version_file` from fpcheck.toml,
-//! else the first `version.json` the gate's lookup (FINGERPRINT.md section
+//! else the first `version.json` the gate's lookup (docs/spec.md section
 //! 5: the runtime root, then its parent) finds, else the documented default
 //! `version.json` in the root's parent (in the root itself when the root is
 //! the top of the repository, whose parent is outside it).

@@ -24,7 +24,7 @@ pub mod scan;
 
 pub use locate::{check_checkout, Chosen, Place, VersionFiles};
 
-/// The id of the fingerprint algorithm (FINGERPRINT.md sections 1-4:
+/// The id of the fingerprint algorithm (docs/spec.md sections 1-4:
 /// `path NUL bytes LF` per selected file in code-point order, SHA-256).
 pub const ALGORITHM: &str = "fpcheck-runtime-v1";
 
