@@ -326,13 +326,13 @@ pub fn analyse_with(
     cache: &mut FingerprintCache,
 ) -> Result<Analysis, RangeError> {
     let rules = &runtime.rules;
-    let from_rev = Revision::parse(repo, from)?;
+    let from_rev = Revision::parse_commit(repo, from)?;
     let from_src = GitSource::new(repo.clone(), from_rev.clone(), &runtime.root)?;
     let from_sel = select(&from_src, rules)?;
 
     let (from_read, to_read, changes) = match to {
         ToSide::Rev(spec) => {
-            let to_rev = Revision::parse(repo, spec)?;
+            let to_rev = Revision::parse_commit(repo, spec)?;
             let to_src = GitSource::new(repo.clone(), to_rev.clone(), &runtime.root)?;
             let to_sel = select(&to_src, rules)?;
             let (from_fp, to_fp) =

@@ -8,7 +8,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::source::{Entry, EntryKind, Node, RootState, Source, SourceError, Target};
+use crate::source::{
+    Entry, EntryKind, Node, RootState, Source, SourceError, Target, MAX_TREE_DEPTH,
+};
 
 /// The excluded names of the reference gate (spec section 1).
 pub const DEFAULT_EXCLUDE: [&str; 8] = [
@@ -187,14 +189,22 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
     let mut candidates: Vec<(Vec<u8>, Entry)> = Vec::new();
     let mut problems = Vec::new();
     let mut skipped = Vec::new();
-    let mut stack: Vec<(Node, Vec<u8>)> = vec![(root, Vec::new())];
-    while let Some((dir, prefix)) = stack.pop() {
+    // How deep a directory below the root may be for its entries to stay
+    // within git's core.maxTreeDepth (counted from the top of the repository).
+    let max_below_root = MAX_TREE_DEPTH.saturating_sub(source.root_depth() + 1);
+    let mut stack: Vec<(Node, Vec<u8>, usize)> = vec![(root, Vec::new(), 0)];
+    while let Some((dir, prefix, depth)) = stack.pop() {
         let entries = match source.read_dir(&dir, &prefix) {
             Err(SourceError::Unreadable { path, why }) => {
                 skipped.push(Problem {
                     path,
                     what: format!(": {why}"),
                 });
+                continue;
+            }
+            // Never skipped: a malformed tree has no agreed content.
+            Err(SourceError::Malformed { path, why }) => {
+                problems.push(Problem { path, what: why });
                 continue;
             }
             other => other?,
@@ -214,7 +224,11 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
                     if selected {
                         problems.push(problem(&root_display, &path, "is a directory"));
                     }
-                    stack.push((entry.node.clone(), path));
+                    if depth + 1 > max_below_root {
+                        problems.push(problem(&root_display, &path, &too_deep()));
+                        continue;
+                    }
+                    stack.push((entry.node.clone(), path, depth + 1));
                 }
                 EntryKind::Submodule => problems.push(problem(
                     &root_display,
@@ -247,6 +261,7 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
                 path,
                 what: format!(": {why}"),
             }),
+            Err(SourceError::Malformed { path, why }) => problems.push(Problem { path, what: why }),
             Err(e) => return Err(e),
         }
     }
@@ -257,6 +272,14 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
         problems,
         skipped,
     })
+}
+
+/// The sentence for a directory deeper than git reads.
+pub(crate) fn too_deep() -> String {
+    format!(
+        "is nested deeper than {MAX_TREE_DEPTH} directories (git's core.maxTreeDepth): \
+         git refuses to read such a tree"
+    )
 }
 
 fn unavailable(root_display: &str, what: &str) -> Selection {

@@ -12,6 +12,10 @@ use std::path::PathBuf;
 mod dir;
 pub mod git;
 
+/// The deepest path git reads (`core.maxTreeDepth`, 4096 by default):
+/// deeper trees cost quadratic time to walk and git itself refuses them.
+pub const MAX_TREE_DEPTH: usize = 4096;
+
 pub use dir::DirSource;
 pub use git::{GitSource, Revision};
 
@@ -104,9 +108,30 @@ pub enum SourceError {
         /// What went wrong.
         why: String,
     },
+    /// A tree on the path is malformed (duplicate entries, names `.`, `..`
+    /// or with `/`, unparsable entries) or nested deeper than git allows:
+    /// like [`SourceError::Unreadable`], it makes the fingerprint
+    /// unavailable; unlike it, it is never a directory the walk may skip.
+    #[error("{path}: {why}")]
+    Malformed {
+        /// The path as the user knows it.
+        path: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// The repository cannot be opened or read.
     #[error("{0}")]
     Repository(String),
+    /// gix failed: `message` says what fpcheck was doing and what to do,
+    /// `source` is gix's error, kept for callers that walk the chain.
+    #[error("{message}{}", git_detail(source.as_ref()))]
+    Git {
+        /// What failed, and what to do about it.
+        message: String,
+        /// gix's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
     /// An object the answer depends on is not in the repository.
     #[error("{what} ({id}) is missing from the repository; {hint}")]
     MissingObject {
@@ -117,6 +142,27 @@ pub enum SourceError {
         /// What to do about it.
         hint: String,
     },
+}
+
+/// The words of gix's error chain worth showing, as ` (a: b)`: gix's
+/// parser frames (`couldn't parse revision, input="v8"`,
+/// `delegate.traverse(...) failed`) repeat the input and say nothing more.
+fn git_detail(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = next {
+        let text = e.to_string().replace('\n', " ");
+        let noise = text.contains("input=") || text.contains("couldn't parse revision");
+        if !noise && !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = e.source();
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(": "))
+    }
 }
 
 /// A tree of files to fingerprint, rooted at the runtime root.
@@ -147,6 +193,13 @@ pub trait Source {
 
     /// Where this source's bytes come from, for reports.
     fn origin(&self) -> Origin;
+
+    /// How many directories deep the runtime root is, counted as git
+    /// counts a tree's depth (from the top of the repository), so that the
+    /// walk below it stops where git's `core.maxTreeDepth` would.
+    fn root_depth(&self) -> usize {
+        0
+    }
 
     /// Warnings about the bytes this source gives for `files`, such as
     /// `.gitattributes` conversions a checkout would apply.

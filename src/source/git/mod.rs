@@ -1,0 +1,243 @@
+//! A tree at a revision of a git repository, read through gix: no checkout,
+//! no `git` process, and only the objects the answer needs (so partial clones
+//! and mirrors without their large assets work).
+//!
+//! By concern: [`repo`] opens the repository and resolves revisions (tag
+//! peeling bounded, `git replace` cycles named); [`tree`] reads trees
+//! (malformed ones refused) and follows paths and links through them;
+//! [`blob`] reads blobs with memory that does not grow with their size;
+//! [`attributes`] warns about `.gitattributes` conversions.
+
+use std::cell::{Cell, OnceCell, RefCell};
+
+use gix::objs::tree::EntryKind as GitKind;
+use gix::ObjectId;
+
+use super::{Entry, EntryKind, MetaFile, Node, Origin, RootState, Source, SourceError, Target};
+use crate::select::{display_path, SelectedFile};
+
+mod attributes;
+mod blob;
+mod repo;
+mod tree;
+
+pub use repo::{open_repo, peel_to_commit, repo_display, Revision};
+use tree::{link_failure, Found};
+
+/// The runtime root inside a tree at a revision.
+pub struct GitSource {
+    repo: gix::Repository,
+    /// The object database for runtime files, made on first use (see
+    /// [`GitSource::runtime_objects`]).
+    blobs: OnceCell<gix::OdbHandle>,
+    rev: Revision,
+    root: String,
+    /// The trees from the top of the repository down to the root, links in
+    /// the root's path already followed; `None` when the root is no tree.
+    root_stack: Option<Vec<ObjectId>>,
+    root_state: RootState,
+    saw_gitattributes: Cell<bool>,
+    buf: RefCell<Vec<u8>>,
+}
+
+impl GitSource {
+    /// The tree at `rev`, rooted at `root` (a path from the top of the
+    /// repository, e.g. `src`; `""` or `.` for the top itself).
+    pub fn new(repo: gix::Repository, rev: Revision, root: &str) -> Result<Self, SourceError> {
+        let root = normalise_root(root);
+        let mut source = GitSource {
+            repo,
+            blobs: OnceCell::new(),
+            rev,
+            root,
+            root_stack: None,
+            root_state: RootState::Missing,
+            saw_gitattributes: Cell::new(false),
+            buf: RefCell::new(Vec::new()),
+        };
+        let top = vec![source.rev.tree];
+        let (found, stack) = source.walk(top, source.root.as_bytes(), "the runtime root")?;
+        source.root_state = match found {
+            Found::Tree(id) => {
+                source.root_stack = Some(stack);
+                RootState::Dir(Node::Object(id))
+            }
+            Found::Blob(_) => RootState::NotADirectory,
+            Found::Missing => RootState::Missing,
+            Found::Submodule => RootState::Unresolvable("is a submodule".into()),
+            Found::Malformed(why) => RootState::Unresolvable(why),
+            other => {
+                RootState::Unresolvable(format!("is a symbolic link that {}", link_failure(&other)))
+            }
+        };
+        Ok(source)
+    }
+
+    /// The revision this source reads.
+    pub fn revision(&self) -> &Revision {
+        &self.rev
+    }
+
+    fn missing(&self, id: ObjectId, what: String) -> SourceError {
+        SourceError::MissingObject {
+            what,
+            id,
+            hint: format!(
+                "{} may be a partial or shallow clone: fetch the revision in full \
+                 (`git fetch origin {}`) or run fpcheck in a complete clone",
+                repo_display(&self.repo),
+                self.rev.spec
+            ),
+        }
+    }
+
+    fn display(&self, rel: &[u8]) -> String {
+        display_path(&self.root_display(), rel)
+    }
+}
+
+fn normalise_root(root: &str) -> String {
+    let parts: Vec<&str> = root
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    parts.join("/")
+}
+
+impl Source for GitSource {
+    fn root_display(&self) -> String {
+        if self.root.is_empty() {
+            ".".into()
+        } else {
+            self.root.clone()
+        }
+    }
+
+    fn root(&self) -> Result<RootState, SourceError> {
+        Ok(self.root_state.clone())
+    }
+
+    fn read_dir(&self, dir: &Node, rel: &[u8]) -> Result<Vec<Entry>, SourceError> {
+        let Node::Object(id) = dir else {
+            unreachable!("a git source only hands out object ids")
+        };
+        let what = if rel.is_empty() {
+            self.root_display()
+        } else {
+            self.display(rel)
+        };
+        let entries = self.tree_entries(*id, &what)?;
+        let mut out = Vec::with_capacity(entries.len());
+        for (name, kind, oid) in entries {
+            if name == b".gitattributes" {
+                self.saw_gitattributes.set(true);
+            }
+            let kind = match kind {
+                GitKind::Tree => EntryKind::Dir,
+                GitKind::Blob | GitKind::BlobExecutable => EntryKind::File,
+                GitKind::Link => EntryKind::Symlink,
+                GitKind::Commit => EntryKind::Submodule,
+            };
+            out.push(Entry {
+                name,
+                kind,
+                node: Node::Object(oid),
+            });
+        }
+        Ok(out)
+    }
+
+    fn resolve(&self, rel: &[u8], entry: &Entry) -> Result<Target, SourceError> {
+        if entry.kind == EntryKind::File {
+            return Ok(Target::File(entry.node.clone()));
+        }
+        let Node::Object(link) = entry.node else {
+            unreachable!("a git source only hands out object ids")
+        };
+        let what = self.display(rel);
+        let target = match self.link_target(link, &what)? {
+            Ok(target) => target,
+            Err(why) => return Ok(Target::Unavailable(format!(": symlink whose {why}"))),
+        };
+        let shown = String::from_utf8_lossy(&target).into_owned();
+        let dir = rel
+            .iter()
+            .rposition(|b| *b == b'/')
+            .map_or(&rel[..0], |i| &rel[..i]);
+        Ok(match self.resolve_link(dir, &target)? {
+            Ok(id) => Target::File(Node::Object(id)),
+            Err(why) => Target::Unavailable(format!(": symlink to {shown} {why}")),
+        })
+    }
+
+    fn read(
+        &self,
+        rel: &str,
+        content: &Node,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), SourceError> {
+        let Node::Object(id) = content else {
+            unreachable!("a git source only hands out object ids")
+        };
+        let what = self.display(rel.as_bytes());
+        self.read_blob(self.runtime_objects(), *id, &what, sink)
+    }
+
+    fn read_meta(&self, name: &str, in_parent: bool) -> Result<Option<MetaFile>, SourceError> {
+        let dir = if in_parent {
+            if self.root.is_empty() {
+                return Ok(None); // the parent of the top is outside the repository
+            }
+            match self.root.rfind('/') {
+                Some(i) => self.root[..i].to_string(),
+                None => String::new(),
+            }
+        } else {
+            self.root.clone()
+        };
+        let path = if dir.is_empty() {
+            name.to_string()
+        } else {
+            format!("{dir}/{name}")
+        };
+        let (found, _) = self.walk(vec![self.rev.tree], path.as_bytes(), &path)?;
+        let Found::Blob(id) = found else {
+            // Nothing there, or a malformed tree on the way (which makes
+            // the root, on the same path, unresolvable too).
+            return Ok(None);
+        };
+        match self.small_blob(id, &path, crate::safe_io::JSON_LIMIT)? {
+            Ok(bytes) => Ok(Some(MetaFile {
+                display: path,
+                bytes,
+            })),
+            Err(size) => Err(SourceError::Unreadable {
+                path,
+                why: format!(
+                    "is {size} bytes, more than the {} bytes a version file may have",
+                    crate::safe_io::JSON_LIMIT
+                ),
+            }),
+        }
+    }
+
+    fn origin(&self) -> Origin {
+        Origin::Git {
+            repo: repo_display(&self.repo),
+            rev: self.rev.spec.clone(),
+            commit: self.rev.commit.map(|c| c.to_string()),
+            tree: self.rev.tree.to_string(),
+        }
+    }
+
+    fn root_depth(&self) -> usize {
+        self.root_stack.as_ref().map_or(0, |s| s.len() - 1)
+    }
+
+    fn warnings(&self, files: &[SelectedFile]) -> Result<Vec<String>, SourceError> {
+        if files.is_empty() || !self.may_have_attributes()? {
+            return Ok(Vec::new());
+        }
+        self.attribute_warnings(files)
+    }
+}

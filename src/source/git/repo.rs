@@ -1,0 +1,290 @@
+//! Opening a repository and resolving the revisions fpcheck reads.
+//!
+//! Peeling (tag → tagged object → ... → commit) is done here, bounded and
+//! with cycle detection: object ids are hashes of their content, so a tag
+//! chain can only loop through `git replace`, and gix, like git, follows
+//! such a loop forever.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use gix::ObjectId;
+
+use crate::source::SourceError;
+
+/// How many tags a chain may nest before fpcheck gives up: git creates
+/// none (`git tag` of a tag makes one level; more takes intent).
+const MAX_PEEL: usize = 64;
+
+/// Opens the repository at `path`, or around the current directory, and
+/// checks that no `git replace` makes its tags loop.
+pub fn open_repo(path: Option<&Path>) -> Result<gix::Repository, SourceError> {
+    let start = match path {
+        Some(p) => p.to_path_buf(),
+        None => std::env::current_dir().map_err(|e| {
+            SourceError::Repository(format!("cannot read the current directory: {e}"))
+        })?,
+    };
+    if path.is_some() && !start.exists() {
+        return Err(SourceError::Repository(format!(
+            "{} does not exist: pass --repo with the path of a git repository",
+            start.display()
+        )));
+    }
+    let mut repo = gix::discover(&start).map_err(|e| SourceError::Git {
+        message: format!(
+            "{} is not in a git repository: run fpcheck inside one, pass --repo PATH, \
+             or use --dir PATH for an installed runtime",
+            start.display()
+        ),
+        source: Box::new(e),
+    })?;
+    // Tags of one project share most blobs through deltas; a pack cache
+    // saves re-inflating their bases.
+    repo.object_cache_size_if_unset(4 << 20);
+    check_replacements(&repo)?;
+    Ok(repo)
+}
+
+/// Fails when a replaced tag never peels to a non-tag object. Every cycle
+/// of tags goes through a replaced object (without `git replace` an object
+/// cannot name itself, even indirectly), so peeling each replaced object
+/// finds them all, before gix's own unbounded peeling (in `describe`, in
+/// `v1^{commit}`) could spin on one.
+fn check_replacements(repo: &gix::Repository) -> Result<(), SourceError> {
+    let Ok(refs) = repo.references() else {
+        return Ok(()); // unreadable refs fail later, with their own message
+    };
+    let Ok(replaced) = refs.prefixed("refs/replace/") else {
+        return Ok(());
+    };
+    for r in replaced.flatten() {
+        let name = r.name().as_bstr().to_string();
+        let Ok(id) = ObjectId::from_hex(name.trim_start_matches("refs/replace/").as_bytes()) else {
+            continue;
+        };
+        match peel(repo, id, &name) {
+            Err(e @ SourceError::Repository(_)) => return Err(e),
+            _ => continue,
+        }
+    }
+    Ok(())
+}
+
+/// What a revision peels to.
+enum Peeled {
+    Commit(ObjectId),
+    Tree(ObjectId),
+    Blob(ObjectId),
+}
+
+/// Follows tags from `id` to the first object that is not a tag, with
+/// `git replace` applied as gix applies it; a loop or a chain longer than
+/// [`MAX_PEEL`] is an error naming the objects and refs that form it.
+fn peel(repo: &gix::Repository, id: ObjectId, spec: &str) -> Result<Peeled, SourceError> {
+    let mut chain = vec![id];
+    let mut seen = HashSet::from([id]);
+    let mut current = id;
+    loop {
+        let object = repo
+            .find_object(current)
+            .map_err(|_| missing_commit(repo, spec, current))?;
+        match object.kind {
+            gix::object::Kind::Commit => return Ok(Peeled::Commit(current)),
+            gix::object::Kind::Tree => return Ok(Peeled::Tree(current)),
+            gix::object::Kind::Blob => return Ok(Peeled::Blob(current)),
+            gix::object::Kind::Tag => {}
+        }
+        let target = object
+            .to_tag_ref_iter()
+            .target_id()
+            .map_err(|e| SourceError::Git {
+                message: format!("the tag object {current} of `{spec}` is corrupt"),
+                source: Box::new(e),
+            })?;
+        if !seen.insert(target) {
+            let start = chain.iter().position(|c| *c == target).unwrap_or(0);
+            return Err(SourceError::Repository(cycle_message(
+                repo,
+                spec,
+                &chain[start..],
+            )));
+        }
+        chain.push(target);
+        if chain.len() > MAX_PEEL {
+            return Err(SourceError::Repository(format!(
+                "`{spec}` nests more than {MAX_PEEL} tags without reaching a commit: \
+                 tag the release's commit directly"
+            )));
+        }
+        current = target;
+    }
+}
+
+/// Names the objects of a tag loop and the refs that point at them.
+fn cycle_message(repo: &gix::Repository, spec: &str, cycle: &[ObjectId]) -> String {
+    let mut names: Vec<(ObjectId, String)> = Vec::new();
+    if let Ok(refs) = repo.references() {
+        if let Ok(all) = refs.all() {
+            for r in all.flatten() {
+                if let Some(id) = r.target().try_id() {
+                    names.push((id.to_owned(), r.name().as_bstr().to_string()));
+                }
+            }
+        }
+    }
+    let mut replaced = Vec::new();
+    let steps: Vec<String> = cycle
+        .iter()
+        .map(|id| {
+            let mut refs: Vec<String> = names
+                .iter()
+                .filter(|(target, name)| target == id && !name.starts_with("refs/replace/"))
+                .map(|(_, name)| name.clone())
+                .collect();
+            let replace = format!("refs/replace/{id}");
+            if names.iter().any(|(_, n)| *n == replace) {
+                refs.push(replace);
+                replaced.push(id.to_string());
+            }
+            if refs.is_empty() {
+                id.to_string()
+            } else {
+                format!("{id} ({})", refs.join(", "))
+            }
+        })
+        .collect();
+    let undo = replaced
+        .iter()
+        .map(|id| format!("`git replace -d {id}`"))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    format!(
+        "`{spec}` never reaches a commit: its tags form a cycle through `git replace`: {} → {}; \
+         remove the replacement ({undo})",
+        steps.join(" → "),
+        cycle[0]
+    )
+}
+
+/// A revision resolved to the tree fpcheck reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Revision {
+    /// The revision as the user gave it.
+    pub spec: String,
+    /// The commit it names; `None` for a tree spec such as `v1.0^{tree}`.
+    pub commit: Option<ObjectId>,
+    /// The tree at that revision.
+    pub tree: ObjectId,
+}
+
+impl Revision {
+    /// Resolves `spec` (tag, branch, commit id, `HEAD~3`, `v1^{tree}`...)
+    /// to a commit or a tree.
+    pub fn parse(repo: &gix::Repository, spec: &str) -> Result<Revision, SourceError> {
+        let id = repo
+            .rev_parse_single(spec)
+            .map_err(|e| unknown_revision(repo, spec, e))?
+            .detach();
+        match peel(repo, id, spec)? {
+            Peeled::Tree(tree) => Ok(Revision {
+                spec: spec.to_string(),
+                commit: None,
+                tree,
+            }),
+            Peeled::Blob(blob) => Err(SourceError::Repository(format!(
+                "revision `{spec}` names a file ({blob}), not a commit or tree: \
+                 name a tag, branch or commit"
+            ))),
+            Peeled::Commit(commit) => {
+                let tree = repo
+                    .find_commit(commit)
+                    .map_err(|_| missing_commit(repo, spec, commit))?
+                    .tree_id()
+                    .map_err(|e| SourceError::Git {
+                        message: format!("commit {commit} of `{spec}` has no tree"),
+                        source: Box::new(e),
+                    })?
+                    .detach();
+                Ok(Revision {
+                    spec: spec.to_string(),
+                    commit: Some(commit),
+                    tree,
+                })
+            }
+        }
+    }
+
+    /// Resolves `spec` to a commit (or a tag of one): a release is a
+    /// commit, and a tree (`main:src`) or a file is not one, whatever it
+    /// would hash to.
+    pub fn parse_commit(repo: &gix::Repository, spec: &str) -> Result<Revision, SourceError> {
+        let rev = Revision::parse(repo, spec)?;
+        if rev.commit.is_none() {
+            return Err(SourceError::Repository(format!(
+                "revision `{spec}` names a tree ({}), not a commit: both ends of a range are \
+                 releases, so name a tag, branch or commit",
+                rev.tree
+            )));
+        }
+        Ok(rev)
+    }
+}
+
+/// The commit a tag or other reference leads to, peeled with the same
+/// bounds as a revision; `None` when it leads to a tree or a file.
+pub fn peel_to_commit(
+    repo: &gix::Repository,
+    id: ObjectId,
+    name: &str,
+) -> Result<Option<ObjectId>, SourceError> {
+    Ok(match peel(repo, id, name)? {
+        Peeled::Commit(c) => Some(c),
+        Peeled::Tree(_) | Peeled::Blob(_) => None,
+    })
+}
+
+fn unknown_revision(repo: &gix::Repository, spec: &str, err: gix::Error) -> SourceError {
+    let unborn = repo.head().map(|h| h.is_unborn()).unwrap_or(false);
+    if unborn {
+        return SourceError::Repository(format!(
+            "{} has no commits yet, so `{spec}` names nothing: commit first, or use --dir PATH for a directory",
+            repo_display(repo)
+        ));
+    }
+    let shallow = repo.is_shallow().unwrap_or(false);
+    let hint = if shallow {
+        format!(
+            "this clone is shallow, so it may lack that history: fetch it \
+             (`git fetch --depth=1 origin tag {spec}`, or `git fetch --unshallow`)"
+        )
+    } else {
+        "name a tag, branch or commit (`git tag --list` shows the tags)".to_string()
+    };
+    SourceError::Git {
+        message: format!(
+            "unknown revision `{spec}` in {}: {hint}",
+            repo_display(repo)
+        ),
+        source: Box::new(err),
+    }
+}
+
+fn missing_commit(repo: &gix::Repository, spec: &str, id: ObjectId) -> SourceError {
+    SourceError::MissingObject {
+        what: format!("the object `{spec}` points at"),
+        id,
+        hint: format!(
+            "{} is probably a shallow or partial clone: fetch it, e.g. `git fetch --depth=1 origin tag {spec}`",
+            repo_display(repo)
+        ),
+    }
+}
+
+/// The path of the repository as a user would name it.
+pub fn repo_display(repo: &gix::Repository) -> String {
+    repo.workdir()
+        .unwrap_or_else(|| repo.git_dir())
+        .display()
+        .to_string()
+}
