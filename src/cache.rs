@@ -1,11 +1,15 @@
 //! A persistent cache of fingerprints by selection, inside the repository's
-//! git directory (`fpcheck/fingerprints-v1`).
+//! git directory (`fpcheck/fingerprints-v2`).
 //!
 //! A fingerprint is a function of the selected paths and their bytes, and a
 //! blob id names the bytes, so (paths, blob ids) → fingerprint never goes
-//! stale: no invalidation is needed. A line that does not parse is skipped
-//! and a cache that cannot be read is treated as empty, so a corrupt cache
-//! costs time, never a wrong answer.
+//! stale: no invalidation is needed. Each line carries a checksum of its
+//! key and fingerprint: a line whose checksum does not match (a flipped
+//! digit, a torn write, a line from another version), that does not parse,
+//! or a file that is not a regular file or is too large, is a miss, so a
+//! damaged cache costs time, never a wrong answer. The checksum is not a
+//! signature: whoever can write `.git` can also write a matching line, and
+//! is out of scope (they can rewrite the refs and objects themselves).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -21,8 +25,16 @@ use crate::source::Node;
 /// Bumped whenever the fingerprint's definition changes.
 const SPEC_VERSION: &str = "fpcheck-fingerprint-v1";
 
-/// The cache file, relative to the git directory.
-const FILE: &str = "fpcheck/fingerprints-v1";
+/// The cache file, relative to the git directory. Version 1 had no
+/// checksums; its files are left alone and never read.
+const FILE: &str = "fpcheck/fingerprints-v2";
+
+/// The largest cache file read: about 190 bytes a line, so over 300,000
+/// fingerprints. A larger file is ignored (and rewritten on the next save).
+const MAX_FILE: u64 = 64 << 20;
+
+/// Hex digits of the per-line checksum.
+const CHECK_LEN: usize = 16;
 
 /// Fingerprints by selection key.
 ///
@@ -57,7 +69,10 @@ impl FingerprintCache {
     /// Loads the cache of `repo` (empty when absent or unreadable).
     pub fn open(repo: &gix::Repository) -> Self {
         let path = repo.common_dir().join(FILE);
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let text = crate::safe_io::read_regular(&path, crate::safe_io::Links::Refuse, MAX_FILE)
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .unwrap_or_default();
         FingerprintCache {
             path: Some(path),
             text,
@@ -120,13 +135,12 @@ impl FingerprintCache {
         let mut keys: Vec<&String> = entries.keys().collect();
         keys.sort();
         for k in keys {
-            let _ = writeln!(text, "{k} {}", entries[k]);
+            let v = &entries[k];
+            let _ = writeln!(text, "{k} {v} {}", checksum(k, v));
         }
         let dir = path.parent().expect("the cache file has a directory");
         std::fs::create_dir_all(dir)?;
-        let tmp = dir.join(format!(".fingerprints-v1.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, text)?;
-        std::fs::rename(&tmp, path)?;
+        crate::atomic::write_atomic(path, text.as_bytes())?;
         self.dirty = false;
         Ok(())
     }
@@ -136,10 +150,31 @@ fn is_hex64(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// The checksum of one line: the start of SHA-256 over the spec version,
+/// the key and the fingerprint.
+fn checksum(key: &str, fingerprint: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(SPEC_VERSION.as_bytes());
+    h.update(b"\0");
+    h.update(key.as_bytes());
+    h.update(b" ");
+    h.update(fingerprint.as_bytes());
+    let mut hex = hex::encode(h.finalize());
+    hex.truncate(CHECK_LEN);
+    hex
+}
+
+/// A line's key and fingerprint, when it is whole and its checksum holds.
+fn entry(line: &str) -> Option<(&str, &str)> {
+    let mut parts = line.split(' ');
+    let (k, v, check) = (parts.next()?, parts.next()?, parts.next()?);
+    (parts.next().is_none() && is_hex64(k) && is_hex64(v) && check == checksum(k, v))
+        .then_some((k, v))
+}
+
 fn parse(text: &str) -> HashMap<String, String> {
     text.lines()
-        .filter_map(|line| line.split_once(' '))
-        .filter(|(k, v)| is_hex64(k) && is_hex64(v))
+        .filter_map(entry)
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
 }
@@ -148,8 +183,9 @@ fn parse(text: &str) -> HashMap<String, String> {
 /// without building the map.
 fn scan<'t>(text: &'t str, key: &str) -> Option<&'t str> {
     text.lines()
-        .filter_map(|line| line.split_once(' '))
-        .filter(|(k, v)| *k == key && is_hex64(k) && is_hex64(v))
+        // Only lines for this key pay for a checksum.
+        .filter(|line| line.starts_with(key) && line.as_bytes().get(key.len()) == Some(&b' '))
+        .filter_map(entry)
         .map(|(_, v)| v)
         .next_back()
 }
@@ -158,13 +194,36 @@ fn scan<'t>(text: &'t str, key: &str) -> Option<&'t str> {
 mod tests {
     use super::*;
 
+    fn line(k: &str, v: &str) -> String {
+        format!("{k} {v} {}\n", checksum(k, v))
+    }
+
     #[test]
     fn corrupt_lines_are_skipped() {
-        let good = format!("{} {}\n", "a".repeat(64), "b".repeat(64));
-        let text = format!("garbage\n{good}{} short\n\u{0}\u{1}\n", "c".repeat(64));
+        let (a, b, c) = ("a".repeat(64), "b".repeat(64), "c".repeat(64));
+        let text = format!(
+            "garbage\n{}{c} short\n\u{0}\u{1}\n{a} {b}\n{c} {b} {}x\n",
+            line(&a, &b),
+            checksum(&c, &b)
+        );
         let map = parse(&text);
         assert_eq!(map.len(), 1);
-        assert_eq!(map["a".repeat(64).as_str()], "b".repeat(64));
+        assert_eq!(map[a.as_str()], b);
+    }
+
+    /// Any one changed character of a line makes it a miss.
+    #[test]
+    fn a_flipped_digit_is_a_miss() {
+        let (k, v) = ("0123456789abcdef".repeat(4), "fedcba9876543210".repeat(4));
+        let good = line(&k, &v);
+        assert_eq!(parse(&good).get(&k), Some(&v));
+        for i in 0..good.len() - 1 {
+            let mut bytes = good.clone().into_bytes();
+            bytes[i] = if bytes[i] == b'0' { b'1' } else { b'0' };
+            let text = String::from_utf8(bytes).unwrap();
+            assert_eq!(parse(&text).len(), 0, "flip at {i} still parses: {text}");
+            assert_eq!(scan(&text, &k), None);
+        }
     }
 
     #[test]
@@ -177,7 +236,10 @@ mod tests {
         );
         // Duplicates (the last valid line wins), corrupt lines, a short value.
         let text = format!(
-            "{a} {b}\n{c} short\n{a} {d}\ngarbage\n{c} {a}\n{a} x{}\n",
+            "{}{c} short\n{}garbage\n{}{a} x{} 0000000000000000\n",
+            line(&a, &b),
+            line(&a, &d),
+            line(&c, &a),
             "y".repeat(63)
         );
         let map = parse(&text);

@@ -53,23 +53,54 @@ pub fn from_selection(
     rules: &Rules,
     selection: Selection,
 ) -> Result<Fingerprint, SourceError> {
-    finish(source, rules, selection, None)
+    finish(source, rules, selection, Hashing::Piped)
 }
 
-/// Hashes `selection`; with `per_file`, also each file's own digest.
+/// Like [`from_selection`] for one of a series of selections (the releases
+/// of a history), hashed by `hasher`, which resumes after the files this
+/// selection shares with the one it hashed last. The source's own warnings
+/// (`.gitattributes`) are left out: a history does not report them.
+pub fn from_selection_resumed(
+    source: &dyn Source,
+    rules: &Rules,
+    selection: Selection,
+    hasher: &mut Resumable,
+) -> Result<Fingerprint, SourceError> {
+    finish(source, rules, selection, Hashing::Resumed(hasher))
+}
+
+/// How [`finish`] hashes the stream.
+enum Hashing<'h> {
+    /// On a second thread, see [`Pipe`].
+    Piped,
+    /// Inline, also pushing each file's own digest.
+    Detailed(&'h mut Vec<String>),
+    /// Inline, resuming after a shared prefix.
+    Resumed(&'h mut Resumable),
+}
+
+/// Hashes `selection`, turning an unreadable file into an unavailable
+/// fingerprint the same way whichever [`Hashing`] is used.
 fn finish(
     source: &dyn Source,
     rules: &Rules,
     mut selection: Selection,
-    per_file: Option<&mut Vec<String>>,
+    hashing: Hashing<'_>,
 ) -> Result<Fingerprint, SourceError> {
     let root = source.root_display();
     if let Some(reason) = selection.unavailable_reason(&root, rules) {
         return Ok(unavailable(selection, reason));
     }
     let mut warnings = selection.skipped_warnings();
-    warnings.extend(source.warnings(&selection.files)?);
-    match hash_stream(source, &selection.files, per_file) {
+    if !matches!(hashing, Hashing::Resumed(_)) {
+        warnings.extend(source.warnings(&selection.files)?);
+    }
+    let digest = match hashing {
+        Hashing::Piped => hash_stream(source, &selection.files, None),
+        Hashing::Detailed(out) => hash_stream(source, &selection.files, Some(out)),
+        Hashing::Resumed(hasher) => hasher.hash(source, &selection.files),
+    };
+    match digest {
         Ok(digest) => Ok(Fingerprint {
             digest: Some(digest),
             selection,
@@ -86,6 +117,13 @@ fn finish(
                 .expect("a problem was just recorded");
             Ok(unavailable(selection, reason))
         }
+        Err(SourceError::Malformed { path, why }) => {
+            selection.problems.push(Problem { path, what: why });
+            let reason = selection
+                .unavailable_reason(&root, rules)
+                .expect("a problem was just recorded");
+            Ok(unavailable(selection, reason))
+        }
         Err(e) => Err(e),
     }
 }
@@ -97,16 +135,6 @@ fn unavailable(selection: Selection, reason: String) -> Fingerprint {
         selection,
         unavailable_reason: Some(reason),
     }
-}
-
-/// The digest of section 2 over `files`, which must be in hash order.
-///
-/// Each distinct content is read once: bytes shared by several paths (empty
-/// `__init__.py` files, links to one file) are kept until their last use, so
-/// memory holds only those, the file being read and a few chunks of the
-/// stream on their way to the hashing thread.
-pub fn hash_files(source: &dyn Source, files: &[SelectedFile]) -> Result<String, SourceError> {
-    hash_stream(source, files, None)
 }
 
 /// A fingerprint together with each selected file's own SHA-256.
@@ -127,7 +155,7 @@ pub struct Detailed {
 pub fn compute_detailed(source: &dyn Source, rules: &Rules) -> Result<Detailed, SourceError> {
     let selection = select(source, rules)?;
     let mut digests = Vec::new();
-    let fingerprint = finish(source, rules, selection, Some(&mut digests))?;
+    let fingerprint = finish(source, rules, selection, Hashing::Detailed(&mut digests))?;
     if fingerprint.digest.is_none() {
         digests.clear();
     }
@@ -137,7 +165,8 @@ pub fn compute_detailed(source: &dyn Source, rules: &Rules) -> Result<Detailed, 
     })
 }
 
-/// [`hash_files`], optionally pushing each file's own digest to `per_file`.
+/// The digest of section 2 over `files`, which must be in hash order,
+/// optionally pushing each file's own digest to `per_file`.
 fn hash_stream(
     source: &dyn Source,
     files: &[SelectedFile],
@@ -183,6 +212,66 @@ fn hash_stream(
     }
 }
 
+/// Section 2's hash over a series of selections (the releases of a
+/// history), resumed after the files a selection shares with the one hashed
+/// before it: the SHA-256 state after each file is kept, so a release that
+/// changes its last files hashes only those. The bytes come from [`feed`],
+/// the one writer of the stream, as for every other fingerprint.
+#[derive(Clone)]
+pub struct Resumable {
+    /// The files hashed last, in hash order.
+    prev: Vec<SelectedFile>,
+    /// `states[k]`: the state after the first `k` files of `prev`.
+    states: Vec<Sha256>,
+}
+
+impl Default for Resumable {
+    fn default() -> Self {
+        Resumable {
+            prev: Vec::new(),
+            states: vec![Sha256::new()],
+        }
+    }
+}
+
+impl Resumable {
+    /// A hasher that has hashed nothing yet.
+    pub fn new() -> Self {
+        Resumable::default()
+    }
+
+    /// The digest of section 2 over `files` (in hash order).
+    pub fn hash(
+        &mut self,
+        source: &dyn Source,
+        files: &[SelectedFile],
+    ) -> Result<String, SourceError> {
+        let common = files
+            .iter()
+            .zip(&self.prev)
+            .take_while(|(a, b)| a == b)
+            .count();
+        // Until this hash succeeds, only the shared prefix is known good.
+        self.prev.truncate(common);
+        self.states.truncate(common + 1);
+        let mut hasher = self.states[common].clone();
+        let states = &mut self.states;
+        feed(source, &files[common..], &mut |piece| match piece {
+            Piece::Path(path) => {
+                hasher.update(path);
+                hasher.update([0u8]);
+            }
+            Piece::Bytes(bytes) => hasher.update(bytes),
+            Piece::End => {
+                hasher.update([b'\n']);
+                states.push(hasher.clone());
+            }
+        })?;
+        self.prev = files.to_vec();
+        Ok(hex::encode(hasher.finalize()))
+    }
+}
+
 /// One piece of the stream of section 2, as [`feed`] produces it.
 enum Piece<'a> {
     /// A selected file's path (the NUL after it is the consumer's).
@@ -198,7 +287,9 @@ enum Piece<'a> {
 ///
 /// Each distinct content is read once: bytes shared by several paths (empty
 /// `__init__.py` files, links to one file) are kept until their last use, so
-/// memory holds only those and the file being read.
+/// memory holds only those and the file being read. Contents above
+/// [`KEEP_LIMIT`] are streamed, never kept: they are read again for each
+/// path, so that memory does not grow with the size of a file.
 fn feed(
     source: &dyn Source,
     files: &[SelectedFile],
@@ -219,10 +310,20 @@ fn feed(
                 kept.remove(&f.content);
             }
         } else if *left > 0 {
-            let mut bytes = Vec::new();
-            source.read(&f.path, &f.content, &mut |b| bytes.extend_from_slice(b))?;
-            out(Piece::Bytes(&bytes));
-            kept.insert(&f.content, bytes);
+            let mut bytes = Some(Vec::new());
+            source.read(&f.path, &f.content, &mut |b| {
+                out(Piece::Bytes(b));
+                if let Some(kept) = &mut bytes {
+                    if kept.len() + b.len() <= KEEP_LIMIT {
+                        kept.extend_from_slice(b);
+                    } else {
+                        bytes = None;
+                    }
+                }
+            })?;
+            if let Some(bytes) = bytes {
+                kept.insert(&f.content, bytes);
+            }
         } else {
             source.read(&f.path, &f.content, &mut |b| out(Piece::Bytes(b)))?;
         }
@@ -230,6 +331,9 @@ fn feed(
     }
     Ok(())
 }
+
+/// The largest content [`feed`] keeps for a later path with the same bytes.
+const KEEP_LIMIT: usize = 8 << 20;
 
 /// The maps of [`feed`], keyed by every selected file's content: FxHash
 /// instead of SipHash, which cost ~1% of a 45,000-file fingerprint. The keys

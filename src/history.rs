@@ -10,26 +10,36 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 
-use gix::prelude::FindExt;
 use gix::ObjectId;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
 use crate::cache::FingerprintCache;
 use crate::changes;
 use crate::config::Runtime;
+use crate::fingerprint::{self, Resumable};
 use crate::range::Settings;
 use crate::release;
-use crate::select::{select, Selection};
-use crate::source::git::repo_display;
-use crate::source::{GitSource, Revision, SourceError};
+use crate::select::{select, SelectedFile, Selection};
+use crate::source::git::{peel_to_commit, repo_display};
+use crate::source::{
+    Entry, GitSource, MetaFile, Node, Origin, Revision, RootState, Source, SourceError, Target,
+};
 use crate::verdict::{self, Reason, SideFacts};
+use crate::warning::Warning;
 
 /// The JSON schema version of [`History`].
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// How many bytes of inflated blobs the history keeps for reuse.
 const BLOB_MEMORY: usize = 512 << 20;
+
+/// The largest blob kept for reuse: larger ones are streamed each time, so
+/// that memory does not grow with the size of a file.
+const BLOB_KEPT: usize = 1 << 20;
+
+/// The warning code for tags of equal version precedence on different
+/// commits.
+pub const EQUAL_VERSION_TAGS: &str = "equal_version_tags";
 
 /// What to analyse.
 #[derive(Clone, Debug, Default)]
@@ -52,9 +62,16 @@ pub enum HistoryError {
     /// The repository cannot be read.
     #[error(transparent)]
     Source(#[from] SourceError),
-    /// Bad options (a span end that is not a release tag, ...).
+    /// Bad options (a span that runs backwards, ...).
     #[error("{0}")]
     Usage(String),
+    /// A span end that is not a release tag of the repository: like an
+    /// unknown revision in a range, the input cannot be read.
+    #[error("{0}")]
+    UnknownTag(String),
+    /// A worker thread panicked: a bug, never a verdict.
+    #[error("a worker thread failed (a bug in fpcheck): {0}")]
+    Internal(String),
 }
 
 /// One release (a version tag).
@@ -157,6 +174,8 @@ pub struct History {
     pub summary: Summary,
     /// Tags left out.
     pub skipped: Vec<Skipped>,
+    /// Things to know about the order of the releases, with stable codes.
+    pub warnings: Vec<Warning>,
     /// How the work went: fingerprints reused, blobs read.
     pub stats: Stats,
 }
@@ -237,12 +256,26 @@ fn release_tags(
             });
             continue;
         }
-        match r.peel_to_commit() {
-            Ok(c) => found.push(Tag {
+        let target = match r.target().try_id() {
+            Some(id) => Ok(id.to_owned()),
+            None => r.peel_to_id().map(|id| id.detach()),
+        };
+        let commit = match target {
+            Ok(id) => peel_to_commit(repo, id, &name),
+            Err(_) => Ok(None),
+        };
+        match commit {
+            Ok(Some(commit)) => found.push(Tag {
                 name,
                 aliases: Vec::new(),
                 version,
-                commit: c.id,
+                commit,
+            }),
+            // A cycle of tags is an error, never a skipped tag.
+            Err(e @ SourceError::Repository(_)) => return Err(e.into()),
+            Ok(None) => skipped.push(Skipped {
+                tag: name,
+                why: "does not point at a commit (a tag of a tree or a file)".into(),
             }),
             Err(_) => skipped.push(Skipped {
                 tag: name,
@@ -285,13 +318,111 @@ fn fold_aliases(sorted: Vec<Tag>) -> Vec<Tag> {
     out
 }
 
+/// Reorders each run of releases whose versions have equal precedence
+/// (`v1.0.0` and `1.0.0`, `1.0.0+a` and `1.0.0+b`: semver cannot order
+/// them) by commit ancestry, oldest first, and warns: ordered by name, the
+/// history could step backwards and compare the wrong pair of trees.
+/// Releases on unrelated commits keep their order by name, with a warning
+/// that says so.
+fn order_equal_versions(
+    repo: &gix::Repository,
+    sorted: Vec<Tag>,
+    warnings: &mut Vec<Warning>,
+) -> Vec<Tag> {
+    let mut out: Vec<Tag> = Vec::with_capacity(sorted.len());
+    let mut rest = sorted.into_iter().peekable();
+    while let Some(first) = rest.next() {
+        let mut run = vec![first];
+        while let Some(next) = rest.next_if(|t| t.version.cmp_precedence(&run[0].version).is_eq()) {
+            run.push(next);
+        }
+        if run.len() > 1 {
+            out.extend(order_by_ancestry(repo, run, warnings));
+        } else {
+            out.extend(run);
+        }
+    }
+    out
+}
+
+/// The most releases of one precedence ordered by ancestry: each order
+/// takes a merge base per pair.
+const MAX_ORDERED: usize = 32;
+
+/// `run` (in name order, each on its own commit) ordered so that no release
+/// comes after a release whose commit descends from its own.
+fn order_by_ancestry(
+    repo: &gix::Repository,
+    mut run: Vec<Tag>,
+    warnings: &mut Vec<Warning>,
+) -> Vec<Tag> {
+    let ancestor = |a: ObjectId, b: ObjectId| {
+        a != b && repo
+            .merge_base(a, b)
+            .is_ok_and(|base| base.is_some_and(|base| base.detach() == a))
+    };
+    if run.len() > MAX_ORDERED {
+        let names: Vec<String> = run.iter().map(|t| format!("`{}`", t.name)).collect();
+        warnings.push(Warning::new(
+            EQUAL_VERSION_TAGS,
+            format!(
+                "{} tags ({}) name versions of equal precedence ({}) on different commits, too \
+                 many to order by commit ancestry: they keep their order by name, so verdicts \
+                 between them may compare releases that do not follow each other; give each \
+                 release its own version",
+                run.len(),
+                names.join(", "),
+                run[0].version
+            ),
+        ));
+        return run;
+    }
+    let mut unrelated: Vec<(String, String)> = Vec::new();
+    for (i, a) in run.iter().enumerate() {
+        for b in &run[i + 1..] {
+            if !ancestor(a.commit, b.commit) && !ancestor(b.commit, a.commit) {
+                unrelated.push((a.name.clone(), b.name.clone()));
+            }
+        }
+    }
+    let mut ordered = Vec::with_capacity(run.len());
+    while !run.is_empty() {
+        // The first (by name) release that no other remaining one precedes.
+        let i = (0..run.len())
+            .find(|&i| !run.iter().any(|o| ancestor(o.commit, run[i].commit)))
+            .unwrap_or(0);
+        ordered.push(run.remove(i));
+    }
+    let names: Vec<String> = ordered.iter().map(|t| format!("`{}`", t.name)).collect();
+    let mut message = format!(
+        "tags {} name versions of equal precedence ({}) on different commits: semver cannot \
+         order them, so they are ordered by commit ancestry, oldest first",
+        names.join(", "),
+        ordered[0].version
+    );
+    if !unrelated.is_empty() {
+        let pairs: Vec<String> = unrelated
+            .iter()
+            .map(|(a, b)| format!("`{a}` and `{b}`"))
+            .collect();
+        message.push_str(&format!(
+            "; {} are on unrelated commits and keep their order by name, so the verdict \
+             between them compares releases that do not follow each other",
+            pairs.join(", ")
+        ));
+    }
+    message.push_str("; give each release its own version");
+    warnings.push(Warning::new(EQUAL_VERSION_TAGS, message));
+    ordered
+}
+
 fn restrict(tags: Vec<Tag>, span: &(String, String)) -> Result<Vec<Tag>, HistoryError> {
     let find = |name: &str| {
         tags.iter()
             .find(|t| t.name == name || t.aliases.iter().any(|a| a == name))
             .map(|t| t.version.clone())
             .ok_or_else(|| {
-                HistoryError::Usage(format!(
+                HistoryError::UnknownTag(format!(
                     "`{name}` is not a release tag of this repository (see `git tag --list`)"
                 ))
             })
@@ -342,7 +473,9 @@ pub fn run(
     opts: &Options,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<History, HistoryError> {
-    let (mut tags, skipped) = release_tags(repo, opts)?;
+    let (tags, skipped) = release_tags(repo, opts)?;
+    let mut warnings = Vec::new();
+    let mut tags = order_equal_versions(repo, tags, &mut warnings);
     if let Some(span) = &opts.span {
         tags = restrict(tags, span)?;
     }
@@ -382,6 +515,7 @@ pub fn run(
         tags: reads.into_iter().map(|r| r.info).collect(),
         summary,
         skipped,
+        warnings,
         stats,
     })
 }
@@ -429,8 +563,14 @@ fn read_all(
         handles
             .into_iter()
             .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(HistoryError::Usage("a worker thread failed".into())))
+                h.join().unwrap_or_else(|panic| {
+                    let what = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    Err(HistoryError::Internal(what))
+                })
             })
             .collect()
     });
@@ -442,16 +582,16 @@ fn read_all(
     Ok((all, blobs_read))
 }
 
-/// One thread's state: the SHA-256 states after each file of the release
-/// it hashed last, to resume from the longest common prefix.
+/// One thread's state: the fingerprints it computed by selection key, and
+/// the hasher that resumes after the prefix a release shares with the one
+/// this thread hashed before it.
 struct Worker<'a> {
     repo: &'a gix::Repository,
     runtime: &'a Runtime,
     cache: &'a FingerprintCache,
     blobs: &'a Mutex<Blobs>,
     seen: HashMap<String, String>,
-    prev: Vec<(String, ObjectId)>,
-    states: Vec<Sha256>,
+    hasher: Resumable,
 }
 
 impl<'a> Worker<'a> {
@@ -467,19 +607,20 @@ impl<'a> Worker<'a> {
             cache,
             blobs,
             seen: HashMap::new(),
-            prev: Vec::new(),
-            states: vec![Sha256::new()],
+            hasher: Resumable::new(),
         }
     }
 
     fn read(&mut self, tag: &Tag) -> Result<Read, HistoryError> {
-        let commit = self.repo.find_commit(tag.commit).map_err(|e| {
-            SourceError::Repository(format!("cannot read the commit of {}: {e}", tag.name))
+        let commit = self.repo.find_commit(tag.commit).map_err(|e| SourceError::Git {
+            message: format!("cannot read the commit of {}", tag.name),
+            source: Box::new(e),
         })?;
         let tree = commit
             .tree_id()
-            .map_err(|e| {
-                SourceError::Repository(format!("cannot read the tree of {}: {e}", tag.name))
+            .map_err(|e| SourceError::Git {
+                message: format!("cannot read the tree of {}", tag.name),
+                source: Box::new(e),
             })?
             .detach();
         let rev = Revision {
@@ -496,12 +637,8 @@ impl<'a> Worker<'a> {
             .iter()
             .filter_map(|f| f.content.object_id().map(|id| (f.path.clone(), id)))
             .collect();
-        let (fingerprint, reason, how) = self.fingerprint(&src, &selection, key.as_deref())?;
-        let runtime_files = if fingerprint.is_empty() {
-            0
-        } else {
-            selection.files.len()
-        };
+        let (fingerprint, reason, how) = self.fingerprint(&src, selection, key.as_deref())?;
+        let runtime_files = if fingerprint.is_empty() { 0 } else { ids.len() };
         Ok(Read {
             info: ReleaseInfo {
                 tag: tag.name.clone(),
@@ -525,10 +662,11 @@ impl<'a> Worker<'a> {
     fn fingerprint(
         &mut self,
         src: &GitSource,
-        selection: &Selection,
+        selection: Selection,
         key: Option<&str>,
     ) -> Result<(String, Option<String>, How), HistoryError> {
-        if let Some(reason) = selection.unavailable_reason(&src_root(src), &self.runtime.rules) {
+        let rules = &self.runtime.rules;
+        if let Some(reason) = selection.unavailable_reason(&src.root_display(), rules) {
             return Ok((String::new(), Some(reason), How::Unavailable));
         }
         let key = key.expect("a git selection always has a key");
@@ -538,79 +676,106 @@ impl<'a> Worker<'a> {
         if let Some(fp) = self.seen.get(key) {
             return Ok((fp.clone(), None, How::Reused));
         }
-        let files: Vec<(String, ObjectId)> = selection
-            .files
-            .iter()
-            .map(|f| {
-                (
-                    f.path.clone(),
-                    f.content.object_id().expect("git contents are blobs"),
-                )
-            })
-            .collect();
-        let fp = self.hash(&files)?;
-        self.seen.insert(key.to_string(), fp.clone());
-        Ok((fp, None, How::Hashed))
+        let shared = SharedBlobs {
+            src,
+            odb: &self.repo.objects,
+            blobs: self.blobs,
+        };
+        // The same function as every other fingerprint: an unreadable blob
+        // gives the same unavailable reason here as in `fingerprint`.
+        let fp = fingerprint::from_selection_resumed(&shared, rules, selection, &mut self.hasher)?;
+        let Some(digest) = fp.digest else {
+            return Ok((String::new(), fp.unavailable_reason, How::Unavailable));
+        };
+        self.seen.insert(key.to_string(), digest.clone());
+        Ok((digest, None, How::Hashed))
+    }
+}
+
+/// A release's tree whose blobs are read through the worker's object
+/// database (its pack cache outlives one release) and shared across the
+/// whole run while memory allows; large blobs are streamed, never kept.
+struct SharedBlobs<'a> {
+    src: &'a GitSource,
+    odb: &'a gix::OdbHandle,
+    blobs: &'a Mutex<Blobs>,
+}
+
+impl Source for SharedBlobs<'_> {
+    fn root_display(&self) -> String {
+        self.src.root_display()
     }
 
-    /// Section 2's stream hash, resumed after the prefix this release
-    /// shares with the previous one this thread hashed.
-    fn hash(&mut self, files: &[(String, ObjectId)]) -> Result<String, HistoryError> {
-        let common = files
-            .iter()
-            .zip(&self.prev)
-            .take_while(|(a, b)| a == b)
-            .count();
-        self.states.truncate(common + 1);
-        let mut hasher = self.states[common].clone();
-        for (path, id) in &files[common..] {
-            let bytes = self.blob(*id, path)?;
-            hasher.update(path.as_bytes());
-            hasher.update([0]);
-            hasher.update(bytes.as_slice());
-            hasher.update([b'\n']);
-            self.states.push(hasher.clone());
-        }
-        self.prev = files.to_vec();
-        Ok(hex::encode(hasher.finalize()))
+    fn root(&self) -> Result<RootState, SourceError> {
+        self.src.root()
     }
 
-    fn blob(&self, id: ObjectId, path: &str) -> Result<Arc<Vec<u8>>, HistoryError> {
-        if let Some(b) = self
+    fn read_dir(&self, dir: &Node, rel: &[u8]) -> Result<Vec<Entry>, SourceError> {
+        self.src.read_dir(dir, rel)
+    }
+
+    fn resolve(&self, rel: &[u8], entry: &Entry) -> Result<Target, SourceError> {
+        self.src.resolve(rel, entry)
+    }
+
+    fn read(
+        &self,
+        rel: &str,
+        content: &Node,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), SourceError> {
+        let Some(id) = content.object_id() else {
+            return self.src.read(rel, content, sink);
+        };
+        let known = self
             .blobs
             .lock()
             .expect("no thread panics holding it")
             .map
             .get(&id)
-        {
-            return Ok(b.clone());
+            .cloned();
+        if let Some(bytes) = known {
+            sink(&bytes);
+            return Ok(());
         }
-        let mut buf = Vec::new();
-        let data =
-            self.repo
-                .objects
-                .find_blob(&id, &mut buf)
-                .map_err(|e| SourceError::MissingObject {
-                    what: format!("the blob of {}/{path}", self.runtime.root),
-                    id,
-                    hint: format!(
-                        "cannot read it ({e}); fetch the tags in full or run in a complete clone"
-                    ),
-                })?;
-        let bytes = Arc::new(data.data.to_vec());
+        let mut kept = Some(Vec::new());
+        let what = crate::select::display_path(&self.src.root_display(), rel.as_bytes());
+        self.src.read_blob(self.odb, id, &what, &mut |b| {
+            sink(b);
+            if let Some(k) = &mut kept {
+                if k.len() + b.len() <= BLOB_KEPT {
+                    k.extend_from_slice(b);
+                } else {
+                    kept = None;
+                }
+            }
+        })?;
         let mut blobs = self.blobs.lock().expect("no thread panics holding it");
         blobs.read += 1;
-        if blobs.bytes + bytes.len() <= BLOB_MEMORY {
-            blobs.bytes += bytes.len();
-            blobs.map.insert(id, bytes.clone());
+        if let Some(bytes) = kept {
+            if blobs.bytes + bytes.len() <= BLOB_MEMORY {
+                blobs.bytes += bytes.len();
+                blobs.map.insert(id, Arc::new(bytes));
+            }
         }
-        Ok(bytes)
+        Ok(())
     }
-}
 
-fn src_root(src: &GitSource) -> String {
-    use crate::source::Source;
-    src.root_display()
+    fn read_meta(&self, name: &str, in_parent: bool) -> Result<Option<MetaFile>, SourceError> {
+        self.src.read_meta(name, in_parent)
+    }
+
+    fn origin(&self) -> Origin {
+        self.src.origin()
+    }
+
+    fn root_depth(&self) -> usize {
+        self.src.root_depth()
+    }
+
+    fn warnings(&self, files: &[SelectedFile]) -> Result<Vec<String>, SourceError> {
+        self.src.warnings(files)
+    }
 }
 
 fn facts(info: &ReleaseInfo) -> SideFacts {

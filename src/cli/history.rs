@@ -9,6 +9,7 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Color, ContentArrangement,
 use fpcheck::history::{self, History, HistoryError, Options};
 use fpcheck::report::{self, RenderOptions};
 use fpcheck::source::git::open_repo;
+use fpcheck::term::escape;
 
 use super::{emit, exit, settings, Failure, RuntimeFlags};
 
@@ -69,6 +70,10 @@ impl From<HistoryError> for Failure {
     fn from(e: HistoryError) -> Self {
         match e {
             HistoryError::Usage(m) => Failure::usage(m),
+            HistoryError::UnknownTag(m) | HistoryError::Internal(m) => Failure {
+                code: exit::INPUT,
+                message: m,
+            },
             HistoryError::Source(s) => s.into(),
         }
     }
@@ -118,6 +123,9 @@ pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
     let h = history::run(&repo, &runtime, &opts, &progress)?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
+    }
+    for w in &h.warnings {
+        eprintln!("fpcheck: warning: {}: {}", w.code, escape(&w.message));
     }
     if h.tags.is_empty() {
         return Err(Failure {
@@ -183,11 +191,11 @@ fn table(h: &History, terminal: bool) -> String {
             _ => restart,
         };
         t.add_row(vec![
-            Cell::new(format!("{} → {}", s.from, s.to)),
+            Cell::new(format!("{} → {}", escape(&s.from), escape(&s.to))),
             Cell::new(format!(
                 "{} → {}",
-                s.from_version.as_deref().unwrap_or("none"),
-                s.to_version.as_deref().unwrap_or("none")
+                escape(s.from_version.as_deref().unwrap_or("none")),
+                escape(s.to_version.as_deref().unwrap_or("none"))
             )),
             Cell::new(format!(
                 "{} → {}",
@@ -223,7 +231,7 @@ fn table(h: &History, terminal: bool) -> String {
     }
     out.push('\n');
     for s in &h.skipped {
-        out.push_str(&format!("skipped {}: {}\n", s.tag, s.why));
+        out.push_str(&format!("skipped {}: {}\n", escape(&s.tag), escape(&s.why)));
     }
     out
 }

@@ -170,7 +170,7 @@ pub fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(f) if f.message.is_empty() => ExitCode::from(f.code),
         Err(f) => {
-            eprintln!("fpcheck: error: {}", f.message);
+            eprintln!("fpcheck: error: {}", fpcheck::term::escape(&f.message));
             ExitCode::from(f.code)
         }
     }
@@ -220,6 +220,6 @@ pub fn print(text: &str) -> Result<(), Failure> {
 /// Prints warnings on stderr, one per line.
 pub fn warn_all(warnings: &[String]) {
     for w in warnings {
-        eprintln!("fpcheck: warning: {w}");
+        eprintln!("fpcheck: warning: {}", fpcheck::term::escape(w));
     }
 }
