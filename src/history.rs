@@ -357,9 +357,10 @@ fn order_by_ancestry(
     warnings: &mut Vec<Warning>,
 ) -> Vec<Tag> {
     let ancestor = |a: ObjectId, b: ObjectId| {
-        a != b && repo
-            .merge_base(a, b)
-            .is_ok_and(|base| base.is_some_and(|base| base.detach() == a))
+        a != b
+            && repo
+                .merge_base(a, b)
+                .is_ok_and(|base| base.is_some_and(|base| base.detach() == a))
     };
     if run.len() > MAX_ORDERED {
         let names: Vec<String> = run.iter().map(|t| format!("`{}`", t.name)).collect();
@@ -612,10 +613,13 @@ impl<'a> Worker<'a> {
     }
 
     fn read(&mut self, tag: &Tag) -> Result<Read, HistoryError> {
-        let commit = self.repo.find_commit(tag.commit).map_err(|e| SourceError::Git {
-            message: format!("cannot read the commit of {}", tag.name),
-            source: Box::new(e),
-        })?;
+        let commit = self
+            .repo
+            .find_commit(tag.commit)
+            .map_err(|e| SourceError::Git {
+                message: format!("cannot read the commit of {}", tag.name),
+                source: Box::new(e),
+            })?;
         let tree = commit
             .tree_id()
             .map_err(|e| SourceError::Git {

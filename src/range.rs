@@ -339,20 +339,38 @@ pub fn analyse_with(
                 fingerprint_pair(&from_src, from_sel, &to_src, to_sel, rules, cache)?;
             let from_read = read_git(&from_src, from_fp)?;
             let to_read = read_git(&to_src, to_fp)?;
-            let mut changes = changes::between_trees(
+            let diff = changes::between_trees(
                 repo,
                 from_rev.tree,
                 to_rev.tree,
                 (from_read.root_tree, to_read.root_tree),
                 &runtime.root,
                 rules,
-            )
-            .map_err(|e| RangeError::Diff {
-                from: from.to_string(),
-                to: spec.clone(),
-                message: e.to_string(),
-            })?;
-            changes::add_target_changes(&mut changes, &from_read.ids, &to_read.ids, &runtime.root);
+            );
+            let changes = match diff {
+                Ok(mut changes) => {
+                    changes::add_target_changes(
+                        &mut changes,
+                        &from_read.ids,
+                        &to_read.ids,
+                        &runtime.root,
+                    );
+                    changes
+                }
+                // A tree the diff cannot parse (a malformed tree) has already
+                // made a fingerprint unavailable: the verdict stands, and the
+                // selections still tell what changed.
+                Err(_) if from_read.fp.digest.is_none() || to_read.fp.digest.is_none() => {
+                    changes::between_selections(&from_read.ids, &to_read.ids, &runtime.root)
+                }
+                Err(e) => {
+                    return Err(RangeError::Diff {
+                        from: from.to_string(),
+                        to: spec.clone(),
+                        message: e.to_string(),
+                    })
+                }
+            };
             (from_read, to_read, changes)
         }
         ToSide::Worktree => {

@@ -125,8 +125,9 @@ fn spans_globs_and_prereleases() {
         .map(|t| t["tag"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["v1.0.0", "v1.0.1", "v1.9.0", "v1.10.0"]);
+    // An unknown tag cannot be read: exit 4, as in a range.
     let run = repo.fpcheck(&["history", "v1.0.0..v8"]);
-    assert_eq!(run.code, 2);
+    assert_eq!(run.code, 4);
     assert!(
         run.stderr.contains("`v8` is not a release tag"),
         "{}",
@@ -155,7 +156,7 @@ fn a_second_run_reads_no_blob_and_a_corrupt_cache_is_ignored() {
     assert_eq!(second["stats"]["cached"], 5);
     assert_eq!(first["tags"], second["tags"]);
 
-    let cache = repo.join(".git/fpcheck/fingerprints-v1");
+    let cache = repo.join(".git/fpcheck/fingerprints-v2");
     std::fs::write(&cache, "garbage\n\u{0}not a line\n").unwrap();
     let third = json_of(&repo, &[]);
     assert_eq!(third["tags"], first["tags"]);

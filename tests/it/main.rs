@@ -6,6 +6,7 @@ mod action;
 mod fingerprint;
 mod gate;
 mod history;
+mod hostile_git;
 mod patch;
 mod property;
 mod range;

@@ -135,7 +135,7 @@ impl GitSource {
     ) -> Result<Result<Vec<u8>, String>, SourceError> {
         Ok(self.small_blob(id, what, MAX_LINK_TARGET)?.map_err(|size| {
             format!(
-                "its target is {size} bytes, longer than any path a checkout can hold \
+                "target is {size} bytes, longer than any path a checkout can hold \
                  ({MAX_LINK_TARGET})"
             )
         }))
