@@ -113,7 +113,7 @@ pub fn between_trees(
     roots: (Option<ObjectId>, Option<ObjectId>),
     root: &str,
     rules: &Rules,
-) -> Result<Changes, gix::Error> {
+) -> Result<Changes, DiffError> {
     let mut changes = Changes {
         ignored_complete: true,
         ..Changes::default()
@@ -264,12 +264,16 @@ fn classify_under_root(changes: &mut Changes, raw: Raw, root: &str, rules: &Rule
 }
 
 /// Non-tree changes between two trees (absent = empty).
+/// Why two trees cannot be compared: gix's error, or a tree nested deeper
+/// than git reads.
+pub type DiffError = Box<dyn std::error::Error + Send + Sync>;
+
 fn diff(
     repo: &gix::Repository,
     old: Option<ObjectId>,
     new: Option<ObjectId>,
     renames: bool,
-) -> Result<Vec<Raw>, gix::Error> {
+) -> Result<Vec<Raw>, DiffError> {
     let tree = |id: Option<ObjectId>| match id {
         Some(id) => repo.find_tree(id),
         None => Ok(repo.empty_tree()),
@@ -278,6 +282,10 @@ fn diff(
     if old.id == new.id {
         return Ok(Vec::new());
     }
+    // The plain diff stops at git's depth limit; only then may rename
+    // tracking, which keeps every addition's path until the end (gigabytes
+    // for a tree nested tens of thousands deep), run.
+    let plain = run_diff(&old, &new, false)?;
     if renames {
         // Similarity needs blob contents; a partial clone may lack some, so
         // fall back to exact paths rather than fail.
@@ -285,22 +293,28 @@ fn diff(
             return Ok(raws);
         }
     }
-    run_diff(&old, &new, false)
+    Ok(plain)
 }
 
 fn run_diff(
     old: &gix::Tree<'_>,
     new: &gix::Tree<'_>,
     renames: bool,
-) -> Result<Vec<Raw>, gix::Error> {
+) -> Result<Vec<Raw>, DiffError> {
     use gix::object::tree::diff::Change;
     let mut out = Vec::new();
+    let mut too_deep = false;
     let mut platform = old.changes()?;
     platform.options(|o| {
         o.track_path()
             .track_rewrites(renames.then(gix::diff::Rewrites::default));
     });
     platform.for_each_to_obtain_tree(new, |change| {
+        let depth = change.location().iter().filter(|b| **b == b'/').count() + 1;
+        if depth > crate::source::MAX_TREE_DEPTH {
+            too_deep = true;
+            return Ok(std::ops::ControlFlow::Break(()));
+        }
         let raw = match change {
             Change::Addition {
                 location,
@@ -374,5 +388,12 @@ fn run_diff(
         out.extend(raw);
         Ok(std::ops::ControlFlow::Continue(()))
     })?;
+    if too_deep {
+        return Err(format!(
+            "a tree is nested deeper than {} directories (git's core.maxTreeDepth)",
+            crate::source::MAX_TREE_DEPTH
+        )
+        .into());
+    }
     Ok(out)
 }

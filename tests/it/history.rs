@@ -235,3 +235,80 @@ fn assert_balanced(html: &str) {
     }
     assert!(stack.is_empty(), "unclosed: {stack:?}");
 }
+
+/// The history's resumable hasher (a release resumes from the state after
+/// the files it shares with the one before, per worker thread) agrees with
+/// a plain `fingerprint` of every tag, on one thread and on two, over
+/// releases that change the last file, an early file, add and remove
+/// files, repeat an earlier selection and lose the runtime root.
+#[test]
+fn every_thread_count_agrees_with_a_plain_fingerprint_of_every_tag() {
+    let repo = TestRepo::new();
+    let mut tags = Vec::new();
+    let mut release = |repo: &TestRepo, n: usize| {
+        repo.write("version.json", format!("{{\"version\": \"1.{n}.0\"}}\n"));
+        repo.commit(&format!("1.{n}.0"));
+        let tag = format!("v1.{n}.0");
+        repo.tag(&tag);
+        tags.push(tag);
+    };
+    for name in ["a", "b", "c", "d", "e"] {
+        repo.write(&format!("src/{name}.py"), format!("{name} = 0\n"));
+    }
+    release(&repo, 0);
+    repo.write("src/e.py", "e = 1\n"); // the last file: a long shared prefix
+    release(&repo, 1);
+    repo.write("src/a.py", "a = 1\n"); // the first file: nothing shared
+    release(&repo, 2);
+    repo.write("src/c2.py", "c2\n"); // added in the middle
+    release(&repo, 3);
+    repo.remove("src/b.py");
+    release(&repo, 4);
+    repo.write("src/pkg/__init__.py", "")
+        .write("src/pkg/m.py", "m\n");
+    release(&repo, 5);
+    repo.write("src/README.md", "not runtime\n"); // same selection as 1.5.0
+    release(&repo, 6);
+    repo.write("src/e.py", "e = 2\n");
+    release(&repo, 7);
+    repo.write("src/e.py", "e = 1\n"); // back to 1.6.0's bytes
+    release(&repo, 8);
+    repo.symlink("src/z.py", "a.py"); // the same bytes under a second path
+    release(&repo, 9);
+    repo.remove("src");
+    repo.write("lib/x.py", "x\n"); // no runtime root: unavailable
+    release(&repo, 10);
+    repo.remove("lib");
+    repo.write("src/a.py", "a = 3\n").write("src/y.py", "y\n");
+    release(&repo, 11);
+
+    let plain: Vec<String> = tags
+        .iter()
+        .map(|t| {
+            repo.fpcheck(&["fingerprint", "--rev", t])
+                .stdout
+                .trim()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(plain[10], "", "1.10.0 has no runtime root");
+    assert!(plain.iter().filter(|p| p.len() == 64).count() == 11);
+    assert_eq!(plain[5], plain[6]);
+    assert_eq!(plain[6], plain[8]);
+    for threads in ["1", "2"] {
+        let j = json_of(&repo, &["--no-cache", "--threads", threads]);
+        let got: Vec<&str> = j["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["fingerprint"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, plain, "--threads {threads}");
+        let stats = &j["stats"];
+        assert_eq!(
+            stats["hashed"].as_u64().unwrap() + stats["reused"].as_u64().unwrap(),
+            11,
+            "--threads {threads}: {stats}"
+        );
+    }
+}
