@@ -33,7 +33,7 @@ struct Watched {
 fn bounded(cwd: &Path, args: &[&str]) -> Watched {
     let dir = tempfile::tempdir().unwrap();
     let (out, err) = (dir.path().join("out"), dir.path().join("err"));
-    let child = Command::new(env!("CARGO_BIN_EXE_fpcheck"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fpcheck"))
         .current_dir(cwd)
         .args(args)
         .env("NO_COLOR", "1")
@@ -43,12 +43,10 @@ fn bounded(cwd: &Path, args: &[&str]) -> Watched {
         .stderr(std::fs::File::create(&err).unwrap())
         .spawn()
         .expect("fpcheck runs");
-    let pid = child.id() as libc::pid_t;
     let deadline = Instant::now() + Duration::from_secs(120);
-    let mut status = 0;
     let mut peak = 0;
-    let proc_status = format!("/proc/{pid}/status");
-    loop {
+    let proc_status = format!("/proc/{}/status", child.id());
+    let status = loop {
         if let Some(kib) = std::fs::read_to_string(&proc_status).ok().and_then(|s| {
             s.lines()
                 .find_map(|l| l.strip_prefix("VmHWM:"))
@@ -56,27 +54,23 @@ fn bounded(cwd: &Path, args: &[&str]) -> Watched {
         }) {
             peak = peak.max(kib);
         }
-        // SAFETY: `pid` is our own child, not yet reaped; the pointer is valid.
-        let done = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-        assert!(done >= 0, "wait4 failed");
-        if done == pid {
-            break;
+        if let Some(status) = child.try_wait().expect("wait for fpcheck") {
+            break status;
         }
         if Instant::now() > deadline {
-            // SAFETY: the child has not been reaped, so the pid is still ours.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            let _ = child.kill();
+            let _ = child.wait();
             panic!("fpcheck {args:?} still running after two minutes: it hangs");
         }
         std::thread::sleep(Duration::from_millis(2));
-    }
+    };
     let stderr = std::fs::read_to_string(&err).unwrap();
     assert!(!stderr.contains("panicked"), "fpcheck panicked: {stderr}");
-    assert!(
-        libc::WIFEXITED(status),
-        "fpcheck {args:?} was killed by a signal (status {status}): {stderr}"
-    );
+    let Some(code) = status.code() else {
+        panic!("fpcheck {args:?} was killed by a signal ({status}): {stderr}");
+    };
     Watched {
-        code: libc::WEXITSTATUS(status),
+        code,
         stdout: std::fs::read_to_string(&out).unwrap(),
         stderr,
         max_rss_kib: peak,
@@ -95,8 +89,11 @@ fn blob(repo: &gix::Repository, bytes: &[u8]) -> ObjectId {
     repo.write_blob(bytes).unwrap().detach()
 }
 
+/// A tree entry: mode, name, object.
+type RawEntry<'a> = (&'a str, &'a [u8], ObjectId);
+
 /// A tree object written byte for byte as given: no sorting, no checks.
-fn raw_tree(repo: &gix::Repository, entries: &[(&str, &[u8], ObjectId)]) -> ObjectId {
+fn raw_tree(repo: &gix::Repository, entries: &[RawEntry<'_>]) -> ObjectId {
     let mut bytes = Vec::new();
     for (mode, name, id) in entries {
         bytes.extend_from_slice(mode.as_bytes());
@@ -444,7 +441,7 @@ fn malformed_trees_make_the_fingerprint_unavailable_in_every_command() {
     let a = blob(&g, b"a = 1\n");
     let b = blob(&g, b"b = 2\n");
     let inner = raw_tree(&g, &[("100644", b"x.py", a)]);
-    let cases: Vec<(&str, Vec<(&str, &[u8], ObjectId)>, &str)> = vec![
+    let cases: Vec<(&str, Vec<RawEntry<'_>>, &str)> = vec![
         (
             "v2.0.0",
             vec![("100644", b"a.py", a), ("100644", b"a.py", b)],
