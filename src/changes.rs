@@ -118,12 +118,27 @@ pub fn between_trees(
         ignored_complete: true,
         ..Changes::default()
     };
-    for raw in diff(repo, roots.0, roots.1, true)? {
+    let (raws, too_deep) = diff(repo, roots.0, roots.1, true)?;
+    if too_deep {
+        // The root's own trees: the fingerprint stopped at the same depth.
+        return Err(format!(
+            "a tree under {root} is nested deeper than {} directories (git's core.maxTreeDepth)",
+            crate::source::MAX_TREE_DEPTH
+        )
+        .into());
+    }
+    for raw in raws {
         classify_under_root(&mut changes, raw, root, rules);
     }
     if !root.is_empty() {
         let prefix = format!("{root}/");
-        for raw in diff(repo, Some(from_tree), Some(to_tree), false)? {
+        let (raws, too_deep) = diff(repo, Some(from_tree), Some(to_tree), false)?;
+        // Outside the root, a tree too deep only cuts the list of ignored
+        // changes short.
+        if too_deep {
+            changes.ignored_complete = false;
+        }
+        for raw in raws {
             if raw.path.starts_with(&prefix) || raw.path == root {
                 continue;
             }
@@ -268,39 +283,41 @@ fn classify_under_root(changes: &mut Changes, raw: Raw, root: &str, rules: &Rule
 /// than git reads.
 pub type DiffError = Box<dyn std::error::Error + Send + Sync>;
 
+/// The changes between two trees, and whether the diff stopped at git's
+/// depth limit (the changes are then those found before it).
 fn diff(
     repo: &gix::Repository,
     old: Option<ObjectId>,
     new: Option<ObjectId>,
     renames: bool,
-) -> Result<Vec<Raw>, DiffError> {
+) -> Result<(Vec<Raw>, bool), DiffError> {
     let tree = |id: Option<ObjectId>| match id {
         Some(id) => repo.find_tree(id),
         None => Ok(repo.empty_tree()),
     };
     let (old, new) = (tree(old)?, tree(new)?);
     if old.id == new.id {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), false));
     }
-    // The plain diff stops at git's depth limit; only then may rename
+    // The plain diff stops at git's depth limit; only within it may rename
     // tracking, which keeps every addition's path until the end (gigabytes
     // for a tree nested tens of thousands deep), run.
-    let plain = run_diff(&old, &new, false)?;
-    if renames {
+    let (plain, too_deep) = run_diff(&old, &new, false)?;
+    if renames && !too_deep {
         // Similarity needs blob contents; a partial clone may lack some, so
         // fall back to exact paths rather than fail.
-        if let Ok(raws) = run_diff(&old, &new, true) {
-            return Ok(raws);
+        if let Ok((raws, false)) = run_diff(&old, &new, true) {
+            return Ok((raws, false));
         }
     }
-    Ok(plain)
+    Ok((plain, too_deep))
 }
 
 fn run_diff(
     old: &gix::Tree<'_>,
     new: &gix::Tree<'_>,
     renames: bool,
-) -> Result<Vec<Raw>, DiffError> {
+) -> Result<(Vec<Raw>, bool), DiffError> {
     use gix::object::tree::diff::Change;
     let mut out = Vec::new();
     let mut too_deep = false;
@@ -309,7 +326,7 @@ fn run_diff(
         o.track_path()
             .track_rewrites(renames.then(gix::diff::Rewrites::default));
     });
-    platform.for_each_to_obtain_tree(new, |change| {
+    let result = platform.for_each_to_obtain_tree(new, |change| {
         let depth = change.location().iter().filter(|b| **b == b'/').count() + 1;
         if depth > crate::source::MAX_TREE_DEPTH {
             too_deep = true;
@@ -387,13 +404,11 @@ fn run_diff(
         };
         out.extend(raw);
         Ok(std::ops::ControlFlow::Continue(()))
-    })?;
+    });
+    // Stopping early makes gix report a cancellation: not a failure here.
     if too_deep {
-        return Err(format!(
-            "a tree is nested deeper than {} directories (git's core.maxTreeDepth)",
-            crate::source::MAX_TREE_DEPTH
-        )
-        .into());
+        return Ok((out, true));
     }
-    Ok(out)
+    result?;
+    Ok((out, false))
 }

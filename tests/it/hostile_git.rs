@@ -570,6 +570,47 @@ fn trees_deeper_than_git_allows_are_unavailable() {
     commit_tree(&repo, top_with_src(&g, over, "3.1.0"), "v1.0.0", "v3.1.0");
     let run = bounded(repo.path(), &["fingerprint", "--rev", "v3.1.0", "--json"]);
     assert_eq!(run.code, 3, "{}", run.stderr);
+
+    // Outside the runtime root, beside a .gitattributes: the fingerprint
+    // and the range answer (git would refuse the checkout, but the runtime
+    // is whole), without walking the deep tree for the attributes.
+    let attributes = blob(&g, b"*.py text eol=crlf\n");
+    let a = blob(&g, b"a = 1\n");
+    let v = blob(&g, b"{\"version\": \"4.0.0\"}\n");
+    let src = raw_tree(&g, &[("100644", b"a.py", a)]);
+    let top = raw_tree(
+        &g,
+        &[
+            ("100644", b".gitattributes", attributes),
+            ("40000", b"docs", deep),
+            ("40000", b"src", src),
+            ("100644", b"version.json", v),
+        ],
+    );
+    commit_tree(&repo, top, "v1.0.0", "v4.0.0");
+    let run = bounded(repo.path(), &["fingerprint", "--rev", "v4.0.0", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut want = Sha256::new();
+    want.update(b"a.py\0a = 1\n\n");
+    let want = hex::encode(want.finalize());
+    let j = json(&run);
+    assert_eq!(j["fingerprint"], want.as_str());
+    assert!(
+        j["warnings"]
+            .to_string()
+            .contains("sets eol=crlf on 1 runtime file"),
+        "{j}"
+    );
+    assert!(run.max_rss_kib < 80 * 1024, "{} KiB", run.max_rss_kib);
+    let run = bounded(
+        repo.path(),
+        &["v1.0.0..v4.0.0", "--format", "json", "--no-cache"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = json(&run);
+    assert_eq!(j["to"]["fingerprint"], want.as_str());
+    assert_eq!(j["changes"]["ignored_complete"], false);
+    assert!(run.max_rss_kib < 80 * 1024, "{} KiB", run.max_rss_kib);
 }
 
 /// A symbolic link whose target is larger than any path is not read whole.

@@ -4,6 +4,9 @@
 
 use std::collections::BTreeMap;
 
+use gix::objs::tree::EntryKind as GitKind;
+use gix::ObjectId;
+
 use super::GitSource;
 use crate::select::SelectedFile;
 use crate::source::SourceError;
@@ -11,30 +14,41 @@ use crate::source::SourceError;
 /// Attributes that make a checkout's bytes differ from the stored blob.
 const CONVERTING_ATTRIBUTES: [&str; 5] = ["text", "eol", "crlf", "filter", "working-tree-encoding"];
 
+/// The largest `.gitattributes` read: gix reads the file whole.
+const MAX_ATTRIBUTES: u64 = crate::safe_io::JSON_LIMIT;
+
 impl GitSource {
-    /// Whether any `.gitattributes` can apply: building the attribute stack
-    /// costs an index of the whole tree, so look for the files first.
-    pub(super) fn may_have_attributes(&self) -> Result<bool, SourceError> {
-        if self.saw_gitattributes.get() {
-            return Ok(true);
-        }
-        let info = self.repo.common_dir().join("info").join("attributes");
-        if info.is_file() {
-            return Ok(true);
-        }
-        let Some(stack) = &self.root_stack else {
-            return Ok(false);
-        };
-        for tree in &stack[..stack.len() - 1] {
-            if self
-                .tree_entries(*tree, "a directory above the runtime root")?
-                .iter()
-                .any(|(name, _, _)| name == b".gitattributes")
-            {
-                return Ok(true);
+    /// The `.gitattributes` files that can apply to runtime files: in the
+    /// directories above the root and in those the selection walked (path
+    /// from the top, blob id).
+    fn attribute_files(&self) -> Result<Vec<(String, ObjectId)>, SourceError> {
+        let mut found = Vec::new();
+        if let Some(stack) = &self.root_stack {
+            let parts: Vec<&str> = self.root.split('/').filter(|p| !p.is_empty()).collect();
+            for (depth, tree) in stack[..stack.len() - 1].iter().enumerate() {
+                let entries = self.tree_entries(*tree, "a directory above the runtime root")?;
+                if let Some((_, _, id)) = entries.iter().find(|(name, kind, _)| {
+                    name == b".gitattributes"
+                        && matches!(kind, GitKind::Blob | GitKind::BlobExecutable)
+                }) {
+                    let dir = parts[..depth].join("/");
+                    let path = if dir.is_empty() {
+                        ".gitattributes".to_string()
+                    } else {
+                        format!("{dir}/.gitattributes")
+                    };
+                    found.push((path, *id));
+                }
             }
         }
-        Ok(false)
+        found.extend(self.gitattributes.borrow().iter().cloned());
+        Ok(found)
+    }
+
+    /// Whether any `.gitattributes` can apply.
+    pub(super) fn may_have_attributes(&self) -> Result<bool, SourceError> {
+        let info = self.repo.common_dir().join("info").join("attributes");
+        Ok(info.is_file() || !self.attribute_files()?.is_empty())
     }
 
     pub(super) fn attribute_warnings(
@@ -45,7 +59,34 @@ impl GitSource {
             message: format!("cannot read .gitattributes at `{}`", self.rev.spec),
             source: Box::new(e),
         };
-        let index = self.repo.index_from_tree(&self.rev.tree).map_err(fail)?;
+        // An index of the `.gitattributes` files alone, not of the whole
+        // tree: gix maps attribute files to blobs through an index, and one
+        // of the whole tree costs a walk of every directory (half a
+        // gigabyte for a tree nested 20,000 deep outside the root).
+        let mut index = gix::index::State::new(self.repo.object_hash());
+        let mut too_large = Vec::new();
+        for (path, id) in self.attribute_files()? {
+            let size = gix::odb::Header::try_header(&self.repo.objects, &id)
+                .ok()
+                .flatten()
+                .map_or(0, |h| h.size());
+            if size > MAX_ATTRIBUTES {
+                too_large.push(format!(
+                    "{path} at `{}` is {size} bytes, more than the {MAX_ATTRIBUTES} fpcheck \
+                     reads: the conversions it may set are not reported",
+                    self.rev.spec
+                ));
+                continue;
+            }
+            index.dangerously_push_entry(
+                Default::default(),
+                id,
+                gix::index::entry::Flags::empty(),
+                gix::index::entry::Mode::FILE,
+                path.as_str().into(),
+            );
+        }
+        index.sort_entries();
         let mut stack = self
             .repo
             .attributes_only(
@@ -74,24 +115,23 @@ impl GitSource {
                 hits.entry(setting).or_default().push(full.clone());
             }
         }
-        Ok(hits
-            .into_iter()
-            .map(|(setting, paths)| {
-                let n = paths.len();
-                let shown: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
-                let more = if n > 3 {
-                    format!(" and {} more", n - 3)
-                } else {
-                    String::new()
-                };
-                format!(
-                    ".gitattributes at `{}` sets {setting} on {n} runtime file{} ({}{more}): \
+        let mut warnings = too_large;
+        warnings.extend(hits.into_iter().map(|(setting, paths)| {
+            let n = paths.len();
+            let shown: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
+            let more = if n > 3 {
+                format!(" and {} more", n - 3)
+            } else {
+                String::new()
+            };
+            format!(
+                ".gitattributes at `{}` sets {setting} on {n} runtime file{} ({}{more}): \
                      a checkout may hold other bytes than the stored blobs fpcheck hashes",
-                    self.rev.spec,
-                    if n == 1 { "" } else { "s" },
-                    shown.join(", ")
-                )
-            })
-            .collect())
+                self.rev.spec,
+                if n == 1 { "" } else { "s" },
+                shown.join(", ")
+            )
+        }));
+        Ok(warnings)
     }
 }

@@ -8,7 +8,7 @@
 //! [`blob`] reads blobs with memory that does not grow with their size;
 //! [`attributes`] warns about `.gitattributes` conversions.
 
-use std::cell::{Cell, OnceCell, RefCell};
+use std::cell::{OnceCell, RefCell};
 
 use gix::objs::tree::EntryKind as GitKind;
 use gix::ObjectId;
@@ -36,7 +36,9 @@ pub struct GitSource {
     /// the root's path already followed; `None` when the root is no tree.
     root_stack: Option<Vec<ObjectId>>,
     root_state: RootState,
-    saw_gitattributes: Cell<bool>,
+    /// The `.gitattributes` files seen below the root (path from the top,
+    /// blob id), for the attribute check.
+    gitattributes: RefCell<Vec<(String, ObjectId)>>,
     buf: RefCell<Vec<u8>>,
 }
 
@@ -52,7 +54,7 @@ impl GitSource {
             root,
             root_stack: None,
             root_state: RootState::Missing,
-            saw_gitattributes: Cell::new(false),
+            gitattributes: RefCell::new(Vec::new()),
             buf: RefCell::new(Vec::new()),
         };
         let top = vec![source.rev.tree];
@@ -88,6 +90,16 @@ impl GitSource {
                 repo_display(&self.repo),
                 self.rev.spec
             ),
+        }
+    }
+
+    /// A path below the root as a path from the top of the repository.
+    fn full_path(&self, rel: &[u8]) -> String {
+        let rel = String::from_utf8_lossy(rel);
+        match (self.root.is_empty(), rel.is_empty()) {
+            (true, _) => rel.into_owned(),
+            (false, true) => self.root.clone(),
+            (false, false) => format!("{}/{rel}", self.root),
         }
     }
 
@@ -129,8 +141,15 @@ impl Source for GitSource {
         let entries = self.tree_entries(*id, &what)?;
         let mut out = Vec::with_capacity(entries.len());
         for (name, kind, oid) in entries {
-            if name == b".gitattributes" {
-                self.saw_gitattributes.set(true);
+            if name == b".gitattributes" && matches!(kind, GitKind::Blob | GitKind::BlobExecutable)
+            {
+                let dir = self.full_path(rel);
+                let path = if dir.is_empty() {
+                    ".gitattributes".to_string()
+                } else {
+                    format!("{dir}/.gitattributes")
+                };
+                self.gitattributes.borrow_mut().push((path, oid));
             }
             let kind = match kind {
                 GitKind::Tree => EntryKind::Dir,
