@@ -215,8 +215,10 @@ fn hash_stream(
 /// Section 2's hash over a series of selections (the releases of a
 /// history), resumed after the files a selection shares with the one hashed
 /// before it: the SHA-256 state after each file is kept, so a release that
-/// changes its last files hashes only those. The bytes come from [`feed`],
-/// the one writer of the stream, as for every other fingerprint.
+/// changes its last files hashes only those. Only files read from git
+/// objects are shared: a blob id names its bytes, a path on disk does not.
+/// The bytes come from [`feed`], the one writer of the stream, as for every
+/// other fingerprint.
 #[derive(Clone)]
 pub struct Resumable {
     /// The files hashed last, in hash order.
@@ -249,7 +251,8 @@ impl Resumable {
         let common = files
             .iter()
             .zip(&self.prev)
-            .take_while(|(a, b)| a == b)
+            // Only a blob id names bytes: a path on disk may hold others now.
+            .take_while(|(a, b)| a == b && matches!(a.content, Node::Object(_)))
             .count();
         // Until this hash succeeds, only the shared prefix is known good.
         self.prev.truncate(common);
@@ -604,6 +607,49 @@ mod tests {
         assert_eq!(fp.digest, Some(hex::encode(want.finalize())));
         let detailed = compute_detailed(&DirSource::new(root), &Rules::default()).unwrap();
         assert_eq!(detailed.fingerprint, fp);
+    }
+
+    /// The resumable hasher gives the digest hashing from scratch gives over
+    /// a series of selections of one directory whose files change under the
+    /// same paths (so it must not resume after a path: only a blob id names
+    /// bytes), and an error midway leaves it usable. Resuming after blobs is
+    /// checked against `fingerprint` in tests/it/history.rs.
+    #[test]
+    fn resumable_hashes_as_compute() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let rules = Rules::default();
+        let mut hasher = Resumable::new();
+        let states: [&[(&str, &str)]; 5] = [
+            &[("a.py", "1"), ("b.py", "2"), ("c.py", "3")],
+            &[("a.py", "1"), ("b.py", "2"), ("c.py", "4")],
+            &[("a.py", "0"), ("b.py", "2"), ("c.py", "4")],
+            &[("a.py", "0"), ("b.py", "2")],
+            &[("a.py", "0"), ("b.py", "2"), ("c.py", "4"), ("d.py", "")],
+        ];
+        for files in states {
+            for entry in std::fs::read_dir(root).unwrap() {
+                std::fs::remove_file(entry.unwrap().path()).unwrap();
+            }
+            for (name, body) in files {
+                std::fs::write(root.join(name), body).unwrap();
+            }
+            let source = DirSource::new(root);
+            let plain = compute(&source, &rules).unwrap();
+            let selection = select(&source, &rules).unwrap();
+            let resumed = from_selection_resumed(&source, &rules, selection, &mut hasher).unwrap();
+            assert_eq!(resumed.digest, plain.digest, "{files:?}");
+        }
+        // A file that vanished makes the hash fail; the next one is right.
+        let source = DirSource::new(root);
+        let selection = select(&source, &rules).unwrap();
+        std::fs::remove_file(root.join("d.py")).unwrap();
+        let gone = from_selection_resumed(&source, &rules, selection, &mut hasher).unwrap();
+        assert_eq!(gone.digest, None);
+        let plain = compute(&source, &rules).unwrap();
+        let selection = select(&source, &rules).unwrap();
+        let again = from_selection_resumed(&source, &rules, selection, &mut hasher).unwrap();
+        assert_eq!(again.digest, plain.digest);
     }
 
     #[test]

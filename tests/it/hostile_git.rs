@@ -629,3 +629,38 @@ fn a_huge_link_target_is_unavailable_not_read() {
     );
     assert!(got.iter().all(|r| *r == got[0]), "{got:?}");
 }
+
+/// The cache is keyed by selection; a line edited to give the new release
+/// the old release's fingerprint (which would read "no restart") fails its
+/// checksum and is a miss: the answer is recomputed.
+#[test]
+fn a_tampered_cache_line_is_a_miss_not_a_verdict() {
+    let repo = base();
+    repo.write("src/app.py", "app = 2\n");
+    repo.commit("1.0.1");
+    repo.tag("v1.0.1");
+    let first = bounded(repo.path(), &["v1.0.0..v1.0.1", "--format", "json"]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let j = json(&first);
+    assert_eq!(j["restart_required"], true);
+    let (old, new) = (
+        j["from"]["fingerprint"].as_str().unwrap().to_string(),
+        j["to"]["fingerprint"].as_str().unwrap().to_string(),
+    );
+    let cache = repo.join(".git/fpcheck/fingerprints-v2");
+    let text = std::fs::read_to_string(&cache).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(text.contains(&new), "{text}");
+    // The new release's line now carries the old fingerprint; and a line
+    // with one flipped digit of its own.
+    let tampered = text.replace(&new, &old);
+    std::fs::write(&cache, &tampered).unwrap();
+    let run = bounded(repo.path(), &["v1.0.0..v1.0.1", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = json(&run);
+    assert_eq!(j["restart_required"], true, "the tampered line was trusted");
+    assert_eq!(j["to"]["fingerprint"], new.as_str());
+    // The answer was saved again, with a valid line.
+    let healed = std::fs::read_to_string(&cache).unwrap();
+    assert!(healed.contains(&new), "{healed}");
+}

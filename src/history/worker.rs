@@ -1,0 +1,249 @@
+//! Reading releases: one worker per thread, each with a resumable hasher;
+//! blobs shared across the run while memory allows.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use gix::ObjectId;
+
+use super::tags::Tag;
+use super::{HistoryError, ReleaseInfo};
+use crate::cache::FingerprintCache;
+use crate::config::Runtime;
+use crate::fingerprint::{self, Resumable};
+use crate::release;
+use crate::select::{select, SelectedFile, Selection};
+use crate::source::{
+    Entry, GitSource, MetaFile, Node, Origin, Revision, RootState, Source, SourceError, Target,
+};
+
+/// How many bytes of inflated blobs the history keeps for reuse.
+const BLOB_MEMORY: usize = 512 << 20;
+
+/// The largest blob kept for reuse: larger ones are streamed each time, so
+/// that memory does not grow with the size of a file.
+const BLOB_KEPT: usize = 1 << 20;
+
+/// Everything read of one release.
+pub(super) struct Read {
+    pub(super) info: ReleaseInfo,
+    pub(super) ids: BTreeMap<String, ObjectId>,
+    pub(super) tree: ObjectId,
+    pub(super) key: Option<String>,
+    pub(super) how: How,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum How {
+    Cached,
+    Reused,
+    Hashed,
+    Unavailable,
+}
+
+/// Blobs inflated once for the whole run, while memory allows.
+#[derive(Default)]
+pub(super) struct Blobs {
+    map: HashMap<ObjectId, Arc<Vec<u8>>>,
+    bytes: usize,
+    pub(super) read: usize,
+}
+
+/// One thread's state: the fingerprints it computed by selection key, and
+/// the hasher that resumes after the prefix a release shares with the one
+/// this thread hashed before it.
+pub(super) struct Worker<'a> {
+    repo: &'a gix::Repository,
+    runtime: &'a Runtime,
+    cache: &'a FingerprintCache,
+    blobs: &'a Mutex<Blobs>,
+    seen: HashMap<String, String>,
+    hasher: Resumable,
+}
+
+impl<'a> Worker<'a> {
+    pub(super) fn new(
+        repo: &'a gix::Repository,
+        runtime: &'a Runtime,
+        cache: &'a FingerprintCache,
+        blobs: &'a Mutex<Blobs>,
+    ) -> Self {
+        Worker {
+            repo,
+            runtime,
+            cache,
+            blobs,
+            seen: HashMap::new(),
+            hasher: Resumable::new(),
+        }
+    }
+
+    pub(super) fn read(&mut self, tag: &Tag) -> Result<Read, HistoryError> {
+        let commit = self
+            .repo
+            .find_commit(tag.commit)
+            .map_err(|e| SourceError::Git {
+                message: format!("cannot read the commit of {}", tag.name),
+                source: Box::new(e),
+            })?;
+        let tree = commit
+            .tree_id()
+            .map_err(|e| SourceError::Git {
+                message: format!("cannot read the tree of {}", tag.name),
+                source: Box::new(e),
+            })?
+            .detach();
+        let rev = Revision {
+            spec: tag.name.clone(),
+            commit: Some(tag.commit),
+            tree,
+        };
+        let src = GitSource::new(self.repo.clone(), rev, &self.runtime.root)?;
+        let selection = select(&src, &self.runtime.rules)?;
+        let rel = release::read(&src)?;
+        let key = FingerprintCache::key(&selection);
+        let ids: BTreeMap<String, ObjectId> = selection
+            .files
+            .iter()
+            .filter_map(|f| f.content.object_id().map(|id| (f.path.clone(), id)))
+            .collect();
+        let (fingerprint, reason, how) = self.fingerprint(&src, selection, key.as_deref())?;
+        let runtime_files = if fingerprint.is_empty() { 0 } else { ids.len() };
+        Ok(Read {
+            info: ReleaseInfo {
+                tag: tag.name.clone(),
+                aliases: tag.aliases.clone(),
+                tag_version: tag.version.to_string(),
+                prerelease: !tag.version.pre.is_empty(),
+                commit: tag.commit.to_string(),
+                version: rel.version,
+                force_restart: rel.force_restart,
+                fingerprint,
+                unavailable_reason: reason,
+                runtime_files,
+            },
+            ids,
+            tree,
+            key,
+            how,
+        })
+    }
+
+    fn fingerprint(
+        &mut self,
+        src: &GitSource,
+        selection: Selection,
+        key: Option<&str>,
+    ) -> Result<(String, Option<String>, How), HistoryError> {
+        let rules = &self.runtime.rules;
+        if let Some(reason) = selection.unavailable_reason(&src.root_display(), rules) {
+            return Ok((String::new(), Some(reason), How::Unavailable));
+        }
+        let key = key.expect("a git selection always has a key");
+        if let Some(fp) = self.cache.get(key) {
+            return Ok((fp.to_string(), None, How::Cached));
+        }
+        if let Some(fp) = self.seen.get(key) {
+            return Ok((fp.clone(), None, How::Reused));
+        }
+        let shared = SharedBlobs {
+            src,
+            odb: &self.repo.objects,
+            blobs: self.blobs,
+        };
+        // The same function as every other fingerprint: an unreadable blob
+        // gives the same unavailable reason here as in `fingerprint`.
+        let fp = fingerprint::from_selection_resumed(&shared, rules, selection, &mut self.hasher)?;
+        let Some(digest) = fp.digest else {
+            return Ok((String::new(), fp.unavailable_reason, How::Unavailable));
+        };
+        self.seen.insert(key.to_string(), digest.clone());
+        Ok((digest, None, How::Hashed))
+    }
+}
+
+/// A release's tree whose blobs are read through the worker's object
+/// database (its pack cache outlives one release) and shared across the
+/// whole run while memory allows; large blobs are streamed, never kept.
+struct SharedBlobs<'a> {
+    src: &'a GitSource,
+    odb: &'a gix::OdbHandle,
+    blobs: &'a Mutex<Blobs>,
+}
+
+impl Source for SharedBlobs<'_> {
+    fn root_display(&self) -> String {
+        self.src.root_display()
+    }
+
+    fn root(&self) -> Result<RootState, SourceError> {
+        self.src.root()
+    }
+
+    fn read_dir(&self, dir: &Node, rel: &[u8]) -> Result<Vec<Entry>, SourceError> {
+        self.src.read_dir(dir, rel)
+    }
+
+    fn resolve(&self, rel: &[u8], entry: &Entry) -> Result<Target, SourceError> {
+        self.src.resolve(rel, entry)
+    }
+
+    fn read(
+        &self,
+        rel: &str,
+        content: &Node,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), SourceError> {
+        let Some(id) = content.object_id() else {
+            return self.src.read(rel, content, sink);
+        };
+        let known = self
+            .blobs
+            .lock()
+            .expect("no thread panics holding it")
+            .map
+            .get(&id)
+            .cloned();
+        if let Some(bytes) = known {
+            sink(&bytes);
+            return Ok(());
+        }
+        let mut kept = Some(Vec::new());
+        let what = crate::select::display_path(&self.src.root_display(), rel.as_bytes());
+        self.src.read_blob(self.odb, id, &what, &mut |b| {
+            sink(b);
+            if let Some(k) = &mut kept {
+                if k.len() + b.len() <= BLOB_KEPT {
+                    k.extend_from_slice(b);
+                } else {
+                    kept = None;
+                }
+            }
+        })?;
+        let mut blobs = self.blobs.lock().expect("no thread panics holding it");
+        blobs.read += 1;
+        if let Some(bytes) = kept {
+            if blobs.bytes + bytes.len() <= BLOB_MEMORY {
+                blobs.bytes += bytes.len();
+                blobs.map.insert(id, Arc::new(bytes));
+            }
+        }
+        Ok(())
+    }
+
+    fn read_meta(&self, name: &str, in_parent: bool) -> Result<Option<MetaFile>, SourceError> {
+        self.src.read_meta(name, in_parent)
+    }
+
+    fn origin(&self) -> Origin {
+        self.src.origin()
+    }
+
+    fn root_depth(&self) -> usize {
+        self.src.root_depth()
+    }
+
+    fn warnings(&self, files: &[SelectedFile]) -> Result<Vec<String>, SourceError> {
+        self.src.warnings(files)
+    }
+}
