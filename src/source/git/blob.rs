@@ -30,6 +30,13 @@ const PIECE: usize = 1 << 20;
 /// unavailable rather than the process abort.
 pub(super) const WHOLE_LIMIT: u64 = 64 << 20;
 
+/// Whether [`GitSource::stream_large`] sent the blob.
+pub(super) enum Streamed {
+    Yes,
+    /// Not sent; the blob's size when its header could be read.
+    No(Option<u64>),
+}
+
 impl GitSource {
     /// The object database the runtime files are read through: a handle of
     /// its own, without the object cache and the pack cache that trees, links
@@ -62,10 +69,11 @@ impl GitSource {
         what: &str,
         sink: &mut dyn FnMut(&[u8]),
     ) -> Result<(), SourceError> {
-        if self.stream_large(odb, id, what, sink)? {
-            return Ok(());
-        }
-        let size = self.blob_size(odb, id, what)?;
+        let size = match self.stream_large(odb, id, what, sink)? {
+            Streamed::Yes => return Ok(()),
+            Streamed::No(Some(size)) => size,
+            Streamed::No(None) => self.blob_size(odb, id, what)?,
+        };
         if size > WHOLE_LIMIT {
             return Err(SourceError::Unreadable {
                 path: what.to_string(),
@@ -142,7 +150,7 @@ impl GitSource {
     }
 
     /// Streams the blob `id` into `sink` in pieces when it is large and
-    /// stored whole; `Ok(false)` (nothing sent) when it is not, or cannot be
+    /// stored whole; [`Streamed::No`] (nothing sent) when it is not, or cannot be
     /// found where it should be (an alternate object store): the caller then
     /// inflates it whole. Measured in bench/: a 177 MB runtime file added
     /// 221 MiB to the peak RSS of a fingerprint when inflated whole, and
@@ -153,16 +161,17 @@ impl GitSource {
         id: ObjectId,
         what: &str,
         sink: &mut dyn FnMut(&[u8]),
-    ) -> Result<bool, SourceError> {
+    ) -> Result<Streamed, SourceError> {
         // Errors here are left to the whole read, which reports them.
         let Ok(Some(header)) = gix::odb::Header::try_header(odb, &id) else {
-            return Ok(false);
+            return Ok(Streamed::No(None));
         };
+        let not = Ok(Streamed::No(Some(header.size())));
         if header.kind() != gix::object::Kind::Blob
             || header.size() < STREAM_AT
             || header.num_deltas().unwrap_or(0) > 0
         {
-            return Ok(false);
+            return not;
         }
         let objects = odb.store_ref().path();
         let mut sent = false;
@@ -175,9 +184,10 @@ impl GitSource {
             None => stream_loose(objects, id, header.size(), &mut counting),
         };
         match streamed {
-            Ok(done) => Ok(done),
+            Ok(true) => Ok(Streamed::Yes),
             // Nothing reached the hash yet: the whole read may still work.
-            Err(_) if !sent => Ok(false),
+            Ok(false) => not,
+            Err(_) if !sent => not,
             Err(e) => Err(SourceError::Git {
                 message: format!("cannot read the blob of {what} ({id})"),
                 source: Box::new(e),
@@ -351,8 +361,11 @@ mod tests {
             .detach();
         let rev = Revision::parse(&repo, rev).unwrap();
         let src = GitSource::new(repo, rev, "src").unwrap();
-        src.stream_large(src.runtime_objects(), id, "big.py", &mut |_| {})
-            .unwrap()
+        matches!(
+            src.stream_large(src.runtime_objects(), id, "big.py", &mut |_| {})
+                .unwrap(),
+            Streamed::Yes
+        )
     }
 
     /// Files above STREAM_AT are streamed when stored whole (loose, or a
