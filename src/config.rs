@@ -16,12 +16,21 @@
 //! root = "worker/src"
 //! exclude = ["tests"]
 //! ```
+//!
+//! Each end of a comparison is fingerprinted with the settings committed at
+//! that end ([`at_revision`]; the working tree's own file for the working
+//! tree), as that release's gate computes it: a pull request cannot choose
+//! the settings its base is judged by. Flags and `--config FILE` apply to
+//! both ends. The file is never read through a symbolic link, and an error
+//! never quotes its text (see docs/security.md).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use gix::ObjectId;
 use serde::Deserialize;
 
+use crate::safe_io::{self, Links, ReadError};
 use crate::select::Rules;
 
 /// The file name looked up at the top of the repository.
@@ -58,20 +67,21 @@ pub struct ConfigFile {
 /// A bad configuration: the message names the file or flag and what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// The file cannot be read.
-    #[error("cannot read {path}: {source}")]
+    /// The file cannot be read (a link, a FIFO, too large, unreadable).
+    #[error("cannot read the config {path}: {why}")]
     Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// The file, as the user knows it.
+        path: String,
+        /// Why, without any of the file's bytes.
+        why: String,
     },
     /// The file is not valid TOML or has unknown keys.
     #[error("{path} is not a valid fpcheck config: {message}")]
     Parse {
-        /// The file.
-        path: PathBuf,
-        /// toml's message, with line and column.
+        /// The file, as the user knows it.
+        path: String,
+        /// Where and what: line, column and toml's message (never the
+        /// offending line itself).
         message: String,
     },
     /// Anything else, already a full sentence.
@@ -117,37 +127,59 @@ pub struct Overrides {
 }
 
 impl ConfigFile {
-    /// Reads and parses `path`.
+    /// Reads and parses `path`. A symbolic link is refused, never followed:
+    /// a repository could point its config at `/proc/self/environ` and have
+    /// an error message print it.
     pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
+        Self::load_optional(path)?.ok_or_else(|| ConfigError::Read {
+            path: path.display().to_string(),
+            why: ReadError::Missing.to_string(),
+        })
+    }
+
+    /// [`ConfigFile::load`], `None` when nothing is at `path`.
+    fn load_optional(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {
+        let shown = path.display().to_string();
+        let bytes = match safe_io::read_regular(path, Links::Refuse, safe_io::JSON_LIMIT) {
+            Ok(bytes) => bytes,
+            Err(ReadError::Missing) => return Ok(None),
+            Err(e) => return Err(unreadable(&shown, &e)),
+        };
+        Self::parse_bytes(&bytes, &shown).map(Some)
+    }
+
+    /// Parses the bytes of a config; `shown` names it in errors.
+    pub fn parse_bytes(bytes: &[u8], shown: &str) -> Result<ConfigFile, ConfigError> {
+        let text = std::str::from_utf8(bytes).map_err(|e| ConfigError::Parse {
+            path: crate::term::escape(shown).into_owned(),
+            message: format!(
+                "byte {} is not UTF-8: save the file as UTF-8 text",
+                e.valid_up_to() + 1
+            ),
         })?;
-        Self::parse(&text, path)
+        Self::parse(text, Path::new(shown))
     }
 
     /// Parses `text`; `path` names it in errors.
     pub fn parse(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
+        let shown = crate::term::escape(&path.display().to_string()).into_owned();
         let file: ConfigFile = toml::from_str(text).map_err(|e| ConfigError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string().trim_end().replace('\n', " "),
+            path: shown.clone(),
+            message: parse_message(text, &e),
         })?;
         if file.runtime.is_some() && !file.runtimes.is_empty() {
             return Err(ConfigError::Invalid(format!(
-                "{}: use either [runtime] or [runtimes.NAME] tables, not both",
-                path.display()
+                "{shown}: use either [runtime] or [runtimes.NAME] tables, not both"
             )));
         }
         Ok(file)
     }
 
-    /// Reads `fpcheck.toml` in `dir` when it exists.
+    /// Reads `fpcheck.toml` in `dir` (a working tree's top) when it exists,
+    /// without following a link.
     pub fn find_in(dir: &Path) -> Result<Option<(PathBuf, ConfigFile)>, ConfigError> {
         let path = dir.join(FILE_NAME);
-        if !path.is_file() {
-            return Ok(None);
-        }
-        Ok(Some((path.clone(), Self::load(&path)?)))
+        Ok(Self::load_optional(&path)?.map(|file| (path, file)))
     }
 
     /// The runtime chosen by `--runtime`, or the only one declared.
@@ -193,6 +225,223 @@ impl ConfigFile {
             },
         }
     }
+}
+
+/// toml's message with the line and column, but never its excerpt of the
+/// text: only the config's own words may reach a log, and even those are
+/// escaped.
+fn parse_message(text: &str, e: &toml::de::Error) -> String {
+    let what = crate::term::escape(e.message().trim_end()).replace('\n', " ");
+    match e.span() {
+        Some(span) => {
+            let before = &text.as_bytes()[..span.start.min(text.len())];
+            let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+            let column = before.len()
+                - before
+                    .iter()
+                    .rposition(|b| *b == b'\n')
+                    .map_or(0, |i| i + 1)
+                + 1;
+            format!("line {line}, column {column}: {what}")
+        }
+        None => what,
+    }
+}
+
+fn unreadable(shown: &str, e: &ReadError) -> ConfigError {
+    let why = match e {
+        ReadError::Link => format!(
+            "it is a symbolic link, which fpcheck never follows for its config: replace it with the file itself"
+        ),
+        other => other.to_string(),
+    };
+    ConfigError::Read {
+        path: crate::term::escape(shown).into_owned(),
+        why,
+    }
+}
+
+/// The `fpcheck.toml` committed at the top of `tree` (a commit's tree),
+/// `None` when there is none. `name` names the revision in messages. A link
+/// or a directory in its place is an error, as is a file over the size cap.
+pub fn at_revision(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    name: &str,
+) -> Result<Option<ConfigFile>, ConfigError> {
+    let shown = format!("{FILE_NAME} at {name}");
+    let fail = |why: String| ConfigError::Read {
+        path: crate::term::escape(&shown).into_owned(),
+        why,
+    };
+    let tree = repo
+        .find_tree(tree)
+        .map_err(|e| fail(format!("cannot read the tree: {e}")))?;
+    let Some(entry) = tree.find_entry(FILE_NAME) else {
+        return Ok(None);
+    };
+    let id = entry.object_id();
+    match entry.mode().kind() {
+        gix::objs::tree::EntryKind::Blob | gix::objs::tree::EntryKind::BlobExecutable => {}
+        gix::objs::tree::EntryKind::Link => {
+            return Err(fail(
+                "it is a symbolic link, which fpcheck never follows for its config: commit the file itself".into(),
+            ))
+        }
+        _ => return Err(fail("it is not a file".into())),
+    }
+    let header = repo
+        .find_header(id)
+        .map_err(|e| fail(format!("cannot read its blob {id}: {e}")))?;
+    if header.size() > safe_io::JSON_LIMIT {
+        return Err(fail(
+            ReadError::TooLarge {
+                limit: safe_io::JSON_LIMIT,
+            }
+            .to_string(),
+        ));
+    }
+    let blob = repo
+        .find_blob(id)
+        .map_err(|e| fail(format!("cannot read its blob {id}: {e}")))?;
+    ConfigFile::parse_bytes(&blob.data, &shown).map(Some)
+}
+
+/// Where each end's settings come from.
+#[derive(Clone, Debug)]
+pub enum ConfigChoice {
+    /// Each end's own `fpcheck.toml`: committed at a revision, the working
+    /// tree's file for the working tree.
+    Committed,
+    /// One file for both ends (`--config FILE`).
+    File {
+        /// The file, for messages.
+        path: PathBuf,
+        /// Its contents.
+        file: ConfigFile,
+    },
+    /// No file at all: defaults and flags (a directory outside a repository).
+    None,
+}
+
+/// What the user asked for: where the config comes from, and the flags
+/// that override it at both ends.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The config's origin.
+    pub choice: ConfigChoice,
+    /// The flags.
+    pub flags: Overrides,
+}
+
+/// One end's settings and where they came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndSettings {
+    /// The resolved settings.
+    pub runtime: Runtime,
+    /// Where the file came from (`fpcheck.toml at v1.2.0`, `--config x.toml`)
+    /// or `None` when no file applies.
+    pub file: Option<String>,
+}
+
+impl Request {
+    /// Settings from flags only (no file).
+    pub fn flags_only(flags: Overrides) -> Self {
+        Request {
+            choice: ConfigChoice::None,
+            flags,
+        }
+    }
+
+    /// The settings of the revision whose tree is `tree` (`name` in messages).
+    pub fn at_revision(
+        &self,
+        repo: &gix::Repository,
+        tree: ObjectId,
+        name: &str,
+    ) -> Result<EndSettings, ConfigError> {
+        match &self.choice {
+            ConfigChoice::Committed => {
+                let file = at_revision(repo, tree, name)?;
+                let shown = format!("{FILE_NAME} at {name}");
+                self.resolve_end(file.as_ref(), &shown)
+            }
+            _ => self.shared(),
+        }
+    }
+
+    /// The settings of the working tree whose top is `top`.
+    pub fn at_worktree(&self, top: &Path) -> Result<EndSettings, ConfigError> {
+        match &self.choice {
+            ConfigChoice::Committed => {
+                let file = ConfigFile::find_in(top)?.map(|(_, f)| f);
+                self.resolve_end(file.as_ref(), &format!("{FILE_NAME} in the working tree"))
+            }
+            _ => self.shared(),
+        }
+    }
+
+    /// The settings when one file (or none) applies everywhere.
+    pub fn shared(&self) -> Result<EndSettings, ConfigError> {
+        match &self.choice {
+            ConfigChoice::File { path, file } => {
+                self.resolve_end(Some(file), &format!("--config {}", path.display()))
+            }
+            _ => Ok(EndSettings {
+                runtime: resolve(None, &self.flags)?,
+                file: None,
+            }),
+        }
+    }
+
+    fn resolve_end(
+        &self,
+        file: Option<&ConfigFile>,
+        shown: &str,
+    ) -> Result<EndSettings, ConfigError> {
+        let runtime = resolve(file, &self.flags).map_err(|e| match e {
+            ConfigError::Invalid(m) if file.is_some() => {
+                ConfigError::Invalid(format!("{}: {m}", crate::term::escape(shown)))
+            }
+            other => other,
+        })?;
+        Ok(EndSettings {
+            runtime,
+            file: file.map(|_| shown.to_string()),
+        })
+    }
+}
+
+/// What differs between two ends' settings, as `key: old → new` clauses;
+/// empty when the fingerprints were computed alike.
+pub fn differences(from: &Runtime, to: &Runtime) -> Vec<String> {
+    let list = |v: &[String]| format!("[{}]", v.join(", "));
+    let root = |r: &str| {
+        if r.is_empty() {
+            ".".to_string()
+        } else {
+            r.to_string()
+        }
+    };
+    let mut out = Vec::new();
+    if from.root != to.root {
+        out.push(format!("root {} → {}", root(&from.root), root(&to.root)));
+    }
+    if from.rules.extensions != to.rules.extensions {
+        out.push(format!(
+            "extensions {} → {}",
+            list(&from.rules.extensions),
+            list(&to.rules.extensions)
+        ));
+    }
+    if from.rules.exclude != to.rules.exclude {
+        out.push(format!(
+            "exclude {} → {}",
+            list(&from.rules.exclude),
+            list(&to.rules.exclude)
+        ));
+    }
+    out
 }
 
 /// Combines the file (if any) and the flags into one runtime's settings.
