@@ -250,9 +250,7 @@ fn parse_message(text: &str, e: &toml::de::Error) -> String {
 
 fn unreadable(shown: &str, e: &ReadError) -> ConfigError {
     let why = match e {
-        ReadError::Link => format!(
-            "it is a symbolic link, which fpcheck never follows for its config: replace it with the file itself"
-        ),
+        ReadError::Link => "it is a symbolic link, which fpcheck never follows for its config: replace it with the file itself".to_string(),
         other => other.to_string(),
     };
     ConfigError::Read {

@@ -114,6 +114,12 @@ impl Source for WorktreeSource {
         let target = std::fs::read_link(link).map_err(|e| unreadable(&e))?;
         let bytes = target.as_os_str().as_encoded_bytes().to_vec();
         let shown = String::from_utf8_lossy(&bytes).into_owned();
+        if bytes.starts_with(b"/") {
+            return Ok(Target::Unavailable(format!(
+                ": symlink to {shown} {}",
+                failure(&Found::Absolute)
+            )));
+        }
         // The link's directory: the root's real path, then the real
         // directories below it that led to the link.
         let mut stack = self.root_parts.clone().unwrap_or_default();
