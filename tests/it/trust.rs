@@ -262,6 +262,36 @@ fn outputs_to_a_device_or_a_fifo_are_written_in_place() {
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 
+    // The gate's marker, when a restart is required.
+    let before = dir.path().join("before.json");
+    repo.write("src/version.json", "{\"version\": \"2.0.0\"}\n");
+    let run = repo.fpcheck(&[
+        "snapshot",
+        "--dir",
+        "src",
+        "--out",
+        before.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    repo.write("src/app.py", "def main(): return 3\n")
+        .write("src/version.json", "{\"version\": \"2.1.0\"}\n");
+    let run = repo.fpcheck(&[
+        "gate",
+        "--dir",
+        "src",
+        "--before",
+        before.to_str().unwrap(),
+        "--marker",
+        null_s,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("marker       written"),
+        "{}",
+        run.stdout
+    );
+    assert!(is_char_device(&null), "gate --marker replaced the device");
+
     let fifo = dir.path().join("report");
     mkfifo(&fifo);
     let reader = {
