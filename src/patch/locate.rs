@@ -104,6 +104,11 @@ impl Worktree {
     /// The bytes of `rel`, `None` when it does not exist; a link to a file
     /// inside the working tree is followed, anything else refused.
     pub fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, PatchError> {
+        let path = self.top.join(rel);
+        if path.is_symlink() && !path.exists() {
+            // A broken link holds no file, as in git mode.
+            return Ok(None);
+        }
         let Some(real) = self.real_path(rel)? else {
             return Ok(None);
         };
