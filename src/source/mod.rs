@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 mod dir;
 pub mod git;
+mod links;
 mod worktree;
 
 pub use dir::DirSource;

@@ -9,19 +9,16 @@
 //! nothing under `.git` is ever read. (`--dir` keeps the installed gate's
 //! semantics, see [`super::DirSource`].)
 
-use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::links::{self, Found, Step};
 use super::{
     DirSource, Entry, EntryKind, MetaFile, Node, Origin, RootState, Source, SourceError, Target,
 };
 use crate::safe_io::{self, Links};
 use crate::select::display_path;
-
-/// How many symbolic links one lookup may follow, as Linux (and git mode) allow.
-const MAX_LINK_HOPS: usize = 40;
 
 /// The runtime root of a working tree.
 #[derive(Clone, Debug)]
@@ -29,23 +26,11 @@ pub struct WorktreeSource {
     top: PathBuf,
     /// The configured root, normalised (`""` is the top).
     root: String,
-    /// The root's real directory as components below the top, links in its
-    /// path resolved inside the repository; its state otherwise.
-    root_parts: Result<Vec<OsString>, RootState>,
+    /// The real directories from the top down to the root, links in its
+    /// path resolved inside the repository; the root's state otherwise.
+    root_stack: Result<Vec<PathBuf>, RootState>,
     /// Reads the root's real directories and regular files.
     dir: DirSource,
-}
-
-/// What a path inside the working tree leads to, links resolved inside it.
-enum Found {
-    Dir(Vec<OsString>),
-    File(PathBuf),
-    Missing,
-    Other,
-    LeavesRepository,
-    Absolute,
-    Loop,
-    Unreadable(io::Error),
 }
 
 impl WorktreeSource {
@@ -56,18 +41,18 @@ impl WorktreeSource {
             .filter(|p| !p.is_empty() && *p != ".")
             .collect::<Vec<_>>()
             .join("/");
-        let root_parts = match walk(top, Vec::new(), root.as_bytes()) {
-            Found::Dir(parts) => Ok(parts),
-            Found::File(_) | Found::Other => Err(RootState::NotADirectory),
-            Found::Missing => Err(RootState::Missing),
-            Found::Unreadable(e) => Err(RootState::Unresolvable(format!("cannot be read: {e}"))),
-            other => Err(RootState::Unresolvable(format!(
+        let root_stack = match walk(vec![top.to_path_buf()], root.as_bytes()) {
+            Ok(Found::Dir(stack)) => Ok(stack),
+            Ok(Found::File(_) | Found::Other) => Err(RootState::NotADirectory),
+            Ok(Found::Missing) => Err(RootState::Missing),
+            Ok(other) => Err(RootState::Unresolvable(format!(
                 "is a symbolic link that {}",
-                failure(&other)
+                other.link_failure()
             ))),
+            Err(e) => Err(RootState::Unresolvable(format!("cannot be read: {e}"))),
         };
-        let real = match &root_parts {
-            Ok(parts) => parts.iter().fold(top.to_path_buf(), |p, c| p.join(c)),
+        let real = match &root_stack {
+            Ok(stack) => stack.last().expect("the top at least").clone(),
             Err(_) => top.join(&root),
         };
         let display = if root.is_empty() { "." } else { root.as_str() };
@@ -75,10 +60,53 @@ impl WorktreeSource {
         WorktreeSource {
             top: top.to_path_buf(),
             root,
-            root_parts,
+            root_stack,
             dir,
         }
     }
+}
+
+/// [`links::walk`] on disk: links are read, never followed by the system.
+fn walk(stack: Vec<PathBuf>, path: &[u8]) -> io::Result<Found<PathBuf, PathBuf>> {
+    links::walk(stack, path, |dir: &PathBuf, name: &[u8]| {
+        // A commit never holds `.git` (git refuses the name at any depth).
+        if name == b".git" {
+            return Ok(Step::Missing);
+        }
+        let here = dir.join(os(name.to_vec()));
+        let meta = match std::fs::symlink_metadata(&here) {
+            Ok(m) => m,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(Step::Missing)
+            }
+            Err(e) => return Err(e),
+        };
+        let kind = meta.file_type();
+        Ok(if kind.is_symlink() {
+            Step::Link(
+                std::fs::read_link(&here)?
+                    .into_os_string()
+                    .into_encoded_bytes(),
+            )
+        } else if kind.is_dir() {
+            Step::Dir(here)
+        } else if kind.is_file() {
+            Step::File(here)
+        } else {
+            Step::Other
+        })
+    })
+}
+
+fn os(bytes: Vec<u8>) -> OsString {
+    // SAFETY: the bytes come from `as_encoded_bytes` of an OsStr (a link
+    // target or a path read from disk), split at ASCII `/` only.
+    unsafe { OsString::from_encoded_bytes_unchecked(bytes) }
 }
 
 impl Source for WorktreeSource {
@@ -87,7 +115,7 @@ impl Source for WorktreeSource {
     }
 
     fn root(&self) -> Result<RootState, SourceError> {
-        match &self.root_parts {
+        match &self.root_stack {
             Ok(_) => self.dir.root(),
             Err(state) => Ok(state.clone()),
         }
@@ -115,21 +143,27 @@ impl Source for WorktreeSource {
         let bytes = target.as_os_str().as_encoded_bytes().to_vec();
         let shown = String::from_utf8_lossy(&bytes).into_owned();
         if bytes.starts_with(b"/") {
+            let absolute: Found<PathBuf, PathBuf> = Found::Absolute;
             return Ok(Target::Unavailable(format!(
                 ": symlink to {shown} {}",
-                failure(&Found::Absolute)
+                absolute.link_failure()
             )));
         }
         // The link's directory: the root's real path, then the real
         // directories below it that led to the link.
-        let mut stack = self.root_parts.clone().unwrap_or_default();
+        let mut stack = self.root_stack.clone().unwrap_or_default();
         if let Some(i) = rel.iter().rposition(|b| *b == b'/') {
-            stack.extend(components(&rel[..i]).into_iter().map(os));
+            for part in links::components(&rel[..i]) {
+                let next = stack.last().expect("the root's stack").join(os(part));
+                stack.push(next);
+            }
         }
-        Ok(match walk(&self.top, stack, &bytes) {
-            Found::File(path) => Target::File(Node::Path(path)),
-            Found::Unreadable(e) => return Err(unreadable(&e)),
-            other => Target::Unavailable(format!(": symlink to {shown} {}", failure(&other))),
+        Ok(match walk(stack, &bytes) {
+            Ok(Found::File(path)) => Target::File(Node::Path(path)),
+            Ok(other) => {
+                Target::Unavailable(format!(": symlink to {shown} {}", other.link_failure()))
+            }
+            Err(e) => return Err(unreadable(&e)),
         })
     }
 
@@ -156,7 +190,7 @@ impl Source for WorktreeSource {
         } else {
             format!("{dir}/{name}")
         };
-        let Found::File(real) = walk(&self.top, Vec::new(), path.as_bytes()) else {
+        let Ok(Found::File(real)) = walk(vec![self.top.clone()], path.as_bytes()) else {
             return Ok(None);
         };
         // As in git mode and for the gate: a version file that cannot be
@@ -175,111 +209,5 @@ impl Source for WorktreeSource {
         Origin::Dir {
             dir: self.top.join(&self.root).display().to_string(),
         }
-    }
-}
-
-/// Follows `path` from the directory `stack` (components below `top`) the
-/// way git mode walks a tree: `..` steps up but never above the top, a link
-/// is replaced by its target text, an absolute target is refused.
-fn walk(top: &Path, mut stack: Vec<OsString>, path: &[u8]) -> Found {
-    let mut pending: VecDeque<Vec<u8>> = components(path).into();
-    let mut hops = 0;
-    while let Some(name) = pending.pop_front() {
-        let last = pending.is_empty();
-        if name == b"." {
-            if last {
-                return Found::Dir(stack);
-            }
-            continue;
-        }
-        if name == b".." {
-            if stack.pop().is_none() {
-                return Found::LeavesRepository;
-            }
-            continue;
-        }
-        if name == b".git" {
-            return Found::Missing;
-        }
-        let here = stack
-            .iter()
-            .fold(top.to_path_buf(), |p, c| p.join(c))
-            .join(os(name.clone()));
-        let meta = match std::fs::symlink_metadata(&here) {
-            Ok(m) => m,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-                ) =>
-            {
-                return Found::Missing
-            }
-            Err(e) => return Found::Unreadable(e),
-        };
-        let kind = meta.file_type();
-        if kind.is_symlink() {
-            hops += 1;
-            if hops > MAX_LINK_HOPS {
-                return Found::Loop;
-            }
-            let target = match std::fs::read_link(&here) {
-                Ok(t) => t.into_os_string().into_encoded_bytes(),
-                Err(e) => return Found::Unreadable(e),
-            };
-            if target.starts_with(b"/") {
-                return Found::Absolute;
-            }
-            for part in components(&target).into_iter().rev() {
-                pending.push_front(part);
-            }
-        } else if kind.is_dir() {
-            stack.push(os(name));
-            if last {
-                return Found::Dir(stack);
-            }
-        } else if !last {
-            // A file in the middle of a path is ENOTDIR: as broken as missing.
-            return Found::Missing;
-        } else if kind.is_file() {
-            return Found::File(here);
-        } else {
-            return Found::Other;
-        }
-    }
-    Found::Dir(stack)
-}
-
-/// The segments of a link target or path; a trailing `/` becomes a final
-/// `.` (it demands a directory), as in git mode.
-fn components(path: &[u8]) -> Vec<Vec<u8>> {
-    let mut parts: Vec<Vec<u8>> = path
-        .split(|b| *b == b'/')
-        .filter(|p| !p.is_empty())
-        .map(<[u8]>::to_vec)
-        .collect();
-    if path.ends_with(b"/") && !parts.is_empty() {
-        parts.push(b".".to_vec());
-    }
-    parts
-}
-
-fn os(bytes: Vec<u8>) -> OsString {
-    // SAFETY: the bytes come from `as_encoded_bytes` of an OsStr (a link
-    // target or a path read from disk), split at ASCII `/` only.
-    unsafe { OsString::from_encoded_bytes_unchecked(bytes) }
-}
-
-/// The same words as git mode, so both modes explain a link alike.
-fn failure(found: &Found) -> &'static str {
-    match found {
-        Found::Dir(_) => "points at a directory",
-        Found::File(_) => "points at a file",
-        Found::Missing => "is broken",
-        Found::Other => "is not a regular file",
-        Found::LeavesRepository => "leaves the repository",
-        Found::Absolute => "is absolute (a checkout would read outside the repository)",
-        Found::Loop => "loops",
-        Found::Unreadable(_) => "cannot be read",
     }
 }
