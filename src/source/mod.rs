@@ -11,6 +11,8 @@ use std::path::PathBuf;
 
 mod dir;
 pub mod git;
+mod links;
+mod worktree;
 
 /// The deepest path git reads (`core.maxTreeDepth`, 4096 by default):
 /// deeper trees cost quadratic time to walk and git itself refuses them.
@@ -18,6 +20,7 @@ pub const MAX_TREE_DEPTH: usize = 4096;
 
 pub use dir::DirSource;
 pub use git::{GitSource, Revision};
+pub use worktree::WorktreeSource;
 
 /// A handle on an object of a source: a blob or tree id, or a path on disk.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -10,4 +10,5 @@ mod hostile_git;
 mod patch;
 mod property;
 mod range;
+mod trust;
 mod vectors;

@@ -9,10 +9,8 @@ use gix::prelude::FindExt;
 use gix::ObjectId;
 
 use super::GitSource;
+use crate::source::links::{components, MAX_LINK_HOPS};
 use crate::source::{SourceError, MAX_TREE_DEPTH};
-
-/// How many symbolic links one lookup may follow, as Linux allows.
-const MAX_LINK_HOPS: usize = 40;
 
 /// The longest link target read, as Linux's PATH_MAX: a link's blob is read
 /// whole, and a hostile one may be gigabytes.
@@ -237,21 +235,6 @@ fn malformed_error(what: &str, id: ObjectId, why: &str) -> SourceError {
              fails, so fpcheck does not hash it"
         ),
     }
-}
-
-/// The segments of a link target or path. A trailing `/` becomes a final
-/// `.`: like `x/.`, it demands that `x` be a directory (a file there is
-/// ENOTDIR on disk), so it must not be dropped.
-pub(super) fn components(path: &[u8]) -> Vec<Vec<u8>> {
-    let mut parts: Vec<Vec<u8>> = path
-        .split(|b| *b == b'/')
-        .filter(|p| !p.is_empty())
-        .map(<[u8]>::to_vec)
-        .collect();
-    if path.ends_with(b"/") && !parts.is_empty() {
-        parts.push(b".".to_vec());
-    }
-    parts
 }
 
 pub(super) fn link_failure(found: &Found) -> String {
