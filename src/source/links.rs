@@ -4,9 +4,8 @@
 //! its target text (an absolute one is refused: a checkout would read
 //! outside the repository), and at most [`MAX_LINK_HOPS`] links are
 //! followed. The working tree ([`super::WorktreeSource`]) walks its
-//! directories with it, so that `--worktree` answers what the commit would;
-//! `GitSource::walk` (source/git.rs) applies the same rules to tree objects
-//! and can move onto this function as it stands.
+//! directories with it, so that `--worktree` answers what the commit would,
+//! and `GitSource::walk` (source/git/tree.rs) walks tree objects with it.
 
 use std::collections::VecDeque;
 

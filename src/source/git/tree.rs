@@ -2,14 +2,14 @@
 //! ones), and following a path the way a checkout's file system would,
 //! `..` and symbolic links included.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 
 use gix::objs::tree::EntryKind as GitKind;
 use gix::prelude::FindExt;
 use gix::ObjectId;
 
 use super::GitSource;
-use crate::source::links::{components, MAX_LINK_HOPS};
+use crate::source::links::{self, Step};
 use crate::source::{SourceError, MAX_TREE_DEPTH};
 
 /// The longest link target read, as Linux's PATH_MAX: a link's blob is read
@@ -19,6 +19,24 @@ pub(super) const MAX_LINK_TARGET: u64 = 4096;
 /// One entry of a tree.
 pub(super) type TreeEntry = (Vec<u8>, GitKind, ObjectId);
 
+/// A directory on a walk's stack.
+#[derive(Clone)]
+struct Dir {
+    id: ObjectId,
+    /// A submodule, seen as the empty directory a checkout holds.
+    submodule: bool,
+    /// Directories from the top of the repository down to it.
+    depth: usize,
+}
+
+/// Why a walk stopped short of an answer.
+enum Stop {
+    Source(SourceError),
+    /// A malformed or too-deep tree, or an oversized link target: the clause
+    /// says why (it follows the path it stops).
+    Malformed(String),
+}
+
 /// What a path inside a tree leads to, links followed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Found {
@@ -27,7 +45,7 @@ pub(super) enum Found {
     Missing,
     Submodule,
     LeavesRepository,
-    Absolute(String),
+    Absolute,
     Loop,
     /// A tree on the way is malformed or too deep; the sentence says why.
     Malformed(String),
@@ -83,93 +101,83 @@ impl GitSource {
     }
 
     /// Follows `path` from the directory at the top of `stack`, the way a
-    /// file system would: `..` steps up, links are read and followed.
+    /// checkout's file system would (the rules of [`links::walk`], written
+    /// once for trees and working trees): `..` steps up, links are read and
+    /// followed. A submodule is an empty directory, as in a checkout before
+    /// it is initialised, so `vendor/..` works and `vendor/x` is broken.
     pub(super) fn walk(
         &self,
-        mut stack: Vec<ObjectId>,
+        stack: Vec<ObjectId>,
         path: &[u8],
         what: &str,
     ) -> Result<(Found, Vec<ObjectId>), SourceError> {
-        let mut pending: VecDeque<Vec<u8>> = components(path).into();
-        let mut hops = 0;
-        while let Some(name) = pending.pop_front() {
-            if name == b"." {
-                // The top of the stack is always a directory: `.` stays.
-                if pending.is_empty() {
-                    let here = *stack.last().expect("the stack always holds the top tree");
-                    return Ok((Found::Tree(here), stack));
-                }
-                continue;
-            }
-            if name == b".." {
-                if stack.len() == 1 {
-                    return Ok((Found::LeavesRepository, stack));
-                }
-                stack.pop();
-                continue;
-            }
-            let dir = *stack.last().expect("the stack always holds the top tree");
-            let entries = match self.tree_entries(dir, what) {
-                Err(SourceError::Malformed { why, .. }) => {
-                    let clause = match why.strip_prefix("is ") {
-                        Some(rest) => format!("passes through {rest}"),
-                        None => why,
-                    };
-                    return Ok((Found::Malformed(clause), stack));
-                }
-                other => other?,
-            };
-            let entry = entries.into_iter().find(|(n, _, _)| *n == name);
-            let last = pending.is_empty();
-            match entry {
-                None => return Ok((Found::Missing, stack)),
-                Some((_, GitKind::Tree, id)) => {
-                    if stack.len() > MAX_TREE_DEPTH {
-                        return Ok((Found::Malformed(crate::select::too_deep()), stack));
-                    }
-                    stack.push(id);
-                    if last {
-                        return Ok((Found::Tree(id), stack));
-                    }
-                }
-                Some((_, GitKind::Blob | GitKind::BlobExecutable, id)) => {
-                    // A file in the middle of a path is ENOTDIR: as broken as missing.
-                    let found = if last {
-                        Found::Blob(id)
-                    } else {
-                        Found::Missing
-                    };
-                    return Ok((found, stack));
-                }
-                // A checkout holds a submodule as a directory (empty until
-                // initialised), so `vendor/..` works and `vendor/x` is broken.
-                Some((_, GitKind::Commit, _)) if !last => {
-                    stack.push(ObjectId::empty_tree(dir.kind()))
-                }
-                Some((_, GitKind::Commit, _)) => return Ok((Found::Submodule, stack)),
-                Some((_, GitKind::Link, id)) => {
-                    hops += 1;
-                    if hops > MAX_LINK_HOPS {
-                        return Ok((Found::Loop, stack));
-                    }
-                    let target = match self.link_target(id, what)? {
-                        Ok(target) => target,
-                        Err(why) => return Ok((Found::Malformed(why), stack)),
-                    };
-                    if target.starts_with(b"/") {
-                        return Ok((
-                            Found::Absolute(String::from_utf8_lossy(&target).into_owned()),
-                            stack,
-                        ));
-                    }
-                    for part in components(&target).into_iter().rev() {
-                        pending.push_front(part);
-                    }
+        let start: Vec<Dir> = stack
+            .iter()
+            .enumerate()
+            .map(|(depth, id)| Dir {
+                id: *id,
+                submodule: false,
+                depth,
+            })
+            .collect();
+        let found = links::walk(start, path, |dir: &Dir, name: &[u8]| {
+            self.step(dir, name, what)
+        });
+        let found = match found {
+            Ok(found) => found,
+            Err(Stop::Source(e)) => return Err(e),
+            Err(Stop::Malformed(clause)) => return Ok((Found::Malformed(clause), stack)),
+        };
+        Ok(match found {
+            links::Found::Dir(dirs) => {
+                let top = dirs.last().expect("the stack always holds the top tree");
+                if top.submodule {
+                    (Found::Submodule, stack)
+                } else {
+                    let id = top.id;
+                    (Found::Tree(id), dirs.into_iter().map(|d| d.id).collect())
                 }
             }
+            links::Found::File(id) => (Found::Blob(id), stack),
+            links::Found::Missing | links::Found::Other => (Found::Missing, stack),
+            links::Found::LeavesRepository => (Found::LeavesRepository, stack),
+            links::Found::Absolute => (Found::Absolute, stack),
+            links::Found::Loop => (Found::Loop, stack),
+        })
+    }
+
+    /// One name looked up in one tree, for [`links::walk`].
+    fn step(&self, dir: &Dir, name: &[u8], what: &str) -> Result<Step<Dir, ObjectId>, Stop> {
+        let entries = match self.tree_entries(dir.id, what) {
+            Err(SourceError::Malformed { why, .. }) => {
+                return Err(Stop::Malformed(match why.strip_prefix("is ") {
+                    Some(rest) => format!("passes through {rest}"),
+                    None => why,
+                }))
+            }
+            other => other.map_err(Stop::Source)?,
+        };
+        let child = |id, submodule| {
+            if dir.depth + 1 > MAX_TREE_DEPTH {
+                return Err(Stop::Malformed(crate::select::too_deep()));
+            }
+            Ok(Step::Dir(Dir {
+                id,
+                submodule,
+                depth: dir.depth + 1,
+            }))
+        };
+        match entries.into_iter().find(|(n, _, _)| n == name) {
+            None => Ok(Step::Missing),
+            Some((_, GitKind::Tree, id)) => child(id, false),
+            Some((_, GitKind::Blob | GitKind::BlobExecutable, id)) => Ok(Step::File(id)),
+            Some((_, GitKind::Commit, _)) => child(ObjectId::empty_tree(dir.id.kind()), true),
+            Some((_, GitKind::Link, id)) => match self.link_target(id, what) {
+                Ok(Ok(target)) => Ok(Step::Link(target)),
+                Ok(Err(why)) => Err(Stop::Malformed(why)),
+                Err(e) => Err(Stop::Source(e)),
+            },
         }
-        let here = *stack.last().expect("the stack always holds the top tree");
-        Ok((Found::Tree(here), stack))
     }
 
     /// Where the link target `target`, read in the directory `dir` (a path
@@ -181,14 +189,16 @@ impl GitSource {
         dir: &[u8],
         target: &[u8],
     ) -> Result<Result<ObjectId, String>, SourceError> {
+        if target.starts_with(b"/") {
+            return Ok(Err(link_failure(&Found::Absolute)));
+        }
         let Some(root) = self.root_stack.clone() else {
             return Ok(Err("is outside the runtime root's tree".into()));
         };
-        let (_, stack) = self.walk(root, dir, "a runtime directory")?;
-        if target.starts_with(b"/") {
-            let shown = String::from_utf8_lossy(target).into_owned();
-            return Ok(Err(link_failure(&Found::Absolute(shown))));
-        }
+        let stack = match self.walk(root, dir, "a runtime directory")? {
+            (Found::Tree(_), stack) => stack,
+            (other, _) => return Ok(Err(link_failure(&other))),
+        };
         let (found, _) = self.walk(stack, target, "a link target")?;
         Ok(match found {
             Found::Blob(id) => Ok(id),
@@ -244,7 +254,7 @@ pub(super) fn link_failure(found: &Found) -> String {
         Found::Missing => "is broken".into(),
         Found::Submodule => "points into a submodule".into(),
         Found::LeavesRepository => "leaves the repository".into(),
-        Found::Absolute(_) => "is absolute (a checkout would read outside the repository)".into(),
+        Found::Absolute => "is absolute (a checkout would read outside the repository)".into(),
         Found::Loop => "loops".into(),
         Found::Malformed(clause) => clause.clone(),
     }
