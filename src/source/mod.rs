@@ -168,6 +168,26 @@ fn git_detail(err: &(dyn std::error::Error + 'static)) -> String {
     }
 }
 
+/// The path from the top of the repository of the version file `name` in
+/// the runtime root `root` (`in_parent == false`) or in its parent; `None`
+/// for the parent of the top, which is outside the repository. The lookup
+/// of section 5, shared by the git and working-tree sources.
+pub(crate) fn meta_path(root: &str, name: &str, in_parent: bool) -> Option<String> {
+    let dir = if in_parent {
+        if root.is_empty() {
+            return None;
+        }
+        root.rfind('/').map_or("", |i| &root[..i])
+    } else {
+        root
+    };
+    Some(if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    })
+}
+
 /// A tree of files to fingerprint, rooted at the runtime root.
 pub trait Source {
     /// The runtime root as the user knows it, used to name paths in messages.

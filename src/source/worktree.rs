@@ -177,18 +177,8 @@ impl Source for WorktreeSource {
     }
 
     fn read_meta(&self, name: &str, in_parent: bool) -> Result<Option<MetaFile>, SourceError> {
-        let dir = if in_parent {
-            if self.root.is_empty() {
-                return Ok(None); // the parent of the top is outside the repository
-            }
-            self.root.rfind('/').map_or("", |i| &self.root[..i])
-        } else {
-            self.root.as_str()
-        };
-        let path = if dir.is_empty() {
-            name.to_string()
-        } else {
-            format!("{dir}/{name}")
+        let Some(path) = super::meta_path(&self.root, name, in_parent) else {
+            return Ok(None);
         };
         let Ok(Found::File(real)) = walk(vec![self.top.clone()], path.as_bytes()) else {
             return Ok(None);

@@ -203,21 +203,8 @@ impl Source for GitSource {
     }
 
     fn read_meta(&self, name: &str, in_parent: bool) -> Result<Option<MetaFile>, SourceError> {
-        let dir = if in_parent {
-            if self.root.is_empty() {
-                return Ok(None); // the parent of the top is outside the repository
-            }
-            match self.root.rfind('/') {
-                Some(i) => self.root[..i].to_string(),
-                None => String::new(),
-            }
-        } else {
-            self.root.clone()
-        };
-        let path = if dir.is_empty() {
-            name.to_string()
-        } else {
-            format!("{dir}/{name}")
+        let Some(path) = super::meta_path(&self.root, name, in_parent) else {
+            return Ok(None);
         };
         let (found, _) = self.walk(vec![self.rev.tree], path.as_bytes(), &path)?;
         let Found::Blob(id) = found else {
