@@ -64,6 +64,8 @@ TARGETS = {
     ("Windows", "X64"): "x86_64-pc-windows-msvc",
 }
 HEX40 = re.compile(r"[0-9a-f]{40}")
+# A full commit id, SHA-1 or SHA-256: the only form fpcheck is given.
+OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 VERSION_TAG = re.compile(r"v?(\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]+)?)")
 HTTP_TIMEOUT = 60
 USER_AGENT = "fpcheck-action"
@@ -278,6 +280,37 @@ def http_get(url: str, limit: int = 200 << 20) -> bytes:
     raise Fail(f"cannot download {url}: {last}")
 
 
+def origin(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host and port: what must match for a request to carry the
+    token."""
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
+
+
+class RedirectRefused(urllib.error.URLError):
+    """A redirect to another origin, not followed."""
+
+
+class SameOriginRedirects(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only to the same scheme, host and port. urllib
+    copies every header, Authorization included, onto the redirected
+    request, so following an API response to another host would hand it the
+    token."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if origin(newurl) != origin(req.full_url):
+            fp.close()
+            raise RedirectRefused(
+                f"HTTP {code} redirect from {origin(req.full_url)[1]} to {origin(newurl)[1] or newurl} "
+                "not followed: the token is only ever sent to GITHUB_API_URL's host"
+            )
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+API_OPENER = urllib.request.build_opener(SameOriginRedirects())
+
+
 @dataclass
 class ApiResponse:
     status: int
@@ -300,7 +333,7 @@ def api(method: str, url: str, token: str, body: dict | None = None) -> ApiRespo
         headers["Content-Type"] = "application/json"
     request = urllib.request.Request(url, data=payload, headers=headers, method=method)
     try:
-        with urllib.request.urlopen(request, timeout=HTTP_TIMEOUT) as response:
+        with API_OPENER.open(request, timeout=HTTP_TIMEOUT) as response:
             raw = response.read()
             return ApiResponse(response.status, json.loads(raw) if raw else None)
     except urllib.error.HTTPError as e:
@@ -310,6 +343,8 @@ def api(method: str, url: str, token: str, body: dict | None = None) -> ApiRespo
         except (ValueError, AttributeError):
             pass
         return ApiResponse(e.code, None, str(detail))
+    except RedirectRefused as e:
+        return ApiResponse(0, None, str(e.reason))
     except (urllib.error.URLError, TimeoutError, ConnectionError) as e:
         return ApiResponse(0, None, str(e))
 
@@ -666,7 +701,8 @@ class Repo:
                 4,
             )
         sha = self.commit_of(f"refs/tags/{tag}")
-        assert sha, tag
+        if not sha:
+            raise Fail(f"git describe named the tag {tag!r}, which does not lead to a commit", 4)
         return Rev(tag, sha)
 
 
@@ -688,42 +724,140 @@ def pull_request(event: dict) -> dict | None:
     return pr if isinstance(pr, dict) and pr.get("base") and pr.get("head") else None
 
 
-def fpcheck_args() -> list[str]:
+def inside(path: Path, top: Path) -> bool:
+    return path == top or top in path.parents
+
+
+def checkout_path(workspace: Path, given: str) -> Path:
+    """The checkout the `path` input names, which must stay inside the
+    workspace: the action fetches into it and fpcheck writes its cache in
+    its git directory, so `../other`, an absolute path elsewhere or a link
+    pointing out would make them write into some other repository."""
+    ws = workspace.resolve()
+    repo = (ws / (given or ".")).resolve()
+    if not inside(repo, ws):
+        raise Fail(
+            f"input `path`: `{given}` leads to {repo}, outside the workspace {ws}: the action fetches into "
+            "the checkout and fpcheck writes its cache there, so name a directory inside GITHUB_WORKSPACE "
+            "(actions/checkout's `path`)",
+            2,
+        )
+    if not repo.is_dir():
+        raise Fail(f"input `path`: {repo} is not a directory (check actions/checkout's `path`)", 2)
+    return repo
+
+
+def repository_top(repo: Repo, workspace: Path) -> Path:
+    """The top of the repository around the checkout; like the checkout, it
+    must be inside the workspace (a plain directory in the workspace would
+    otherwise lead git and fpcheck to a repository above it)."""
+    out = repo.git("rev-parse", "--show-toplevel", check=False)
+    if out.returncode != 0 or not out.stdout.strip():
+        raise Fail(f"input `path`: {repo.path} is not a git checkout: check the repository out first (actions/checkout)", 4)
+    top = Path(out.stdout.strip()).resolve()
+    if not inside(top, workspace.resolve()):
+        raise Fail(
+            f"input `path`: {repo.path} belongs to the repository at {top}, outside the workspace: "
+            "check the repository out inside GITHUB_WORKSPACE",
+            2,
+        )
+    return top
+
+
+def config_outside(top: Path, base: Path, given: str) -> Path:
+    """The `config` input, as an absolute path outside the checkout. A config
+    file in the checkout is the pull request's own file; fpcheck would apply
+    it to both ends, the base included, so a pull request could exclude its
+    own changes. Without `config`, fpcheck reads each end's fpcheck.toml
+    from that end's commit."""
+    named = base / given
+    for candidate in (Path(os.path.normpath(named)), named.resolve()):
+        if inside(candidate, top):
+            raise Fail(
+                f"input `config`: `{given}` is inside the checkout ({candidate}), i.e. the pull request's own "
+                "file, and would decide the settings of the base side too: leave `config` empty (fpcheck reads "
+                "each end's fpcheck.toml from that end's commit), or name a file outside the checkout that the "
+                "workflow controls",
+                2,
+            )
+    real = named.resolve()
+    if not real.is_file():
+        raise Fail(f"input `config`: {real} is not a file", 2)
+    return real
+
+
+def settings_flags(top: Path, base: Path) -> list[str]:
+    """fpcheck's settings flags from the inputs, in the `--flag=value` form
+    (a value starting with `-` stays a value)."""
     args = []
-    for flag, name in (("--root", "INPUT_ROOT"), ("--config", "INPUT_CONFIG"), ("--runtime", "INPUT_RUNTIME")):
+    for flag, name in (("--root", "INPUT_ROOT"), ("--runtime", "INPUT_RUNTIME")):
         value = env(name)
         if value:
             args.append(f"{flag}={value}")
+    config = env("INPUT_CONFIG")
+    if config:
+        args.append(f"--config={config_outside(top, base, config)}")
     return args
 
 
-def run_fpcheck(binary: str, repo: Path, rng: str, extra: list[str]) -> None:
-    cmd = [binary, rng, f"--repo={repo}", *fpcheck_args(), *extra]
-    out = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, encoding="utf-8", errors="replace")
-    log_untrusted(out.stderr)
-    if out.returncode != 0:
-        meaning = {
-            2: "usage error (check the inputs and the config)",
-            4: "input error (a revision or objects are missing)",
-            5: "output error",
-        }.get(out.returncode, "error")
-        last = out.stderr.strip().splitlines()[-1:] or [""]
-        raise Fail(f"fpcheck {rng} failed with exit {out.returncode}, {meaning}: {last[0]}", out.returncode)
+@dataclass
+class Fpcheck:
+    """One comparison: the binary, the repository, the settings flags and the
+    two ends, which fpcheck is given as commit ids only."""
+
+    binary: str
+    repo: Path
+    settings: list[str]
+    frm: Rev
+    to: Rev
+
+    def command(self, extra: list[str]) -> list[str]:
+        """Options first, then `--`, then FROM..TO as two full commit ids. Never
+        a name: a tag called `--root=x` would be read as an option, one called
+        `HEAD` as the checkout's HEAD."""
+        for rev in (self.frm, self.to):
+            if not OBJECT_ID.fullmatch(rev.sha):
+                raise Fail(f"{rev.name} did not resolve to a commit id ({rev.sha!r})", 4)
+        return [self.binary, f"--repo={self.repo}", *self.settings, *extra, "--", f"{self.frm.sha}..{self.to.sha}"]
+
+    def run(self, extra: list[str]) -> None:
+        out = subprocess.run(
+            self.command(extra), cwd=self.repo, capture_output=True, text=True, encoding="utf-8", errors="replace"
+        )
+        log_untrusted(out.stderr)
+        if out.returncode != 0:
+            meaning = {
+                2: "usage error (check the inputs and the config)",
+                4: "input error (a revision or objects are missing)",
+                5: "output error",
+            }.get(out.returncode, "error")
+            raise Fail(f"fpcheck failed with exit {out.returncode}, {meaning}: {error_line(out.stderr)}", out.returncode)
 
 
-def render(binary: str, repo: Path, rng: str, out_dir: Path, max_files: int) -> str:
+def error_line(stderr: str) -> str:
+    """The line that says what went wrong: the last `error:` line (fpcheck's
+    own, or clap's, which ends with usage lines and "For more information,
+    try '--help'."), else the last line."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if line.startswith(("fpcheck: error:", "error:")):
+            return line
+    return lines[-1] if lines else "(no message)"
+
+
+def render(fp: Fpcheck, out_dir: Path, max_files: int) -> str:
     path = out_dir / f"report-{max_files}.md"
-    run_fpcheck(binary, repo, rng, ["--format=markdown", f"--max-files={max_files}", f"--output={path}"])
+    fp.run(["--format=markdown", f"--max-files={max_files}", f"--output={path}"])
     # The report starts with the marker; drop any blank line before it.
     return path.read_text(encoding="utf-8").lstrip()
 
 
-def fit(binary: str, repo: Path, rng: str, out_dir: Path, max_files: int, text: str, size) -> tuple[str, int]:
+def fit(fp: Fpcheck, out_dir: Path, max_files: int, text: str, size) -> tuple[str, int]:
     """Renders with fewer files listed until the report fits its limit."""
     n = max_files
     while size(text) and n > 1:
         n = max(1, n // 4)
-        text = render(binary, repo, rng, out_dir, n)
+        text = render(fp, out_dir, n)
     return text, n
 
 
@@ -738,12 +872,12 @@ def cmd_check() -> int:
     except ValueError as e:
         raise Fail(f"input `max-files` must be a positive number, not `{env('INPUT_MAX_FILES')}`", 2) from e
     workspace = Path(env("GITHUB_WORKSPACE") or os.getcwd())
-    repo_path = (workspace / (env("INPUT_PATH") or ".")).resolve()
-    if not repo_path.is_dir():
-        raise Fail(f"input `path`: {repo_path} is not a directory", 2)
+    repo_path = checkout_path(workspace, env("INPUT_PATH") or ".")
     event = load_event()
     pr = pull_request(event)
     repo = Repo(repo_path, bool_input("INPUT_FETCH", True))
+    top = repository_top(repo, workspace)
+    settings = settings_flags(top, repo_path)
 
     with group("fpcheck: the two releases"):
         to_input, from_input = env("INPUT_TO"), env("INPUT_FROM")
@@ -773,26 +907,23 @@ def cmd_check() -> int:
             frm = repo.latest_tag(to.sha, f"{to.sha}^", f"the parent of {to.name}", pattern, exclude)
         repo.ensure_trees([frm, to])
         if to.name == to.sha:
-            # A bare commit id reads better shortened in the report.
-            short = repo.git("rev-parse", "--short=12", to.sha, check=False).stdout.strip()
-            to = Rev(short or to.sha, to.sha)
+            # A bare commit id reads better shortened in the outputs.
+            to = Rev(to.sha[:12], to.sha)
         log_untrusted(f"from: {frm.name} ({frm.sha})\nto:   {to.name} ({to.sha})")
         log("fetched: " + ("; ".join(repo.fetched) if repo.fetched else "nothing, the checkout had it all"))
 
+    fp = Fpcheck(binary, repo_path, settings, frm, to)
     out_dir = Path(tempfile.mkdtemp(prefix="fpcheck-report-", dir=temp_root()))
-    rng = f"{frm.name}..{to.name}"
     json_path = out_dir / "report.json"
-    run_fpcheck(binary, repo_path, rng, ["--format=json", f"--output={json_path}"])
+    fp.run(["--format=json", f"--output={json_path}"])
     report = json.loads(json_path.read_text(encoding="utf-8"))
 
-    summary_md = render(binary, repo_path, rng, out_dir, max_files)
-    summary_md, _ = fit(
-        binary, repo_path, rng, out_dir, max_files, summary_md, lambda t: len(t.encode("utf-8")) > SUMMARY_LIMIT_BYTES
-    )
+    summary_md = render(fp, out_dir, max_files)
+    summary_md, _ = fit(fp, out_dir, max_files, summary_md, lambda t: len(t.encode("utf-8")) > SUMMARY_LIMIT_BYTES)
     summary_md = summary_md.encode("utf-8")[:SUMMARY_LIMIT_BYTES].decode("utf-8", "ignore")
     md_path = out_dir / "report.md"
     md_path.write_text(summary_md, encoding="utf-8")
-    comment_md, _ = fit(binary, repo_path, rng, out_dir, max_files, summary_md, lambda t: len(t) > COMMENT_LIMIT_CHARS)
+    comment_md, _ = fit(fp, out_dir, max_files, summary_md, lambda t: len(t) > COMMENT_LIMIT_CHARS)
     if len(comment_md) > COMMENT_LIMIT_CHARS:
         comment_md = comment_md[:COMMENT_LIMIT_CHARS] + "\n\n… (cut to fit a comment; the job summary has the rest)\n"
     comment_path = out_dir / "comment.md"
@@ -809,8 +940,8 @@ def cmd_check() -> int:
         "restart-required": "true" if restart else "false",
         "reason": str(report.get("reason", "")),
         "summary": str(report.get("summary", "")),
-        "from-ref": str(report.get("from", {}).get("ref", "")),
-        "to-ref": str(report.get("to", {}).get("ref", "")),
+        "from-ref": frm.name,
+        "to-ref": to.name,
         "from-commit": frm.sha,
         "to-commit": to.sha,
         "from-version": str(report.get("from", {}).get("version") or ""),
