@@ -38,6 +38,11 @@ pub struct RangeArgs {
     /// Write the report to FILE instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Also write the report as FORMAT (json, markdown, table) to FILE;
+    /// with MAX_BYTES, its file lists are shortened (whole rows, counted)
+    /// until it fits. Repeat for several reports from one run.
+    #[arg(long = "report", value_name = "FORMAT[:MAX_BYTES]=FILE", value_parser = super::outputs::parse)]
+    reports: Vec<super::outputs::ReportOut>,
     /// Exit with 1 when the release forces a restart, 0 when not (errors
     /// keep their own codes, so a failure never reads as "no restart").
     #[arg(long)]
@@ -132,6 +137,7 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
             report::render(&analysis, format, &opts).map_err(|e| Failure::usage(e.0))?
         }
     };
+    let reports = super::outputs::render_all(&analysis, &args.reports, &opts)?;
     // The report rendered, so a template error cannot leave a patch behind.
     if let Some(path) = &args.patch_out {
         super::patch::patch_out(
@@ -144,6 +150,7 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
         )?;
     }
     emit(&text, args.output.as_deref())?;
+    super::outputs::write_all(&reports)?;
     Ok(if args.exit_code && analysis.restart_required {
         exit::RESTART
     } else {

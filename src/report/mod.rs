@@ -7,9 +7,11 @@ use serde::Serialize;
 
 use crate::range::Analysis;
 
+mod fit;
 mod markdown;
 mod table;
 
+pub use fit::render_within;
 pub use markdown::{
     escape_markdown, render_template, DEFAULT_MARKDOWN, HISTORY_HTML, HISTORY_MARKDOWN,
 };
