@@ -52,7 +52,7 @@ KEY_PREFIX = "<!-- fpcheck:key="
 # GitHub's limits: 1 MiB for one step's summary, 65,536 characters for a
 # comment body. Both are kept with a margin for the footer.
 SUMMARY_LIMIT_BYTES = 1_000_000
-COMMENT_LIMIT_CHARS = 65_000
+COMMENT_LIMIT_BYTES = 65_000
 # The remote that actions/checkout configures.
 REMOTE = "origin"
 # Release targets by (RUNNER_OS, RUNNER_ARCH); release.yml builds each one.
@@ -845,120 +845,127 @@ def error_line(stderr: str) -> str:
     return lines[-1] if lines else "(no message)"
 
 
-def render(fp: Fpcheck, out_dir: Path, max_files: int) -> str:
-    path = out_dir / f"report-{max_files}.md"
-    fp.run(["--format=markdown", f"--max-files={max_files}", f"--output={path}"])
-    # The report starts with the marker; drop any blank line before it.
-    return path.read_text(encoding="utf-8").lstrip()
+def report_flags(max_files: int, json_path: Path, summary_path: Path, comment_path: Path) -> list[str]:
+    """One fpcheck run writes the three reports: the JSON, the Markdown for the
+    step summary and the one for the comment, each within GitHub's limit
+    (fpcheck leaves out whole rows and says how many; a limit in bytes bounds
+    the characters too)."""
+    return [
+        "--format=json",
+        f"--output={json_path}",
+        f"--max-files={max_files}",
+        f"--report=markdown:{SUMMARY_LIMIT_BYTES}={summary_path}",
+        f"--report=markdown:{COMMENT_LIMIT_BYTES}={comment_path}",
+    ]
 
 
-def fit(fp: Fpcheck, out_dir: Path, max_files: int, text: str, size) -> tuple[str, int]:
-    """Renders with fewer files listed until the report fits its limit."""
-    n = max_files
-    while size(text) and n > 1:
-        n = max(1, n // 4)
-        text = render(fp, out_dir, n)
-    return text, n
+def max_files_input() -> int:
+    raw = env("INPUT_MAX_FILES") or "50"
+    if not raw.isdigit() or int(raw) < 1:
+        raise Fail(f"input `max-files` must be a positive number, not `{raw}`", 2)
+    return int(raw)
 
 
-def cmd_check() -> int:
-    binary = env("FPCHECK_BIN") or env("FPCHECK_BINARY") or shutil.which("fpcheck") or ""
-    if not binary:
-        raise Fail("no fpcheck binary: the install step did not run")
-    try:
-        max_files = int(env("INPUT_MAX_FILES") or "50")
-        if max_files < 1:
-            raise ValueError
-    except ValueError as e:
-        raise Fail(f"input `max-files` must be a positive number, not `{env('INPUT_MAX_FILES')}`", 2) from e
-    workspace = Path(env("GITHUB_WORKSPACE") or os.getcwd())
-    repo_path = checkout_path(workspace, env("INPUT_PATH") or ".")
-    event = load_event()
-    pr = pull_request(event)
-    repo = Repo(repo_path, bool_input("INPUT_FETCH", True))
-    top = repository_top(repo, workspace)
-    settings = settings_flags(top, repo_path)
+def choose_ends(repo: Repo, pr: dict | None) -> tuple[Rev, Rev]:
+    """The two releases, resolved to commits and fetched: the inputs, else
+    the pull request's head and the latest release tag of its base (outside
+    pull requests, the triggering commit and the latest tag before it)."""
+    to_input, from_input = env("INPUT_TO"), env("INPUT_FROM")
+    pattern, exclude = env("INPUT_TAG_PATTERN") or "*", env("INPUT_TAG_EXCLUDE")
+    frm = None
+    if pr and not from_input:
+        # First the base's history (commits only) and the tags, to find the
+        # release users run; in a shallow checkout of the merge commit that
+        # brings the head commit too.
+        base = str(pr["base"].get("sha", ""))
+        if not HEX40.fullmatch(base):
+            raise Fail("the pull_request event has no base sha")
+        where = f"the pull request's base ({pr['base'].get('ref', '?')} at {base[:12]})"
+        frm = repo.latest_tag(base, base, where, pattern, exclude)
+    if to_input:
+        to = repo.resolve(to_input, "to")
+    elif pr:
+        head = str(pr["head"].get("sha", ""))
+        if not HEX40.fullmatch(head):
+            raise Fail("the pull_request event has no head sha")
+        to = repo.resolve(head, "the pull request's head")
+    else:
+        to = repo.resolve(env("GITHUB_SHA") or "HEAD", "to")
+    if from_input:
+        frm = repo.resolve(from_input, "from")
+    elif frm is None:
+        frm = repo.latest_tag(to.sha, f"{to.sha}^", f"the parent of {to.name}", pattern, exclude)
+    repo.ensure_trees([frm, to])
+    if to.name == to.sha:
+        # A bare commit id reads better shortened in the outputs.
+        to = Rev(to.sha[:12], to.sha)
+    return frm, to
 
-    with group("fpcheck: the two releases"):
-        to_input, from_input = env("INPUT_TO"), env("INPUT_FROM")
-        pattern, exclude = env("INPUT_TAG_PATTERN") or "*", env("INPUT_TAG_EXCLUDE")
-        frm = None
-        if pr and not from_input:
-            # First the base's history (commits only) and the tags, to find
-            # the release users run; in a shallow checkout of the merge
-            # commit that brings the head commit too.
-            base = str(pr["base"].get("sha", ""))
-            if not HEX40.fullmatch(base):
-                raise Fail("the pull_request event has no base sha")
-            where = f"the pull request's base ({pr['base'].get('ref', '?')} at {base[:12]})"
-            frm = repo.latest_tag(base, base, where, pattern, exclude)
-        if to_input:
-            to = repo.resolve(to_input, "to")
-        elif pr:
-            head = str(pr["head"].get("sha", ""))
-            if not HEX40.fullmatch(head):
-                raise Fail("the pull_request event has no head sha")
-            to = repo.resolve(head, "the pull request's head")
-        else:
-            to = repo.resolve(env("GITHUB_SHA") or "HEAD", "to")
-        if from_input:
-            frm = repo.resolve(from_input, "from")
-        elif frm is None:
-            frm = repo.latest_tag(to.sha, f"{to.sha}^", f"the parent of {to.name}", pattern, exclude)
-        repo.ensure_trees([frm, to])
-        if to.name == to.sha:
-            # A bare commit id reads better shortened in the outputs.
-            to = Rev(to.sha[:12], to.sha)
-        log_untrusted(f"from: {frm.name} ({frm.sha})\nto:   {to.name} ({to.sha})")
-        log("fetched: " + ("; ".join(repo.fetched) if repo.fetched else "nothing, the checkout had it all"))
 
-    fp = Fpcheck(binary, repo_path, settings, frm, to)
-    out_dir = Path(tempfile.mkdtemp(prefix="fpcheck-report-", dir=temp_root()))
-    json_path = out_dir / "report.json"
-    fp.run(["--format=json", f"--output={json_path}"])
-    report = json.loads(json_path.read_text(encoding="utf-8"))
-
-    summary_md = render(fp, out_dir, max_files)
-    summary_md, _ = fit(fp, out_dir, max_files, summary_md, lambda t: len(t.encode("utf-8")) > SUMMARY_LIMIT_BYTES)
-    summary_md = summary_md.encode("utf-8")[:SUMMARY_LIMIT_BYTES].decode("utf-8", "ignore")
-    md_path = out_dir / "report.md"
-    md_path.write_text(summary_md, encoding="utf-8")
-    comment_md, _ = fit(fp, out_dir, max_files, summary_md, lambda t: len(t) > COMMENT_LIMIT_CHARS)
-    if len(comment_md) > COMMENT_LIMIT_CHARS:
-        comment_md = comment_md[:COMMENT_LIMIT_CHARS] + "\n\n… (cut to fit a comment; the job summary has the rest)\n"
-    comment_path = out_dir / "comment.md"
-    comment_path.write_text(comment_md, encoding="utf-8")
-
-    summary_file = env("GITHUB_STEP_SUMMARY")
-    if summary_file:
-        with open(summary_file, "a", encoding="utf-8") as f:
-            f.write(summary_md.rstrip("\n") + "\n")
-
-    restart = bool(report.get("restart_required"))
-    paths = [c.get("path", "") for c in report.get("changes", {}).get("runtime", [])]
-    outputs = {
-        "restart-required": "true" if restart else "false",
+def step_outputs(report: dict, frm: Rev, to: Rev, paths: dict[str, Path]) -> dict[str, str]:
+    """The step's outputs: the verdict from the JSON report, the ends as the
+    action resolved them, the report files."""
+    sides = {end: report.get(end) if isinstance(report.get(end), dict) else {} for end in ("from", "to")}
+    runtime = (report.get("changes") or {}).get("runtime") or []
+    return {
+        "restart-required": "true" if report.get("restart_required") else "false",
         "reason": str(report.get("reason", "")),
         "summary": str(report.get("summary", "")),
         "from-ref": frm.name,
         "to-ref": to.name,
         "from-commit": frm.sha,
         "to-commit": to.sha,
-        "from-version": str(report.get("from", {}).get("version") or ""),
-        "to-version": str(report.get("to", {}).get("version") or ""),
-        "from-fingerprint": str(report.get("from", {}).get("fingerprint", "")),
-        "to-fingerprint": str(report.get("to", {}).get("fingerprint", "")),
-        "changed-runtime-files": json.dumps(paths, ensure_ascii=False),
-        "report-json": str(json_path),
-        "report-markdown": str(md_path),
-        "comment-body": str(comment_path),
+        "from-version": str(sides["from"].get("version") or ""),
+        "to-version": str(sides["to"].get("version") or ""),
+        "from-fingerprint": str(sides["from"].get("fingerprint") or ""),
+        "to-fingerprint": str(sides["to"].get("fingerprint") or ""),
+        "changed-runtime-files": json.dumps([c.get("path", "") for c in runtime], ensure_ascii=False),
+        "report-json": str(paths["json"]),
+        "report-markdown": str(paths["summary"]),
+        "comment-body": str(paths["comment"]),
     }
-    for name, value in outputs.items():
-        set_output(name, value)
 
+
+def append_summary(markdown: str) -> None:
+    summary_file = env("GITHUB_STEP_SUMMARY")
+    if summary_file:
+        with open(summary_file, "a", encoding="utf-8") as f:
+            f.write(markdown.rstrip("\n") + "\n")
+
+
+def annotate(report: dict) -> None:
+    """A ::warning:: per report warning (settings_changed included) and a
+    ::notice:: with the verdict."""
     for w in report.get("warnings", []):
         command("warning", str(w.get("message", "")), title=f"fpcheck: {w.get('code', 'warning')}")
-    command("notice", str(report.get("summary", "")), title="fpcheck: " + ("restart required" if restart else "no restart"))
+    verdict = "restart required" if report.get("restart_required") else "no restart"
+    command("notice", str(report.get("summary", "")), title=f"fpcheck: {verdict}")
+
+
+def cmd_check() -> int:
+    binary = env("FPCHECK_BIN") or env("FPCHECK_BINARY") or shutil.which("fpcheck") or ""
+    if not binary:
+        raise Fail("no fpcheck binary: the install step did not run")
+    max_files = max_files_input()
+    workspace = Path(env("GITHUB_WORKSPACE") or os.getcwd())
+    repo_path = checkout_path(workspace, env("INPUT_PATH") or ".")
+    repo = Repo(repo_path, bool_input("INPUT_FETCH", True))
+    settings = settings_flags(repository_top(repo, workspace), repo_path)
+    with group("fpcheck: the two releases"):
+        frm, to = choose_ends(repo, pull_request(load_event()))
+        log_untrusted(f"from: {frm.name} ({frm.sha})\nto:   {to.name} ({to.sha})")
+        log("fetched: " + ("; ".join(repo.fetched) if repo.fetched else "nothing, the checkout had it all"))
+
+    out_dir = Path(tempfile.mkdtemp(prefix="fpcheck-report-", dir=temp_root()))
+    paths = {name: out_dir / f"{name}.{ext}" for name, ext in (("json", "json"), ("summary", "md"), ("comment", "md"))}
+    Fpcheck(binary, repo_path, settings, frm, to).run(
+        report_flags(max_files, paths["json"], paths["summary"], paths["comment"])
+    )
+    report = json.loads(paths["json"].read_text(encoding="utf-8"))
+    append_summary(paths["summary"].read_text(encoding="utf-8"))
+    for name, value in step_outputs(report, frm, to, paths).items():
+        set_output(name, value)
+    annotate(report)
     return 0
 
 

@@ -898,6 +898,8 @@ def run_all(c: Checks, tmp: Path, stub: Stub, binary: Path) -> None:
     big = stub.comments[-1]["body"] if api9 else ""
     c.check(len(big) <= 65536 and "more not shown" in big, "run 9: the comment fits", f"{len(big)} characters")
     c.check(big.startswith(MARKER) and "<!-- fpcheck:key=big -->" in big, "run 9: marker and key", big[-300:])
+    cut = [line for line in big.splitlines() if line.startswith("|") and not line.endswith("|")]
+    c.equal(cut, [], "run 9: the comment leaves out whole rows, never cuts one")
     c.equal(ours[0]["body"] if ours else None, body2, "run 9: the first report's comment is untouched")
 
     hostile_runs(c, tmp, stub, runner, binary, module)
@@ -1007,6 +1009,28 @@ def unit_checks(c: Checks, module) -> None:
         c.check(False, "a name that is not a commit id is refused")
     except module.Fail:
         c.check(True, "a name that is not a commit id is refused")
+    c.equal(
+        module.report_flags(7, Path("/t/j.json"), Path("/t/s.md"), Path("/t/c.md")),
+        [
+            "--format=json",
+            "--output=/t/j.json",
+            "--max-files=7",
+            "--report=markdown:1000000=/t/s.md",
+            "--report=markdown:65000=/t/c.md",
+        ],
+        "one fpcheck run writes the JSON, the summary and the comment, each within its limit",
+    )
+    outs = module.step_outputs(
+        {"restart_required": True, "reason": "forced", "from": {"version": "1.0"}, "to": None, "changes": {"runtime": [{"path": "src/a.py"}]}},
+        module.Rev("v1", a),
+        module.Rev("abc", b),
+        {"json": Path("j"), "summary": Path("s"), "comment": Path("c")},
+    )
+    c.equal(
+        (outs["restart-required"], outs["from-ref"], outs["from-commit"], outs["from-version"], outs["to-version"], outs["changed-runtime-files"]),
+        ("true", "v1", a, "1.0", "", '["src/a.py"]'),
+        "step_outputs: the verdict from the report, the ends as resolved",
+    )
     c.equal(module.origin("https://API.github.com/x"), ("https", "api.github.com", 443), "origin: default port")
     c.check(
         module.origin("http://127.0.0.1:1/a") != module.origin("http://127.0.0.1:2/a"),
