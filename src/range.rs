@@ -58,6 +58,8 @@ pub struct RangeSpec {
     pub from: Option<String>,
     /// `None`: HEAD (or the working tree with `worktree`).
     pub to: Option<String>,
+    /// Which tags are releases, for the default `from`.
+    pub tags: crate::tags::TagFilter,
 }
 
 impl RangeSpec {
@@ -67,6 +69,7 @@ impl RangeSpec {
             return Ok(RangeSpec {
                 from: None,
                 to: None,
+                tags: Default::default(),
             });
         };
         if text.contains("...") {
@@ -83,6 +86,7 @@ impl RangeSpec {
         Ok(RangeSpec {
             from: part(from),
             to: part(to),
+            tags: Default::default(),
         })
     }
 }
@@ -211,7 +215,7 @@ pub fn analyse_spec_cached(
         (Some(f), t) => (f.clone(), t.clone().unwrap_or_else(|| "HEAD".into())),
         (None, t) => {
             let to = t.clone().unwrap_or_else(|| "HEAD".into());
-            let (tag, note) = latest_tag(repo, &to, worktree)?;
+            let (tag, note) = latest_tag(repo, &to, worktree, &spec.tags)?;
             notes.push(note);
             (tag, to)
         }
@@ -239,6 +243,7 @@ fn latest_tag(
     repo: &gix::Repository,
     to: &str,
     worktree: bool,
+    tags: &crate::tags::TagFilter,
 ) -> Result<(String, String), RangeError> {
     let start = Revision::parse(repo, to)?.commit.ok_or_else(|| {
         RangeError::BadRange(format!(
@@ -246,24 +251,15 @@ fn latest_tag(
         ))
     })?;
     let describe = |id: ObjectId| -> Result<Option<(String, u32)>, RangeError> {
-        let commit = repo.find_commit(id).map_err(|e| {
-            RangeError::Source(SourceError::Repository(format!(
-                "cannot read commit {id}: {e}"
-            )))
-        })?;
-        let found = commit
-            .describe()
-            .names(gix::commit::describe::SelectRef::AllTags)
-            .try_resolve()
-            .map_err(|e| {
-                RangeError::Source(SourceError::Repository(format!("cannot look up tags: {e}")))
-            })?;
-        Ok(found.and_then(|r| r.outcome.name.map(|n| (n.to_string(), r.outcome.depth))))
+        crate::tags::nearest(repo, id, tags)
+            .map(|found| found.map(|(name, depth)| (unambiguous_tag(repo, name), depth)))
+            .map_err(|e| RangeError::Source(SourceError::Repository(e)))
     };
     let no_tag = || {
         RangeError::NoTag(format!(
-            "no tag is reachable from `{to}` in {}, so there is no previous release to compare with: \
+            "no tag{} is reachable from `{to}` in {}, so there is no previous release to compare with: \
              name the range (e.g. `fpcheck <commit>..{to}`), or tag the last release",
+            tags.describe(),
             repo_display(repo)
         ))
     };
@@ -290,6 +286,19 @@ fn latest_tag(
         previous.clone(),
         format!("no range given: {to} is tagged {tag}, so comparing the release before it, {previous}, with {to}"),
     ))
+}
+
+/// The tag's short name when it reads back as that tag, else its full ref
+/// name: a tag called `HEAD`, or named like another commit's id, must not be
+/// taken for that.
+fn unambiguous_tag(repo: &gix::Repository, name: String) -> String {
+    let full = format!("refs/tags/{name}");
+    let id = |spec: &str| repo.rev_parse_single(spec).ok().map(|id| id.detach());
+    if name.starts_with('-') || id(&name) != id(&full) {
+        full
+    } else {
+        name
+    }
 }
 
 /// Everything read of one end.

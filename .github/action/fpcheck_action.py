@@ -545,6 +545,8 @@ class Repo:
         self.path = path
         self.fetch_enabled = fetch
         self.fetched: list[str] = []
+        # Tips whose commit history and tags are already fetched.
+        self.histories: set[str] = set()
         self.env = dict(os.environ)
         self.env["GIT_TERMINAL_PROMPT"] = "0"
 
@@ -664,10 +666,11 @@ class Repo:
                 4,
             )
 
-    def latest_tag(self, tip: str, start: str, where: str, pattern: str, exclude: str) -> Rev:
-        """The latest tag matching `pattern` reachable from `start` (which
-        `tip` contains): fetches the commit history of `tip` without trees or
-        blobs, and the tags, first."""
+    def fetch_history(self, tip: str, where: str) -> None:
+        """Makes sure the commit history of `tip` (commits only, no trees or
+        blobs) and the tags are here, which finding a release tag needs."""
+        if tip in self.histories:
+            return
         if not self.fetch_enabled and (self.shallow() or self.commit_of(tip) is None):
             raise Fail(
                 f"the checkout lacks the history of {where} and the tags (a shallow clone), and `fetch` is off: "
@@ -689,21 +692,46 @@ class Repo:
                 # credentials (persist-credentials: false on a private
                 # repository) the tags it has will do.
                 self.fetch([REMOTE, "+refs/tags/*:refs/tags/*"], "the tags", optional=True)
+        self.histories.add(tip)
+
+    def describe(self, start: str, pattern: str, exclude: str) -> Rev | None:
+        """The latest tag matching `pattern` (and not `exclude`) reachable
+        from commit `start`, looked up by its full ref name."""
         cmd = ["describe", "--tags", "--abbrev=0", f"--match={pattern or '*'}"]
         if exclude:
             cmd.append(f"--exclude={exclude}")
         out = self.git(*cmd, "--end-of-options", start, check=False)
         tag = out.stdout.strip()
         if out.returncode != 0 or not tag:
-            raise Fail(
-                f"no tag matching `{pattern or '*'}` is reachable from {where}, so there is no "
-                "previous release to compare with: set the `from` input, or tag the last release",
-                4,
-            )
+            return None
         sha = self.commit_of(f"refs/tags/{tag}")
         if not sha:
             raise Fail(f"git describe named the tag {tag!r}, which does not lead to a commit", 4)
         return Rev(tag, sha)
+
+    def release_before(self, to: Rev, pattern: str, exclude: str) -> Rev:
+        """fpcheck's own rule for a range without FROM (`fpcheck ..TO
+        --tag-match P --tag-exclude E`): the latest release tag reachable from
+        `to`; when `to` itself carries one, the one before it, reachable from
+        its first parent."""
+        self.fetch_history(to.sha, to.name)
+        found = self.describe(to.sha, pattern, exclude)
+        if found is None:
+            raise Fail(
+                f"no tag matching `{pattern or '*'}` is reachable from {to.name}, so there is no "
+                "previous release to compare with: set the `from` input, or tag the last release",
+                4,
+            )
+        if found.sha != to.sha:
+            return found
+        parent = self.commit_of(f"{to.sha}^1")
+        before = self.describe(parent, pattern, exclude) if parent else None
+        if before is None:
+            raise Fail(
+                f"{to.name} is the release {found.name} and no release tag comes before it: set the `from` input",
+                4,
+            )
+        return before
 
 
 # --------------------------------------------------------------------------
@@ -868,33 +896,24 @@ def max_files_input() -> int:
 
 def choose_ends(repo: Repo, pr: dict | None) -> tuple[Rev, Rev]:
     """The two releases, resolved to commits and fetched: the inputs, else
-    the pull request's head and the latest release tag of its base (outside
-    pull requests, the triggering commit and the latest tag before it)."""
+    the pull request's head (outside pull requests, the triggering commit)
+    and the release before it, by fpcheck's own rule."""
     to_input, from_input = env("INPUT_TO"), env("INPUT_FROM")
     pattern, exclude = env("INPUT_TAG_PATTERN") or "*", env("INPUT_TAG_EXCLUDE")
-    frm = None
-    if pr and not from_input:
-        # First the base's history (commits only) and the tags, to find the
-        # release users run; in a shallow checkout of the merge commit that
-        # brings the head commit too.
-        base = str(pr["base"].get("sha", ""))
-        if not HEX40.fullmatch(base):
-            raise Fail("the pull_request event has no base sha")
-        where = f"the pull request's base ({pr['base'].get('ref', '?')} at {base[:12]})"
-        frm = repo.latest_tag(base, base, where, pattern, exclude)
     if to_input:
         to = repo.resolve(to_input, "to")
     elif pr:
         head = str(pr["head"].get("sha", ""))
         if not HEX40.fullmatch(head):
             raise Fail("the pull_request event has no head sha")
+        if not from_input:
+            # The head's history and the tags first: in a shallow checkout
+            # of the merge commit that brings the head commit too.
+            repo.fetch_history(head, f"the pull request's head ({head[:12]})")
         to = repo.resolve(head, "the pull request's head")
     else:
         to = repo.resolve(env("GITHUB_SHA") or "HEAD", "to")
-    if from_input:
-        frm = repo.resolve(from_input, "from")
-    elif frm is None:
-        frm = repo.latest_tag(to.sha, f"{to.sha}^", f"the parent of {to.name}", pattern, exclude)
+    frm = repo.resolve(from_input, "from") if from_input else repo.release_before(to, pattern, exclude)
     repo.ensure_trees([frm, to])
     if to.name == to.sha:
         # A bare commit id reads better shortened in the outputs.

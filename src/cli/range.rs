@@ -20,6 +20,14 @@ pub struct RangeArgs {
     /// The repository (default: the one around the current directory).
     #[arg(long, value_name = "PATH")]
     repo: Option<PathBuf>,
+    /// With no FROM: only tags matching GLOB are releases (as `git describe
+    /// --match`; repeat for several).
+    #[arg(long, value_name = "GLOB")]
+    tag_match: Vec<String>,
+    /// With no FROM: tags matching GLOB are never releases (as `git describe
+    /// --exclude`, e.g. '*-rc*'; repeat for several).
+    #[arg(long, value_name = "GLOB")]
+    tag_exclude: Vec<String>,
     /// Compare FROM with the working tree instead of a revision, to ask
     /// before committing.
     #[arg(long)]
@@ -95,7 +103,11 @@ impl From<RangeError> for Failure {
 }
 
 pub fn run(args: RangeArgs) -> Result<u8, Failure> {
-    let spec = RangeSpec::parse(args.range.as_deref())?;
+    let mut spec = RangeSpec::parse(args.range.as_deref())?;
+    spec.tags = fpcheck::tags::TagFilter {
+        include: args.tag_match.clone(),
+        exclude: args.tag_exclude.clone(),
+    };
     let repo = open_repo(args.repo.as_deref())?;
     let runtime = settings(&args.runtime, args.root.clone(), repo.workdir())?;
     let template = match &args.template {

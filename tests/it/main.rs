@@ -10,4 +10,5 @@ mod patch;
 mod property;
 mod range;
 mod report_out;
+mod tags;
 mod vectors;
