@@ -1171,6 +1171,26 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path,
     report = json.loads(Path(r.outputs["report-json"]).read_text(encoding="utf-8")) if r.outputs.get("report-json") else {}
     c.equal(report.get("settings", {}).get("root"), "src/app", "H7: for both ends, as the workflow asked")
 
+    # ---- H9. the default `from` is fpcheck's own rule: the latest release
+    # tag reachable from `to` (here the head), not from the base, which has
+    # moved on to a release the head does not contain.
+    git(fx.src, "checkout", "-q", "main")
+    newer = commit(fx.src, {"README.md": "# server\n\n1.1.1\n"}, "1.1.1 on main")
+    git(fx.src, "tag", "-a", "v1.1.1", "-m", "release 1.1.1")
+    git(fx.src, "push", "-q", str(fx.remote), "main", "v1.1.1")
+    ws = fx.checkout("h9", fx.merge1, f"refs/remotes/pull/{PR}/merge")
+    moved = {**pr, "pull_request": {**pr["pull_request"], "base": {"ref": "main", "sha": newer}}}
+    r = runner.run(ws, "pull_request", moved, no_rc, bin_env)
+    c.check(r.ok, "H9: runs", dump(r))
+    own = subprocess.run(
+        [str(binary), f"--repo={fx.src}", "--format=json", "--tag-exclude=*-rc*", "--", f"..{fx.head1}"],
+        capture_output=True,
+        text=True,
+    )
+    mine = json.loads(own.stdout)["from"] if own.returncode == 0 else {"error": own.stderr}
+    c.equal((r.outputs.get("from-ref"), r.outputs.get("from-commit")), ("v1.1.0", fx.v110), "H9: from is v1.1.0, reachable from the head")
+    c.equal((mine.get("ref"), mine.get("commit")), ("v1.1.0", fx.v110), "H9: fpcheck ..HEAD --tag-exclude picks the same release")
+
     # ---- H8. a pull request that changes a runtime file and excludes it in
     # its own fpcheck.toml: still a restart, and the settings change is in
     # the summary and the comment.
