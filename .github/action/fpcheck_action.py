@@ -1015,6 +1015,35 @@ def trusted_author(comment: dict) -> bool:
     )
 
 
+def comment_body(report: str, key: str, run_url: str) -> str:
+    """The report, a footer linking the run, and the key line when there is
+    a key (the marker stays the first line)."""
+    footer = "<sub>Written by the fpcheck action"
+    if run_url:
+        footer += f" in [run {run_url.rsplit('/', 1)[-1]}]({run_url})"
+    footer += "; updated in place on every push.</sub>"
+    return f"{report.rstrip(chr(10))}\n\n{footer}\n" + (f"{key_line(key)}\n" if key else "")
+
+
+def run_url(event: dict) -> str:
+    server, repo, run_id = env("GITHUB_SERVER_URL") or "https://github.com", env("GITHUB_REPOSITORY"), env("GITHUB_RUN_ID")
+    repo = repo or str((event.get("repository") or {}).get("full_name", ""))
+    return f"{server.rstrip('/')}/{repo}/actions/runs/{run_id}" if run_id and repo else ""
+
+
+def find_sticky(issues: str, number: int, token: str, key: str) -> tuple[dict | None, ApiResponse | None]:
+    """Our earlier comment on the pull request, if any (paging through at
+    most 5,000 comments), or the failed response."""
+    for page in range(1, 51):
+        r = api("GET", f"{issues}/{number}/comments?per_page=100&page={page}", token)
+        if r.status != 200 or not isinstance(r.data, list):
+            return None, r
+        found = next((c for c in r.data if is_report(c, key) and trusted_author(c)), None)
+        if found or len(r.data) < 100:
+            return found, None
+    return None, None
+
+
 def cmd_comment() -> int:
     if not bool_input("INPUT_COMMENT", False):
         log("comment: off")
@@ -1034,37 +1063,20 @@ def cmd_comment() -> int:
     key = env("INPUT_COMMENT_KEY")
     if key and not re.fullmatch(r"[A-Za-z0-9._/-]{1,64}", key):
         raise Fail("input `comment-key` may hold only letters, digits and . _ / - (64 at most)", 2)
-    body = Path(body_path).read_text(encoding="utf-8").rstrip("\n")
-    server, repo = env("GITHUB_SERVER_URL") or "https://github.com", env("GITHUB_REPOSITORY")
-    if not repo:
-        repo = str((event.get("repository") or {}).get("full_name", ""))
-    run_id = env("GITHUB_RUN_ID")
-    footer = "<sub>Written by the fpcheck action"
-    if run_id and repo:
-        footer += f" in [run {run_id}]({server.rstrip('/')}/{repo}/actions/runs/{run_id})"
-    footer += "; updated in place on every push.</sub>"
-    body = f"{body}\n\n{footer}\n" + (f"{key_line(key)}\n" if key else "")
-
-    api_url = (env("GITHUB_API_URL") or "https://api.github.com").rstrip("/")
-    base = f"{api_url}/repos/{repo}/issues"
-    existing = None
-    for page in range(1, 51):
-        r = api("GET", f"{base}/{number}/comments?per_page=100&page={page}", token)
-        if r.status != 200 or not isinstance(r.data, list):
-            return comment_failed("list the pull request's comments", r)
-        existing = next((c for c in r.data if is_report(c, key) and trusted_author(c)), None)
-        if existing or len(r.data) < 100:
-            break
+    body = comment_body(Path(body_path).read_text(encoding="utf-8"), key, run_url(event))
+    repo = env("GITHUB_REPOSITORY") or str((event.get("repository") or {}).get("full_name", ""))
+    issues = f"{(env('GITHUB_API_URL') or 'https://api.github.com').rstrip('/')}/repos/{repo}/issues"
+    existing, failed = find_sticky(issues, number, token, key)
+    if failed:
+        return comment_failed("list the pull request's comments", failed)
     if existing:
-        r = api("PATCH", f"{base}/comments/{existing['id']}", token, {"body": body})
-        verb = "updated"
+        r = api("PATCH", f"{issues}/comments/{existing['id']}", token, {"body": body})
     else:
-        r = api("POST", f"{base}/{number}/comments", token, {"body": body})
-        verb = "created"
+        r = api("POST", f"{issues}/{number}/comments", token, {"body": body})
     if r.status not in (200, 201) or not isinstance(r.data, dict):
         return comment_failed(f"{'update' if existing else 'create'} the comment", r)
     url = str(r.data.get("html_url", ""))
-    log(f"comment {verb}: {url or r.data.get('id')}")
+    log(f"comment {'updated' if existing else 'created'}: {url or r.data.get('id')}")
     set_output("comment-url", url)
     set_output("comment-id", str(r.data.get("id", "")))
     return 0

@@ -1031,6 +1031,19 @@ def unit_checks(c: Checks, module) -> None:
         ("true", "v1", a, "1.0", "", '["src/a.py"]'),
         "step_outputs: the verdict from the report, the ends as resolved",
     )
+    c.equal(
+        module.comment_body("<!-- fpcheck:report -->\nreport\n\n", "k1", "https://gh/acme/s/actions/runs/42"),
+        "<!-- fpcheck:report -->\nreport\n\n<sub>Written by the fpcheck action in [run 42](https://gh/acme/s/actions/runs/42); "
+        "updated in place on every push.</sub>\n<!-- fpcheck:key=k1 -->\n",
+        "comment_body: the report, the footer, the key line",
+    )
+    bot = {"user": {"login": "github-actions[bot]", "type": "Bot"}, "author_association": "NONE"}
+    c.check(module.is_report({**bot, "body": module.comment_body(MARKER, "", "")}, ""), "is_report: our comment without a key")
+    c.check(not module.is_report({**bot, "body": module.comment_body(MARKER, "k1", "")}, ""), "is_report: a keyed comment is another report")
+    c.check(
+        not module.trusted_author({"user": {"login": "x", "type": "User"}, "author_association": "CONTRIBUTOR"}),
+        "trusted_author: a contributor's copy of the marker is not ours",
+    )
     c.equal(module.origin("https://API.github.com/x"), ("https", "api.github.com", 443), "origin: default port")
     c.check(
         module.origin("http://127.0.0.1:1/a") != module.origin("http://127.0.0.1:2/a"),
