@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import http.server
-import importlib.util
 import io
 import json
 import os
@@ -45,7 +44,9 @@ import urllib.parse
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / ".github" / "action" / "fpcheck_action.py"
+# The action's modules, for the unit checks.
+sys.path.insert(0, str(ROOT / ".github" / "action"))
+from fpaction import check, comment, fetch, install, workflow  # noqa: E402
 TOKEN = "ghs_simulated_token"
 OWNER_REPO = "acme/server"
 PR = 7
@@ -421,13 +422,13 @@ class Fixture:
         ws.mkdir()
         git(ws, "init", "-q")
         git(ws, "remote", "add", "origin", self.url)
-        fetch = ["fetch", "-q", "--no-tags", "--prune"]
+        args = ["fetch", "-q", "--no-tags", "--prune"]
         if depth:
-            fetch.append(f"--depth={depth}")
-            fetch += ["origin", f"+{sha}:{ref}"]
+            args.append(f"--depth={depth}")
+            args += ["origin", f"+{sha}:{ref}"]
         else:
-            fetch += ["origin", "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*", f"+{sha}:{ref}"]
-        git(ws, *fetch)
+            args += ["origin", "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*", f"+{sha}:{ref}"]
+        git(ws, *args)
         git(ws, "checkout", "-q", "--force", ref)
         return ws
 
@@ -710,16 +711,12 @@ def main() -> int:
 
 def run_all(c: Checks, tmp: Path, stub: Stub, binary: Path) -> None:
     # The action's escaping, unit by unit.
-    spec = importlib.util.spec_from_file_location("fpcheck_action", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fpcheck_action"] = module
-    spec.loader.exec_module(module)
-    c.equal(module.escape_data("50%\r\nnext"), "50%25%0D%0Anext", "workflow command data escaping")
-    c.equal(module.escape_property("a:b,c%\n"), "a%3Ab%2Cc%25%0A", "workflow command property escaping")
+    c.equal(workflow.escape_data("50%\r\nnext"), "50%25%0D%0Anext", "workflow command data escaping")
+    c.equal(workflow.escape_property("a:b,c%\n"), "a%3Ab%2Cc%25%0A", "workflow command property escaping")
     captured = io.StringIO()
     with contextlib.redirect_stdout(captured):
-        module.log_untrusted("src/evil\n::error title=injected::pwned\n::add-mask::x")
-        module.command("warning", "50%\n::error::not a command", title="t:1,2")
+        workflow.log_untrusted("src/evil\n::error title=injected::pwned\n::add-mask::x")
+        workflow.command("warning", "50%\n::error::not a command", title="t:1,2")
     parsed = parse_workflow_commands(captured.getvalue())
     c.equal(
         [(n, p, m) for n, p, m in parsed if n != "stop-commands"],
@@ -902,14 +899,14 @@ def run_all(c: Checks, tmp: Path, stub: Stub, binary: Path) -> None:
     c.equal(cut, [], "run 9: the comment leaves out whole rows, never cuts one")
     c.equal(ours[0]["body"] if ours else None, body2, "run 9: the first report's comment is untouched")
 
-    hostile_runs(c, tmp, stub, runner, binary, module)
+    hostile_runs(c, tmp, stub, runner, binary)
 
     # ---- 6. the installer: the release binary, its sha256, the fallback.
     target = host_target()
     if target is None:
         print(f"skipping the installer runs: no release target for {platform.system()} {platform.machine()}", file=sys.stderr)
         return
-    version = module.cargo_version(ROOT / "Cargo.toml")
+    version = install.cargo_version(ROOT / "Cargo.toml")
     tag = f"v{version}"
     dist = tmp / "dist"
     # The archive carries a small stand-in that runs the built binary (a
@@ -961,7 +958,7 @@ def run_all(c: Checks, tmp: Path, stub: Stub, binary: Path) -> None:
     c.check(not cargo_log.exists(), "run 6: cargo not used")
     c.equal(r6.outputs.get("reason"), "no_runtime_change", "run 6: the downloaded binary gives the verdict")
 
-    sha_name = f"{tag}/{module.asset_name(tag, target)}.sha256"
+    sha_name = f"{tag}/{install.asset_name(tag, target)}.sha256"
     good = stub.assets[sha_name]
     stub.assets[sha_name] = ("0" * 64 + "  tampered\n").encode()
     r7 = installer.run(fx.checkout("ws7", fx.base, "refs/remotes/origin/main"), "push", {"after": fx.base}, inputs, no_binary)
@@ -983,34 +980,34 @@ def run_all(c: Checks, tmp: Path, stub: Stub, binary: Path) -> None:
     )
 
 
-def unit_checks(c: Checks, module) -> None:
+def unit_checks(c: Checks) -> None:
     """The script's small functions, alone."""
     clap = (
         "error: unexpected argument '--no-such-flag' found\n\n"
         "  tip: to pass '--no-such-flag' as a value, use '-- --no-such-flag'\n\n"
         "Usage: fpcheck [OPTIONS] [RANGE] [COMMAND]\n\nFor more information, try '--help'.\n"
     )
-    c.equal(module.error_line(clap), "error: unexpected argument '--no-such-flag' found", "error_line: clap's error, not its last line")
+    c.equal(check.error_line(clap), "error: unexpected argument '--no-such-flag' found", "error_line: clap's error, not its last line")
     c.equal(
-        module.error_line("fpcheck: warning: w\nfpcheck: error: unknown revision `x`\n"),
+        check.error_line("fpcheck: warning: w\nfpcheck: error: unknown revision `x`\n"),
         "fpcheck: error: unknown revision `x`",
         "error_line: fpcheck's error after a warning",
     )
-    c.equal(module.error_line("killed\n"), "killed", "error_line: no error line, the last line")
+    c.equal(check.error_line("killed\n"), "killed", "error_line: no error line, the last line")
     a, b = "a" * 40, "b" * 40
-    fp = module.Fpcheck("fpcheck", Path("/r"), ["--root=src"], module.Rev("--root=x", a), module.Rev("HEAD", b))
+    fp = check.Fpcheck("fpcheck", Path("/r"), ["--root=src"], fetch.Rev("--root=x", a), fetch.Rev("HEAD", b))
     c.equal(
         fp.command(["--format=json"]),
         ["fpcheck", "--repo=/r", "--root=src", "--format=json", "--", f"{a}..{b}"],
         "fpcheck gets options, then --, then two commit ids (never the names)",
     )
     try:
-        module.Fpcheck("fpcheck", Path("/r"), [], module.Rev("v1", "v1"), module.Rev("HEAD", b)).command([])
+        check.Fpcheck("fpcheck", Path("/r"), [], fetch.Rev("v1", "v1"), fetch.Rev("HEAD", b)).command([])
         c.check(False, "a name that is not a commit id is refused")
-    except module.Fail:
+    except workflow.Fail:
         c.check(True, "a name that is not a commit id is refused")
     c.equal(
-        module.report_flags(7, Path("/t/j.json"), Path("/t/s.md"), Path("/t/c.md")),
+        check.report_flags(7, Path("/t/j.json"), Path("/t/s.md"), Path("/t/c.md")),
         [
             "--format=json",
             "--output=/t/j.json",
@@ -1020,10 +1017,10 @@ def unit_checks(c: Checks, module) -> None:
         ],
         "one fpcheck run writes the JSON, the summary and the comment, each within its limit",
     )
-    outs = module.step_outputs(
+    outs = check.step_outputs(
         {"restart_required": True, "reason": "forced", "from": {"version": "1.0"}, "to": None, "changes": {"runtime": [{"path": "src/a.py"}]}},
-        module.Rev("v1", a),
-        module.Rev("abc", b),
+        fetch.Rev("v1", a),
+        fetch.Rev("abc", b),
         {"json": Path("j"), "summary": Path("s"), "comment": Path("c")},
     )
     c.equal(
@@ -1032,21 +1029,21 @@ def unit_checks(c: Checks, module) -> None:
         "step_outputs: the verdict from the report, the ends as resolved",
     )
     c.equal(
-        module.comment_body("<!-- fpcheck:report -->\nreport\n\n", "k1", "https://gh/acme/s/actions/runs/42"),
+        comment.comment_body("<!-- fpcheck:report -->\nreport\n\n", "k1", "https://gh/acme/s/actions/runs/42"),
         "<!-- fpcheck:report -->\nreport\n\n<sub>Written by the fpcheck action in [run 42](https://gh/acme/s/actions/runs/42); "
         "updated in place on every push.</sub>\n<!-- fpcheck:key=k1 -->\n",
         "comment_body: the report, the footer, the key line",
     )
     bot = {"user": {"login": "github-actions[bot]", "type": "Bot"}, "author_association": "NONE"}
-    c.check(module.is_report({**bot, "body": module.comment_body(MARKER, "", "")}, ""), "is_report: our comment without a key")
-    c.check(not module.is_report({**bot, "body": module.comment_body(MARKER, "k1", "")}, ""), "is_report: a keyed comment is another report")
+    c.check(comment.is_report({**bot, "body": comment.comment_body(MARKER, "", "")}, ""), "is_report: our comment without a key")
+    c.check(not comment.is_report({**bot, "body": comment.comment_body(MARKER, "k1", "")}, ""), "is_report: a keyed comment is another report")
     c.check(
-        not module.trusted_author({"user": {"login": "x", "type": "User"}, "author_association": "CONTRIBUTOR"}),
+        not comment.trusted_author({"user": {"login": "x", "type": "User"}, "author_association": "CONTRIBUTOR"}),
         "trusted_author: a contributor's copy of the marker is not ours",
     )
-    c.equal(module.origin("https://API.github.com/x"), ("https", "api.github.com", 443), "origin: default port")
+    c.equal(comment.origin("https://API.github.com/x"), ("https", "api.github.com", 443), "origin: default port")
     c.check(
-        module.origin("http://127.0.0.1:1/a") != module.origin("http://127.0.0.1:2/a"),
+        comment.origin("http://127.0.0.1:1/a") != comment.origin("http://127.0.0.1:2/a"),
         "origin: another port is another origin",
     )
 
@@ -1067,11 +1064,11 @@ def cli_reads_settings_per_end(tmp: Path, binary: Path) -> bool:
         return False
 
 
-def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path, module) -> None:
+def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path) -> None:
     """Issue 11's edges of the action: names that would become options, a
     `path` outside the workspace, a redirect to another host, the error
     line, and settings the pull request would choose."""
-    unit_checks(c, module)
+    unit_checks(c)
     home = tmp / "hostile"
     home.mkdir()
     fx = Fixture(home)
