@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use fpcheck::range::{self, RangeError, RangeSpec};
-use fpcheck::report::{self, Format, RenderOptions};
+use fpcheck::report::{self, End, Format, RenderOptions};
 use fpcheck::source::git::open_repo;
 
 use super::{emit, exit, settings, Failure, RuntimeFlags};
@@ -20,6 +20,13 @@ pub struct RangeArgs {
     /// The repository (default: the one around the current directory).
     #[arg(long, value_name = "PATH")]
     repo: Option<PathBuf>,
+    /// Name the FROM end NAME in the report; FROM must be a full commit id
+    /// (for scripts that resolve names themselves and pass ids).
+    #[arg(long, value_name = "NAME")]
+    from_name: Option<String>,
+    /// Name the TO end NAME in the report; TO must be a full commit id.
+    #[arg(long, value_name = "NAME")]
+    to_name: Option<String>,
     /// With no FROM: only tags matching GLOB are releases (as `git describe
     /// --match`; repeat for several).
     #[arg(long, value_name = "GLOB")]
@@ -116,8 +123,13 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
         })?),
         None => None,
     };
-    let analysis =
+    let mut analysis =
         range::analyse_spec_cached(&repo, &spec, args.worktree, &runtime, !args.no_cache)?;
+    for (end, name) in [(End::From, &args.from_name), (End::To, &args.to_name)] {
+        if let Some(name) = name {
+            report::name_end(&mut analysis, end, name).map_err(Failure::usage)?;
+        }
+    }
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let opts = RenderOptions {
         color: match args.color {

@@ -36,8 +36,8 @@ def unit_checks(c: Checks) -> None:
     fp = check.Fpcheck("fpcheck", Path("/r"), ["--root=src"], fetch.Rev("--root=x", a), fetch.Rev("HEAD", b))
     c.equal(
         fp.command(["--format=json"]),
-        ["fpcheck", "--repo=/r", "--root=src", "--format=json", "--", f"{a}..{b}"],
-        "fpcheck gets options, then --, then two commit ids (never the names)",
+        ["fpcheck", "--repo=/r", "--root=src", "--from-name=--root=x", "--to-name=HEAD", "--format=json", "--", f"{a}..{b}"],
+        "fpcheck gets options, then --, then two commit ids (the names only as option values)",
     )
     try:
         check.Fpcheck("fpcheck", Path("/r"), [], fetch.Rev("v1", "v1"), fetch.Rev("HEAD", b)).command([])

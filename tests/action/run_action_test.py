@@ -147,8 +147,9 @@ def run_all(c: Checks, tmp: Path, stub: Stub, binary: Path) -> None:
     # The summary: the report, escaped.
     s = r1.summary
     c.check(s.startswith(MARKER), "run 1: the summary is the report", s[:200])
-    # fpcheck is given commit ids, never names, so the report names commits.
-    c.check("Restart required" in s and f"<code>{fx.v110}</code> → <code>{fx.head1}</code>" in s, "run 1: the summary has the verdict", s[:400])
+    # fpcheck is given commit ids, and the names only as labels.
+    c.check("Restart required" in s and f"<code>v1.1.0</code> → <code>{fx.head1[:12]}</code>" in s, "run 1: the summary has the verdict", s[:400])
+    c.check(f"Updating from v1.1.0 to {fx.head1[:12]} forces" in s, "run 1: the summary names the ends", s[:600])
     c.check("&lt;img src=x onerror=alert(1)&gt;" in s, "run 1: the hostile name arrives escaped", s)
     c.check("<img" not in s and "|**x**" not in s and "`@team`" not in s, "run 1: no raw HTML or Markdown from names", s)
     c.check("pwned" in s and "\n::error" not in s, "run 1: a newline in a name stays on its line", s)

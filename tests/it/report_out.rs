@@ -1,5 +1,7 @@
-//! `--report FORMAT[:MAX_BYTES]=FILE`: several reports from one run, each
-//! within its size limit by leaving out whole rows, and saying how many.
+//! What a script needs of the range command: `--report
+//! FORMAT[:MAX_BYTES]=FILE`, several reports from one run, each within its
+//! size limit by leaving out whole rows (and saying how many); and
+//! `--from-name`/`--to-name`, names for ends given by commit id.
 
 use crate::support::TestRepo;
 
@@ -110,4 +112,47 @@ fn a_report_that_cannot_fit_or_a_bad_spec_is_a_usage_error_and_writes_nothing() 
         assert_eq!(run.code, 2, "{spec}: {}", run.stderr);
         assert!(run.stderr.contains(says), "{spec}: {}", run.stderr);
     }
+}
+
+#[test]
+fn names_label_ends_given_by_commit_id_and_nothing_else() {
+    let (repo, from, to) = thirty_new_modules();
+    let range = format!("{from}..{to}");
+    let run = repo.fpcheck(&[
+        "--format=json",
+        "--from-name=--root=nowhere",
+        "--to-name=HEAD",
+        "--",
+        &range,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let json = run.json();
+    assert_eq!(json["from"]["ref"], "--root=nowhere");
+    assert_eq!(json["from"]["commit"], from.as_str());
+    assert_eq!(json["to"]["ref"], "HEAD");
+    assert_eq!(json["to"]["commit"], to.as_str());
+    assert_eq!(json["settings"]["root"], "src", "a name is never an option");
+    let summary = json["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("Updating from --root=nowhere to HEAD forces"),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains(&from) && !summary.contains(&to),
+        "{summary}"
+    );
+    // The Markdown escapes the name like any ref.
+    let md = repo.fpcheck(&["--format=markdown", "--from-name=<b>x</b>", "--", &range]);
+    assert!(md.stdout.contains("&lt;b&gt;x&lt;/b&gt;"), "{}", md.stdout);
+
+    // Only for an end given as its full commit id.
+    let short = format!("{}..{to}", &from[..12]);
+    let run = repo.fpcheck(&["--from-name=v1", "--", &short]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("needs that end given as its full commit id"),
+        "{}",
+        run.stderr
+    );
 }

@@ -113,12 +113,14 @@ class Fpcheck:
 
     def command(self, extra: list[str]) -> list[str]:
         """Options first, then `--`, then FROM..TO as two full commit ids. Never
-        a name: a tag called `--root=x` would be read as an option, one called
-        `HEAD` as the checkout's HEAD."""
+        a name as a revision: a tag called `--root=x` would be read as an
+        option, one called `HEAD` as the checkout's HEAD. The names only
+        label the ends in the report (`--from-name=NAME`, a value)."""
         for rev in (self.frm, self.to):
             if not OBJECT_ID.fullmatch(rev.sha):
                 raise Fail(f"{rev.name} did not resolve to a commit id ({rev.sha!r})", 4)
-        return [self.binary, f"--repo={self.repo}", *self.settings, *extra, "--", f"{self.frm.sha}..{self.to.sha}"]
+        names = [f"--from-name={self.frm.name}", f"--to-name={self.to.name}"]
+        return [self.binary, f"--repo={self.repo}", *self.settings, *names, *extra, "--", f"{self.frm.sha}..{self.to.sha}"]
 
     def run(self, extra: list[str]) -> None:
         out = subprocess.run(
