@@ -27,7 +27,6 @@ pub mod safe_io;
 pub mod select;
 pub mod side;
 pub mod source;
-pub mod tags;
 pub mod term;
 pub mod verdict;
 pub mod version;

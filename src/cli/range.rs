@@ -9,7 +9,7 @@ use fpcheck::range::{self, RangeError, RangeSpec};
 use fpcheck::report::{self, End, Format, RenderOptions};
 use fpcheck::source::git::open_repo;
 
-use super::{emit, exit, settings, Failure, RuntimeFlags};
+use super::{emit, exit, request, Failure, RuntimeFlags};
 
 #[derive(Debug, Args, Default)]
 pub struct RangeArgs {
@@ -99,7 +99,7 @@ enum ColorArg {
 impl From<RangeError> for Failure {
     fn from(e: RangeError) -> Self {
         let code = match e {
-            RangeError::BadRange(_) => exit::USAGE,
+            RangeError::BadRange(_) | RangeError::NoRoot(_) | RangeError::Config(_) => exit::USAGE,
             _ => exit::INPUT,
         };
         Failure {
@@ -111,20 +111,27 @@ impl From<RangeError> for Failure {
 
 pub fn run(args: RangeArgs) -> Result<u8, Failure> {
     let mut spec = RangeSpec::parse(args.range.as_deref())?;
-    spec.tags = fpcheck::tags::TagFilter {
+    spec.tags = range::TagFilter {
         include: args.tag_match.clone(),
         exclude: args.tag_exclude.clone(),
     };
     let repo = open_repo(args.repo.as_deref())?;
-    let runtime = settings(&args.runtime, args.root.clone(), repo.workdir())?;
+    let settings = request(&args.runtime, args.root.clone(), true)?;
     let template = match &args.template {
         Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
             Failure::usage(format!("cannot read the template {}: {e}", path.display()))
         })?),
         None => None,
     };
-    let mut analysis =
-        range::analyse_spec_cached(&repo, &spec, args.worktree, &runtime, !args.no_cache)?;
+    let mut analysis = range::analyse(
+        &repo,
+        &range::Options {
+            range: spec,
+            worktree: args.worktree,
+            settings,
+            persistent_cache: !args.no_cache,
+        },
+    )?;
     for (end, name) in [(End::From, &args.from_name), (End::To, &args.to_name)] {
         if let Some(name) = name {
             report::name_end(&mut analysis, end, name).map_err(Failure::usage)?;
@@ -164,14 +171,7 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
     let reports = super::outputs::render_all(&analysis, &args.reports, &opts)?;
     // The report rendered, so a template error cannot leave a patch behind.
     if let Some(path) = &args.patch_out {
-        super::patch::patch_out(
-            &repo,
-            &analysis,
-            &runtime,
-            args.worktree,
-            args.patch_format,
-            path,
-        )?;
+        super::patch::patch_out(&repo, &analysis, args.worktree, args.patch_format, path)?;
     }
     emit(&text, args.output.as_deref())?;
     super::outputs::write_all(&reports)?;

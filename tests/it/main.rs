@@ -11,4 +11,5 @@ mod property;
 mod range;
 mod report_out;
 mod tags;
+mod trust;
 mod vectors;

@@ -1,14 +1,83 @@
-//! Release tags: which tags count as releases (`--tag-match`,
-//! `--tag-exclude`, the globs of `git describe --match/--exclude`) and the
-//! latest of them reachable from a commit. One rule for the range without
-//! FROM and for the GitHub Action's default `from`.
+//! The default `from`: the latest release tag reachable from `to`. Which
+//! tags are releases: `--tag-match`, `--tag-exclude`, the globs of `git
+//! describe --match/--exclude` (one rule for the range without FROM and for
+//! the GitHub Action's default `from`).
 
-use gix::hashtable::HashMap;
 use std::borrow::Cow;
 
 use gix::bstr::{BStr, ByteSlice};
 use gix::glob::wildmatch;
+use gix::hashtable::HashMap;
 use gix::ObjectId;
+
+use super::RangeError;
+use crate::source::git::repo_display;
+use crate::source::{Revision, SourceError};
+
+/// The latest tag reachable from `to`; when `to` is itself tagged (and the
+/// working tree is not the `to` end), the tag before it, so that "what did
+/// this release do" has an answer.
+pub(super) fn latest_tag(
+    repo: &gix::Repository,
+    to: &str,
+    worktree: bool,
+    tags: &TagFilter,
+) -> Result<(String, String), RangeError> {
+    let start = Revision::parse(repo, to)?.commit.ok_or_else(|| {
+        RangeError::BadRange(format!(
+            "`{to}` is a tree, not a commit: name FROM explicitly"
+        ))
+    })?;
+    let describe = |id: ObjectId| -> Result<Option<(String, u32)>, RangeError> {
+        nearest(repo, id, tags)
+            .map(|found| found.map(|(name, depth)| (unambiguous_tag(repo, name), depth)))
+            .map_err(|e| RangeError::Source(SourceError::Repository(e)))
+    };
+    let no_tag = || {
+        RangeError::NoTag(format!(
+            "no tag{} is reachable from `{to}` in {}, so there is no previous release to compare with: \
+             name the range (e.g. `fpcheck <commit>..{to}`), or tag the last release",
+            tags.describe(),
+            repo_display(repo)
+        ))
+    };
+    let (tag, depth) = describe(start)?.ok_or_else(no_tag)?;
+    if depth > 0 || worktree {
+        let target = if worktree { "the working tree" } else { to };
+        return Ok((tag.clone(), format!("no range given: comparing {tag}, the latest tag reachable from {to}, with {target}")));
+    }
+    let parent = repo
+        .find_commit(start)
+        .ok()
+        .and_then(|c| c.parent_ids().next().map(|p| p.detach()));
+    let Some(parent) = parent else {
+        return Err(RangeError::NoTag(format!(
+            "`{to}` is tagged {tag} and has no parent, so there is no previous release: name the range"
+        )));
+    };
+    let (previous, _) = describe(parent)?.ok_or_else(|| {
+        RangeError::NoTag(format!(
+            "`{to}` is tagged {tag} and no tag comes before it: name the range (e.g. `fpcheck <commit>..{to}`)"
+        ))
+    })?;
+    Ok((
+        previous.clone(),
+        format!("no range given: {to} is tagged {tag}, so comparing the release before it, {previous}, with {to}"),
+    ))
+}
+
+/// The tag's short name when it reads back as that tag, else its full ref
+/// name: a tag called `HEAD`, or named like another commit's id, must not be
+/// taken for that.
+fn unambiguous_tag(repo: &gix::Repository, name: String) -> String {
+    let full = format!("refs/tags/{name}");
+    let id = |spec: &str| repo.rev_parse_single(spec).ok().map(|id| id.detach());
+    if name.starts_with('-') || id(&name) != id(&full) {
+        full
+    } else {
+        name
+    }
+}
 
 /// Which tags are releases: every tag by default; with `include`, those
 /// matching one of its globs; never one matching an `exclude` glob. Globs
@@ -57,7 +126,7 @@ impl TagFilter {
 /// commit carries it). Among tags of one commit, annotated before
 /// lightweight, then the newest, then the first by name: what
 /// `describe().names(AllTags)` picks, restricted to the filter.
-pub fn nearest(
+pub(super) fn nearest(
     repo: &gix::Repository,
     commit: ObjectId,
     filter: &TagFilter,
