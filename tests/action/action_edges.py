@@ -86,22 +86,6 @@ def unit_checks(c: Checks) -> None:
     )
 
 
-def cli_reads_settings_per_end(tmp: Path, binary: Path) -> bool:
-    """Whether the fpcheck under test reads each end's fpcheck.toml from that
-    end's commit (and warns `settings_changed`): the CLI side of issue 11's
-    settings item, which lands separately from the action's."""
-    repo = tmp / "probe-settings"
-    repo.mkdir()
-    git(repo, "init", "-q")
-    one = commit(repo, {"src/app.py": "A = 1\n"}, "one")
-    two = commit(repo, {"src/app.py": "A = 2\n", "fpcheck.toml": '[runtime]\nexclude = ["app.py"]\n'}, "two")
-    out = subprocess.run([str(binary), f"--repo={repo}", "--format=json", "--", f"{one}..{two}"], capture_output=True, text=True)
-    try:
-        return any(w.get("code") == "settings_changed" for w in json.loads(out.stdout).get("warnings", []))
-    except ValueError:
-        return False
-
-
 def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path) -> None:
     """Issue 11's edges of the action: names that would become options, a
     `path` outside the workspace, a redirect to another host, the error
@@ -242,9 +226,6 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
     # ---- H8. a pull request that changes a runtime file and excludes it in
     # its own fpcheck.toml: still a restart, and the settings change is in
     # the summary and the comment.
-    if not cli_reads_settings_per_end(home, binary):
-        print("SKIP H8: this fpcheck reads one config for both ends (issue 11's CLI change is not in it)", file=sys.stderr)
-        return
     git(fx.src, "checkout", "-q", "-b", "sneaky", fx.base)
     sneaky = commit(
         fx.src,
