@@ -158,6 +158,15 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
     c.check(shallow(other) and not (other / ".git" / "fpcheck").exists(), "H4: the other repository is untouched")
     r = runner.run(ws, "pull_request", pr, {**no_rc, "path": str(ws)}, bin_env)
     c.check(r.ok, "H4: an absolute path inside the workspace is fine", dump(r))
+    # A workspace that is a plain directory inside some repository: git and
+    # fpcheck would find that repository above it.
+    nested = fx.src / "nested-workspace"
+    nested.mkdir()
+    r = runner.run(nested, "pull_request", pr, no_rc, bin_env)
+    errors = [m for n, _, m in r.commands if n == "error"]
+    c.check(not r.ok and r.failed_step == "check", "H4: a repository above the workspace: refused", dump(r))
+    c.check(any("outside the workspace" in m and str(fx.src.resolve()) in m for m in errors), "H4: the error names it", repr(errors))
+    nested.rmdir()
 
     # ---- H5. the API redirects to another host: the token never leaves.
     elsewhere = Stub()
