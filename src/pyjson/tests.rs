@@ -252,6 +252,9 @@ fn float_repr_shapes() {
         (f64::NEG_INFINITY, "-inf"),
         (0.30000000000000004, "0.30000000000000004"),
         (9007199254740993.0, "9007199254740992.0"),
+        // Exact ties between two shortest candidates: half to even.
+        (72656021730249.125, "72656021730249.12"),
+        (1621238007578910.25, "1621238007578910.2"),
     ];
     for (f, want) in cases {
         assert_eq!(float_repr(f), want, "{f:e}");

@@ -249,12 +249,7 @@ pub fn float_repr(f: f64) -> String {
     if f.is_infinite() {
         return if f > 0.0 { "inf" } else { "-inf" }.to_owned();
     }
-    // Rust's `{:e}` gives the same shortest round-trip digits as Python's
-    // repr (both pick the nearest when several are shortest).
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exp) = sci.split_once('e').expect("{:e} always has an exponent");
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let exp: i32 = exp.parse().expect("{:e} exponent is an integer");
+    let (digits, exp) = shortest_digits(f.abs());
     // Python's decpt: value = 0.DIGITS * 10^decpt.
     let decpt = exp + 1;
     let sign = if f.is_sign_negative() { "-" } else { "" };
@@ -287,4 +282,47 @@ pub fn float_repr(f: f64) -> String {
         )
     };
     format!("{sign}{body}")
+}
+
+/// The shortest digits that read back as `f` (finite, non-negative) and
+/// the decimal exponent of the first one, as Python's repr picks them.
+///
+/// Rust's `{:e}` gives shortest round-trip digits too, nearest to the exact
+/// value, but breaks an exact tie upwards, where Python's dtoa rounds half
+/// to even: 72656021730249.125 is `72656021730249.12` for Python and
+/// `72656021730249.13` for Rust.
+fn shortest_digits(f: f64) -> (String, i32) {
+    let (mut digits, exp) = split_sci(&format!("{f:e}"));
+    let last = digits.as_bytes()[digits.len() - 1];
+    if last % 2 == 1 {
+        // A tie: the exact value is the shorter digits minus one unit in
+        // the last place, followed by a single 5. (1100 places are exact:
+        // an f64 has at most 767 significant decimal digits.)
+        let (exact, exact_exp) = split_sci(&format!("{f:.1100e}"));
+        let exact = exact.trim_end_matches('0');
+        let mut below = digits.clone();
+        below.pop();
+        below.push((last - 1) as char);
+        if exact_exp == exp
+            && exact.len() == digits.len() + 1
+            && exact.starts_with(&below)
+            && exact.ends_with('5')
+        {
+            let candidate = format!("{}.{}e{}", &below[..1], &below[1..], exp);
+            if candidate.parse::<f64>() == Ok(f) {
+                digits = below;
+            }
+        }
+    }
+    (digits, exp)
+}
+
+/// `d.ddde±x` → (`dddd` without trailing zeros, keeping one, `x`).
+fn split_sci(sci: &str) -> (String, i32) {
+    let (mantissa, exp) = sci.split_once('e').expect("{:e} always has an exponent");
+    let mut digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    while digits.len() > 1 && digits.ends_with('0') {
+        digits.pop();
+    }
+    (digits, exp.parse().expect("{:e} exponent is an integer"))
 }

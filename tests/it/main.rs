@@ -8,5 +8,6 @@ mod gate;
 mod history;
 mod patch;
 mod property;
+mod pyjson;
 mod range;
 mod vectors;
