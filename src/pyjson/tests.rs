@@ -235,6 +235,8 @@ fn equality_is_pythons() {
 }
 
 #[test]
+// The exact tie values are written out in full on purpose.
+#[allow(clippy::excessive_precision)]
 fn float_repr_shapes() {
     let cases = [
         (0.0, "0.0"),
