@@ -262,3 +262,22 @@ fn float_repr_shapes() {
         assert_eq!(float_repr(f), want, "{f:e}");
     }
 }
+
+#[test]
+fn python_dependent_failures_are_flagged() {
+    let deep = loads("[".repeat(MAX_DEPTH + 1).as_bytes()).unwrap_err();
+    assert!(deep.python_dependent());
+    assert!(loads("1".repeat(4301).as_bytes())
+        .unwrap_err()
+        .python_dependent());
+    assert!(!loads(b"[1,]").unwrap_err().python_dependent());
+    assert!(!loads(b"\xff").unwrap_err().python_dependent());
+    let names: Vec<_> = ["null", "true", "1", "1.0", "\"\"", "[]", "{}"]
+        .iter()
+        .map(|s| loads(s.as_bytes()).unwrap().type_name())
+        .collect();
+    assert_eq!(
+        names,
+        ["NoneType", "bool", "int", "float", "str", "list", "dict"]
+    );
+}

@@ -4,7 +4,9 @@ use std::cmp::Ordering;
 
 use super::str::PyStr;
 
-/// A value as Python's `json.loads` builds it.
+/// A value as Python's `json.loads` builds it. `==` here is structural
+/// (NaN is unequal to itself, `1` differs from `1.0`); Python's `==` is
+/// [`PyValue::py_eq`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum PyValue {
     None,
@@ -113,6 +115,20 @@ impl PyValue {
         match self {
             PyValue::Dict(d) => d.get(&PyStr::from_str(key)),
             _ => None,
+        }
+    }
+
+    /// Python's `type(value).__name__`: `NoneType`, `bool`, `int`, `float`,
+    /// `str`, `list`, `dict` (for messages such as "force_restart is a str").
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            PyValue::None => "NoneType",
+            PyValue::Bool(_) => "bool",
+            PyValue::Int(_) => "int",
+            PyValue::Float(_) => "float",
+            PyValue::Str(_) => "str",
+            PyValue::List(_) => "list",
+            PyValue::Dict(_) => "dict",
         }
     }
 
