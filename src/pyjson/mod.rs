@@ -99,24 +99,15 @@ pub fn loads(bytes: &[u8]) -> Result<PyValue, PyJsonError> {
 /// `json.loads(s)` on a Python string that holds no lone surrogate (no
 /// newline translation: that belongs to reading a file).
 pub fn loads_str(s: &str) -> Result<PyValue, PyJsonError> {
-    parse::parse_text(&s.chars().collect::<Vec<_>>())
+    parse::parse_text(s)
 }
 
 /// Universal newlines, as Python's text mode reads: `\r\n` and `\r` → `\n`.
-fn translate_newlines(text: &str) -> Vec<char> {
-    let mut out = Vec::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\r' {
-            if chars.peek() == Some(&'\n') {
-                chars.next();
-            }
-            out.push('\n');
-        } else {
-            out.push(c);
-        }
+fn translate_newlines(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\r') {
+        return std::borrow::Cow::Borrowed(text);
     }
-    out
+    std::borrow::Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
 }
 
 #[cfg(test)]

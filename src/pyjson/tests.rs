@@ -281,3 +281,36 @@ fn python_dependent_failures_are_flagged() {
         ["NoneType", "bool", "int", "float", "str", "list", "dict"]
     );
 }
+
+#[test]
+fn ints_are_exact_at_every_size() {
+    let v = |s: &str| loads(s.as_bytes()).unwrap();
+    let PyValue::Int(max) = v("9223372036854775807") else {
+        panic!("an int")
+    };
+    assert_eq!(max.to_i64(), Some(i64::MAX));
+    let PyValue::Int(min) = v("-9223372036854775808") else {
+        panic!("an int")
+    };
+    assert_eq!(min.to_i64(), Some(i64::MIN));
+    assert!(min.is_negative());
+    let PyValue::Int(big) = v("-9223372036854775809") else {
+        panic!("an int")
+    };
+    assert_eq!(big.to_i64(), None);
+    assert_eq!(big.to_string(), "-9223372036854775809");
+    assert_eq!(
+        PyInt::from_parts(true, "000"),
+        PyInt::from_parts(false, "0")
+    );
+    assert_eq!(
+        PyInt::from_parts(false, "0009223372036854775808").to_string(),
+        "9223372036854775808"
+    );
+    // Python compares int and float exactly.
+    assert!(v("9223372036854775808").py_eq(&v("9.223372036854775808e18")));
+    assert!(!v("9223372036854775807").py_eq(&v("9.223372036854775808e18")));
+    assert!(v("-9223372036854775808").py_eq(&v("-9.223372036854775808e18")));
+    assert!(!v("-9223372036854775809").py_eq(&v("-9.223372036854775808e18")));
+    assert!(v("-18446744073709551616").py_eq(&v("-1.8446744073709552e19")));
+}

@@ -19,13 +19,20 @@ pub enum PyValue {
     Dict(PyDict),
 }
 
-/// An exact integer, kept as its canonical decimal digits.
+/// An exact integer: inline when it fits an `i64` (almost always), else
+/// its canonical decimal digits. The form is canonical, so derived `==` is
+/// integer equality.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PyInt {
-    /// Never true for zero.
-    negative: bool,
-    /// No leading zero except for zero itself.
-    digits: String,
+pub struct PyInt(IntRepr);
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum IntRepr {
+    Small(i64),
+    /// Outside `i64`: a sign and the digits, no leading zero.
+    Big {
+        negative: bool,
+        digits: Box<str>,
+    },
 }
 
 impl PyInt {
@@ -34,50 +41,71 @@ impl PyInt {
         debug_assert!(!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()));
         let trimmed = digits.trim_start_matches('0');
         let digits = if trimmed.is_empty() { "0" } else { trimmed };
-        PyInt {
-            negative: negative && digits != "0",
-            digits: digits.to_owned(),
+        let signed = if negative {
+            format!("-{digits}")
+        } else {
+            digits.to_owned()
+        };
+        match signed.parse::<i64>() {
+            Ok(small) => PyInt(IntRepr::Small(small)),
+            Err(_) => PyInt(IntRepr::Big {
+                negative,
+                digits: digits.into(),
+            }),
         }
     }
 
     pub fn is_zero(&self) -> bool {
-        self.digits == "0"
+        self.0 == IntRepr::Small(0)
     }
 
     pub fn is_negative(&self) -> bool {
-        self.negative
-    }
-
-    /// The magnitude's decimal digits.
-    pub fn digits(&self) -> &str {
-        &self.digits
+        match &self.0 {
+            IntRepr::Small(i) => *i < 0,
+            IntRepr::Big { negative, .. } => *negative,
+        }
     }
 
     /// The value, when it fits.
     pub fn to_i64(&self) -> Option<i64> {
-        let s = self.to_string();
-        s.parse().ok()
+        match self.0 {
+            IntRepr::Small(i) => Some(i),
+            IntRepr::Big { .. } => None,
+        }
     }
 
-    /// Exact comparison with a finite float, as Python's `int == float`.
+    /// Exact comparison with a float, as Python's `int == float`.
     fn eq_float(&self, f: f64) -> bool {
         if !f.is_finite() || f.fract() != 0.0 {
             return false;
         }
-        // `{:.0}` prints an integral float's exact decimal value.
-        let exact = format!("{:.0}", f.abs());
-        let negative = f < 0.0 && exact != "0";
-        self.negative == negative && self.digits == exact
+        match &self.0 {
+            // -2^63 <= f < 2^63: the cast is exact.
+            IntRepr::Small(i) => {
+                (-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&f)
+                    && f as i64 == *i
+            }
+            IntRepr::Big { negative, digits } => {
+                // `{:.0}` prints an integral float's exact decimal value.
+                let exact = format!("{:.0}", f.abs());
+                *negative == (f < 0.0) && **digits == *exact
+            }
+        }
     }
 }
 
 impl std::fmt::Display for PyInt {
     /// Python's `str(int)`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.negative {
-            f.write_str("-")?;
+        match &self.0 {
+            IntRepr::Small(i) => write!(f, "{i}"),
+            IntRepr::Big { negative, digits } => {
+                if *negative {
+                    f.write_str("-")?;
+                }
+                f.write_str(digits)
+            }
         }
-        f.write_str(&self.digits)
     }
 }
 

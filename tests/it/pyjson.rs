@@ -187,6 +187,16 @@ fn hand_picked() -> Vec<Vec<u8>> {
         "\u{feff}{}",
         "[\u{feff}]",
         "\"\u{feff}\"",
+        // Error positions count characters, not bytes.
+        "[\"é€😀\", x]",
+        "[1,\n\"😀\" x]",
+        "é",
+        "\"é\\u00é\"",
+        "\"\\ud800\\u00é\"",
+        "\"\\ud800\\u00é",
+        "\"\\u0é",
+        "\"\\u0éé",
+        "{\"€\": 1 \"x\"}",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -645,4 +655,111 @@ fn float_repr_agrees_with_python() {
         floats.len(),
         wrong[..wrong.len().min(20)].join("\n")
     );
+}
+
+/// Python's `==` on every pair of a pool of values (the updater compares
+/// raw `"version"` values with `!=`), against [`PyValue::py_eq`].
+#[test]
+fn py_eq_agrees_with_python() {
+    let pool = [
+        "0",
+        "-0",
+        "0.0",
+        "-0.0",
+        "false",
+        "true",
+        "1",
+        "1.0",
+        "1e0",
+        "2",
+        "NaN",
+        "-NaN0",
+        "Infinity",
+        "1e400",
+        "-Infinity",
+        "null",
+        "\"\"",
+        "\"1\"",
+        "\"1.0\"",
+        "\"None\"",
+        "[]",
+        "{}",
+        "[NaN]",
+        "[[NaN]]",
+        "[1]",
+        "[1.0]",
+        "[true]",
+        "[1, 2]",
+        "[2, 1]",
+        "{\"a\": 1}",
+        "{\"a\": 1.0}",
+        "{\"a\": true}",
+        "{\"a\": NaN}",
+        "{\"a\": [NaN]}",
+        "{\"a\": 1, \"b\": 2}",
+        "{\"b\": 2, \"a\": 1}",
+        "{\"b\": 2, \"a\": 1, \"a\": 2}",
+        "9007199254740993",
+        "9007199254740992.0",
+        "9007199254740992",
+        "18446744073709551616",
+        "1.8446744073709552e19",
+        "\"\\ud800\"",
+        "\"\\udc00\"",
+        "\"\\ud83d\\ude00\"",
+        "\"\u{1F600}\"",
+        "\" 7 \"",
+        "\"7\"",
+        "7",
+    ];
+    let values: Vec<Option<PyValue>> = pool
+        .iter()
+        .map(|s| pyjson::loads(s.as_bytes()).ok())
+        .collect();
+    let script = "import json, sys\n\
+        pool = json.loads(sys.stdin.read())\n\
+        FAIL = object()\n\
+        vals = []\n\
+        for s in pool:\n    \
+            try:\n        vals.append(json.loads(s))\n    \
+            except ValueError:\n        vals.append(FAIL)\n\
+        ok = [v is not FAIL for v in vals]\n\
+        print(''.join('1' if ok[i] else '-' for i in range(len(pool))))\n\
+        for a in vals:\n    \
+            print(''.join('1' if a == b else '0' for b in vals))\n";
+    let pool_json = serde_json::to_string(&pool[..]).unwrap();
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs (the differential test needs Python 3)");
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(pool_json.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let mut lines = stdout.lines();
+    let parsed: String = values
+        .iter()
+        .map(|v| if v.is_some() { '1' } else { '-' })
+        .collect();
+    assert_eq!(lines.next().unwrap(), parsed, "which of the pool parse");
+    let mut wrong = Vec::new();
+    for (i, line) in lines.enumerate() {
+        for (j, py) in line.chars().enumerate() {
+            let (Some(a), Some(b)) = (&values[i], &values[j]) else {
+                continue;
+            };
+            if a.py_eq(b) != (py == '1') {
+                wrong.push(format!("{} == {}: python {}", pool[i], pool[j], py == '1'));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
