@@ -82,8 +82,8 @@ impl PyInt {
         match &self.0 {
             // -2^63 <= f < 2^63: the cast is exact.
             IntRepr::Small(i) => {
-                (-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&f)
-                    && f as i64 == *i
+                let two_63 = 2f64.powi(63);
+                (-two_63..two_63).contains(&f) && f as i64 == *i
             }
             IntRepr::Big { negative, digits } => {
                 // `{:.0}` prints an integral float's exact decimal value.
