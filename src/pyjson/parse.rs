@@ -66,9 +66,10 @@ enum Frame {
     List(Vec<PyValue>),
     Dict {
         entries: Vec<(PyStr, PyValue)>,
-        /// Position of each key in `entries`: a repeated key replaces the
-        /// value in place (Python dict semantics) without a quadratic scan.
-        index: HashMap<PyStr, usize>,
+        /// Position of each key in `entries`, once there are more than
+        /// [`SCAN_KEYS`]: a repeated key replaces the value in place (Python
+        /// dict semantics) without a quadratic scan.
+        index: Option<HashMap<PyStr, usize>>,
         key: PyStr,
     },
 }
@@ -123,14 +124,7 @@ impl Scanner<'_> {
                         index,
                         key,
                     } => {
-                        let key = std::mem::take(key);
-                        match index.get(&key) {
-                            Some(&at) => entries[at].1 = value,
-                            None => {
-                                index.insert(key.clone(), entries.len());
-                                entries.push((key, value));
-                            }
-                        }
+                        insert(entries, index, std::mem::take(key), value);
                         b'}'
                     }
                 };
@@ -185,7 +179,7 @@ impl Scanner<'_> {
                 let (key, value_at) = self.member_key(first)?;
                 let frame = Frame::Dict {
                     entries: Vec::new(),
-                    index: HashMap::new(),
+                    index: None,
                     key,
                 };
                 Ok(Step::Open(frame, value_at))
@@ -363,6 +357,38 @@ impl Scanner<'_> {
         }
         Ok(cp)
     }
+}
+
+/// Small objects (nearly all) find a repeated key by scanning.
+const SCAN_KEYS: usize = 16;
+
+/// `d[key] = value`: a new key goes last, a repeated one keeps its place.
+fn insert(
+    entries: &mut Vec<(PyStr, PyValue)>,
+    index: &mut Option<HashMap<PyStr, usize>>,
+    key: PyStr,
+    value: PyValue,
+) {
+    let found = match index {
+        Some(index) => index.get(&key).copied(),
+        None => entries.iter().position(|(k, _)| *k == key),
+    };
+    if let Some(at) = found {
+        entries[at].1 = value;
+        return;
+    }
+    if let Some(index) = index {
+        index.insert(key.clone(), entries.len());
+    } else if entries.len() >= SCAN_KEYS {
+        let mut built: HashMap<PyStr, usize> = entries
+            .iter()
+            .enumerate()
+            .map(|(at, (k, _))| (k.clone(), at))
+            .collect();
+        built.insert(key.clone(), entries.len());
+        *index = Some(built);
+    }
+    entries.push((key, value));
 }
 
 fn close(frame: Frame) -> PyValue {

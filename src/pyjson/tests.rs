@@ -314,3 +314,25 @@ fn ints_are_exact_at_every_size() {
     assert!(!v("-9223372036854775809").py_eq(&v("-9.223372036854775808e18")));
     assert!(v("-18446744073709551616").py_eq(&v("-1.8446744073709552e19")));
 }
+
+#[test]
+fn repeated_keys_in_large_objects_keep_their_first_place() {
+    // Past the scan threshold the parser indexes keys; same semantics.
+    let body: Vec<String> = (0..40).map(|i| format!("\"k{i}\": {i}")).collect();
+    let doc = format!(
+        "{{{}, \"k3\": \"x\", \"k39\": \"y\", \"k0\": null}}",
+        body.join(", ")
+    );
+    let PyValue::Dict(d) = loads(doc.as_bytes()).unwrap() else {
+        panic!("a dict")
+    };
+    assert_eq!(d.len(), 40);
+    let keys: Vec<String> = d.iter().map(|(k, _)| k.display()).collect();
+    let want: Vec<String> = (0..40).map(|i| format!("k{i}")).collect();
+    assert_eq!(keys, want);
+    let v = loads(doc.as_bytes()).unwrap();
+    assert_eq!(v.get("k3").unwrap().py_str(), "x");
+    assert_eq!(v.get("k39").unwrap().py_str(), "y");
+    assert_eq!(v.get("k0"), Some(&PyValue::None));
+    assert_eq!(v.get("k1").unwrap().py_str(), "1");
+}

@@ -1,6 +1,7 @@
 //! [`PyValue`]: what `json.loads` returns, and how Python looks at it.
 
 use std::cmp::Ordering;
+use std::fmt::Write as _;
 
 use super::str::PyStr;
 
@@ -41,18 +42,17 @@ impl PyInt {
         debug_assert!(!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()));
         let trimmed = digits.trim_start_matches('0');
         let digits = if trimmed.is_empty() { "0" } else { trimmed };
-        let signed = if negative {
-            format!("-{digits}")
-        } else {
-            digits.to_owned()
-        };
-        match signed.parse::<i64>() {
-            Ok(small) => PyInt(IntRepr::Small(small)),
-            Err(_) => PyInt(IntRepr::Big {
-                negative,
-                digits: digits.into(),
-            }),
+        if digits.len() <= 19 {
+            let magnitude = i128::from(digits.parse::<u64>().expect("at most 19 digits"));
+            let signed = if negative { -magnitude } else { magnitude };
+            if let Ok(small) = i64::try_from(signed) {
+                return PyInt(IntRepr::Small(small));
+            }
         }
+        PyInt(IntRepr::Big {
+            negative,
+            digits: digits.into(),
+        })
     }
 
     pub fn is_zero(&self) -> bool {
@@ -193,7 +193,9 @@ impl PyValue {
             PyValue::None => out.push_str("None"),
             PyValue::Bool(true) => out.push_str("True"),
             PyValue::Bool(false) => out.push_str("False"),
-            PyValue::Int(i) => out.push_str(&i.to_string()),
+            PyValue::Int(i) => {
+                let _ = write!(out, "{i}");
+            }
             PyValue::Float(f) => out.push_str(&float_repr(*f)),
             PyValue::Str(s) => out.push_str(&s.repr()),
             // Depth is bounded by the parser's MAX_DEPTH, and Python's own
@@ -340,13 +342,21 @@ fn shortest_digits(f: f64) -> (String, i32) {
     let last = digits.as_bytes()[digits.len() - 1];
     if last % 2 == 1 {
         // A tie: the exact value is the shorter digits minus one unit in
-        // the last place, followed by a single 5. (1100 places are exact:
-        // an f64 has at most 767 significant decimal digits.)
-        let (exact, exact_exp) = split_sci(&format!("{f:.1100e}"));
-        let exact = exact.trim_end_matches('0');
+        // the last place, followed by a single 5. A cheap look at one more
+        // digit rules almost every case out; then 1100 places are exact (an
+        // f64 has at most 767 significant decimal digits).
         let mut below = digits.clone();
         below.pop();
         below.push((last - 1) as char);
+        let (one_more, _) = split_sci(&format!("{f:.prec$e}", prec = digits.len()));
+        if !(one_more.len() == digits.len() + 1
+            && one_more.starts_with(&below)
+            && one_more.ends_with('5'))
+        {
+            return (digits, exp);
+        }
+        let (exact, exact_exp) = split_sci(&format!("{f:.1100e}"));
+        let exact = exact.trim_end_matches('0');
         if exact_exp == exp
             && exact.len() == digits.len() + 1
             && exact.starts_with(&below)

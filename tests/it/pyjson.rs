@@ -211,6 +211,12 @@ fn hand_picked() -> Vec<Vec<u8>> {
     c.push(nest(MAX_DEPTH + 1));
     c.push("[".repeat(100_000));
     c.push(format!("{{\"version\": \"1\", \"deep\": {}}}", nest(200)));
+    // A large object (the parser indexes its keys) with repeated keys.
+    let keys: Vec<String> = (0..50).map(|i| format!("\"k{i}\": {i}")).collect();
+    c.push(format!(
+        "{{\"version\": 1, {}, \"k7\": [], \"version\": \" 2 \", \"k49\": NaN}}",
+        keys.join(", ")
+    ));
     // Integers around Python's 4300-digit limit; floats have none.
     c.push("9".repeat(4300));
     c.push(format!("-{}", "9".repeat(4300)));
