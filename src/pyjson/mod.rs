@@ -53,7 +53,8 @@ pub const MAX_INT_DIGITS: usize = 4300;
 /// never the file's contents.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PyJsonError {
-    /// A `json.JSONDecodeError`; the message is Python's, word for word.
+    /// A `json.JSONDecodeError`; the message is CPython 3.11's (and
+    /// 3.12's) word for word; 3.13 words a trailing comma differently.
     #[error("{msg}: line {line} column {column} (char {pos})")]
     Decode {
         msg: &'static str,

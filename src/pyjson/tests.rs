@@ -336,3 +336,25 @@ fn repeated_keys_in_large_objects_keep_their_first_place() {
     assert_eq!(v.get("k0"), Some(&PyValue::None));
     assert_eq!(v.get("k1").unwrap().py_str(), "1");
 }
+
+#[test]
+fn loads_str_is_json_loads_without_file_reading() {
+    // No newline translation: a raw CR in a string is a control character
+    // where a file read in text mode would have made it a newline.
+    assert_eq!(
+        loads_str("[\r\n x").unwrap_err().to_string(),
+        "Expecting value: line 2 column 2 (char 4)"
+    );
+    assert_eq!(
+        loads(b"[\r\n x").unwrap_err().to_string(),
+        "Expecting value: line 2 column 2 (char 3)"
+    );
+    assert_eq!(
+        loads_str("{\"version\": 7}")
+            .unwrap()
+            .get("version")
+            .unwrap()
+            .py_str(),
+        "7"
+    );
+}
