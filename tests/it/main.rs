@@ -10,4 +10,5 @@ mod patch;
 mod property;
 mod pyjson;
 mod range;
+mod trust;
 mod vectors;
