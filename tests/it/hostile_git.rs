@@ -664,3 +664,64 @@ fn a_tampered_cache_line_is_a_miss_not_a_verdict() {
     let healed = std::fs::read_to_string(&cache).unwrap();
     assert!(healed.contains(&new), "{healed}");
 }
+
+/// A chain of tags is peeled with a bound: 70 nested tags are refused
+/// (exit 4) with a sentence, 3 are followed.
+#[test]
+fn deeply_nested_tags_are_refused_with_a_bound() {
+    let repo = base();
+    repo.git(&["tag", "-a", "n0", "-m", "n0", "v1.0.0"]);
+    for i in 1..70 {
+        let (name, prev) = (format!("n{i}"), format!("n{}", i - 1));
+        repo.git(&[
+            "-c",
+            "advice.nestedTag=false",
+            "tag",
+            "-a",
+            &name,
+            "-m",
+            &name,
+            &prev,
+        ]);
+    }
+    let run = bounded(repo.path(), &["fingerprint", "--rev", "n69"]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`n69` nests more than 64 tags"),
+        "{}",
+        run.stderr
+    );
+    let run = bounded(repo.path(), &["fingerprint", "--rev", "n2"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let base = bounded(repo.path(), &["fingerprint", "--rev", "v1.0.0"]);
+    assert_eq!(run.stdout, base.stdout);
+}
+
+/// A `.gitattributes` blob larger than fpcheck reads whole is skipped with
+/// a warning, and the fingerprint is still given.
+#[test]
+fn an_oversized_gitattributes_is_skipped_with_a_warning() {
+    let repo = base();
+    let g = open(&repo);
+    let attributes = blob(&g, &vec![b'#'; (16 << 20) + 1]);
+    let a = blob(&g, b"a = 1\n");
+    let src = raw_tree(
+        &g,
+        &[
+            ("100644", b".gitattributes", attributes),
+            ("100644", b"a.py", a),
+        ],
+    );
+    commit_tree(&repo, top_with_src(&g, src, "2.0.0"), "v1.0.0", "v2.0.0");
+    let run = bounded(repo.path(), &["fingerprint", "--rev", "v2.0.0", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = json(&run);
+    let mut want = Sha256::new();
+    want.update(b"a.py\0a = 1\n\n");
+    assert_eq!(j["fingerprint"], hex::encode(want.finalize()).as_str());
+    assert_eq!(
+        j["warnings"][0],
+        "src/.gitattributes at `v2.0.0` is 16777217 bytes, more than the 16777216 fpcheck reads: \
+         the conversions it may set are not reported"
+    );
+}
