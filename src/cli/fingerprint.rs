@@ -82,7 +82,15 @@ pub fn run(args: FingerprintArgs) -> Result<u8, Failure> {
             (Box::new(DirSource::new(dir.clone())), runtime)
         }
         None => {
-            let repo = source::git::open_repo(args.repo.as_deref())?;
+            // Only `fingerprint` can read a directory instead: say so here.
+            let repo = source::git::open_repo(args.repo.as_deref()).map_err(|e| match e {
+                fpcheck::SourceError::Repository(m) if args.repo.is_none() => {
+                    Failure::from(fpcheck::SourceError::Repository(format!(
+                        "{m}, or use --dir PATH for an installed runtime"
+                    )))
+                }
+                e => Failure::from(e),
+            })?;
             let runtime = settings(&args.runtime, args.root.clone(), repo.workdir())?;
             let rev = Revision::parse(&repo, &args.rev)?;
             (Box::new(GitSource::new(repo, rev, &runtime.root)?), runtime)
