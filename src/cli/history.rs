@@ -11,7 +11,9 @@ use fpcheck::report::{self, RenderOptions};
 use fpcheck::source::git::open_repo;
 use fpcheck::verdict::Reason;
 
-use super::{count, emit, exit, settings, table_width, use_color, ColorWhen, Failure, RuntimeFlags};
+use super::{
+    count, emit, exit, settings, table_width, use_color, ColorWhen, Failure, RuntimeFlags,
+};
 
 /// Show every release's restart verdict, and the restarts the fingerprint saved
 ///

@@ -234,9 +234,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
-    }
+    d[0] = (0..=b.len()).collect();
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
@@ -344,7 +342,10 @@ mod tests {
     #[test]
     fn typos_of_commands() {
         assert_eq!(closest_command("histroy").as_deref(), Some("history"));
-        assert_eq!(closest_command("fingreprint").as_deref(), Some("fingerprint"));
+        assert_eq!(
+            closest_command("fingreprint").as_deref(),
+            Some("fingerprint")
+        );
         assert_eq!(closest_command("pach").as_deref(), Some("patch"));
         assert_eq!(closest_command("HISTORY").as_deref(), Some("history"));
         assert_eq!(closest_command("v7.11.0"), None);

@@ -49,11 +49,7 @@ fn outside_any_repository() -> tempfile::TempDir {
 #[test]
 fn outside_a_repository_only_fingerprint_suggests_dir() {
     let dir = outside_any_repository();
-    for args in [
-        &["history"][..],
-        &["patch", "v1..v2"],
-        &["v1.0.0..v1.1.0"],
-    ] {
+    for args in [&["history"][..], &["patch", "v1..v2"], &["v1.0.0..v1.1.0"]] {
         let run = fpcheck_in(dir.path(), args);
         assert_eq!(run.code, 4, "{args:?}: {}", run.stderr);
         assert!(
@@ -229,11 +225,10 @@ fn counts_agree_with_their_nouns() {
 fn prerelease_project() -> TestRepo {
     let repo = TestRepo::new();
     for i in 0..6u32 {
-        repo.write("src/a.py", format!("a{}\n", i / 2))
-            .write(
-                "version.json",
-                format!("{{\"version\": \"7.38.{i}-rc.{i}\"}}\n"),
-            );
+        repo.write("src/a.py", format!("a{}\n", i / 2)).write(
+            "version.json",
+            format!("{{\"version\": \"7.38.{i}-rc.{i}\"}}\n"),
+        );
         if i == 4 {
             // A directory named like a module: unavailable.
             repo.write("src/broken.py/x.py", "x\n");
@@ -248,8 +243,7 @@ fn prerelease_project() -> TestRepo {
 fn the_history_table_fits_the_width_and_abbreviates_long_reasons() {
     let repo = prerelease_project();
     for width in [60usize, 80, 120] {
-        let (code, out, err) =
-            fpcheck_cols(repo.path(), &["history"], Some(&width.to_string()));
+        let (code, out, err) = fpcheck_cols(repo.path(), &["history"], Some(&width.to_string()));
         assert_eq!(code, 0, "{err}");
         let table_lines: Vec<&str> = out
             .lines()
@@ -323,7 +317,8 @@ fn the_html_page_names_the_origin_without_credentials_and_opens_at_the_newest() 
     ]);
     let html = repo.fpcheck(&["history", "--format", "html"]).stdout;
     assert!(
-        html.contains("<p class=\"lede\">git.example.com/acme/server · runtime root"),
+        // tera's autoescape writes `/` as `&#x2F;`, which a browser shows as `/`.
+        html.contains("<p class=\"lede\">git.example.com&#x2F;acme&#x2F;server · runtime root"),
         "{html}"
     );
     assert!(!html.contains("s3cr3t"), "credentials leaked");
@@ -337,7 +332,12 @@ fn the_html_page_names_the_origin_without_credentials_and_opens_at_the_newest() 
     assert_eq!(j["name"], "git.example.com/acme/server");
 
     // scp-like origins, and a local origin or none: the folder's name.
-    repo.git(&["remote", "set-url", "origin", "git@github.com:acme/server.git"]);
+    repo.git(&[
+        "remote",
+        "set-url",
+        "origin",
+        "git@github.com:acme/server.git",
+    ]);
     let j = repo.fpcheck(&["history", "--format", "json"]).json();
     assert_eq!(j["name"], "github.com/acme/server");
     repo.git(&["remote", "set-url", "origin", "/srv/git/server-mirror.git"]);
@@ -382,9 +382,7 @@ fn the_html_summary_names_the_releases_that_saved_a_restart() {
     repo.tag("v1.0.4");
     let html = repo.fpcheck(&["history", "--format", "html"]).stdout;
     assert!(
-        html.contains(
-            "Releases that saved a restart: <code>v1.0.1</code>, <code>v1.0.3</code>."
-        ),
+        html.contains("Releases that saved a restart: <code>v1.0.1</code>, <code>v1.0.3</code>."),
         "{html}"
     );
     assert!(html.contains("<b>2</b>restarts saved"), "{html}");
@@ -440,5 +438,8 @@ fn demo_keep_leaves_a_clean_checkout_of_the_last_release() {
     assert!(changed.contains(&"src/plugins/memory.py"), "{changed:?}");
     // The other commands work there too.
     assert_eq!(fpcheck_in(&dir, &["history"]).code, 0);
-    assert_eq!(fpcheck_in(&dir, &["fingerprint", "--rev", "v1.1.0"]).code, 0);
+    assert_eq!(
+        fpcheck_in(&dir, &["fingerprint", "--rev", "v1.1.0"]).code,
+        0
+    );
 }

@@ -82,7 +82,10 @@ fn run(step: &Step, cwd: &mut PathBuf, demo: &Path) -> String {
             String::new()
         }
         "echo" => {
-            let at = words.iter().position(|w| w == ">>").expect("echo 'TEXT' >> FILE");
+            let at = words
+                .iter()
+                .position(|w| w == ">>")
+                .expect("echo 'TEXT' >> FILE");
             let text = words[1..at].join(" ");
             let text = text.trim_matches('\'');
             let mut file = std::fs::OpenOptions::new()
@@ -284,6 +287,9 @@ fn the_spec_example_and_vectors_are_what_fpcheck_computes() {
     let shared = top.join("../shared/spec/vectors.json");
     if let Ok(shared) = std::fs::read(&shared) {
         let ours = std::fs::read(top.join("tests/data/vectors.json")).unwrap();
-        assert!(ours == shared, "tests/data/vectors.json differs from the shared vectors");
+        assert!(
+            ours == shared,
+            "tests/data/vectors.json differs from the shared vectors"
+        );
     }
 }
