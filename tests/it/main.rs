@@ -9,6 +9,8 @@ mod history;
 mod newcomer;
 mod patch;
 mod property;
+mod pyjson;
 mod range;
 mod readme;
+mod trust;
 mod vectors;
