@@ -12,5 +12,7 @@ mod property;
 mod pyjson;
 mod range;
 mod readme;
+mod report_out;
+mod tags;
 mod trust;
 mod vectors;

@@ -187,7 +187,7 @@ fn the_quick_start_shares_one_build_and_ci_runs_it() {
         ["cargo run --locked -- demo", "cargo test --locked"],
         "{quick}"
     );
-    assert!(!quick.contains("--release"), "{quick}");
+    assert!(!sh.contains("--release"), "{sh}");
     for tool in ["`git`", "`python3`"] {
         assert!(quick.contains(tool), "the quick start does not name {tool}");
     }
