@@ -4,7 +4,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::Args;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Color, ContentArrangement, Table};
+use comfy_table::{
+    presets::UTF8_FULL_CONDENSED, Cell, Color, ColumnConstraint, ContentArrangement, Table, Width,
+};
 use serde::Serialize;
 
 use fpcheck::demo::{self, Row};
@@ -141,7 +143,7 @@ fn human(rows: &[Row], args: &DemoArgs, all_agree: bool) -> String {
     for r in rows {
         let a = &r.analysis;
         let marker = match a.updater.marker_reason {
-            Some(reason) => format!("yes ({reason})"),
+            Some(reason) => reason.to_string(),
             None => "no".into(),
         };
         let verdict = Cell::new(yes_no(a.restart_required));
@@ -172,6 +174,14 @@ fn human(rows: &[Row], args: &DemoArgs, all_agree: bool) -> String {
             Cell::new(a.reason.as_str()),
             Cell::new(spec),
         ]);
+    }
+    // Reason codes are looked up and grepped: keep them whole (the widths
+    // include the padding), and let the
+    // prose column ("release touches") wrap instead.
+    for (column, width) in [(3, 20), (5, 25)] {
+        if let Some(c) = table.column_mut(column) {
+            c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(width)));
+        }
     }
     let mut out =
         String::from("The behaviour matrix of docs/spec.md section 8, as fpcheck sees it:\n");
