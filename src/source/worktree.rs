@@ -69,8 +69,9 @@ impl WorktreeSource {
 /// [`links::walk`] on disk: links are read, never followed by the system.
 fn walk(stack: Vec<PathBuf>, path: &[u8]) -> io::Result<Found<PathBuf, PathBuf>> {
     links::walk(stack, path, |dir: &PathBuf, name: &[u8]| {
-        // A commit never holds `.git` (git refuses the name at any depth).
-        if name == b".git" {
+        // A commit never holds `.git` (git refuses the name at any depth, in
+        // any case: `.GIT` is the git directory on a case-insensitive disk).
+        if name.eq_ignore_ascii_case(b".git") {
             return Ok(Step::Missing);
         }
         let here = dir.join(os(name.to_vec()));
@@ -123,8 +124,9 @@ impl Source for WorktreeSource {
 
     fn read_dir(&self, dir: &Node, rel: &[u8]) -> Result<Vec<Entry>, SourceError> {
         let mut entries = self.dir.read_dir(dir, rel)?;
-        // A commit never holds `.git` (git refuses the name at any depth).
-        entries.retain(|e| e.name != b".git");
+        // A commit never holds `.git` (git refuses the name at any depth, in
+        // any case).
+        entries.retain(|e| !e.name.eq_ignore_ascii_case(b".git"));
         Ok(entries)
     }
 

@@ -11,4 +11,5 @@ mod property;
 mod pyjson;
 mod range;
 mod trust;
+mod trust_review;
 mod vectors;

@@ -1,0 +1,216 @@
+//! An adversarial review of issue 11's guarantees: the holes it found, each
+//! built as the hostile case (a pull request's committed config, a working
+//! tree, hostile arguments), and the properties that held.
+
+use proptest::prelude::*;
+use serde_json::Value;
+
+use crate::support::{Run, TestRepo};
+
+/// v1.0.0 (src/app.py, version 1.0.0), then v1.1.0 changing src/app.py.
+fn two_releases() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("src/app.py", "def main(): return 1\n")
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit("1.0.0");
+    repo.tag("v1.0.0");
+    repo.write("src/app.py", "def main(): return 2\n")
+        .write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("1.1.0");
+    repo.tag("v1.1.0");
+    repo
+}
+
+fn no_raw_controls(run: &Run, what: &str) {
+    for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{what}: raw ESC or BEL on {name}: {text:?}"
+        );
+    }
+}
+
+/// Errors quote the pull request's committed config (its root, excluded
+/// names, runtime names, version file): they reached the terminal raw.
+#[test]
+fn errors_quoting_a_committed_config_escape_control_characters() {
+    let cases = [
+        (
+            "[runtime]\nroot = \"/\\u001b]0;pwned\\u0007\"\n",
+            "runtime root `/\\x1b]0;pwned\\x07` is absolute",
+        ),
+        (
+            "[runtime]\nexclude = [\"a/\\u001b[2J\"]\n",
+            "excluded name `a/\\x1b[2J` contains `/`",
+        ),
+        (
+            "[runtimes.\"\\u001b[31mNO RESTART\"]\nroot = \"src\"\n[runtimes.b]\nroot = \"src\"\n",
+            "several runtimes (\\x1b[31mNO RESTART, b)",
+        ),
+    ];
+    for (config, shown) in cases {
+        let repo = two_releases();
+        repo.write("fpcheck.toml", config);
+        repo.commit("hostile config");
+        let run = repo.fpcheck(&["v1.0.0..HEAD"]);
+        assert_eq!(run.code, 2, "{config}: {}", run.stderr);
+        no_raw_controls(&run, config);
+        assert!(run.stderr.contains(shown), "{config}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn patch_messages_escape_a_hostile_version_file() {
+    let repo = two_releases();
+    repo.write(
+        "fpcheck.toml",
+        "[runtime]\nversion_file = \"\\u001b[1A/version.json\"\n",
+    );
+    repo.commit("hostile version_file");
+    for args in [
+        &["patch", "v1.1.0..HEAD"][..],
+        &["patch", "v1.1.0..HEAD", "--write"],
+    ] {
+        let run = repo.fpcheck(args);
+        no_raw_controls(&run, &args.join(" "));
+        assert!(run.stderr.contains("\\x1b[1A"), "{args:?}: {}", run.stderr);
+    }
+    // A name that exists: the "created" note quotes it too.
+    repo.write(
+        "fpcheck.toml",
+        "[runtime]\nversion_file = \"v\\u0007.json\"\n",
+    );
+    repo.commit("bell");
+    let run = repo.fpcheck(&["patch", "v1.1.0..HEAD", "--write"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    no_raw_controls(&run, "created note");
+    assert!(run.stderr.contains("created v\\x07.json"), "{}", run.stderr);
+}
+
+/// `.GIT` is the git directory on a case-insensitive disk (macOS, Windows),
+/// and git refuses the name in any case at any depth: `patch --write` must
+/// not write there, and `--worktree` must not read there.
+#[test]
+fn git_directory_names_in_any_case_are_never_written_nor_read() {
+    let repo = two_releases();
+    repo.write(
+        "fpcheck.toml",
+        "[runtime]\nversion_file = \".GIT/hooks.json\"\n",
+    );
+    std::fs::create_dir(repo.join(".GIT")).unwrap();
+    let run = repo.fpcheck(&["patch", "v1.0.0..", "--worktree", "--write"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("inside the git directory"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read_dir(repo.join(".GIT")).unwrap().count(), 0);
+
+    // --worktree: a link into `.Git/`, and a `.GIT` directory in the root,
+    // hold what the commit holds (git adds neither file).
+    let repo = two_releases();
+    repo.symlink("src/cfg.py", "../.Git/config.py");
+    repo.commit("a link into .Git");
+    let commit = repo.fpcheck(&["v1.0.0..HEAD", "--format", "json"]).json();
+    repo.write(".Git/config.py", "[core]\n");
+    repo.write("src/.GIT/extra.py", "x = 1\n");
+    let worktree: Value = repo
+        .fpcheck(&["v1.0.0..", "--worktree", "--format", "json"])
+        .json();
+    assert_eq!(
+        (
+            &worktree["to"]["fingerprint"],
+            &worktree["to"]["unavailable_reason"]
+        ),
+        (
+            &commit["to"]["fingerprint"],
+            &commit["to"]["unavailable_reason"]
+        )
+    );
+    assert_eq!(
+        commit["to"]["unavailable_reason"],
+        "src/cfg.py: symlink to ../.Git/config.py is broken"
+    );
+}
+
+/// A TOML error's message is one line, without escapes of its own breaks.
+#[test]
+fn a_toml_error_is_one_readable_line() {
+    let repo = two_releases();
+    repo.write("fpcheck.toml", format!("[{}b]\n", "a.".repeat(200)));
+    repo.commit("deep header");
+    let run = repo.fpcheck(&["v1.0.0..HEAD"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(!run.stderr.contains("\\x0a"), "{}", run.stderr);
+}
+
+fn hostile_word() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("--".to_string()),
+        Just("-".to_string()),
+        Just("..".to_string()),
+        Just("...".to_string()),
+        Just("--root=/".to_string()),
+        Just("v1.0.0..".to_string()),
+        Just("..v1.0.0".to_string()),
+        Just("v1.0.0..HEAD:src".to_string()),
+        Just("HEAD^{tree}..HEAD".to_string()),
+        Just("../outside".to_string()),
+        Just("src/app.py".to_string()),
+        Just("\u{1b}[2J".to_string()),
+        Just(".git/config".to_string()),
+        Just("--worktree".to_string()),
+        Just("--write".to_string()),
+        Just("--version-file".to_string()),
+        Just("--root".to_string()),
+        Just("--config".to_string()),
+        Just("--rev".to_string()),
+        Just("--exclude".to_string()),
+        // No `/`, `.` nor a leading `-`: nothing generated can name a path
+        // outside the repository or a new option.
+        "[a-z:@^~]{0,8}",
+    ]
+}
+
+/// No argument combination of the range, `patch` and `fingerprint` makes
+/// fpcheck panic (a panic exits 101), whatever paths and names it is given.
+/// Nothing generated can write outside the repository: no output option
+/// (`-o`, `--patch-out`) is generated, and the only path that climbs
+/// (`../outside`) is refused as a version file and read-only elsewhere.
+#[test]
+fn no_argument_combination_panics() {
+    let repo = two_releases();
+    repo.symlink("src/loop.py", "loop.py");
+    repo.symlink("src/abs.py", "/etc/passwd");
+    repo.write("src/deep/x.py", "y = 1\n");
+    let config = proptest::test_runner::Config {
+        cases: 48,
+        failure_persistence: None,
+        ..Default::default()
+    };
+    let mut runner = proptest::test_runner::TestRunner::new(config);
+    let strategy = (
+        prop_oneof![
+            Just(vec![]),
+            Just(vec!["patch".to_string()]),
+            Just(vec!["fingerprint".to_string()]),
+        ],
+        proptest::collection::vec(hostile_word(), 0..5),
+    );
+    runner
+        .run(&strategy, |(command, words)| {
+            let mut args: Vec<&str> = command.iter().map(String::as_str).collect();
+            args.extend(words.iter().map(String::as_str));
+            let run = repo.fpcheck(&args);
+            prop_assert!(
+                run.code != 101 && !run.stderr.contains("panicked"),
+                "{args:?}: {} {}",
+                run.code,
+                run.stderr
+            );
+            Ok(())
+        })
+        .unwrap();
+}
