@@ -13,7 +13,10 @@
 //! or a FIFO (`-o /dev/null`, `-o /dev/stdout`, a named pipe a tool reads
 //! from) is written in place, as a shell redirection would: renaming a file
 //! over it would destroy the device node (as root, the machine's own
-//! `/dev/null`) and leave every later reader with a plain file.
+//! `/dev/null`) and leave every later reader with a plain file. Only when
+//! root or the user running fpcheck owns it (and the link to it, if the
+//! target is a link), though: another user's FIFO or link to a device in a
+//! marker directory they can write is replaced (see `is_special`).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -247,17 +250,43 @@ pub fn remove_leftovers(path: &Path) -> io::Result<usize> {
 }
 
 /// True when `path` (links followed, as a write would) is a device, FIFO or
-/// socket: something a rename must not replace.
+/// socket that a rename must not replace: one that root or the user running
+/// fpcheck made, reached (when `path` is a link) through a link that they
+/// made. Anything else is another user's node in a directory they can
+/// write, planted to make a root gate write into a disk (`MARKER.json ->
+/// /dev/sda`) or hang on a FIFO no one reads: it is replaced, as a regular
+/// file would be.
 fn is_special(path: &Path) -> io::Result<bool> {
     match fs::metadata(path) {
         Ok(meta) => {
             let t = meta.file_type();
-            Ok(!t.is_file() && !t.is_dir())
+            if t.is_file() || t.is_dir() {
+                return Ok(false);
+            }
+            let link_trusted = match fs::symlink_metadata(path) {
+                Ok(link) if link.file_type().is_symlink() => trusted_owner(&link),
+                _ => true,
+            };
+            Ok(trusted_owner(&meta) && link_trusted)
         }
         // Nothing there (or a broken link): the rename creates the file.
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(e),
     }
+}
+
+/// Owned by root or by the effective user (as `fs.protected_symlinks`
+/// trusts a link).
+#[cfg(unix)]
+fn trusted_owner(meta: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    meta.uid() == 0 || meta.uid() == unsafe { libc::geteuid() }
+}
+
+#[cfg(not(unix))]
+fn trusted_owner(_meta: &fs::Metadata) -> bool {
+    true
 }
 
 /// Writes into an existing special file without creating or truncating

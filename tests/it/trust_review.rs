@@ -2,6 +2,11 @@
 //! built as the hostile case (a pull request's committed config, a working
 //! tree, hostile arguments), and the properties that held.
 
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -213,4 +218,141 @@ fn no_argument_combination_panics() {
             Ok(())
         })
         .unwrap();
+}
+
+/// Runs fpcheck in `cwd`, killed after `secs` seconds: `None` when it hung.
+fn run_with_timeout(cwd: &Path, args: &[&str], secs: u64) -> Option<i32> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fpcheck"))
+        .current_dir(cwd)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(secs) {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+fn chown_nobody(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: lchown with a valid NUL-terminated path, inside a temporary
+    // directory; 65534 is `nobody`, standing for another local user.
+    assert_eq!(unsafe { libc::lchown(c.as_ptr(), 65534, 65534) }, 0);
+}
+
+/// The installed tree's marker directory is writable by another local user.
+/// Written in place, their FIFO at an output hung fpcheck forever, and their
+/// link to a device made a root gate write the marker into the device,
+/// report "marker written" and leave no marker. Another user's node is
+/// replaced, as a regular file would be.
+#[test]
+fn another_users_fifo_or_link_to_a_device_at_an_output_is_replaced() {
+    let tree = tempfile::tempdir().unwrap();
+    let top = tree.path();
+    std::fs::create_dir_all(top.join("src")).unwrap();
+    std::fs::create_dir_all(top.join("markers")).unwrap();
+    std::fs::write(top.join("src/app.py"), "x = 1\n").unwrap();
+    std::fs::write(top.join("src/version.json"), "{\"version\": \"1.0.0\"}\n").unwrap();
+    let code = run_with_timeout(
+        top,
+        &["snapshot", "--dir", "src", "--out", "before.json"],
+        60,
+    );
+    assert_eq!(code, Some(0));
+    std::fs::write(top.join("src/app.py"), "x = 2\n").unwrap();
+    std::fs::write(top.join("src/version.json"), "{\"version\": \"1.1.0\"}\n").unwrap();
+    let device = top.join("disk");
+    let c = std::ffi::CString::new(device.to_str().unwrap()).unwrap();
+    // SAFETY: mknod with a valid NUL-terminated path, in a temporary
+    // directory; (1, 3) is the null device's number, standing for a disk.
+    let rc = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+    assert_eq!(rc, 0, "mknod: {}", std::io::Error::last_os_error());
+
+    // `snapshot --out` writes without reading first; the gate reads the
+    // old marker before writing it, so it meets a FIFO on its read side
+    // (the gate's own item of issue 11) and is tried with the link only.
+    let cases = [
+        (
+            "fifo",
+            "markers/before.json",
+            &["snapshot", "--dir", "src", "--out"][..],
+        ),
+        (
+            "link to a device",
+            "markers/before.json",
+            &["snapshot", "--dir", "src", "--out"],
+        ),
+        (
+            "link to a device",
+            "markers/MARKER.json",
+            &[
+                "gate",
+                "--dir",
+                "src",
+                "--before",
+                "before.json",
+                "--marker",
+            ],
+        ),
+    ];
+    for (planted, rel, command) in cases {
+        let target = top.join(rel);
+        let _ = std::fs::remove_file(&target);
+        if planted == "fifo" {
+            let c = std::ffi::CString::new(target.to_str().unwrap()).unwrap();
+            // SAFETY: mkfifo with a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+        } else {
+            std::os::unix::fs::symlink(&device, &target).unwrap();
+        }
+        chown_nobody(&target);
+        let mut args = command.to_vec();
+        args.push(rel);
+        let code = run_with_timeout(top, &args, 60);
+        assert_eq!(code, Some(0), "{planted} at {rel}: hung or failed");
+        let meta = std::fs::symlink_metadata(&target).unwrap();
+        assert!(meta.file_type().is_file(), "{planted} at {rel}: {meta:?}");
+        let j: Value = serde_json::from_slice(&std::fs::read(&target).unwrap()).unwrap();
+        assert!(j.is_object(), "{planted} at {rel}: {j}");
+        if rel.ends_with("MARKER.json") {
+            assert_eq!(j["required"], true, "{j}");
+        }
+        assert!(is_char_device(&device));
+    }
+
+    // The user's own FIFO (here root's) is still written in place.
+    let out = top.join("report.json");
+    let c = std::ffi::CString::new(out.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let out = out.clone();
+        std::thread::spawn(move || std::fs::read(out).unwrap())
+    };
+    let code = run_with_timeout(
+        top,
+        &["snapshot", "--dir", "src", "--out", "report.json"],
+        60,
+    );
+    assert_eq!(code, Some(0));
+    assert!(!reader.join().unwrap().is_empty());
+    assert!(std::fs::symlink_metadata(&out)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+}
+
+fn is_char_device(path: &Path) -> bool {
+    std::fs::symlink_metadata(path)
+        .unwrap()
+        .file_type()
+        .is_char_device()
 }
