@@ -250,9 +250,9 @@ pub fn remove_leftovers(path: &Path) -> io::Result<usize> {
 }
 
 /// True when `path` (links followed, as a write would) is a device, FIFO or
-/// socket that a rename must not replace: one that root or the user running
-/// fpcheck made, reached (when `path` is a link) through a link that they
-/// made. Anything else is another user's node in a directory they can
+/// socket that a rename must not replace: a device, or a FIFO or socket
+/// that root or the user running fpcheck owns, reached (when `path` is a
+/// link) through a link that they own. Anything else is another user's node in a directory they can
 /// write, planted to make a root gate write into a disk (`MARKER.json ->
 /// /dev/sda`) or hang on a FIFO no one reads: it is replaced, as a regular
 /// file would be.
@@ -267,7 +267,9 @@ fn is_special(path: &Path) -> io::Result<bool> {
                 Ok(link) if link.file_type().is_symlink() => trusted_owner(&link),
                 _ => true,
             };
-            Ok(trusted_owner(&meta) && link_trusted)
+            // Only root makes device nodes (a terminal may belong to another
+            // user); anyone can make a FIFO.
+            Ok((is_device(&t) || trusted_owner(&meta)) && link_trusted)
         }
         // Nothing there (or a broken link): the rename creates the file.
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
@@ -287,6 +289,17 @@ fn trusted_owner(meta: &fs::Metadata) -> bool {
 #[cfg(not(unix))]
 fn trusted_owner(_meta: &fs::Metadata) -> bool {
     true
+}
+
+#[cfg(unix)]
+fn is_device(t: &fs::FileType) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    t.is_char_device() || t.is_block_device()
+}
+
+#[cfg(not(unix))]
+fn is_device(_t: &fs::FileType) -> bool {
+    false
 }
 
 /// Writes into an existing special file without creating or truncating

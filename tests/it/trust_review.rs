@@ -328,6 +328,13 @@ fn another_users_fifo_or_link_to_a_device_at_an_output_is_replaced() {
         assert!(is_char_device(&device));
     }
 
+    // A device is root's making whoever owns it (a terminal belongs to its
+    // user): written in place, never replaced.
+    chown_nobody(&device);
+    let code = run_with_timeout(top, &["snapshot", "--dir", "src", "--out", "disk"], 60);
+    assert_eq!(code, Some(0));
+    assert!(is_char_device(&device));
+
     // The user's own FIFO (here root's) is still written in place.
     let out = top.join("report.json");
     let c = std::ffi::CString::new(out.to_str().unwrap()).unwrap();
