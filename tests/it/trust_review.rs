@@ -363,3 +363,64 @@ fn is_char_device(path: &Path) -> bool {
         .file_type()
         .is_char_device()
 }
+
+/// A nested repository (a checked-out submodule, a clone inside the tree)
+/// is a gitlink in the commit, whose files it cannot see: the fingerprint is
+/// unavailable. `--worktree` hashed its files instead, and could answer "no
+/// restart" where the commit answers "restart".
+#[test]
+fn a_nested_repository_in_the_worktree_is_a_submodule_as_in_the_commit() {
+    let repo = two_releases();
+    let nested = repo.join("src/vendored");
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::write(nested.join("lib.py"), "v = 1\n").unwrap();
+    crate::support::git_in(&nested, &["init", "-q"]);
+    crate::support::git_in(&nested, &["add", "-A"]);
+    crate::support::git_in(
+        &nested,
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "v",
+        ],
+    );
+    // A link into it, too: git mode says the link points into a submodule.
+    repo.symlink("src/via.py", "vendored/lib.py");
+    let worktree = repo
+        .fpcheck(&["v1.0.0..", "--worktree", "--format", "json"])
+        .json();
+    repo.commit("embed the repository");
+    assert_eq!(
+        repo.git(&["ls-files", "-s", "src/vendored"])
+            .split(' ')
+            .next(),
+        Some("160000")
+    );
+    let commit = repo.fpcheck(&["v1.0.0..HEAD", "--format", "json"]).json();
+    assert_eq!(commit["to"]["fingerprint"], "", "{commit}");
+    assert_eq!(worktree["to"]["fingerprint"], "", "{worktree}");
+    assert_eq!(worktree["restart_required"], commit["restart_required"]);
+
+    // Without the link, the reasons are the same words.
+    repo.remove("src/via.py");
+    let worktree = repo
+        .fpcheck(&["v1.0.0..", "--worktree", "--format", "json"])
+        .json();
+    repo.commit("no link");
+    let commit = repo.fpcheck(&["v1.0.0..HEAD", "--format", "json"]).json();
+    assert_eq!(
+        worktree["to"]["unavailable_reason"],
+        commit["to"]["unavailable_reason"]
+    );
+    assert!(
+        commit["to"]["unavailable_reason"]
+            .as_str()
+            .unwrap()
+            .contains("src/vendored is a submodule"),
+        "{commit}"
+    );
+}
