@@ -10,6 +10,8 @@ mod patch;
 mod property;
 mod pyjson;
 mod range;
+mod report_out;
+mod tags;
 mod trust;
 mod trust_review;
 mod vectors;
