@@ -100,6 +100,8 @@ pub fn write_atomic_beneath(
         };
         current = beneath::open_dir(&current, part)?;
     }
+    // `mode_t` is u16 on some systems: the casts are not always no-ops.
+    #[allow(clippy::unnecessary_cast)]
     let mode = match beneath::mode_nofollow(&current, name)? {
         Some(mode) if mode & libc::S_IFMT as u32 == libc::S_IFREG as u32 => Some(mode & 0o7777),
         Some(_) => {
