@@ -250,6 +250,6 @@ pub fn print(text: &str) -> Result<(), Failure> {
 /// Prints warnings on stderr, one per line.
 pub fn warn_all(warnings: &[String]) {
     for w in warnings {
-        eprintln!("fpcheck: warning: {w}");
+        eprintln!("fpcheck: warning: {}", fpcheck::term::escape(w));
     }
 }

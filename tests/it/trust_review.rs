@@ -448,3 +448,27 @@ fn a_pull_request_cannot_make_its_own_end_unavailable_to_skip_the_restart() {
     assert_eq!(j["restart_required"], true, "{j}");
     assert_ne!(run.code, 0);
 }
+
+/// `fingerprint`'s unavailable reason and every `fpcheck: warning:` line
+/// (fingerprint, snapshot, gate) quote file names and link targets.
+#[test]
+fn fingerprint_and_snapshot_warnings_escape_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("ok.py"), "a = 1\n").unwrap();
+    std::os::unix::fs::symlink("/nowhere/\u{1b}]0;pwn\u{7}", src.join("\u{1b}[31mx.py")).unwrap();
+    for args in [
+        &["fingerprint", "--dir", "src"][..],
+        &["snapshot", "--dir", "src"],
+    ] {
+        let run = crate::support::fpcheck_in(dir.path(), args);
+        no_raw_controls(&run, &args.join(" "));
+        assert!(
+            run.stderr
+                .contains("src/\\x1b[31mx.py: symlink to /nowhere/\\x1b]0;pwn\\x07"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+}
