@@ -252,12 +252,12 @@ pub fn remove_leftovers(path: &Path) -> io::Result<usize> {
 }
 
 /// True when `path` (links followed, as a write would) is a device, FIFO or
-/// socket that a rename must not replace: a device, or a FIFO or socket
-/// that root or the user running fpcheck owns, reached (when `path` is a
-/// link) through a link that they own. Anything else is another user's node in a directory they can
-/// write, planted to make a root gate write into a disk (`MARKER.json ->
-/// /dev/sda`) or hang on a FIFO no one reads: it is replaced, as a regular
-/// file would be.
+/// socket that a rename must not replace: reached through a link that root
+/// or the user running fpcheck owns, or else a device, or a FIFO or socket
+/// that root or that user owns. Anything else is another user's node in a
+/// directory they can write, planted to make a root gate write into a disk
+/// (`MARKER.json -> /dev/sda`) or hang on a FIFO no one reads: it is
+/// replaced, as a regular file would be.
 fn is_special(path: &Path) -> io::Result<bool> {
     match fs::metadata(path) {
         Ok(meta) => {
@@ -265,13 +265,14 @@ fn is_special(path: &Path) -> io::Result<bool> {
             if t.is_file() || t.is_dir() {
                 return Ok(false);
             }
-            let link_trusted = match fs::symlink_metadata(path) {
+            Ok(match fs::symlink_metadata(path) {
+                // A link's owner chose its target: `/dev/stdout` (root's)
+                // leads to a pipe that the calling shell's user owns.
                 Ok(link) if link.file_type().is_symlink() => trusted_owner(&link),
-                _ => true,
-            };
-            // Only root makes device nodes (a terminal may belong to another
-            // user); anyone can make a FIFO.
-            Ok((is_device(&t) || trusted_owner(&meta)) && link_trusted)
+                // Only root makes device nodes (a terminal may belong to
+                // another user); anyone can make a FIFO.
+                _ => is_device(&t) || trusted_owner(&meta),
+            })
         }
         // Nothing there (or a broken link): the rename creates the file.
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),

@@ -335,6 +335,24 @@ fn another_users_fifo_or_link_to_a_device_at_an_output_is_replaced() {
     assert_eq!(code, Some(0));
     assert!(is_char_device(&device));
 
+    // A link of the user's own (here root's) is followed whoever owns what
+    // it leads to, as `/dev/stdout` leads to the calling shell's pipe.
+    let pipe = top.join("pipe");
+    let c = std::ffi::CString::new(pipe.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+    chown_nobody(&pipe);
+    std::os::unix::fs::symlink(&pipe, top.join("stdout")).unwrap();
+    let reader = {
+        let pipe = pipe.clone();
+        std::thread::spawn(move || std::fs::read(pipe).unwrap())
+    };
+    let code = run_with_timeout(top, &["snapshot", "--dir", "src", "--out", "stdout"], 60);
+    assert_eq!(code, Some(0));
+    assert!(!reader.join().unwrap().is_empty());
+    let link = std::fs::symlink_metadata(top.join("stdout")).unwrap();
+    assert!(link.file_type().is_symlink());
+
     // The user's own FIFO (here root's) is still written in place.
     let out = top.join("report.json");
     let c = std::ffi::CString::new(out.to_str().unwrap()).unwrap();
