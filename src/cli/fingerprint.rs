@@ -118,7 +118,10 @@ pub fn run(args: FingerprintArgs) -> Result<u8, Failure> {
         warn_all(&fp.warnings);
         print(&plain(&fp, args.list))?;
         if let Some(reason) = &fp.unavailable_reason {
-            eprintln!("fpcheck: fingerprint unavailable: {reason}");
+            eprintln!(
+                "fpcheck: fingerprint unavailable: {}",
+                fpcheck::term::escape(reason)
+            );
         }
     }
     Ok(if fp.digest.is_some() {

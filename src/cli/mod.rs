@@ -172,7 +172,9 @@ pub fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(f) if f.message.is_empty() => ExitCode::from(f.code),
         Err(f) => {
-            eprintln!("fpcheck: error: {}", f.message);
+            // Messages quote names from the repository (config values, tags,
+            // paths): escaped here, once, for every command.
+            eprintln!("fpcheck: error: {}", fpcheck::term::escape(&f.message));
             ExitCode::from(f.code)
         }
     }
@@ -359,7 +361,7 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
 /// Prints warnings on stderr, one per line.
 pub fn warn_all(warnings: &[String]) {
     for w in warnings {
-        eprintln!("fpcheck: warning: {w}");
+        eprintln!("fpcheck: warning: {}", fpcheck::term::escape(w));
     }
 }
 

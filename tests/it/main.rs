@@ -15,4 +15,5 @@ mod readme;
 mod report_out;
 mod tags;
 mod trust;
+mod trust_review;
 mod vectors;
