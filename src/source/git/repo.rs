@@ -33,8 +33,7 @@ pub fn open_repo(path: Option<&Path>) -> Result<gix::Repository, SourceError> {
     }
     let mut repo = gix::discover(&start).map_err(|e| SourceError::Git {
         message: format!(
-            "{} is not in a git repository: run fpcheck inside one, pass --repo PATH, \
-             or use --dir PATH for an installed runtime",
+            "{} is not in a git repository: run fpcheck inside one, or pass --repo PATH",
             start.display()
         ),
         source: Box::new(e),
