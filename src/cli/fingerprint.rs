@@ -89,6 +89,12 @@ pub fn run(args: FingerprintArgs) -> Result<u8, Failure> {
                         "{m}, or use --dir PATH for an installed runtime"
                     )))
                 }
+                fpcheck::SourceError::Git { message, source } if args.repo.is_none() => {
+                    Failure::from(fpcheck::SourceError::Git {
+                        message: format!("{message}, or use --dir PATH for an installed runtime"),
+                        source,
+                    })
+                }
                 e => Failure::from(e),
             })?;
             fpcheck::range::check_revision(&args.rev).map_err(|e| Failure::usage(e.to_string()))?;
