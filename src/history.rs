@@ -80,6 +80,9 @@ pub struct ReleaseInfo {
     pub unavailable_reason: Option<String>,
     /// How many runtime files it hashes.
     pub runtime_files: usize,
+    /// The updater's own reading of the version (section 6).
+    #[serde(skip)]
+    pub updater_version: crate::release::UpdaterVersion,
 }
 
 /// One update, from a release to the next.
@@ -514,6 +517,7 @@ impl<'a> Worker<'a> {
                 fingerprint,
                 unavailable_reason: reason,
                 runtime_files,
+                updater_version: rel.updater_version,
             },
             ids,
             tree,
@@ -618,6 +622,7 @@ fn facts(info: &ReleaseInfo) -> SideFacts {
         version: info.version.clone().unwrap_or_default(),
         fingerprint: info.fingerprint.clone(),
         force_restart: info.force_restart,
+        updater_version: info.updater_version.clone(),
     }
 }
 
@@ -632,7 +637,7 @@ fn step(from: &Read, to: &Read, root: &str) -> Step {
         to_fingerprint: to.info.fingerprint.clone(),
         restart_required: d.restart_required,
         reason: d.reason,
-        marker_reason: d.updater.marker_reason,
+        marker_reason: d.updater.marker_reason.map(|r| r.as_str()),
         version_changed: d.version_changed,
         runtime_files_changed: changes::between_selections(&from.ids, &to.ids, root)
             .runtime

@@ -27,8 +27,92 @@ pub struct Release {
     pub force_restart_raw: Option<Value>,
     /// The file it came from.
     pub force_restart_file: Option<String>,
+    /// The updater's own reading of the version (section 6).
+    #[serde(skip)]
+    pub updater_version: UpdaterVersion,
+    /// Version files that exist but cannot be read (permissions, a FIFO,
+    /// a directory, too large): the gate cannot rule out what they say.
+    #[serde(skip)]
+    pub unreadable: Vec<String>,
     /// Things the releaser should know (unparsable files, non-boolean values).
     pub warnings: Vec<Warning>,
+}
+
+/// The version as the reference's updater reads it (section 6): from the
+/// install's home only (the runtime root's parent), the raw `"version"`
+/// value of `version.json` if that file parses as an object (`"unknown"`
+/// when the key is missing; `package.json` is then not looked at), else of
+/// `package.json`, else `"unknown"`. Compared with Python's `!=` on the raw
+/// values: no strip, `1` equals `1.0` and `true`, `NaN` differs from itself.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UpdaterVersion(Value);
+
+impl Default for UpdaterVersion {
+    fn default() -> Self {
+        UpdaterVersion(Value::String("unknown".into()))
+    }
+}
+
+impl UpdaterVersion {
+    /// A version that is this text.
+    pub fn from_text(text: &str) -> Self {
+        UpdaterVersion(Value::String(text.into()))
+    }
+
+    /// Python's `self != other` on the raw values.
+    pub fn differs(&self, other: &UpdaterVersion) -> bool {
+        !py_eq(&self.0, &other.0)
+    }
+
+    /// The text the marker records: `str(value or "").strip()`.
+    pub fn marker_text(&self) -> String {
+        if !python_truthy(&self.0) {
+            return String::new();
+        }
+        crate::gate::client::py_strip(&py_str(&self.0)).to_string()
+    }
+
+    /// The value as JSON text (stored in snapshots).
+    pub fn to_json(&self) -> String {
+        self.0.to_string()
+    }
+
+    /// Reads [`UpdaterVersion::to_json`]'s text back.
+    pub fn from_json(text: &str) -> Option<Self> {
+        serde_json::from_str(text).ok().map(UpdaterVersion)
+    }
+}
+
+/// Python's `==` on two JSON values.
+fn py_eq(a: &Value, b: &Value) -> bool {
+    let num = |v: &Value| match v {
+        Value::Bool(b) => Some(f64::from(u8::from(*b))),
+        Value::Number(n) => n.as_f64(),
+        _ => None,
+    };
+    match (a, b) {
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| py_eq(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| py_eq(v, w)))
+        }
+        (Value::Number(x), Value::Number(y)) if x.is_f64() || y.is_f64() => num(a) == num(b),
+        (Value::Number(x), Value::Number(y)) => x == y,
+        (Value::Bool(_), Value::Number(_)) | (Value::Number(_), Value::Bool(_)) => num(a) == num(b),
+        _ => a == b,
+    }
+}
+
+/// Python's `str(value)` of a JSON value, for the marker's texts.
+fn py_str(v: &Value) -> String {
+    match v {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
 }
 
 /// Python's truthiness of a JSON value, as `bool(json.load(...)[key])`.
@@ -43,30 +127,50 @@ pub fn python_truthy(v: &Value) -> bool {
     }
 }
 
-/// The candidate files in the gate's order: each name in the root, then in
-/// its parent.
-fn candidates(source: &dyn Source) -> Result<Vec<MetaFile>, SourceError> {
+/// The candidate files in the gate's order: `version.json` then
+/// `package.json` in the root, then the same in its parent (the install's
+/// home).
+fn candidates(source: &dyn Source) -> Result<Vec<(MetaFile, bool)>, SourceError> {
     let mut out = Vec::new();
-    for name in VERSION_FILES {
-        for in_parent in [false, true] {
+    for in_parent in [false, true] {
+        for name in VERSION_FILES {
             if let Some(file) = source.read_meta(name, in_parent)? {
-                out.push(file);
+                out.push((file, in_parent));
             }
         }
     }
     Ok(out)
 }
 
-/// Reads the version and `force_restart` as the gate does.
+/// Reads the version and `force_restart` as the gate does (section 5), and
+/// the version as the updater reads it (section 6).
 pub fn read(source: &dyn Source) -> Result<Release, SourceError> {
     let mut release = Release::default();
-    for file in candidates(source)? {
+    let mut updater: Option<UpdaterVersion> = None;
+    for (file, in_parent) in candidates(source)? {
+        if let Some(why) = &file.problem {
+            release.warnings.push(Warning::new(
+                "version_file_unreadable",
+                format!(
+                    "{} {why}: fpcheck cannot rule out a version change or force_restart in it, \
+                     so the gate asks for a restart",
+                    file.display
+                ),
+            ));
+            release.unreadable.push(file.display.clone());
+            continue;
+        }
         let Some(doc) = parse_like_python(&file, &mut release.warnings) else {
             continue;
         };
+        if in_parent && updater.is_none() {
+            let raw = doc.get("version").cloned();
+            updater = Some(raw.map_or_else(UpdaterVersion::default, UpdaterVersion));
+        }
         note_version(&mut release, &file.display, doc.get("version"));
         note_force_restart(&mut release, &file.display, doc.get("force_restart"));
     }
+    release.updater_version = updater.unwrap_or_default();
     Ok(release)
 }
 
@@ -224,23 +328,25 @@ fn fix_surrogates(literal: &str) -> (String, bool) {
     (out, changed)
 }
 
+/// Section 5: the first file whose `"version"` gives non-empty text as
+/// Python's `str(value).strip()` (so `7` gives `"7"`, `null` `"None"`).
 fn note_version(release: &mut Release, file: &str, value: Option<&Value>) {
     if release.version.is_some() {
         return;
     }
-    match value {
-        Some(Value::String(s)) if !s.is_empty() => {
-            release.version = Some(s.clone());
-            release.version_file = Some(file.to_string());
-        }
-        Some(Value::String(_)) | None => {}
-        Some(other) => release.warnings.push(Warning::new(
-            "version_not_string",
-            format!(
-                "{file}: \"version\" is {other}, not a string: the gate skips this file's version"
-            ),
-        )),
+    let Some(value) = value else { return };
+    let text = crate::gate::client::py_strip(&py_str(value)).to_string();
+    if text.is_empty() {
+        return;
     }
+    if !value.is_string() {
+        release.warnings.push(Warning::new(
+            "version_not_string",
+            format!("{file}: \"version\" is {value}, not a string: the gate reads it as {text:?}"),
+        ));
+    }
+    release.version = Some(text);
+    release.version_file = Some(file.to_string());
 }
 
 fn note_force_restart(release: &mut Release, file: &str, value: Option<&Value>) {

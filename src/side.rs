@@ -31,6 +31,9 @@ pub struct Side {
     pub unavailable_reason: Option<String>,
     /// How many runtime files it hashes (0 when unavailable).
     pub runtime_files: usize,
+    /// The updater's own reading of the version (section 6).
+    #[serde(skip)]
+    pub updater_version: crate::release::UpdaterVersion,
 }
 
 impl Side {
@@ -53,6 +56,7 @@ impl Side {
             fingerprint: fp.as_gate_str().to_string(),
             unavailable_reason: fp.unavailable_reason.clone(),
             runtime_files: fp.files().len(),
+            updater_version: release.updater_version.clone(),
         }
     }
 
@@ -62,6 +66,7 @@ impl Side {
             version: self.version.clone().unwrap_or_default(),
             fingerprint: self.fingerprint.clone(),
             force_restart: self.force_restart,
+            updater_version: self.updater_version.clone(),
         }
     }
 

@@ -26,7 +26,8 @@ pub struct Request<'a> {
     pub process_fingerprint: &'a str,
     /// The version it started with (`""`: same as installed).
     pub process_version: &'a str,
-    /// The asking client.
+    /// The asking client, as given (normalised here; an unknown name
+    /// counts as no client, with a warning).
     pub client: Option<&'a str>,
     /// The cache file, if any.
     pub cache: Option<&'a Path>,
@@ -68,6 +69,10 @@ pub fn status(req: &Request) -> Result<Report, SourceError> {
     let source = DirSource::new(req.dir);
     let rel = release::read(&source)?;
     let mut warnings: Vec<String> = rel.warnings.iter().map(|w| w.message.clone()).collect();
+    let client = req.client.and_then(super::client::normalise);
+    if let Some(name) = req.client.filter(|_| client.is_none()) {
+        warnings.extend(super::run::unknown_client_warnings(&[name.to_string()]));
+    }
     let (fingerprint, unavailable, cache) = installed(&source, req, &mut warnings)?;
     let marker = marker::read(req.marker);
     let status = check::check(&check::Inputs {
@@ -76,7 +81,7 @@ pub fn status(req: &Request) -> Result<Report, SourceError> {
         installed_fingerprint: &fingerprint,
         process_version: req.process_version,
         process_fingerprint: req.process_fingerprint,
-        client: req.client,
+        client,
     });
     Ok(Report {
         status,
