@@ -83,6 +83,9 @@ pub struct ReleaseInfo {
     /// The updater's own reading of the version (section 6).
     #[serde(skip)]
     pub updater_version: crate::release::UpdaterVersion,
+    /// The version as compared (`Release::version_key`).
+    #[serde(skip)]
+    pub version_key: String,
 }
 
 /// One update, from a release to the next.
@@ -493,6 +496,7 @@ impl<'a> Worker<'a> {
         let src = GitSource::new(self.repo.clone(), rev, &self.runtime.root)?;
         let selection = select(&src, &self.runtime.rules)?;
         let rel = release::read(&src)?;
+        let version_key = rel.version_key();
         let key = FingerprintCache::key(&selection);
         let ids: BTreeMap<String, ObjectId> = selection
             .files
@@ -517,6 +521,7 @@ impl<'a> Worker<'a> {
                 fingerprint,
                 unavailable_reason: reason,
                 runtime_files,
+                version_key,
                 updater_version: rel.updater_version,
             },
             ids,
@@ -619,7 +624,7 @@ fn src_root(src: &GitSource) -> String {
 
 fn facts(info: &ReleaseInfo) -> SideFacts {
     SideFacts {
-        version: info.version.clone().unwrap_or_default(),
+        version: info.version_key.clone(),
         fingerprint: info.fingerprint.clone(),
         force_restart: info.force_restart,
         updater_version: info.updater_version.clone(),

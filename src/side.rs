@@ -34,6 +34,9 @@ pub struct Side {
     /// The updater's own reading of the version (section 6).
     #[serde(skip)]
     pub updater_version: crate::release::UpdaterVersion,
+    /// The version as compared (`Release::version_key`).
+    #[serde(skip)]
+    pub version_key: String,
 }
 
 impl Side {
@@ -57,13 +60,14 @@ impl Side {
             unavailable_reason: fp.unavailable_reason.clone(),
             runtime_files: fp.files().len(),
             updater_version: release.updater_version.clone(),
+            version_key: release.version_key(),
         }
     }
 
     /// What the decision needs of this side.
     pub fn facts(&self) -> crate::verdict::SideFacts {
         crate::verdict::SideFacts {
-            version: self.version.clone().unwrap_or_default(),
+            version: self.version_key.clone(),
             fingerprint: self.fingerprint.clone(),
             force_restart: self.force_restart,
             updater_version: self.updater_version.clone(),

@@ -14,7 +14,8 @@ use crate::release::UpdaterVersion;
 /// What the decision needs to know about one side of a release.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SideFacts {
-    /// The version string (`""` when none was found, as the gate reads it).
+    /// The version as compared: `""` when none was found, else its exact
+    /// text (`Release::version_key`).
     pub version: String,
     /// The fingerprint (`""` when unavailable).
     pub fingerprint: String,

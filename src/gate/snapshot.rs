@@ -79,6 +79,9 @@ pub struct Snapshot {
     pub version: Option<String>,
     /// The file it came from.
     pub version_file: Option<String>,
+    /// The version exactly, as JSON text (`json.dumps`: a lone surrogate
+    /// stays itself); `""` when none. This is what the gate compares.
+    pub version_key: String,
     /// The updater's own reading of the version (section 6), as JSON text
     /// (Python's: it may hold `NaN` or a lone surrogate).
     pub updater_version: String,
@@ -107,7 +110,7 @@ pub struct Snapshot {
 impl Snapshot {
     /// The version as the gate compares it (`""` when none).
     pub fn version_str(&self) -> &str {
-        self.version.as_deref().unwrap_or("")
+        &self.version_key
     }
 
     /// The updater's reading (validated when the snapshot was loaded).
@@ -140,12 +143,14 @@ pub fn take(dir: &Path, settings: &Settings) -> Result<Snapshot, SourceError> {
         .collect();
     let mut warnings: Vec<String> = rel.warnings.iter().map(|w| w.message.clone()).collect();
     warnings.extend(fp.warnings.iter().cloned());
+    let version_key = rel.version_key();
     Ok(Snapshot {
         kind: KIND.into(),
         schema_version: SCHEMA_VERSION,
         fpcheck_version: env!("CARGO_PKG_VERSION").into(),
         taken_at: clock::now_utc(),
         dir: dir.display().to_string(),
+        version_key,
         version: rel.version,
         version_file: rel.version_file,
         updater_version: rel.updater_version.to_json(),
