@@ -231,7 +231,20 @@ pub fn read(source: &dyn Source) -> Result<Release, SourceError> {
 /// (with a warning) when Python would not read it as an object.
 fn parse_like_python(file: &MetaFile, warnings: &mut Vec<Warning>) -> Option<PyValue> {
     match pyjson::loads(&file.bytes) {
-        Ok(doc @ PyValue::Dict(_)) => Some(doc),
+        Ok(doc @ PyValue::Dict(_)) => {
+            if serde_json::from_slice::<serde::de::IgnoredAny>(&file.bytes).is_err() {
+                warnings.push(Warning::new(
+                    "version_file_python_json",
+                    format!(
+                        "{} is JSON only for Python (NaN, Infinity, lone surrogates, nesting \
+                         deeper than 128, or numbers strict parsers refuse): the gate reads it, \
+                         and so does fpcheck, but other tools may not",
+                        file.display
+                    ),
+                ));
+            }
+            Some(doc)
+        }
         Ok(_) => {
             warnings.push(Warning::new(
                 "version_file_invalid",

@@ -124,6 +124,9 @@ pub struct Report {
     pub clients: Option<Map<String, Value>>,
     /// Why the marker stays, or why the acknowledgement was refused.
     pub because: Option<String>,
+    /// The reference's code when the marker stays because the process did
+    /// not prove its fingerprint: `process_fingerprint_missing`.
+    pub pending_reason: Option<super::check::Reason>,
 }
 
 /// Acknowledges `client`'s restart in the marker at `path`, under the same
@@ -147,6 +150,7 @@ pub fn run(
         marker_removed: false,
         clients: None,
         because: None,
+        pending_reason: None,
     };
     // No directory, no marker: nothing to acknowledge, and no place to
     // put a lock file either.
@@ -173,6 +177,14 @@ pub fn run(
             atomic::write_atomic(path, &bytes).map_err(write_err)?;
             report.action = Action::Acknowledged;
             report.clients = marker.get("clients").and_then(Value::as_object).cloned();
+            let all_ok = report
+                .clients
+                .iter()
+                .flat_map(|c| c.values())
+                .all(|a| a.as_str() == Some(CLIENT_OK));
+            if all_ok && marker::has_to_fingerprint(&marker) {
+                report.pending_reason = Some(super::check::Reason::ProcessFingerprintMissing);
+            }
             report.because = Some(because);
         }
         Outcome::Remove { clients } => {

@@ -185,6 +185,136 @@ pub fn check(i: &Inputs) -> Status {
 mod tests {
     use super::*;
     use serde_json::json;
+    use Reason::*;
+
+    const A: &str = "aaaa";
+    const B: &str = "bbbb";
+
+    fn present(v: Value) -> MarkerState {
+        MarkerState::Present(v.as_object().unwrap().clone())
+    }
+
+    /// Every branch of section 7, answers written from the spec's text.
+    #[test]
+    fn section_7_table() {
+        use MarkerState::{Absent, Corrupt};
+        // A required marker for B; codex has acknowledged it.
+        let m = || {
+            present(json!({"required": true, "to_fingerprint": B,
+                "clients": {"codex": "ok", "claude_code": "restart_session_required"}}))
+        };
+        let no_key = || present(json!({"to_fingerprint": B}));
+        let no_to = || present(json!({"required": true, "clients": {"codex": "ok"}}));
+        let blank_to = || present(json!({"required": true, "to_fingerprint": "  "}));
+        let odd_to = || present(json!({"required": true, "to_fingerprint": 7}));
+        let not_required =
+            || present(json!({"required": false, "to_fingerprint": B, "clients": {"codex": "ok"}}));
+        let falsy_required = || present(json!({"required": 0, "to_fingerprint": B}));
+        let truthy_required = || present(json!({"required": "no", "to_fingerprint": B}));
+        let clients_list = || present(json!({"required": true, "clients": ["codex"]}));
+        let ok_not_text = || present(json!({"required": true, "clients": {"codex": true}}));
+        let bad = || Corrupt("is not valid JSON".into());
+        let codex = Some(Client::Codex);
+        let code = Some(Client::ClaudeCode);
+        type Row = (
+            MarkerState,
+            (&'static str, &'static str),
+            (&'static str, &'static str),
+            Option<Client>,
+            Option<Reason>,
+        );
+        #[rustfmt::skip]
+        let rows: Vec<Row> = vec![
+            // No marker: step 2 when usable, else step 4.
+            (Absent, ("1.1", A), ("1.1", A), None, None),
+            (Absent, ("1.1", A), ("1.0", B), None, Some(FingerprintMismatch)),
+            (Absent, ("1.1", A), ("1.0", A), None, None),
+            (Absent, ("1.1", ""), ("1.0", A), None, Some(VersionMismatch)),
+            (Absent, ("1.1", A), ("1.0", UNKNOWN), None, Some(VersionMismatch)),
+            (Absent, ("1.1", A), ("1.0", ""), None, Some(VersionMismatch)),
+            (Absent, ("1.1", A), ("1.0", " unknown "), None, Some(VersionMismatch)),
+            (Absent, ("1.1", A), ("1.1", UNKNOWN), None, None),
+            (Absent, ("1.1", ""), ("1.1", A), None, None),
+            // Text is stripped before any comparison.
+            (Absent, ("1.1", A), (" 1.1 ", " aaaa\n"), None, None),
+            (Absent, ("1.1", ""), (" 1.1 ", A), None, None),
+            // An empty process version means "same as installed".
+            (Absent, ("1.1", ""), ("", A), None, None),
+            (Absent, ("1.1", A), ("  ", UNKNOWN), None, None),
+            // An empty installed version disables step 4.
+            (Absent, ("", ""), ("1.0", A), None, None),
+            // Step 1: a corrupt marker wins, even for an "ok" client.
+            (bad(), ("1.1", A), ("1.1", A), codex, Some(MarkerCorrupt)),
+            (bad(), ("1.1", A), ("1.0", B), None, Some(MarkerCorrupt)),
+            // A required marker, not acknowledged: its reason is kept.
+            (m(), ("1.1", B), ("1.0", A), None, Some(MarkerRequired)),
+            (m(), ("1.1", B), ("1.0", A), code, Some(MarkerRequired)),
+            (m(), ("1.1", B), ("1.1", B), code, Some(MarkerRequired)),
+            (m(), ("1.1", B), ("1.1", B), None, Some(MarkerRequired)),
+            (m(), ("1.1", B), ("1.1", UNKNOWN), code, Some(MarkerRequired)),
+            // Acknowledged: the marker does not speak; the other steps do.
+            (m(), ("1.1", B), ("1.1", B), codex, None),
+            (m(), ("1.1", B), ("1.0", A), codex, Some(FingerprintMismatch)),
+            (m(), ("1.1", B), ("1.1", UNKNOWN), codex, None),
+            (m(), ("1.1", B), ("1.1", ""), codex, None),
+            (m(), ("1.1", B), ("1.0", UNKNOWN), codex, Some(VersionMismatch)),
+            (m(), ("1.1", ""), ("1.0", A), codex, Some(VersionMismatch)),
+            // Step 3 needs a pending marker, which already set
+            // marker_required: that reason is kept (section 7).
+            (no_key(), ("1.1", B), ("1.1", UNKNOWN), None, Some(MarkerRequired)),
+            // Without a to_fingerprint (absent or blank), step 3 does not apply.
+            (no_to(), ("1.1", B), ("1.1", UNKNOWN), code, Some(MarkerRequired)),
+            (blank_to(), ("1.1", B), ("1.1", UNKNOWN), None, Some(MarkerRequired)),
+            (odd_to(), ("1.1", B), ("1.1", UNKNOWN), None, Some(MarkerRequired)),
+            (no_to(), ("1.1", B), ("1.1", UNKNOWN), codex, None),
+            // A marker without `required` counts as required.
+            (no_key(), ("1.1", B), ("1.1", B), None, Some(MarkerRequired)),
+            // `required` follows Python's truthiness.
+            (falsy_required(), ("1.1", B), ("1.1", B), None, None),
+            (truthy_required(), ("1.1", B), ("1.1", B), None, Some(MarkerRequired)),
+            // A marker whose `required` is false asks nothing...
+            (not_required(), ("1.1", B), ("1.1", B), None, None),
+            (not_required(), ("1.1", B), ("1.1", UNKNOWN), code, None),
+            // ...but the other signals still apply.
+            (not_required(), ("1.1", B), ("1.1", A), None, Some(FingerprintMismatch)),
+            (not_required(), ("1.1", ""), ("1.0", A), None, Some(VersionMismatch)),
+            // Only the text "ok" in an object acknowledges.
+            (clients_list(), ("1.1", B), ("1.1", B), codex, Some(MarkerRequired)),
+            (ok_not_text(), ("1.1", B), ("1.1", B), codex, Some(MarkerRequired)),
+        ];
+        for (n, (marker, (iv, ifp), (pv, pfp), client, want)) in rows.iter().enumerate() {
+            let got = check(&Inputs {
+                marker,
+                installed_version: iv,
+                installed_fingerprint: ifp,
+                process_version: pv,
+                process_fingerprint: pfp,
+                client: *client,
+            });
+            assert_eq!(
+                (got.restart_required, got.reason),
+                (want.is_some(), *want),
+                "row {n}"
+            );
+        }
+    }
+
+    /// The documented codes (process_fingerprint_missing is what `ack`
+    /// reports when a marker stays for want of a proven fingerprint).
+    #[test]
+    fn every_reason_has_its_documented_code() {
+        let all = [
+            (MarkerRequired, "marker_required"),
+            (MarkerCorrupt, "marker_corrupt"),
+            (FingerprintMismatch, "fingerprint_mismatch"),
+            (ProcessFingerprintMissing, "process_fingerprint_missing"),
+            (VersionMismatch, "version_mismatch"),
+        ];
+        for (r, code) in all {
+            assert_eq!(r.as_str(), code);
+            assert_eq!(serde_json::to_value(r).unwrap(), json!(code));
+        }
+    }
 
     #[test]
     fn no_reason_serialises_as_empty_text() {

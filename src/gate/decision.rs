@@ -175,6 +175,36 @@ mod tests {
         }
     }
 
+    /// Section 6: a version change seen by either reading counts.
+    #[test]
+    fn the_updaters_own_reading_counts_too() {
+        #[rustfmt::skip]
+        let rows: &[(&str, &str, bool, &str, &str, bool, Option<Reason>)] = &[
+            // Same section-5 text, raw values differ (7 -> 8 in the home,
+            // or " 1.0 " -> "1.0"): a change.
+            ("1.0", "1.0", true, A, B, false, Some(BrainUpdate)),
+            ("1.0", "1.0", true, A, A, true, Some(BrainUpdateForce)),
+            ("1.0", "1.0", true, A, A, false, None),
+            // Section 5 sees a change the updater does not: still a change.
+            ("1.0", "1.1", false, A, B, false, Some(BrainUpdate)),
+            // Neither: no marker, whatever else.
+            ("1.0", "1.0", false, A, B, true, None),
+        ];
+        for (n, &(ov, nv, raw, of, nf, force, want)) in rows.iter().enumerate() {
+            let d = decide(&Inputs {
+                old_version: ov,
+                new_version: nv,
+                updater_version_changed: raw,
+                old_fingerprint: of,
+                new_fingerprint: nf,
+                force_restart: force,
+                recorded_mismatch: false,
+            });
+            assert_eq!(d.marker, want, "row {n}");
+            assert_eq!(d.version_changed, ov != nv || raw, "row {n}");
+        }
+    }
+
     #[test]
     fn a_recorded_mismatch_counts_as_changed_code() {
         let i = Inputs {
