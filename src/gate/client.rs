@@ -78,10 +78,7 @@ impl fmt::Display for Client {
 /// whitespace), lower-cased, `-` and space to `_`, then the aliases.
 /// `None` means "no client": an unknown name counts as none at all.
 pub fn normalise(name: &str) -> Option<Client> {
-    let candidate = py_strip(name)
-        .to_lowercase()
-        .replace('-', "_")
-        .replace(' ', "_");
+    let candidate = py_strip(name).to_lowercase().replace(['-', ' '], "_");
     match candidate.as_str() {
         "claude" | "claudecode" | "claude_code" => Some(Client::ClaudeCode),
         "claude_desktop" | "claude_desktop_app" | "desktop" => Some(Client::ClaudeDesktop),

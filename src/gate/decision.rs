@@ -179,7 +179,8 @@ mod tests {
     #[test]
     fn the_updaters_own_reading_counts_too() {
         #[rustfmt::skip]
-        let rows: &[(&str, &str, bool, &str, &str, bool, Option<Reason>)] = &[
+        type Row = (&'static str, &'static str, bool, &'static str, &'static str, bool, Option<Reason>);
+        let rows: &[Row] = &[
             // Same section-5 text, raw values differ (7 -> 8 in the home,
             // or " 1.0 " -> "1.0"): a change.
             ("1.0", "1.0", true, A, B, false, Some(BrainUpdate)),

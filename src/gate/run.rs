@@ -199,18 +199,20 @@ fn read_both(req: &Request, report: &mut Report) -> (Option<Snapshot>, Option<Sn
 /// fails here instead of passing silently.
 fn write_under_lock(req: &Request, report: &mut Report) {
     // A fresh install has no marker directory yet: the reference creates
-    // it, and so does the gate (only when a marker is to be written).
-    if report.reason.is_some() {
-        if let Some(dir) = req.marker.parent().filter(|d| !d.as_os_str().is_empty()) {
-            if !dir.exists() {
-                match std::fs::create_dir_all(dir) {
-                    Ok(()) => report.marker_dir_created = true,
-                    Err(e) => {
-                        return report.fail(GateError::Write {
-                            path: dir.display().to_string(),
-                            why: super::io_reason(&e),
-                        })
-                    }
+    // it, and so does the gate when a marker is to be written. With nothing
+    // to write, a missing directory holds no marker and needs no lock.
+    if let Some(dir) = req.marker.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if report.reason.is_none() && std::fs::symlink_metadata(dir).is_err() {
+            return;
+        }
+        if report.reason.is_some() && !dir.exists() {
+            match std::fs::create_dir_all(dir) {
+                Ok(()) => report.marker_dir_created = true,
+                Err(e) => {
+                    return report.fail(GateError::Write {
+                        path: dir.display().to_string(),
+                        why: super::io_reason(&e),
+                    })
                 }
             }
         }
