@@ -96,10 +96,18 @@ pub fn read(path: &Path) -> MarkerState {
 }
 
 /// Parses marker bytes.
+///
+/// Parsed exactly as the reference's `json.loads` parses it (`NaN`, deep
+/// nesting, duplicate keys: last wins), then held as plain JSON: what the
+/// checks look at (`required`'s truthiness, `to_fingerprint`, `clients`
+/// entries equal to `"ok"`) is the same in both (`NaN` becomes the truthy
+/// text `"nan"`, a lone surrogate U+FFFD).
 pub fn parse(bytes: &[u8]) -> MarkerState {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Object(map)) => MarkerState::Present(map),
-        Ok(other) => MarkerState::Corrupt(format!("is not a JSON object (found {})", kind(&other))),
+    match crate::pyjson::loads(bytes) {
+        Ok(v) => match crate::release::to_report_json(&v) {
+            Value::Object(map) => MarkerState::Present(map),
+            other => MarkerState::Corrupt(format!("is not a JSON object (found {})", kind(&other))),
+        },
         Err(e) => MarkerState::Corrupt(format!("is not valid JSON: {e}")),
     }
 }
@@ -202,6 +210,19 @@ mod tests {
         assert!(matches!(parse(b""), MarkerState::Corrupt(_)));
         assert!(matches!(parse(b"{\"a\":"), MarkerState::Corrupt(_)));
         assert!(matches!(parse(b"null"), MarkerState::Corrupt(_)));
+    }
+
+    #[test]
+    fn markers_parse_as_python_does() {
+        // NaN is truthy; a duplicate key's last value wins; deep nesting is
+        // fine: none of these is corrupt for the reference.
+        let MarkerState::Present(m) = parse(b"{\"required\": false, \"required\": NaN}") else {
+            panic!("read")
+        };
+        assert!(required(&m));
+        let deep = format!("{{\"x\": {}1{}}}", "[".repeat(300), "]".repeat(300));
+        assert!(matches!(parse(deep.as_bytes()), MarkerState::Present(_)));
+        assert!(matches!(parse(b"{\"a\": -NaN}"), MarkerState::Corrupt(_)));
     }
 
     #[test]

@@ -598,3 +598,60 @@ fn status_and_gate_answer_every_client_alias() {
         );
     }
 }
+
+/// The range's `updater` and `process_check` fields come from the same
+/// sections 6 and 7 as the gate: written from the spec, row by row.
+#[test]
+fn the_range_reports_sections_6_and_7_as_the_gate_decides() {
+    use crate::support::TestRepo;
+    // (root version.json, home version.json, code changes?, updater, process check)
+    type Row = (
+        &'static str,
+        &'static str,
+        bool,
+        Option<&'static str>,
+        Option<&'static str>,
+    );
+    #[rustfmt::skip]
+    let rows: &[Row] = &[
+        // Section 5 sees 1.0.0 both times (the root's file wins); the
+        // updater's raw reading in the home changes: a version change.
+        ("{\"version\": \"1.0.0\"}", "{\"version\": \" 1.0.0 \"}", true, Some("brain_update"), Some("fingerprint_mismatch")),
+        ("{\"version\": \"1.0.0\"}", "{\"version\": 8}", false, None, None),
+        ("{\"version\": \"1.0.0\", \"force_restart\": 1}", "{\"version\": 8}", false, Some("brain_update_force"), None),
+        // Neither reading changes: no marker; the process still sees new code.
+        ("{\"version\": \"1.0.0\"}", "{\"version\": 7}", true, None, Some("fingerprint_mismatch")),
+        // " 1.0.0 " is 1.0.0 for section 5; the home is unchanged.
+        ("{\"version\": \" 1.0.0 \"}", "{\"version\": 7}", true, None, Some("fingerprint_mismatch")),
+    ];
+    for (n, &(root, home, code, updater, process)) in rows.iter().enumerate() {
+        let repo = TestRepo::new();
+        repo.write("src/server.py", "def main(): pass\n")
+            .write("src/version.json", "{\"version\": \"1.0.0\"}")
+            .write("version.json", "{\"version\": 7}");
+        repo.commit("1.0.0");
+        repo.tag("v1.0.0");
+        repo.write("src/version.json", root)
+            .write("version.json", home);
+        if code {
+            repo.write("src/server.py", "def main(): return 2\n");
+        }
+        repo.commit("next");
+        let run = repo.fpcheck(&["v1.0.0..", "--format", "json"]);
+        assert_eq!(run.code, 0, "row {n}: {}", run.stderr);
+        let j = run.json();
+        assert_eq!(
+            (
+                &j["updater"]["writes_marker"],
+                &j["updater"]["marker_reason"]
+            ),
+            (&json!(updater.is_some()), &json!(updater)),
+            "row {n}"
+        );
+        assert_eq!(
+            (&j["process_check"]["fires"], &j["process_check"]["reason"]),
+            (&json!(process.is_some()), &json!(process)),
+            "row {n}"
+        );
+    }
+}
