@@ -127,7 +127,10 @@ pub fn lookup(
     files: &[SelectedFile],
     stats: &[Stat],
 ) -> Lookup {
-    let bytes = match std::fs::read(path) {
+    // Bounded and non-blocking: a FIFO or device planted as the cache must
+    // not hang `status` (anything unreadable is a miss, then rewritten).
+    let limit = crate::safe_io::JSON_LIMIT;
+    let bytes = match crate::safe_io::read_regular(path, crate::safe_io::Links::Follow, limit) {
         Ok(b) => b,
         Err(_) => return Lookup::Miss,
     };

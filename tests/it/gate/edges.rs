@@ -655,3 +655,38 @@ fn the_range_reports_sections_6_and_7_as_the_gate_decides() {
         );
     }
 }
+
+#[test]
+fn a_hostile_status_cache_is_a_miss_not_a_hang() {
+    let h = Host::new();
+    h.install(&release_a());
+    for make in [mkfifo as fn(&Path), mkzero, huge] {
+        make(&h.join("state/fp.cache"));
+        let run = run_bounded(
+            &h,
+            &[
+                "status",
+                "--dir",
+                "app/src",
+                "--marker",
+                MARKER,
+                "--process-fingerprint",
+                BASE_FP,
+                "--process-version",
+                "1.0.0",
+                "--cache",
+                "state/fp.cache",
+                "--json",
+            ],
+        );
+        let j = run.json();
+        assert_eq!(
+            (run.code, &j["cache"]),
+            (0, &json!("miss")),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(j["installed_fingerprint"], BASE_FP);
+        let _ = std::fs::remove_file(h.join("state/fp.cache"));
+    }
+}
