@@ -200,6 +200,16 @@ pub fn store(
             .collect(),
     };
     let bytes = serde_json::to_vec(&cache).expect("plain data serialises");
+    // A cache is only ever a regular file: something else planted there (a
+    // FIFO would block the write until a reader comes) is left alone.
+    if let Ok(meta) = std::fs::metadata(path) {
+        if !meta.is_file() {
+            return Err(std::io::Error::other(format!(
+                "it is a {}, not a regular file",
+                crate::safe_io::kind_name(&meta.file_type())
+            )));
+        }
+    }
     atomic::write_atomic(path, &bytes)
 }
 
