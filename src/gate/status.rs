@@ -57,6 +57,10 @@ pub struct Report {
     pub installed_unavailable_reason: Option<String>,
     /// Why the marker is corrupt.
     pub marker_problem: Option<String>,
+    /// Why the answer goes beyond section 7, when it does: a version file
+    /// that cannot be read while the fingerprints cannot prove the process
+    /// current.
+    pub conservative: Option<String>,
     /// How the cache served (absent without `--cache`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheUse>,
@@ -83,7 +87,21 @@ pub fn status(req: &Request) -> Result<Report, SourceError> {
         process_fingerprint: req.process_fingerprint,
         client,
     });
+    let mut status = status;
+    let mut conservative = None;
+    // Section 7 falls back to the versions when the fingerprints cannot
+    // prove the process current; an unreadable version file could hide the
+    // installed version and with it a mismatch. Err toward restart.
+    if !status.restart_required && !status.fingerprint_match && !rel.unreadable.is_empty() {
+        status.restart_required = true;
+        status.reason = Some(check::Reason::VersionMismatch);
+        conservative = Some(format!(
+            "version files cannot be read ({}) and the fingerprints cannot prove the process current",
+            rel.unreadable.join(", ")
+        ));
+    }
     Ok(Report {
+        conservative,
         status,
         installed_unavailable_reason: unavailable,
         marker_problem: match marker {

@@ -694,6 +694,7 @@ fn status_gives_every_reason_code_of_section_7() {
             "client_action": "ok",
             "installed_unavailable_reason": null,
             "marker_problem": null,
+            "conservative": null,
             "warnings": [],
         })
     );

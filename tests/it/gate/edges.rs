@@ -425,6 +425,34 @@ fn unreadable_version_files_are_warned_about_and_ask_for_a_restart() {
                 .starts_with("app/src/package.json "),
             "{name}"
         );
+        // Without a usable process fingerprint, section 7 would fall back
+        // to the versions, which the unreadable file may hide: restart.
+        let run = run_bounded(
+            &h,
+            &[
+                "status",
+                "--dir",
+                "app/src",
+                "--marker",
+                "none.json",
+                "--process-fingerprint",
+                "unknown",
+                "--process-version",
+                "1.1.0",
+                "--json",
+            ],
+        );
+        let j = run.json();
+        assert_eq!(
+            (run.code, &j["reason"]),
+            (1, &json!("version_mismatch")),
+            "{name}"
+        );
+        assert_eq!(
+            j["conservative"],
+            "version files cannot be read (app/src/package.json) and the fingerprints cannot prove the process current",
+            "{name}"
+        );
     }
 }
 
