@@ -488,6 +488,9 @@ fn status_text(r: &StatusReport) -> String {
     if let Some(why) = &r.installed_unavailable_reason {
         let _ = writeln!(t, "  unavailable  {}", escape(why));
     }
+    if let Some(why) = &r.conservative {
+        let _ = writeln!(t, "  conservative {}", escape(why));
+    }
     let marker = match (&r.marker_problem, s.marker_exists) {
         (Some(why), _) => format!("corrupt: {}", escape(why)),
         (None, true) => "present".into(),
