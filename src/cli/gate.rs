@@ -308,7 +308,7 @@ pub fn run_gate(args: GateArgs) -> Result<u8, Failure> {
     #[cfg(debug_assertions)]
     let hook = test_hook();
     #[cfg(not(debug_assertions))]
-    let hook = |_: &Path| Ok(());
+    let hook = |_: &Path| -> std::io::Result<()> { Ok(()) };
     let report = run::gate(&run::Request {
         dir: &args.dir,
         before: &args.before,
