@@ -2,7 +2,7 @@
 //! beside it.
 //!
 //! Two updaters may run `fpcheck gate` (or `ack`) on the same marker at
-//! once; each reads the marker, merges, and replaces it, so without a lock
+//! once; each reads the marker (ack: marks its client) and replaces it, so without a lock
 //! one could overwrite the other's clients with a stale read. `flock` (via
 //! `fs4`, a maintained cross-platform wrapper already built on the `rustix`
 //! this crate's git stack uses) is released by the kernel when the process

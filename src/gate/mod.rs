@@ -9,7 +9,8 @@
 //! - [`status`]: the running process's question, [`check`] (section 7),
 //!   optionally through a [`cache`] of file stats;
 //! - [`ack`]: a client confirms its restart; the marker goes once no one
-//!   needs it.
+//!   needs it;
+//! - [`client`]: the known clients, their actions, and name normalisation.
 //!
 //! The decisions are pure functions; the modules around them only read and
 //! write files, and never fail open: what cannot be read counts as
