@@ -1,9 +1,9 @@
 //! Serialising writers of one marker: an exclusive `flock` on a lock file
 //! beside it.
 //!
-//! Two updaters may run `fpcheck gate` (or `ack`) on the same marker at
-//! once; each reads the marker (ack: marks its client) and replaces it, so without a lock
-//! one could overwrite the other's clients with a stale read. `flock` (via
+//! Gates and `ack`s may run on the same marker at once; `ack` reads the
+//! marker, marks its client and replaces it, so without a lock a gate's new
+//! marker could be overwritten by an ack's stale read. `flock` (via
 //! `fs4`, a maintained cross-platform wrapper already built on the `rustix`
 //! this crate's git stack uses) is released by the kernel when the process
 //! dies, so a `kill -9` never leaves a stale lock behind, unlike a lock made
