@@ -170,7 +170,7 @@ pub fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(f) if f.message.is_empty() => ExitCode::from(f.code),
         Err(f) => {
-            eprintln!("fpcheck: error: {}", f.message);
+            eprintln!("fpcheck: error: {}", fpcheck::term::escape(&f.message));
             ExitCode::from(f.code)
         }
     }
