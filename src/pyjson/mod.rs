@@ -20,7 +20,9 @@
 //! `json.loads`. Every exception (`JSONDecodeError`, `UnicodeDecodeError`,
 //! `RecursionError`, the `ValueError` for an integer of more than 4300
 //! digits) is caught the same way, as "unreadable". [`loads`] does all of that
-//! and returns which of them happened.
+//! and returns which of them happened. (The reference's updater reads with
+//! `read_text()` and no encoding, i.e. the locale's: UTF-8 under the UTF-8
+//! locales and the C locale that Python coerces to UTF-8.)
 
 mod parse;
 mod printable;
@@ -32,13 +34,15 @@ pub use self::value::{float_repr, PyDict, PyInt, PyValue};
 
 /// Deepest nesting accepted. CPython 3.11 raises `RecursionError` when the
 /// open containers plus the Python frames on the caller's stack reach
-/// `sys.getrecursionlimit()` (1000): 995 levels from a module's top level,
-/// fewer from deep inside a server (the reference reads from a few frames
-/// down, ~10-40). CPython 3.12 and later count C recursion apart, with a
-/// higher limit, so they accept deeper files. 990 sits in 3.11's band; depths
-/// between ~950 and the version-dependent limit are where Python versions
-/// disagree, and callers that must lean one way should treat
-/// [`PyJsonError::TooDeep`] as "Python may or may not have read it".
+/// `sys.getrecursionlimit()` (1000): 995 levels from a module's top level
+/// (measured: 994 from one function down), fewer from deep inside a server
+/// (the reference reads a few to a few dozen frames down). CPython 3.12 and
+/// later count the scanner's recursion apart from Python frames, against a
+/// compile-time C limit (1500 in early 3.12 releases; 10000 on Linux, 3000
+/// on Windows in later ones; 3.14 measures the stack instead), so they read
+/// much deeper files. 990 sits in 3.11's band. Between ~950 and the
+/// running Python's limit, Python versions disagree with each other; see
+/// [`PyJsonError::python_dependent`].
 pub const MAX_DEPTH: usize = 990;
 
 /// `sys.int_info.default_max_str_digits`: Python 3.11+ refuses to convert
@@ -49,7 +53,8 @@ pub const MAX_INT_DIGITS: usize = 4300;
 /// never the file's contents.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PyJsonError {
-    /// A `json.JSONDecodeError`; the message is Python's, word for word.
+    /// A `json.JSONDecodeError`; the message is CPython 3.11's (and
+    /// 3.12's) word for word; 3.13 words a trailing comma differently.
     #[error("{msg}: line {line} column {column} (char {pos})")]
     Decode {
         msg: &'static str,
@@ -71,6 +76,19 @@ pub enum PyJsonError {
     IntTooLong { digits: usize },
 }
 
+impl PyJsonError {
+    /// True when another Python would have read the document: nesting
+    /// (3.12+ reads deeper, see [`MAX_DEPTH`]) and long integers (Pythons
+    /// before 3.11 / 3.10.7, or `PYTHONINTMAXSTRDIGITS`, accept them). A
+    /// caller that must lean one way decides with this.
+    pub fn python_dependent(&self) -> bool {
+        matches!(
+            self,
+            PyJsonError::TooDeep { .. } | PyJsonError::IntTooLong { .. }
+        )
+    }
+}
+
 /// `json.loads(path.read_text(encoding="utf-8"))` on a file's bytes.
 pub fn loads(bytes: &[u8]) -> Result<PyValue, PyJsonError> {
     let text = std::str::from_utf8(bytes).map_err(|e| PyJsonError::NotUtf8 {
@@ -82,24 +100,15 @@ pub fn loads(bytes: &[u8]) -> Result<PyValue, PyJsonError> {
 /// `json.loads(s)` on a Python string that holds no lone surrogate (no
 /// newline translation: that belongs to reading a file).
 pub fn loads_str(s: &str) -> Result<PyValue, PyJsonError> {
-    parse::parse_text(&s.chars().collect::<Vec<_>>())
+    parse::parse_text(s)
 }
 
 /// Universal newlines, as Python's text mode reads: `\r\n` and `\r` → `\n`.
-fn translate_newlines(text: &str) -> Vec<char> {
-    let mut out = Vec::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\r' {
-            if chars.peek() == Some(&'\n') {
-                chars.next();
-            }
-            out.push('\n');
-        } else {
-            out.push(c);
-        }
+fn translate_newlines(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\r') {
+        return std::borrow::Cow::Borrowed(text);
     }
-    out
+    std::borrow::Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
 }
 
 #[cfg(test)]

@@ -10,8 +10,11 @@ use super::str::PyStr;
 use super::{PyDict, PyInt, PyJsonError, PyValue, MAX_DEPTH, MAX_INT_DIGITS};
 
 /// Parses decoded, newline-translated text as `json.loads(str)` does.
-pub(super) fn parse_text(text: &[char]) -> Result<PyValue, PyJsonError> {
-    if text.first() == Some(&'\u{FEFF}') {
+/// The scanner walks UTF-8 bytes (every byte JSON's grammar looks at is
+/// ASCII); positions become Python's character indices only in errors.
+pub(super) fn parse_text(text: &str) -> Result<PyValue, PyJsonError> {
+    let text = text.as_bytes();
+    if text.starts_with("\u{FEFF}".as_bytes()) {
         return Err(decode_error(
             text,
             "Unexpected UTF-8 BOM (decode using utf-8-sig)",
@@ -27,12 +30,16 @@ pub(super) fn parse_text(text: &[char]) -> Result<PyValue, PyJsonError> {
     Ok(value)
 }
 
-/// Python's `JSONDecodeError` position: line and column from a char index.
-pub(super) fn decode_error(text: &[char], msg: &'static str, pos: usize) -> PyJsonError {
-    let before = &text[..pos.min(text.len())];
-    let line = before.iter().filter(|&&c| c == '\n').count() + 1;
-    let column = match before.iter().rposition(|&c| c == '\n') {
-        Some(nl) => pos - nl,
+/// Python's `JSONDecodeError` at byte offset `at`: the character index,
+/// line and column Python reports.
+pub(super) fn decode_error(text: &[u8], msg: &'static str, at: usize) -> PyJsonError {
+    let before = &text[..at.min(text.len())];
+    // Characters are the bytes that do not continue a UTF-8 sequence.
+    let chars = |b: &[u8]| b.iter().filter(|&&b| (b & 0xC0) != 0x80).count();
+    let pos = chars(before);
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let column = match before.iter().rposition(|&b| b == b'\n') {
+        Some(nl) => chars(&before[nl..]),
         None => pos + 1,
     };
     PyJsonError::Decode {
@@ -43,11 +50,11 @@ pub(super) fn decode_error(text: &[char], msg: &'static str, pos: usize) -> PyJs
     }
 }
 
-fn is_ws(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\n' | '\r')
+fn is_ws(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
 }
 
-fn skip_ws(text: &[char], mut idx: usize) -> usize {
+fn skip_ws(text: &[u8], mut idx: usize) -> usize {
     while idx < text.len() && is_ws(text[idx]) {
         idx += 1;
     }
@@ -59,15 +66,17 @@ enum Frame {
     List(Vec<PyValue>),
     Dict {
         entries: Vec<(PyStr, PyValue)>,
-        /// Position of each key in `entries`: a repeated key replaces the
-        /// value in place (Python dict semantics) without a quadratic scan.
-        index: HashMap<PyStr, usize>,
+        /// Position of each key in `entries`, once there are more than
+        /// [`SCAN_KEYS`]: a repeated key replaces the value in place (Python
+        /// dict semantics) without a quadratic scan.
+        index: Option<HashMap<PyStr, usize>>,
         key: PyStr,
     },
 }
 
 struct Scanner<'a> {
-    text: &'a [char],
+    /// Valid UTF-8.
+    text: &'a [u8],
 }
 
 /// What `scan_once` found at a position.
@@ -79,7 +88,7 @@ enum Step {
 }
 
 impl Scanner<'_> {
-    fn at(&self, idx: usize) -> Option<char> {
+    fn at(&self, idx: usize) -> Option<u8> {
         self.text.get(idx).copied()
     }
 
@@ -108,22 +117,15 @@ impl Scanner<'_> {
                 let closer = match frame {
                     Frame::List(items) => {
                         items.push(value);
-                        ']'
+                        b']'
                     }
                     Frame::Dict {
                         entries,
                         index,
                         key,
                     } => {
-                        let key = std::mem::take(key);
-                        match index.get(&key) {
-                            Some(&at) => entries[at].1 = value,
-                            None => {
-                                index.insert(key.clone(), entries.len());
-                                entries.push((key, value));
-                            }
-                        }
-                        '}'
+                        insert(entries, index, std::mem::take(key), value);
+                        b'}'
                     }
                 };
                 let after = skip_ws(self.text, next);
@@ -132,7 +134,7 @@ impl Scanner<'_> {
                     next = after + 1;
                     continue;
                 }
-                if self.at(after) != Some(',') {
+                if self.at(after) != Some(b',') {
                     return Err(self.err("Expecting ',' delimiter", after));
                 }
                 let mut elem = skip_ws(self.text, after + 1);
@@ -152,46 +154,42 @@ impl Scanner<'_> {
         let Some(c) = self.at(idx) else {
             return Err(self.err("Expecting value", idx));
         };
-        let word = |w: &str| {
-            w.chars()
-                .enumerate()
-                .all(|(i, wc)| self.at(idx + i) == Some(wc))
-        };
+        let word = |w: &str| self.text[idx..].starts_with(w.as_bytes());
         let constant = |v: PyValue, len: usize| Ok(Step::Value(v, idx + len));
         match c {
-            '"' => {
+            b'"' => {
                 let (s, next) = self.scan_string(idx + 1)?;
                 Ok(Step::Value(PyValue::Str(s), next))
             }
-            '{' | '[' => {
+            b'{' | b'[' => {
                 // Py_EnterRecursiveCall: entering the container itself counts.
                 if depth + 1 > MAX_DEPTH {
                     return Err(PyJsonError::TooDeep { limit: MAX_DEPTH });
                 }
                 let first = skip_ws(self.text, idx + 1);
-                if c == '[' {
-                    if self.at(first) == Some(']') {
+                if c == b'[' {
+                    if self.at(first) == Some(b']') {
                         return Ok(Step::Value(PyValue::List(Vec::new()), first + 1));
                     }
                     return Ok(Step::Open(Frame::List(Vec::new()), first));
                 }
-                if self.at(first) == Some('}') {
+                if self.at(first) == Some(b'}') {
                     return Ok(Step::Value(PyValue::Dict(PyDict::default()), first + 1));
                 }
                 let (key, value_at) = self.member_key(first)?;
                 let frame = Frame::Dict {
                     entries: Vec::new(),
-                    index: HashMap::new(),
+                    index: None,
                     key,
                 };
                 Ok(Step::Open(frame, value_at))
             }
-            'n' if word("null") => constant(PyValue::None, 4),
-            't' if word("true") => constant(PyValue::Bool(true), 4),
-            'f' if word("false") => constant(PyValue::Bool(false), 5),
-            'N' if word("NaN") => constant(PyValue::Float(f64::NAN), 3),
-            'I' if word("Infinity") => constant(PyValue::Float(f64::INFINITY), 8),
-            '-' if word("-Infinity") => constant(PyValue::Float(f64::NEG_INFINITY), 9),
+            b'n' if word("null") => constant(PyValue::None, 4),
+            b't' if word("true") => constant(PyValue::Bool(true), 4),
+            b'f' if word("false") => constant(PyValue::Bool(false), 5),
+            b'N' if word("NaN") => constant(PyValue::Float(f64::NAN), 3),
+            b'I' if word("Infinity") => constant(PyValue::Float(f64::INFINITY), 8),
+            b'-' if word("-Infinity") => constant(PyValue::Float(f64::NEG_INFINITY), 9),
             _ => self.scan_number(idx),
         }
     }
@@ -199,12 +197,12 @@ impl Scanner<'_> {
     /// A member's key, the `:` and the whitespace after it: returns the key
     /// and where its value starts.
     fn member_key(&self, idx: usize) -> Result<(PyStr, usize), PyJsonError> {
-        if self.at(idx) != Some('"') {
+        if self.at(idx) != Some(b'"') {
             return Err(self.err("Expecting property name enclosed in double quotes", idx));
         }
         let (key, next) = self.scan_string(idx + 1)?;
         let colon = skip_ws(self.text, next);
-        if self.at(colon) != Some(':') {
+        if self.at(colon) != Some(b':') {
             return Err(self.err("Expecting ':' delimiter", colon));
         }
         Ok((key, skip_ws(self.text, colon + 1)))
@@ -214,29 +212,29 @@ impl Scanner<'_> {
     fn scan_number(&self, start: usize) -> Result<Step, PyJsonError> {
         let digit = |i: usize| self.at(i).is_some_and(|c| c.is_ascii_digit());
         let mut idx = start;
-        if self.at(idx) == Some('-') {
+        if self.at(idx) == Some(b'-') {
             idx += 1;
         }
         match self.at(idx) {
-            Some('1'..='9') => {
+            Some(b'1'..=b'9') => {
                 while digit(idx) {
                     idx += 1;
                 }
             }
-            Some('0') => idx += 1,
+            Some(b'0') => idx += 1,
             _ => return Err(self.err("Expecting value", start)),
         }
         let mut is_float = false;
-        if self.at(idx) == Some('.') && digit(idx + 1) {
+        if self.at(idx) == Some(b'.') && digit(idx + 1) {
             is_float = true;
             idx += 2;
             while digit(idx) {
                 idx += 1;
             }
         }
-        if matches!(self.at(idx), Some('e' | 'E')) {
+        if matches!(self.at(idx), Some(b'e' | b'E')) {
             let mut e = idx + 1;
-            if matches!(self.at(e), Some('+' | '-')) {
+            if matches!(self.at(e), Some(b'+' | b'-')) {
                 e += 1;
             }
             if digit(e) {
@@ -247,7 +245,8 @@ impl Scanner<'_> {
                 idx = e;
             }
         }
-        let literal: String = self.text[start..idx].iter().collect();
+        let literal =
+            std::str::from_utf8(&self.text[start..idx]).expect("the scanner matched ASCII");
         let value = if is_float {
             // Correctly rounded, like Python's float(); 1e400 is inf.
             PyValue::Float(
@@ -258,7 +257,7 @@ impl Scanner<'_> {
         } else {
             let (negative, digits) = match literal.strip_prefix('-') {
                 Some(d) => (true, d),
-                None => (false, literal.as_str()),
+                None => (false, literal),
             };
             if digits.len() > MAX_INT_DIGITS {
                 return Err(PyJsonError::IntTooLong {
@@ -271,6 +270,10 @@ impl Scanner<'_> {
     }
 
     /// `scanstring_unicode` (strict): `end` is just after the opening quote.
+    /// Indices count bytes where Python's count characters, but every
+    /// character the rules look at is ASCII, so each decision is the same
+    /// (the "one more character after `\uXXXX`" rule too: a character is at
+    /// least one byte).
     fn scan_string(&self, mut end: usize) -> Result<(PyStr, usize), PyJsonError> {
         let text = self.text;
         let len = text.len();
@@ -282,11 +285,11 @@ impl Scanner<'_> {
             let mut found = None;
             while next < len {
                 let c = text[next];
-                if c == '"' || c == '\\' {
+                if c == b'"' || c == b'\\' {
                     found = Some(c);
                     break;
                 }
-                if (c as u32) <= 0x1F {
+                if c <= 0x1F {
                     return Err(self.err("Invalid control character at", next));
                 }
                 next += 1;
@@ -294,30 +297,29 @@ impl Scanner<'_> {
             let Some(c) = found else {
                 return Err(self.err("Unterminated string starting at", begin));
             };
-            for &ch in &text[end..next] {
-                out.push(ch as u32);
-            }
+            // Whole UTF-8 characters: the chunk ends before an ASCII byte.
+            out.push_utf8(&text[end..next]);
             next += 1;
-            if c == '"' {
+            if c == b'"' {
                 return Ok((out, next));
             }
             if next == len {
                 return Err(self.err("Unterminated string starting at", begin));
             }
-            if text[next] != 'u' {
+            if text[next] != b'u' {
                 end = next + 1;
                 let ch = match text[next] {
-                    '"' => '"',
-                    '\\' => '\\',
-                    '/' => '/',
-                    'b' => '\u{8}',
-                    'f' => '\u{c}',
-                    'n' => '\n',
-                    'r' => '\r',
-                    't' => '\t',
+                    b'"' => b'"',
+                    b'\\' => b'\\',
+                    b'/' => b'/',
+                    b'b' => 0x08,
+                    b'f' => 0x0C,
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    b't' => b'\t',
                     _ => return Err(self.err("Invalid \\escape", end - 2)),
                 };
-                out.push(ch as u32);
+                out.push(u32::from(ch));
                 continue;
             }
             // \uXXXX: Python wants one more character after the four digits.
@@ -331,8 +333,8 @@ impl Scanner<'_> {
             // point; anything else leaves it lone.
             if (0xD800..=0xDBFF).contains(&cp)
                 && end + 6 < len
-                && text[end] == '\\'
-                && text[end + 1] == 'u'
+                && text[end] == b'\\'
+                && text[end + 1] == b'u'
             {
                 let low = self.hex4(end + 2, end + 6)?;
                 if (0xDC00..=0xDFFF).contains(&low) {
@@ -348,13 +350,45 @@ impl Scanner<'_> {
     fn hex4(&self, from: usize, to: usize) -> Result<u32, PyJsonError> {
         let mut cp = 0;
         for &c in &self.text[from..to] {
-            let Some(d) = c.to_digit(16) else {
+            let Some(d) = char::from(c).to_digit(16) else {
                 return Err(self.err("Invalid \\uXXXX escape", to - 5));
             };
             cp = (cp << 4) | d;
         }
         Ok(cp)
     }
+}
+
+/// Small objects (nearly all) find a repeated key by scanning.
+const SCAN_KEYS: usize = 16;
+
+/// `d[key] = value`: a new key goes last, a repeated one keeps its place.
+fn insert(
+    entries: &mut Vec<(PyStr, PyValue)>,
+    index: &mut Option<HashMap<PyStr, usize>>,
+    key: PyStr,
+    value: PyValue,
+) {
+    let found = match index {
+        Some(index) => index.get(&key).copied(),
+        None => entries.iter().position(|(k, _)| *k == key),
+    };
+    if let Some(at) = found {
+        entries[at].1 = value;
+        return;
+    }
+    if let Some(index) = index {
+        index.insert(key.clone(), entries.len());
+    } else if entries.len() >= SCAN_KEYS {
+        let mut built: HashMap<PyStr, usize> = entries
+            .iter()
+            .enumerate()
+            .map(|(at, (k, _))| (k.clone(), at))
+            .collect();
+        built.insert(key.clone(), entries.len());
+        *index = Some(built);
+    }
+    entries.push((key, value));
 }
 
 fn close(frame: Frame) -> PyValue {

@@ -58,6 +58,12 @@ impl PyStr {
         }
     }
 
+    /// Appends whole UTF-8 characters (a slice of a `str`).
+    pub(super) fn push_utf8(&mut self, utf8: &[u8]) {
+        debug_assert!(std::str::from_utf8(utf8).is_ok());
+        self.bytes.extend_from_slice(utf8);
+    }
+
     /// The code points, in order.
     pub fn code_points(&self) -> CodePoints<'_> {
         CodePoints { rest: &self.bytes }

@@ -235,6 +235,8 @@ fn equality_is_pythons() {
 }
 
 #[test]
+// The exact tie values are written out in full on purpose.
+#[allow(clippy::excessive_precision)]
 fn float_repr_shapes() {
     let cases = [
         (0.0, "0.0"),
@@ -252,8 +254,107 @@ fn float_repr_shapes() {
         (f64::NEG_INFINITY, "-inf"),
         (0.30000000000000004, "0.30000000000000004"),
         (9007199254740993.0, "9007199254740992.0"),
+        // Exact ties between two shortest candidates: half to even.
+        (72656021730249.125, "72656021730249.12"),
+        (1621238007578910.25, "1621238007578910.2"),
     ];
     for (f, want) in cases {
         assert_eq!(float_repr(f), want, "{f:e}");
     }
+}
+
+#[test]
+fn python_dependent_failures_are_flagged() {
+    let deep = loads("[".repeat(MAX_DEPTH + 1).as_bytes()).unwrap_err();
+    assert!(deep.python_dependent());
+    assert!(loads("1".repeat(4301).as_bytes())
+        .unwrap_err()
+        .python_dependent());
+    assert!(!loads(b"[1,]").unwrap_err().python_dependent());
+    assert!(!loads(b"\xff").unwrap_err().python_dependent());
+    let names: Vec<_> = ["null", "true", "1", "1.0", "\"\"", "[]", "{}"]
+        .iter()
+        .map(|s| loads(s.as_bytes()).unwrap().type_name())
+        .collect();
+    assert_eq!(
+        names,
+        ["NoneType", "bool", "int", "float", "str", "list", "dict"]
+    );
+}
+
+#[test]
+fn ints_are_exact_at_every_size() {
+    let v = |s: &str| loads(s.as_bytes()).unwrap();
+    let PyValue::Int(max) = v("9223372036854775807") else {
+        panic!("an int")
+    };
+    assert_eq!(max.to_i64(), Some(i64::MAX));
+    let PyValue::Int(min) = v("-9223372036854775808") else {
+        panic!("an int")
+    };
+    assert_eq!(min.to_i64(), Some(i64::MIN));
+    assert!(min.is_negative());
+    let PyValue::Int(big) = v("-9223372036854775809") else {
+        panic!("an int")
+    };
+    assert_eq!(big.to_i64(), None);
+    assert_eq!(big.to_string(), "-9223372036854775809");
+    assert_eq!(
+        PyInt::from_parts(true, "000"),
+        PyInt::from_parts(false, "0")
+    );
+    assert_eq!(
+        PyInt::from_parts(false, "0009223372036854775808").to_string(),
+        "9223372036854775808"
+    );
+    // Python compares int and float exactly.
+    assert!(v("9223372036854775808").py_eq(&v("9.223372036854775808e18")));
+    assert!(!v("9223372036854775807").py_eq(&v("9.223372036854775808e18")));
+    assert!(v("-9223372036854775808").py_eq(&v("-9.223372036854775808e18")));
+    assert!(!v("-9223372036854775809").py_eq(&v("-9.223372036854775808e18")));
+    assert!(v("-18446744073709551616").py_eq(&v("-1.8446744073709552e19")));
+}
+
+#[test]
+fn repeated_keys_in_large_objects_keep_their_first_place() {
+    // Past the scan threshold the parser indexes keys; same semantics.
+    let body: Vec<String> = (0..40).map(|i| format!("\"k{i}\": {i}")).collect();
+    let doc = format!(
+        "{{{}, \"k3\": \"x\", \"k39\": \"y\", \"k0\": null}}",
+        body.join(", ")
+    );
+    let PyValue::Dict(d) = loads(doc.as_bytes()).unwrap() else {
+        panic!("a dict")
+    };
+    assert_eq!(d.len(), 40);
+    let keys: Vec<String> = d.iter().map(|(k, _)| k.display()).collect();
+    let want: Vec<String> = (0..40).map(|i| format!("k{i}")).collect();
+    assert_eq!(keys, want);
+    let v = loads(doc.as_bytes()).unwrap();
+    assert_eq!(v.get("k3").unwrap().py_str(), "x");
+    assert_eq!(v.get("k39").unwrap().py_str(), "y");
+    assert_eq!(v.get("k0"), Some(&PyValue::None));
+    assert_eq!(v.get("k1").unwrap().py_str(), "1");
+}
+
+#[test]
+fn loads_str_is_json_loads_without_file_reading() {
+    // No newline translation: a raw CR in a string is a control character
+    // where a file read in text mode would have made it a newline.
+    assert_eq!(
+        loads_str("[\r\n x").unwrap_err().to_string(),
+        "Expecting value: line 2 column 2 (char 4)"
+    );
+    assert_eq!(
+        loads(b"[\r\n x").unwrap_err().to_string(),
+        "Expecting value: line 2 column 2 (char 3)"
+    );
+    assert_eq!(
+        loads_str("{\"version\": 7}")
+            .unwrap()
+            .get("version")
+            .unwrap()
+            .py_str(),
+        "7"
+    );
 }

@@ -1,10 +1,13 @@
 //! [`PyValue`]: what `json.loads` returns, and how Python looks at it.
 
 use std::cmp::Ordering;
+use std::fmt::Write as _;
 
 use super::str::PyStr;
 
-/// A value as Python's `json.loads` builds it.
+/// A value as Python's `json.loads` builds it. `==` here is structural
+/// (NaN is unequal to itself, `1` differs from `1.0`); Python's `==` is
+/// [`PyValue::py_eq`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum PyValue {
     None,
@@ -17,13 +20,20 @@ pub enum PyValue {
     Dict(PyDict),
 }
 
-/// An exact integer, kept as its canonical decimal digits.
+/// An exact integer: inline when it fits an `i64` (almost always), else
+/// its canonical decimal digits. The form is canonical, so derived `==` is
+/// integer equality.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PyInt {
-    /// Never true for zero.
-    negative: bool,
-    /// No leading zero except for zero itself.
-    digits: String,
+pub struct PyInt(IntRepr);
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum IntRepr {
+    Small(i64),
+    /// Outside `i64`: a sign and the digits, no leading zero.
+    Big {
+        negative: bool,
+        digits: Box<str>,
+    },
 }
 
 impl PyInt {
@@ -32,50 +42,70 @@ impl PyInt {
         debug_assert!(!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()));
         let trimmed = digits.trim_start_matches('0');
         let digits = if trimmed.is_empty() { "0" } else { trimmed };
-        PyInt {
-            negative: negative && digits != "0",
-            digits: digits.to_owned(),
+        if digits.len() <= 19 {
+            let magnitude = i128::from(digits.parse::<u64>().expect("at most 19 digits"));
+            let signed = if negative { -magnitude } else { magnitude };
+            if let Ok(small) = i64::try_from(signed) {
+                return PyInt(IntRepr::Small(small));
+            }
         }
+        PyInt(IntRepr::Big {
+            negative,
+            digits: digits.into(),
+        })
     }
 
     pub fn is_zero(&self) -> bool {
-        self.digits == "0"
+        self.0 == IntRepr::Small(0)
     }
 
     pub fn is_negative(&self) -> bool {
-        self.negative
-    }
-
-    /// The magnitude's decimal digits.
-    pub fn digits(&self) -> &str {
-        &self.digits
+        match &self.0 {
+            IntRepr::Small(i) => *i < 0,
+            IntRepr::Big { negative, .. } => *negative,
+        }
     }
 
     /// The value, when it fits.
     pub fn to_i64(&self) -> Option<i64> {
-        let s = self.to_string();
-        s.parse().ok()
+        match self.0 {
+            IntRepr::Small(i) => Some(i),
+            IntRepr::Big { .. } => None,
+        }
     }
 
-    /// Exact comparison with a finite float, as Python's `int == float`.
+    /// Exact comparison with a float, as Python's `int == float`.
     fn eq_float(&self, f: f64) -> bool {
         if !f.is_finite() || f.fract() != 0.0 {
             return false;
         }
-        // `{:.0}` prints an integral float's exact decimal value.
-        let exact = format!("{:.0}", f.abs());
-        let negative = f < 0.0 && exact != "0";
-        self.negative == negative && self.digits == exact
+        match &self.0 {
+            // -2^63 <= f < 2^63: the cast is exact.
+            IntRepr::Small(i) => {
+                let two_63 = 2f64.powi(63);
+                (-two_63..two_63).contains(&f) && f as i64 == *i
+            }
+            IntRepr::Big { negative, digits } => {
+                // `{:.0}` prints an integral float's exact decimal value.
+                let exact = format!("{:.0}", f.abs());
+                *negative == (f < 0.0) && **digits == *exact
+            }
+        }
     }
 }
 
 impl std::fmt::Display for PyInt {
     /// Python's `str(int)`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.negative {
-            f.write_str("-")?;
+        match &self.0 {
+            IntRepr::Small(i) => write!(f, "{i}"),
+            IntRepr::Big { negative, digits } => {
+                if *negative {
+                    f.write_str("-")?;
+                }
+                f.write_str(digits)
+            }
         }
-        f.write_str(&self.digits)
     }
 }
 
@@ -116,6 +146,20 @@ impl PyValue {
         }
     }
 
+    /// Python's `type(value).__name__`: `NoneType`, `bool`, `int`, `float`,
+    /// `str`, `list`, `dict` (for messages such as "force_restart is a str").
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            PyValue::None => "NoneType",
+            PyValue::Bool(_) => "bool",
+            PyValue::Int(_) => "int",
+            PyValue::Float(_) => "float",
+            PyValue::Str(_) => "str",
+            PyValue::List(_) => "list",
+            PyValue::Dict(_) => "dict",
+        }
+    }
+
     /// Python's `bool(value)`: NaN is true, `-0.0` is false.
     pub fn truthy(&self) -> bool {
         match self {
@@ -149,7 +193,9 @@ impl PyValue {
             PyValue::None => out.push_str("None"),
             PyValue::Bool(true) => out.push_str("True"),
             PyValue::Bool(false) => out.push_str("False"),
-            PyValue::Int(i) => out.push_str(&i.to_string()),
+            PyValue::Int(i) => {
+                let _ = write!(out, "{i}");
+            }
             PyValue::Float(f) => out.push_str(&float_repr(*f)),
             PyValue::Str(s) => out.push_str(&s.repr()),
             // Depth is bounded by the parser's MAX_DEPTH, and Python's own
@@ -249,12 +295,7 @@ pub fn float_repr(f: f64) -> String {
     if f.is_infinite() {
         return if f > 0.0 { "inf" } else { "-inf" }.to_owned();
     }
-    // Rust's `{:e}` gives the same shortest round-trip digits as Python's
-    // repr (both pick the nearest when several are shortest).
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exp) = sci.split_once('e').expect("{:e} always has an exponent");
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
-    let exp: i32 = exp.parse().expect("{:e} exponent is an integer");
+    let (digits, exp) = shortest_digits(f.abs());
     // Python's decpt: value = 0.DIGITS * 10^decpt.
     let decpt = exp + 1;
     let sign = if f.is_sign_negative() { "-" } else { "" };
@@ -287,4 +328,55 @@ pub fn float_repr(f: f64) -> String {
         )
     };
     format!("{sign}{body}")
+}
+
+/// The shortest digits that read back as `f` (finite, non-negative) and
+/// the decimal exponent of the first one, as Python's repr picks them.
+///
+/// Rust's `{:e}` gives shortest round-trip digits too, nearest to the exact
+/// value, but breaks an exact tie upwards, where Python's dtoa rounds half
+/// to even: 72656021730249.125 is `72656021730249.12` for Python and
+/// `72656021730249.13` for Rust.
+fn shortest_digits(f: f64) -> (String, i32) {
+    let (mut digits, exp) = split_sci(&format!("{f:e}"));
+    let last = digits.as_bytes()[digits.len() - 1];
+    if last % 2 == 1 {
+        // A tie: the exact value is the shorter digits minus one unit in
+        // the last place, followed by a single 5. A cheap look at one more
+        // digit rules almost every case out; then 1100 places are exact (an
+        // f64 has at most 767 significant decimal digits).
+        let mut below = digits.clone();
+        below.pop();
+        below.push((last - 1) as char);
+        let (one_more, _) = split_sci(&format!("{f:.prec$e}", prec = digits.len()));
+        if !(one_more.len() == digits.len() + 1
+            && one_more.starts_with(&below)
+            && one_more.ends_with('5'))
+        {
+            return (digits, exp);
+        }
+        let (exact, exact_exp) = split_sci(&format!("{f:.1100e}"));
+        let exact = exact.trim_end_matches('0');
+        if exact_exp == exp
+            && exact.len() == digits.len() + 1
+            && exact.starts_with(&below)
+            && exact.ends_with('5')
+        {
+            let candidate = format!("{}.{}e{}", &below[..1], &below[1..], exp);
+            if candidate.parse::<f64>() == Ok(f) {
+                digits = below;
+            }
+        }
+    }
+    (digits, exp)
+}
+
+/// `d.ddde±x` → (`dddd` without trailing zeros, keeping one, `x`).
+fn split_sci(sci: &str) -> (String, i32) {
+    let (mantissa, exp) = sci.split_once('e').expect("{:e} always has an exponent");
+    let mut digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    while digits.len() > 1 && digits.ends_with('0') {
+        digits.pop();
+    }
+    (digits, exp.parse().expect("{:e} exponent is an integer"))
 }

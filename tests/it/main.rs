@@ -8,6 +8,7 @@ mod gate;
 mod history;
 mod patch;
 mod property;
+mod pyjson;
 mod range;
 mod trust;
 mod vectors;
