@@ -213,7 +213,7 @@ pub fn read(source: &dyn Source) -> Result<Release, SourceError> {
             release.unreadable.push(file.display.clone());
             continue;
         }
-        let Some(doc) = parse_like_python(&file, &mut release.warnings) else {
+        let Some(doc) = parse_like_python(&file, &mut release) else {
             continue;
         };
         if in_parent && updater.is_none() {
@@ -229,7 +229,8 @@ pub fn read(source: &dyn Source) -> Result<Release, SourceError> {
 
 /// Parses a version file exactly as the gate's `json.loads` would; `None`
 /// (with a warning) when Python would not read it as an object.
-fn parse_like_python(file: &MetaFile, warnings: &mut Vec<Warning>) -> Option<PyValue> {
+fn parse_like_python(file: &MetaFile, release: &mut Release) -> Option<PyValue> {
+    let warnings = &mut release.warnings;
     match pyjson::loads(&file.bytes) {
         Ok(doc @ PyValue::Dict(_)) => {
             if serde_json::from_slice::<serde::de::IgnoredAny>(&file.bytes).is_err() {
@@ -250,6 +251,20 @@ fn parse_like_python(file: &MetaFile, warnings: &mut Vec<Warning>) -> Option<PyV
                 "version_file_invalid",
                 format!("{} is not a JSON object: the gate ignores it", file.display),
             ));
+            None
+        }
+        // Another Python (3.12+ nesting, older integer limits) would have
+        // read it: what it says cannot be ruled out.
+        Err(e) if e.python_dependent() => {
+            warnings.push(Warning::new(
+                "version_file_unreadable",
+                format!(
+                    "{}: {e}, but another Python version reads it: fpcheck cannot rule out \
+                     a version change or force_restart in it, so the gate asks for a restart",
+                    file.display
+                ),
+            ));
+            release.unreadable.push(file.display.clone());
             None
         }
         Err(e) => {

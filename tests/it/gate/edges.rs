@@ -718,3 +718,30 @@ fn a_hostile_status_cache_is_a_miss_not_a_hang() {
         let _ = std::fs::remove_file(h.join("state/fp.cache"));
     }
 }
+
+#[test]
+fn a_version_file_only_some_pythons_read_asks_for_a_restart() {
+    // 2,000 levels: Python 3.11 raises RecursionError, 3.12+ reads it.
+    let h = Host::new();
+    h.install(&release_a());
+    h.snapshot();
+    let mut b = bumped();
+    let deep = format!("{}1{}", "[".repeat(2000), "]".repeat(2000));
+    b.insert(
+        "src/package.json",
+        format!("{{\"deep\": {deep}, \"force_restart\": true}}\n"),
+    );
+    h.install(&b);
+    let run = h.gate(&[]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["marker_written"], true);
+    assert!(
+        j["conservative"]
+            .as_str()
+            .unwrap()
+            .starts_with("version files cannot be read (app/src/package.json)"),
+        "{}",
+        j["conservative"]
+    );
+}
