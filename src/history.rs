@@ -628,6 +628,8 @@ fn facts(info: &ReleaseInfo) -> SideFacts {
         fingerprint: info.fingerprint.clone(),
         force_restart: info.force_restart,
         updater_version: info.updater_version.clone(),
+        // Blobs are always readable: git mode has no unreadable files.
+        version_unreadable: false,
     }
 }
 

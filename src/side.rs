@@ -37,6 +37,9 @@ pub struct Side {
     /// The version as compared (`Release::version_key`).
     #[serde(skip)]
     pub version_key: String,
+    /// A version file is there but cannot be read.
+    #[serde(skip)]
+    pub version_unreadable: bool,
 }
 
 impl Side {
@@ -61,6 +64,7 @@ impl Side {
             runtime_files: fp.files().len(),
             updater_version: release.updater_version.clone(),
             version_key: release.version_key(),
+            version_unreadable: !release.unreadable.is_empty(),
         }
     }
 
@@ -71,6 +75,7 @@ impl Side {
             fingerprint: self.fingerprint.clone(),
             force_restart: self.force_restart,
             updater_version: self.updater_version.clone(),
+            version_unreadable: self.version_unreadable,
         }
     }
 

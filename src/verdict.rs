@@ -23,6 +23,9 @@ pub struct SideFacts {
     pub force_restart: bool,
     /// The updater's own reading of the version (section 6).
     pub updater_version: UpdaterVersion,
+    /// A version file is there but cannot be read: its version and
+    /// `force_restart` cannot be ruled out (section 5: err toward restart).
+    pub version_unreadable: bool,
 }
 
 /// One reason code per verdict; documented in the README.
@@ -96,14 +99,17 @@ pub struct Decision {
 /// ([`check::check`], with no marker) for the process started on `from`.
 pub fn decide(from: &SideFacts, to: &SideFacts) -> Decision {
     let unavailable = from.fingerprint.is_empty() || to.fingerprint.is_empty();
+    // An unreadable version file may hold a version change or force_restart:
+    // assume both (section 5: never toward "no restart").
+    let unreadable = from.version_unreadable || to.version_unreadable;
     let d = decision::decide(&decision::Inputs {
         old_version: &from.version,
         new_version: &to.version,
-        updater_version_changed: from.updater_version.differs(&to.updater_version),
+        updater_version_changed: from.updater_version.differs(&to.updater_version) || unreadable,
         old_fingerprint: &from.fingerprint,
         new_fingerprint: &to.fingerprint,
         // The updater reads force_restart from the release it just installed.
-        force_restart: to.force_restart,
+        force_restart: to.force_restart || unreadable,
         recorded_mismatch: false,
     });
     let process_check = process_check(from, to);
@@ -155,6 +161,7 @@ mod tests {
             fingerprint: fp.into(),
             force_restart: force,
             updater_version: UpdaterVersion::from_text(version),
+            version_unreadable: false,
         }
     }
 
@@ -179,6 +186,9 @@ mod tests {
             (side("1", "a", false), side("2", "b", true), true, Reason::CodeChanged, Some(MarkerReason::BrainUpdate), Some(CheckReason::FingerprintMismatch)),
             // A missing version on one side still counts as a change of version.
             (side("", "a", false), side("2", "a", true), true, Reason::Forced, Some(MarkerReason::BrainUpdateForce), None),
+            // A version file that cannot be read: a change and force_restart
+            // cannot be ruled out.
+            (side("1", "a", false), SideFacts { version_unreadable: true, ..side("1", "a", false) }, true, Reason::Forced, Some(MarkerReason::BrainUpdateForce), None),
         ];
         for (i, (from, to, restart, reason, marker, process)) in rows.into_iter().enumerate() {
             let d = decide(&from, &to);

@@ -190,8 +190,17 @@ impl Source for WorktreeSource {
         } else {
             format!("{dir}/{name}")
         };
-        let Ok(Found::File(real)) = walk(vec![self.top.clone()], path.as_bytes()) else {
-            return Ok(None);
+        let real = match walk(vec![self.top.clone()], path.as_bytes()) {
+            Ok(Found::File(real)) => real,
+            // A FIFO, socket or device where the gate reads: not skipped.
+            Ok(Found::Other) => {
+                return Ok(Some(MetaFile {
+                    display: path,
+                    bytes: Vec::new(),
+                    problem: Some("is not a regular file".into()),
+                }))
+            }
+            _ => return Ok(None),
         };
         // As for the gate: a version file that is there but cannot be read
         // is reported (`problem`), so the release reading errs toward

@@ -745,3 +745,30 @@ fn a_version_file_only_some_pythons_read_asks_for_a_restart() {
         j["conservative"]
     );
 }
+
+#[test]
+fn the_range_errs_toward_restart_on_an_unreadable_worktree_version_file() {
+    use crate::support::TestRepo;
+    let repo = TestRepo::new();
+    repo.write("src/server.py", "def main(): pass\n")
+        .write("version.json", "{\"version\": \"1.0.0\"}");
+    repo.commit("1.0.0");
+    repo.tag("v1.0.0");
+    // Docs-only change, and a FIFO where package.json would be read.
+    repo.write("README.md", "# docs\n");
+    mkfifo(&repo.join("src/package.json"));
+    let run = repo.fpcheck(&["v1.0.0..", "--worktree", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(
+        (&j["restart_required"], &j["updater"]["marker_reason"]),
+        (&json!(true), &json!("brain_update_force"))
+    );
+    let codes: Vec<&str> = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"version_file_unreadable"), "{codes:?}");
+}
