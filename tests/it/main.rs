@@ -10,5 +10,7 @@ mod patch;
 mod property;
 mod pyjson;
 mod range;
+mod report_out;
+mod tags;
 mod trust;
 mod vectors;
