@@ -90,6 +90,15 @@ pub struct ReleaseInfo {
     pub unavailable_reason: Option<String>,
     /// How many runtime files it hashes.
     pub runtime_files: usize,
+    /// The updater's own reading of the version (section 6).
+    #[serde(skip)]
+    pub updater_version: crate::release::UpdaterVersion,
+    /// The version as compared (`Release::version_key`).
+    #[serde(skip)]
+    pub version_key: String,
+    /// A version file is there but cannot be read (over 16 MiB in git).
+    #[serde(skip)]
+    pub version_unreadable: bool,
 }
 
 /// One update, from a release to the next.
@@ -341,9 +350,11 @@ pub fn repo_name(repo: &gix::Repository) -> String {
 
 fn facts(info: &ReleaseInfo) -> SideFacts {
     SideFacts {
-        version: info.version.clone().unwrap_or_default(),
+        version: info.version_key.clone(),
         fingerprint: info.fingerprint.clone(),
         force_restart: info.force_restart,
+        updater_version: info.updater_version.clone(),
+        version_unreadable: info.version_unreadable,
     }
 }
 
@@ -358,7 +369,7 @@ fn step(from: &Read, to: &Read, root: &str) -> Step {
         to_fingerprint: to.info.fingerprint.clone(),
         restart_required: d.restart_required,
         reason: d.reason,
-        marker_reason: d.updater.marker_reason,
+        marker_reason: d.updater.marker_reason.map(|r| r.as_str()),
         version_changed: d.version_changed,
         runtime_files_changed: changes::between_selections(&from.ids, &to.ids, root)
             .runtime

@@ -101,6 +101,8 @@ impl<'a> Worker<'a> {
         let src = GitSource::new(self.repo.clone(), rev, &self.runtime.root)?;
         let selection = select(&src, &self.runtime.rules)?;
         let rel = release::read(&src)?;
+        let version_key = rel.version_key();
+        let version_unreadable = !rel.unreadable.is_empty();
         let key = FingerprintCache::key(&selection);
         let ids: BTreeMap<String, ObjectId> = selection
             .files
@@ -121,6 +123,9 @@ impl<'a> Worker<'a> {
                 fingerprint,
                 unavailable_reason: reason,
                 runtime_files,
+                version_key,
+                version_unreadable,
+                updater_version: rel.updater_version,
             },
             ids,
             tree,

@@ -212,19 +212,24 @@ impl Source for GitSource {
             // the root, on the same path, unresolvable too).
             return Ok(None);
         };
-        match self.small_blob(id, &path, crate::safe_io::JSON_LIMIT)? {
-            Ok(bytes) => Ok(Some(MetaFile {
-                display: path,
-                bytes,
-            })),
-            Err(size) => Err(SourceError::Unreadable {
-                path,
-                why: format!(
-                    "is {size} bytes, more than the {} bytes a version file may have",
-                    crate::safe_io::JSON_LIMIT
-                ),
-            }),
-        }
+        Ok(Some(
+            match self.small_blob(id, &path, crate::safe_io::JSON_LIMIT)? {
+                Ok(bytes) => MetaFile {
+                    display: path,
+                    bytes,
+                    problem: None,
+                },
+                // Too large to read whole: what it says cannot be ruled out.
+                Err(size) => MetaFile {
+                    display: path,
+                    bytes: Vec::new(),
+                    problem: Some(format!(
+                        "is {size} bytes, more than the {} bytes a version file may have",
+                        crate::safe_io::JSON_LIMIT
+                    )),
+                },
+            },
+        ))
     }
 
     fn origin(&self) -> Origin {
