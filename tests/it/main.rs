@@ -13,6 +13,7 @@ mod pyjson;
 mod range;
 mod readme;
 mod report_out;
+mod settings_check;
 mod tags;
 mod trust;
 mod trust_review;
