@@ -168,6 +168,26 @@ fn a_root_moved_to_a_copy_of_the_old_code_is_a_restart() {
     let j = run.json();
     assert_eq!(j["reason"], "settings_changed_runtime_changed");
     assert_eq!(j["matrix_row"], Value::Null);
+
+    // `patch` records HEAD's own fingerprint (its gate's), and says that
+    // fingerprint hides the change.
+    let run = repo.fpcheck(&["patch", "v1.0.0..HEAD", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let p = run.json();
+    assert_eq!(p["patch"]["runtime_fingerprint"], old.as_str(), "{p}");
+    let hidden: Vec<&Value> = p["explanations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["code"] == "settings_changed_runtime_changed")
+        .collect();
+    assert_eq!(
+        hidden,
+        [&json!({
+            "code": "settings_changed_runtime_changed",
+            "message": "under the settings of v1.0.0 the runtime code changed, but HEAD's own settings hide it: the runtime_fingerprint recorded here does not show the change; revert the settings change, or bump the version and pass --force-restart so that the updater restarts clients",
+        })]
+    );
 }
 
 /// A settings change that changes nothing the gate hashes, under either
