@@ -79,3 +79,41 @@ pub(super) fn at_worktree(
     let cross = fingerprint::compute(&src, &rt.rules)?;
     Ok(SettingsCheck::of(cross, from_fp))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fp(digest: Option<&str>) -> Fingerprint {
+        Fingerprint {
+            digest: digest.map(str::to_string),
+            selection: Default::default(),
+            unavailable_reason: digest.is_none().then(|| "src is missing".to_string()),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Equal digests are the only "no change"; an unavailable fingerprint
+    /// at either end counts as a change (fail-closed).
+    #[test]
+    fn only_equal_available_fingerprints_are_unchanged() {
+        let (a, b) = ("a".repeat(64), "b".repeat(64));
+        let cases = [
+            (Some(a.as_str()), Some(a.as_str()), false),
+            (Some(b.as_str()), Some(a.as_str()), true),
+            (None, Some(a.as_str()), true),
+            (Some(a.as_str()), None, true),
+            (None, None, true),
+        ];
+        for (cross, from, changed) in cases {
+            let check = SettingsCheck::of(fp(cross), &fp(from));
+            assert_eq!(check.runtime_changed, changed, "{cross:?} vs {from:?}");
+            assert_eq!(check.fingerprint.as_deref(), cross);
+            assert_eq!(check.settings, "from");
+            assert_eq!(
+                check.unavailable_reason.as_deref(),
+                cross.is_none().then_some("src is missing")
+            );
+        }
+    }
+}
