@@ -99,9 +99,24 @@ pub struct RuntimeFlags {
     /// the repository.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// The runtime to use when the config declares several.
+    /// The runtime to use when the config declares several (`fpcheck
+    /// RANGE` and `patch`: repeat to analyse several; none: all of them).
     #[arg(long, value_name = "NAME")]
-    pub runtime: Option<String>,
+    pub runtime: Vec<String>,
+}
+
+impl RuntimeFlags {
+    /// The one runtime chosen, for commands that read one runtime.
+    pub fn one_runtime(&self) -> Result<Option<String>, Failure> {
+        match self.runtime.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(one.clone())),
+            several => Err(Failure::usage(format!(
+                "--runtime is given {} times: this command reads one runtime; only `fpcheck RANGE` and `patch` take several",
+                several.len()
+            ))),
+        }
+    }
 }
 
 /// A failure with the exit code it maps to; the message is one line.
@@ -189,7 +204,7 @@ pub fn settings(
         (None, None) => None,
     };
     let overrides = Overrides {
-        runtime: flags.runtime.clone(),
+        runtime: flags.one_runtime()?,
         root,
         extensions: flags.ext.clone(),
         exclude: flags.exclude.clone(),
@@ -216,7 +231,7 @@ pub fn request(
     Ok(config::Request {
         choice,
         flags: Overrides {
-            runtime: flags.runtime.clone(),
+            runtime: flags.one_runtime()?,
             root,
             extensions: flags.ext.clone(),
             exclude: flags.exclude.clone(),

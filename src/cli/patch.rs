@@ -189,11 +189,19 @@ pub fn run(args: PatchArgs) -> Result<u8, Failure> {
 /// prints, written to FILE; explanations on stderr.
 pub fn patch_out(
     repo: &gix::Repository,
-    analysis: &Analysis,
+    outcome: &range::Outcome,
     worktree: bool,
     format: Option<FormatArg>,
     path: &Path,
 ) -> Result<(), Failure> {
+    let analysis: &Analysis = match outcome {
+        range::Outcome::One(analysis) => analysis,
+        range::Outcome::Many(_) => {
+            return Err(Failure::usage(
+                "--patch-out with several runtimes: pick one with --runtime NAME",
+            ))
+        }
+    };
     let options = Options {
         worktree,
         ..Options::default()

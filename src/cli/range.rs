@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use fpcheck::range::{self, RangeError, RangeSpec};
+use fpcheck::range::{self, Outcome, RangeError, RangeSpec};
 use fpcheck::report::{self, Format, RenderOptions};
 use fpcheck::source::git::open_repo;
 
@@ -92,14 +92,20 @@ impl From<RangeError> for Failure {
 pub fn run(args: RangeArgs) -> Result<u8, Failure> {
     let spec = RangeSpec::parse(args.range.as_deref())?;
     let repo = open_repo(args.repo.as_deref())?;
-    let settings = request(&args.runtime, args.root.clone(), true)?;
+    // `--runtime` (repeatable) narrows the runtimes analysed; the request
+    // itself names none.
+    let flags = super::RuntimeFlags {
+        runtime: Vec::new(),
+        ..args.runtime.clone()
+    };
+    let settings = request(&flags, args.root.clone(), true)?;
     let template = match &args.template {
         Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
             Failure::usage(format!("cannot read the template {}: {e}", path.display()))
         })?),
         None => None,
     };
-    let analysis = range::analyse(
+    let outcome = range::analyse_runtimes(
         &repo,
         &range::Options {
             range: spec,
@@ -107,6 +113,7 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
             settings,
             persistent_cache: !args.no_cache,
         },
+        &args.runtime.runtime,
     )?;
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let opts = RenderOptions {
@@ -128,7 +135,11 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
                 .expect("template path")
                 .display()
                 .to_string();
-            report::render_template(&analysis, t, &name, &opts).map_err(|e| Failure::usage(e.0))?
+            match &outcome {
+                Outcome::One(analysis) => report::render_template(analysis, t, &name, &opts),
+                Outcome::Many(many) => report::render_template(many, t, &name, &opts),
+            }
+            .map_err(|e| Failure::usage(e.0))?
         }
         (None, f) => {
             let format = match f.unwrap_or(FormatArg::Table) {
@@ -136,15 +147,19 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
                 FormatArg::Json => Format::Json,
                 FormatArg::Markdown => Format::Markdown,
             };
-            report::render(&analysis, format, &opts).map_err(|e| Failure::usage(e.0))?
+            match &outcome {
+                Outcome::One(analysis) => report::render(analysis, format, &opts),
+                Outcome::Many(many) => report::render_runtimes(many, format, &opts),
+            }
+            .map_err(|e| Failure::usage(e.0))?
         }
     };
     // The report rendered, so a template error cannot leave a patch behind.
     if let Some(path) = &args.patch_out {
-        super::patch::patch_out(&repo, &analysis, args.worktree, args.patch_format, path)?;
+        super::patch::patch_out(&repo, &outcome, args.worktree, args.patch_format, path)?;
     }
     emit(&text, args.output.as_deref())?;
-    Ok(if args.exit_code && analysis.restart_required {
+    Ok(if args.exit_code && outcome.restart_required() {
         exit::RESTART
     } else {
         exit::OK

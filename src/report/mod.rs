@@ -8,11 +8,13 @@ use serde::Serialize;
 use crate::range::Analysis;
 
 mod markdown;
+mod runtimes;
 mod table;
 
 pub use markdown::{
     escape_markdown, render_template, DEFAULT_MARKDOWN, HISTORY_HTML, HISTORY_MARKDOWN,
 };
+pub use runtimes::{render_runtimes, RUNTIMES_MARKDOWN};
 pub use table::render_table;
 
 /// How many files a list shows before it says "N more".

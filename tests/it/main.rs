@@ -11,3 +11,4 @@ mod property;
 mod range;
 mod trust;
 mod vectors;
+mod monorepo;
