@@ -136,7 +136,7 @@ pub fn analyse_runtimes(
                 analysis.warnings.push(Warning::new(
                     "runtime_not_declared",
                     format!(
-                        "runtime `{}` is not declared in {}: that release has no gate for it, so its fingerprint there is unavailable and the runtime restarts",
+                        "runtime `{}` is not declared in {}: its fingerprint there is taken as unavailable (the safe side: the code counts as changed)",
                         crate::term::escape(&name),
                         decl.shown
                     ),

@@ -74,3 +74,199 @@ fn every_runtime_gets_a_verdict_and_the_json_says_any() {
     assert_eq!(j["runtimes"][1]["settings"]["root"], "worker");
     assert_eq!(j["runtimes"][1]["changes"]["runtime"], json!([]));
 }
+
+#[test]
+fn the_table_opens_with_the_overall_answer_and_exit_code_says_any() {
+    let repo = monorepo();
+    server_fix(&repo);
+    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--exit-code"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines[0], "server restarts; worker does not");
+    assert_eq!(lines[1], "");
+    assert_eq!(lines[2], "== runtime server ==");
+    assert!(lines[3].starts_with("RESTART REQUIRED (code_changed)"), "{}", lines[3]);
+    let worker = lines
+        .iter()
+        .position(|l| *l == "== runtime worker ==")
+        .expect("a worker block");
+    assert!(lines[worker + 1].starts_with("NO RESTART (no_runtime_change)"));
+    // Nothing restarts: exit 0, and the summary says so.
+    let run = repo.fpcheck(&["v1.1.0..v1.1.0", "--exit-code"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.lines().next(), Some("server and worker do not restart"));
+}
+
+#[test]
+fn one_runtime_option_gives_exactly_the_single_runtime_report() {
+    let repo = monorepo();
+    server_fix(&repo);
+    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json", "--runtime", "worker", "--exit-code"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let one = run.json();
+    assert!(one.get("runtimes").is_none());
+    assert_eq!(one["reason"], "no_runtime_change");
+    assert_eq!(one["settings"]["runtime"], "worker");
+    // The same object as the worker's entry of the full run, minus `name`.
+    let all = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json"]).json();
+    let mut entry = all["runtimes"][1].clone();
+    assert_eq!(entry.as_object_mut().unwrap().remove("name"), Some(json!("worker")));
+    assert_eq!(entry, one);
+    // Repeated, it narrows the set; a name given twice counts once.
+    let run = repo.fpcheck(&[
+        "v1.0.0..v1.1.0", "--format", "json", "--runtime", "worker", "--runtime", "server",
+        "--runtime", "worker",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(names_and_verdicts(&run.json()).len(), 2);
+}
+
+#[test]
+fn unknown_runtimes_and_a_shared_root_are_usage_errors() {
+    let repo = monorepo();
+    server_fix(&repo);
+    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--runtime", "server", "--runtime", "cron"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr.trim_end(),
+        "fpcheck: error: --runtime cron: no such runtime at either end (declared: server, worker)"
+    );
+    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--root", "server"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("--root names one runtime's root, but several runtimes are analysed"),
+        "{}",
+        run.stderr
+    );
+    // Other commands read one runtime and say so.
+    let run = repo.fpcheck(&["fingerprint", "--rev", "v1.0.0", "--runtime", "a", "--runtime", "b"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("--runtime is given 2 times"), "{}", run.stderr);
+}
+
+#[test]
+fn a_runtime_added_by_the_release_is_unavailable_at_the_old_end() {
+    let repo = monorepo();
+    repo.write(
+        "fpcheck.toml",
+        format!("{TWO}[runtimes.cron]\nroot = \"cron\"\n"),
+    )
+    .write("cron/tick.py", "tick = 1\n")
+    .write("cron/version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("cron");
+    repo.tag("v1.1.0");
+    let j = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json"]).json();
+    assert_eq!(j["summary"], "cron restarts; server and worker do not");
+    let cron = &j["runtimes"][0];
+    assert_eq!(cron["name"], "cron");
+    assert_eq!(cron["restart_required"], true);
+    assert_eq!(cron["reason"], "fingerprint_unavailable");
+    assert_eq!(cron["from"]["fingerprint"], "");
+    assert_eq!(
+        cron["from"]["unavailable_reason"],
+        "runtime `cron` is not declared in fpcheck.toml at v1.0.0"
+    );
+    assert_eq!(cron["settings"]["config"], "fpcheck.toml at v1.1.0");
+    let codes: Vec<&str> = cron["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["fingerprint_unavailable", "runtime_not_declared"]);
+    assert_eq!(
+        cron["warnings"][1]["message"],
+        "runtime `cron` is not declared in fpcheck.toml at v1.0.0: its fingerprint there is taken as unavailable (the safe side: the code counts as changed)"
+    );
+    // Removed again: unavailable at the new end.
+    repo.write("fpcheck.toml", TWO).remove("cron");
+    repo.commit("no cron");
+    repo.tag("v1.2.0");
+    let j = repo.fpcheck(&["v1.1.0..v1.2.0", "--format", "json"]).json();
+    let cron = &j["runtimes"][0];
+    assert_eq!(cron["name"], "cron");
+    assert_eq!(
+        cron["to"]["unavailable_reason"],
+        "runtime `cron` is not declared in fpcheck.toml at v1.2.0"
+    );
+    assert_eq!(cron["restart_required"], true);
+}
+
+#[test]
+fn overlapping_roots_each_get_their_own_fingerprint() {
+    let repo = monorepo();
+    repo.write(
+        "fpcheck.toml",
+        format!("{TWO}[runtimes.all]\nroot = \".\"\n"),
+    );
+    repo.commit("all");
+    repo.tag("v1.0.1");
+    repo.write("worker/job.py", "work = 2\n")
+        .write("server/version.json", "{\"version\": \"1.1.0\"}\n")
+        .write("worker/version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("worker fix");
+    repo.tag("v1.1.0");
+    let j = repo.fpcheck(&["v1.0.1..v1.1.0", "--format", "json"]).json();
+    assert_eq!(j["summary"], "all and worker restart; server does not");
+    assert_eq!(
+        names_and_verdicts(&j),
+        [
+            ("all".to_string(), true, "code_changed".to_string()),
+            ("server".to_string(), false, "no_runtime_change".to_string()),
+            ("worker".to_string(), true, "code_changed".to_string()),
+        ]
+    );
+    assert_eq!(j["runtimes"][0]["to"]["runtime_files"], 2);
+    // The worker's own fingerprint is the one `fingerprint` computes for it.
+    let fp = repo
+        .fpcheck(&["fingerprint", "--rev", "v1.1.0", "--runtime", "worker", "--json"])
+        .json();
+    assert_eq!(j["runtimes"][2]["to"]["fingerprint"], fp["fingerprint"]);
+}
+
+#[test]
+fn markdown_has_one_section_per_runtime_and_escapes_names() {
+    let repo = TestRepo::new();
+    repo.write(
+        "fpcheck.toml",
+        "[runtimes.\"a`b@team\"]\nroot = \"server\"\n[runtimes.worker]\nroot = \"worker\"\n",
+    )
+    .write("server/app.py", "x = 1\n")
+    .write("worker/job.py", "y = 1\n");
+    repo.commit("one");
+    repo.tag("v1");
+    repo.write("server/app.py", "x = 2\n");
+    repo.commit("two");
+    let run = repo.fpcheck(&["v1..HEAD", "--format", "markdown"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let md = &run.stdout;
+    assert!(md.starts_with("<!-- fpcheck:report -->\n"), "{md}");
+    assert_eq!(md.matches("<!-- fpcheck:report -->").count(), 1);
+    assert!(md.contains(
+        "### 🔁 Restart required: a&#96;b&#64;&#8288;team restarts; worker does not\n"
+    ));
+    assert!(md.contains("#### 🔁 <code>a&#96;b&#64;&#8288;team</code>: restart required\n"));
+    assert!(md.contains("#### ✅ <code>worker</code>: no restart\n"));
+    assert!(!md.contains("@team"));
+}
+
+#[test]
+fn the_working_tree_is_compared_for_every_runtime() {
+    let repo = monorepo();
+    repo.write("worker/job.py", "work = 3\n");
+    let j = repo
+        .fpcheck(&["v1.0.0..", "--worktree", "--format", "json"])
+        .json();
+    assert_eq!(j["summary"], "worker restarts; server does not");
+    assert_eq!(j["runtimes"][1]["to"]["ref"], "WORKTREE");
+}
+
+#[test]
+fn patch_out_with_several_runtimes_asks_for_one() {
+    let repo = monorepo();
+    server_fix(&repo);
+    let out = repo.join("p.json");
+    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--patch-out", out.to_str().unwrap()]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(!out.exists());
+}
