@@ -14,6 +14,7 @@ mod demo;
 mod fingerprint;
 mod gate;
 mod history;
+mod init;
 mod patch;
 mod range;
 
@@ -78,6 +79,7 @@ enum Command {
     Demo(demo::DemoArgs),
     History(history::HistoryArgs),
     Patch(patch::PatchArgs),
+    Init(init::InitArgs),
     Snapshot(gate::SnapshotArgs),
     Gate(gate::GateArgs),
     Status(gate::StatusArgs),
@@ -176,6 +178,7 @@ pub fn main() -> ExitCode {
         Some(Command::Demo(args)) => demo::run(args),
         Some(Command::History(args)) => history::run(args),
         Some(Command::Patch(args)) => patch::run(args),
+        Some(Command::Init(args)) => init::run(args),
         Some(Command::Snapshot(args)) => gate::run_snapshot(args),
         Some(Command::Gate(args)) => gate::run_gate(args),
         Some(Command::Status(args)) => gate::run_status(args),

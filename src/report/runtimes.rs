@@ -28,10 +28,7 @@ fn table(many: &RuntimesAnalysis, opts: &RenderOptions) -> String {
         out.push_str(&format!("note: {}\n", super::printable(note)));
     }
     for r in &many.runtimes {
-        out.push_str(&format!(
-            "\n== runtime {} ==\n",
-            super::printable(&r.name)
-        ));
+        out.push_str(&format!("\n== runtime {} ==\n", super::printable(&r.name)));
         out.push_str(&render_table(&r.analysis, opts));
     }
     out

@@ -85,7 +85,11 @@ fn the_table_opens_with_the_overall_answer_and_exit_code_says_any() {
     assert_eq!(lines[0], "server restarts; worker does not");
     assert_eq!(lines[1], "");
     assert_eq!(lines[2], "== runtime server ==");
-    assert!(lines[3].starts_with("RESTART REQUIRED (code_changed)"), "{}", lines[3]);
+    assert!(
+        lines[3].starts_with("RESTART REQUIRED (code_changed)"),
+        "{}",
+        lines[3]
+    );
     let worker = lines
         .iter()
         .position(|l| *l == "== runtime worker ==")
@@ -94,14 +98,24 @@ fn the_table_opens_with_the_overall_answer_and_exit_code_says_any() {
     // Nothing restarts: exit 0, and the summary says so.
     let run = repo.fpcheck(&["v1.1.0..v1.1.0", "--exit-code"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.stdout.lines().next(), Some("server and worker do not restart"));
+    assert_eq!(
+        run.stdout.lines().next(),
+        Some("server and worker do not restart")
+    );
 }
 
 #[test]
 fn one_runtime_option_gives_exactly_the_single_runtime_report() {
     let repo = monorepo();
     server_fix(&repo);
-    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json", "--runtime", "worker", "--exit-code"]);
+    let run = repo.fpcheck(&[
+        "v1.0.0..v1.1.0",
+        "--format",
+        "json",
+        "--runtime",
+        "worker",
+        "--exit-code",
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let one = run.json();
     assert!(one.get("runtimes").is_none());
@@ -110,12 +124,22 @@ fn one_runtime_option_gives_exactly_the_single_runtime_report() {
     // The same object as the worker's entry of the full run, minus `name`.
     let all = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json"]).json();
     let mut entry = all["runtimes"][1].clone();
-    assert_eq!(entry.as_object_mut().unwrap().remove("name"), Some(json!("worker")));
+    assert_eq!(
+        entry.as_object_mut().unwrap().remove("name"),
+        Some(json!("worker"))
+    );
     assert_eq!(entry, one);
     // Repeated, it narrows the set; a name given twice counts once.
     let run = repo.fpcheck(&[
-        "v1.0.0..v1.1.0", "--format", "json", "--runtime", "worker", "--runtime", "server",
-        "--runtime", "worker",
+        "v1.0.0..v1.1.0",
+        "--format",
+        "json",
+        "--runtime",
+        "worker",
+        "--runtime",
+        "server",
+        "--runtime",
+        "worker",
     ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(names_and_verdicts(&run.json()).len(), 2);
@@ -134,14 +158,27 @@ fn unknown_runtimes_and_a_shared_root_are_usage_errors() {
     let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--root", "server"]);
     assert_eq!(run.code, 2);
     assert!(
-        run.stderr.contains("--root names one runtime's root, but several runtimes are analysed"),
+        run.stderr
+            .contains("--root names one runtime's root, but several runtimes are analysed"),
         "{}",
         run.stderr
     );
     // Other commands read one runtime and say so.
-    let run = repo.fpcheck(&["fingerprint", "--rev", "v1.0.0", "--runtime", "a", "--runtime", "b"]);
+    let run = repo.fpcheck(&[
+        "fingerprint",
+        "--rev",
+        "v1.0.0",
+        "--runtime",
+        "a",
+        "--runtime",
+        "b",
+    ]);
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("--runtime is given 2 times"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--runtime is given 2 times"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -219,7 +256,14 @@ fn overlapping_roots_each_get_their_own_fingerprint() {
     assert_eq!(j["runtimes"][0]["to"]["runtime_files"], 2);
     // The worker's own fingerprint is the one `fingerprint` computes for it.
     let fp = repo
-        .fpcheck(&["fingerprint", "--rev", "v1.1.0", "--runtime", "worker", "--json"])
+        .fpcheck(&[
+            "fingerprint",
+            "--rev",
+            "v1.1.0",
+            "--runtime",
+            "worker",
+            "--json",
+        ])
         .json();
     assert_eq!(j["runtimes"][2]["to"]["fingerprint"], fp["fingerprint"]);
 }
@@ -242,9 +286,9 @@ fn markdown_has_one_section_per_runtime_and_escapes_names() {
     let md = &run.stdout;
     assert!(md.starts_with("<!-- fpcheck:report -->\n"), "{md}");
     assert_eq!(md.matches("<!-- fpcheck:report -->").count(), 1);
-    assert!(md.contains(
-        "### 🔁 Restart required: a&#96;b&#64;&#8288;team restarts; worker does not\n"
-    ));
+    assert!(
+        md.contains("### 🔁 Restart required: a&#96;b&#64;&#8288;team restarts; worker does not\n")
+    );
     assert!(md.contains("#### 🔁 <code>a&#96;b&#64;&#8288;team</code>: restart required\n"));
     assert!(md.contains("#### ✅ <code>worker</code>: no restart\n"));
     assert!(!md.contains("@team"));
