@@ -306,11 +306,63 @@ fn the_working_tree_is_compared_for_every_runtime() {
 }
 
 #[test]
-fn patch_out_with_several_runtimes_asks_for_one() {
+fn patch_records_each_runtime_under_runtimes() {
     let repo = monorepo();
+    repo.write("version.json", "{\n  \"version\": \"1.0.0\"\n}\n");
+    repo.commit("top version");
+    repo.tag("v1.0.1");
     server_fix(&repo);
+    let all = repo.fpcheck(&["v1.0.1..v1.1.0", "--format", "json"]).json();
+    let fp = |i: usize| {
+        all["runtimes"][i]["to"]["fingerprint"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let spec = |root: &str| {
+        json!({"algorithm": "fpcheck-runtime-v1", "hash": "sha256", "root": root,
+               "extensions": [".py"],
+               "exclude": ["scripts", "tests", "migrations", "crons", "__pycache__", "node_modules", ".git", "versions"]})
+    };
+    // `--runtime` given twice with one name is one runtime.
+    let run = repo.fpcheck(&[
+        "patch",
+        "v1.0.1..v1.1.0",
+        "--runtime",
+        "worker",
+        "--runtime",
+        "worker",
+        "--write",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = repo.fpcheck(&["patch", "v1.0.1..v1.1.0", "--runtime", "server"]);
+    // One runtime chosen: the single-runtime patch, unchanged.
+    assert_eq!(run.json()["runtime_fingerprint"], fp(0));
     let out = repo.join("p.json");
-    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--patch-out", out.to_str().unwrap()]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(!out.exists());
+    let run = repo.fpcheck(&["v1.0.1..v1.1.0", "--patch-out", out.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        serde_json::from_str::<Value>(&std::fs::read_to_string(&out).unwrap()).unwrap(),
+        json!({"runtimes": {
+            "server": {"runtime_fingerprint": fp(0), "runtime_fingerprint_spec": spec("server")},
+            "worker": {"runtime_fingerprint": fp(1), "runtime_fingerprint_spec": spec("worker")},
+        }})
+    );
+    assert!(run.stderr.contains(
+        "fpcheck: force_restart in version.json is shared by every runtime: left as it is (--force-restart sets it)"
+    ), "{}", run.stderr);
+    let run = repo.fpcheck(&["patch", "v1.0.1..v1.1.0", "--write"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.join("version.json")).unwrap()).unwrap();
+    assert_eq!(file["version"], "1.0.0");
+    assert_eq!(file["runtimes"]["worker"]["runtime_fingerprint"], fp(1));
+    assert_eq!(
+        file["runtimes"]["server"]["runtime_fingerprint_spec"],
+        spec("server")
+    );
+    assert_eq!(file.as_object().unwrap().len(), 2);
+    // Run again on what was written: nothing left to say.
+    let run = repo.fpcheck(&["patch", "v1.0.1..", "--worktree"]);
+    assert_eq!(run.json(), json!({}));
 }
