@@ -21,6 +21,7 @@ use crate::warning::Warning;
 
 mod ends;
 mod multi;
+mod prime;
 mod spec;
 mod tags;
 mod wording;

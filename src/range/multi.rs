@@ -10,12 +10,14 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+use super::prime;
 use super::{
     analyse_with, open_cache, resolve_ends, Absent, Analysis, Options, RangeError, ToSide,
     SCHEMA_VERSION,
 };
 use crate::config::{self, ConfigChoice, ConfigFile};
-use crate::source::Revision;
+use crate::select::select;
+use crate::source::{GitSource, Revision};
 use crate::warning::Warning;
 
 /// What a run answers: one runtime (today's report, unchanged) or several.
@@ -125,6 +127,7 @@ pub fn analyse_runtimes(
         all.into_iter().filter(|n| chosen.contains(n)).collect()
     };
     let mut cache = open_cache(repo, options);
+    prime_all(repo, &options.settings, &names, (&from, &to), &mut cache);
     let mut runtimes = Vec::with_capacity(names.len());
     for name in names {
         let mut request = options.settings.clone();
@@ -154,6 +157,52 @@ pub fn analyse_runtimes(
         runtimes,
         notes,
     }))
+}
+
+/// Reads every blob the runtimes select at the revision ends once, and
+/// leaves their fingerprints in `cache` for the analyses (see [`prime`]).
+/// The working tree's end is read by each analysis as usual.
+fn prime_all(
+    repo: &gix::Repository,
+    request: &config::Request,
+    names: &[String],
+    (from, to): (&str, &ToSide),
+    cache: &mut crate::cache::FingerprintCache,
+) {
+    let mut ends = Vec::new();
+    if let Ok(rev) = Revision::parse(repo, from) {
+        ends.push((rev, from.to_string()));
+    }
+    if let ToSide::Rev(spec) = to {
+        if let Ok(rev) = Revision::parse(repo, spec) {
+            ends.push((rev, spec.clone()));
+        }
+    }
+    let mut sources = Vec::new();
+    for name in names {
+        let mut request = request.clone();
+        request.flags.runtime = Some(name.clone());
+        for (rev, spec) in &ends {
+            // A runtime missing at this end is withdrawn there anyway.
+            let Ok(end) = request.at_revision(repo, rev.tree, spec) else {
+                continue;
+            };
+            if let Ok(src) = GitSource::new(repo.clone(), rev.clone(), &end.runtime.root) {
+                sources.push((src, end.runtime));
+            }
+        }
+    }
+    let jobs = sources
+        .iter()
+        .filter_map(|(src, rt)| {
+            Some(prime::Job {
+                source: src,
+                root: &rt.root,
+                selection: select(src, &rt.rules).ok()?,
+            })
+        })
+        .collect();
+    prime::prime(jobs, cache);
 }
 
 /// `server restarts; worker does not` (`a and b restart` when they agree).
