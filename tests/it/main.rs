@@ -10,6 +10,7 @@ mod init;
 mod monorepo;
 mod patch;
 mod property;
+mod pyjson;
 mod range;
 mod trust;
 mod vectors;
