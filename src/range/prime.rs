@@ -11,7 +11,7 @@
 use sha2::{Digest, Sha256};
 
 use crate::cache::FingerprintCache;
-use crate::select::{Selection, SelectedFile};
+use crate::select::{SelectedFile, Selection};
 use crate::source::{Node, Source};
 
 /// One fingerprint to compute: a source, its root (from the top of the
