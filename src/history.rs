@@ -147,6 +147,9 @@ pub struct History {
     pub schema_version: u32,
     /// The repository.
     pub repo: String,
+    /// The repository's name, fit to publish: its `origin` remote without
+    /// credentials (`github.com/acme/server`), else its folder's name.
+    pub name: String,
     /// The settings that produced the fingerprints.
     pub settings: Settings,
     /// Every update, oldest first.
@@ -377,6 +380,7 @@ pub fn run(
     Ok(History {
         schema_version: SCHEMA_VERSION,
         repo: repo_display(repo),
+        name: repo_name(repo),
         settings: Settings::of(runtime),
         releases: steps,
         tags: reads.into_iter().map(|r| r.info).collect(),
@@ -658,6 +662,38 @@ fn summarise(reads: &[Read], steps: &[Step]) -> Summary {
             .filter(|s| s.version_changed && !s.restart_required)
             .count(),
     }
+}
+
+/// A name for `repo` that can be published (a report made in CI shows no
+/// runner's folders): `host/path` of its `origin` remote, with no user,
+/// password or port and no `.git`; for an origin on the local disk, or no
+/// origin, the folder's name.
+pub fn repo_name(repo: &gix::Repository) -> String {
+    let origin = repo
+        .config_snapshot()
+        .string("remote.origin.url")
+        .and_then(|u| gix::url::parse(&u).ok());
+    let trim = |p: &str| -> String {
+        let p = p.trim_matches('/');
+        p.strip_suffix(".git").unwrap_or(p).to_string()
+    };
+    if let Some(url) = &origin {
+        let path = trim(&url.path.to_string());
+        match url.host() {
+            Some(host) if !path.is_empty() => return format!("{host}/{path}"),
+            Some(host) => return host.to_string(),
+            None => {
+                if let Some(last) = path.rsplit('/').next().filter(|l| !l.is_empty()) {
+                    return last.to_string();
+                }
+            }
+        }
+    }
+    let dir = repo.workdir().unwrap_or_else(|| repo.git_dir());
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    dir.file_name()
+        .map(|n| trim(&n.to_string_lossy()))
+        .unwrap_or_else(|| "repository".to_string())
 }
 
 #[cfg(test)]

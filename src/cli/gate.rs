@@ -234,7 +234,8 @@ pub fn run_snapshot(args: SnapshotArgs) -> Result<u8, Failure> {
     warn_all(&snap.warnings);
     if let Some(reason) = &snap.unavailable_reason {
         eprintln!(
-            "fpcheck: warning: the fingerprint is unavailable ({reason}): the gate will treat the code as changed"
+            "fpcheck: warning: the fingerprint is unavailable ({}): the gate will treat the code as changed",
+            fpcheck::term::escape(reason)
         );
     }
     let bytes = snap.to_bytes();

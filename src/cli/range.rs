@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use fpcheck::range::{self, Outcome, RangeError, RangeSpec};
-use fpcheck::report::{self, Format, RenderOptions};
+use fpcheck::report::{self, End, Format, RenderOptions};
 use fpcheck::source::git::open_repo;
 
 use super::{emit, exit, request, Failure, RuntimeFlags};
@@ -17,9 +17,28 @@ pub struct RangeArgs {
     /// (to HEAD), or nothing (the latest tag reachable from HEAD..HEAD).
     #[arg(value_name = "RANGE")]
     range: Option<String>,
+    /// A second word where the range was expected (`fpcheck A B`): only
+    /// caught to suggest `A..B`.
+    #[arg(value_name = "TO", hide = true)]
+    stray: Option<String>,
     /// The repository (default: the one around the current directory).
     #[arg(long, value_name = "PATH")]
     repo: Option<PathBuf>,
+    /// Name the FROM end NAME in the report; FROM must be a full commit id
+    /// (for scripts that resolve names themselves and pass ids).
+    #[arg(long, value_name = "NAME")]
+    from_name: Option<String>,
+    /// Name the TO end NAME in the report; TO must be a full commit id.
+    #[arg(long, value_name = "NAME")]
+    to_name: Option<String>,
+    /// With no FROM: only tags matching GLOB are releases (as `git describe
+    /// --match`; repeat for several).
+    #[arg(long, value_name = "GLOB")]
+    tag_match: Vec<String>,
+    /// With no FROM: tags matching GLOB are never releases (as `git describe
+    /// --exclude`, e.g. '*-rc*'; repeat for several).
+    #[arg(long, value_name = "GLOB")]
+    tag_exclude: Vec<String>,
     /// Compare FROM with the working tree instead of a revision, to ask
     /// before committing.
     #[arg(long)]
@@ -38,6 +57,11 @@ pub struct RangeArgs {
     /// Write the report to FILE instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Also write the report as FORMAT (json, markdown, table) to FILE;
+    /// with MAX_BYTES, its file lists are shortened (whole rows, counted)
+    /// until it fits. Repeat for several reports from one run.
+    #[arg(long = "report", value_name = "FORMAT[:MAX_BYTES]=FILE", value_parser = super::outputs::parse)]
+    reports: Vec<super::outputs::ReportOut>,
     /// Exit with 1 when the release forces a restart, 0 when not (errors
     /// keep their own codes, so a failure never reads as "no restart").
     #[arg(long)]
@@ -90,7 +114,12 @@ impl From<RangeError> for Failure {
 }
 
 pub fn run(args: RangeArgs) -> Result<u8, Failure> {
-    let spec = RangeSpec::parse(args.range.as_deref())?;
+    super::check_range_words(args.range.as_deref(), args.stray.as_deref())?;
+    let mut spec = RangeSpec::parse(args.range.as_deref())?;
+    spec.tags = range::TagFilter {
+        include: args.tag_match.clone(),
+        exclude: args.tag_exclude.clone(),
+    };
     let repo = open_repo(args.repo.as_deref())?;
     // `--runtime` (repeatable) narrows the runtimes analysed; the request
     // itself names none.
@@ -105,7 +134,7 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
         })?),
         None => None,
     };
-    let outcome = range::analyse_runtimes(
+    let mut outcome = range::analyse_runtimes(
         &repo,
         &range::Options {
             range: spec,
@@ -115,6 +144,18 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
         },
         &args.runtime.runtime,
     )?;
+    for (end, name) in [(End::From, &args.from_name), (End::To, &args.to_name)] {
+        if let Some(name) = name {
+            match &mut outcome {
+                Outcome::One(analysis) => report::name_end(analysis, end, name),
+                Outcome::Many(many) => many
+                    .runtimes
+                    .iter_mut()
+                    .try_for_each(|r| report::name_end(&mut r.analysis, end, name)),
+            }
+            .map_err(Failure::usage)?;
+        }
+    }
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let opts = RenderOptions {
         color: match args.color {
@@ -154,11 +195,21 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
             .map_err(|e| Failure::usage(e.0))?
         }
     };
+    let reports = match &outcome {
+        Outcome::One(analysis) => super::outputs::render_all(analysis, &args.reports, &opts)?,
+        Outcome::Many(_) if !args.reports.is_empty() => {
+            return Err(Failure::usage(
+                "--report with several runtimes: pick one with --runtime NAME (the main output holds every runtime)",
+            ))
+        }
+        Outcome::Many(_) => Vec::new(),
+    };
     // The report rendered, so a template error cannot leave a patch behind.
     if let Some(path) = &args.patch_out {
         super::patch::patch_out(&repo, &outcome, args.worktree, args.patch_format, path)?;
     }
     emit(&text, args.output.as_deref())?;
+    super::outputs::write_all(&reports)?;
     Ok(if args.exit_code && outcome.restart_required() {
         exit::RESTART
     } else {

@@ -487,12 +487,11 @@ pub fn write(repo: &gix::Repository, plan: &Plan) -> Result<bool, PatchError> {
     if plan.is_empty() {
         return Ok(false);
     }
-    crate::atomic::write_atomic(&path, plan.text.as_bytes()).map_err(|source| {
-        PatchError::Write {
+    tree.write(&path, plan.text.as_bytes())
+        .map_err(|source| PatchError::Write {
             path: plan.version_file.clone(),
             source,
-        }
-    })?;
+        })?;
     Ok(true)
 }
 

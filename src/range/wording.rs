@@ -100,17 +100,43 @@ pub(super) fn matrix_row(d: &Decision, changes: &Changes, to: &Side) -> Option<M
         Reason::UnavailableVersionUnchanged => None,
         Reason::NoRuntimeChange if to.force_restart => row(7),
         Reason::NoRuntimeChange => {
-            let excluded = |name: &str| {
+            let under = |name: &str| -> Vec<Status> {
                 changes
                     .ignored
                     .iter()
-                    .any(|c| c.why == Why::Excluded && c.excluded_name.as_deref() == Some(name))
+                    .filter(|c| c.why == Why::Excluded && c.excluded_name.as_deref() == Some(name))
+                    .map(|c| c.status)
+                    .collect()
             };
-            if excluded("migrations") {
-                return row(6);
+            // The label says what happened: "new" only when every change
+            // there is an added file.
+            let label = |n: u8, statuses: &[Status], one_new, many_new, other| {
+                let touches = match statuses {
+                    [Status::Added] => one_new,
+                    s if s.iter().all(|s| *s == Status::Added) => many_new,
+                    _ => other,
+                };
+                Some(MatrixRow { number: n, touches })
+            };
+            let migrations = under("migrations");
+            if !migrations.is_empty() {
+                return label(
+                    6,
+                    &migrations,
+                    MATRIX[5],
+                    "new migrations in migrations/",
+                    "a change in migrations/",
+                );
             }
-            if excluded("scripts") {
-                return row(5);
+            let scripts = under("scripts");
+            if !scripts.is_empty() {
+                return label(
+                    5,
+                    &scripts,
+                    MATRIX[4],
+                    "new files under scripts/",
+                    "a change under scripts/",
+                );
             }
             let notable: Vec<_> = changes
                 .ignored

@@ -7,13 +7,17 @@ use serde::Serialize;
 
 use crate::range::Analysis;
 
+mod fit;
 mod markdown;
+mod names;
 mod runtimes;
 mod table;
 
+pub use fit::render_within;
 pub use markdown::{
     escape_markdown, render_template, DEFAULT_MARKDOWN, HISTORY_HTML, HISTORY_MARKDOWN,
 };
+pub use names::{name_end, End};
 pub use runtimes::{render_runtimes, RUNTIMES_MARKDOWN};
 pub use table::render_table;
 

@@ -366,3 +366,21 @@ fn patch_records_each_runtime_under_runtimes() {
     let run = repo.fpcheck(&["patch", "v1.0.1..", "--worktree"]);
     assert_eq!(run.json(), json!({}));
 }
+
+#[test]
+fn extra_reports_need_one_runtime() {
+    let repo = monorepo();
+    server_fix(&repo);
+    let out = repo.join("r.json");
+    let arg = format!("json={}", out.display());
+    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--report", &arg]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(
+        run.stderr.trim_end(),
+        "fpcheck: error: --report with several runtimes: pick one with --runtime NAME (the main output holds every runtime)"
+    );
+    assert!(!out.exists());
+    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--report", &arg, "--runtime", "worker"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(out.exists());
+}
