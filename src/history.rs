@@ -80,6 +80,12 @@ pub struct ReleaseInfo {
     pub unavailable_reason: Option<String>,
     /// How many runtime files it hashes.
     pub runtime_files: usize,
+    /// The updater's own reading of the version (section 6).
+    #[serde(skip)]
+    pub updater_version: crate::release::UpdaterVersion,
+    /// The version as compared (`Release::version_key`).
+    #[serde(skip)]
+    pub version_key: String,
 }
 
 /// One update, from a release to the next.
@@ -494,6 +500,7 @@ impl<'a> Worker<'a> {
         let src = GitSource::new(self.repo.clone(), rev, &self.runtime.root)?;
         let selection = select(&src, &self.runtime.rules)?;
         let rel = release::read(&src)?;
+        let version_key = rel.version_key();
         let key = FingerprintCache::key(&selection);
         let ids: BTreeMap<String, ObjectId> = selection
             .files
@@ -518,6 +525,8 @@ impl<'a> Worker<'a> {
                 fingerprint,
                 unavailable_reason: reason,
                 runtime_files,
+                version_key,
+                updater_version: rel.updater_version,
             },
             ids,
             tree,
@@ -619,9 +628,12 @@ fn src_root(src: &GitSource) -> String {
 
 fn facts(info: &ReleaseInfo) -> SideFacts {
     SideFacts {
-        version: info.version.clone().unwrap_or_default(),
+        version: info.version_key.clone(),
         fingerprint: info.fingerprint.clone(),
         force_restart: info.force_restart,
+        updater_version: info.updater_version.clone(),
+        // Blobs are always readable: git mode has no unreadable files.
+        version_unreadable: false,
     }
 }
 
@@ -636,7 +648,7 @@ fn step(from: &Read, to: &Read, root: &str) -> Step {
         to_fingerprint: to.info.fingerprint.clone(),
         restart_required: d.restart_required,
         reason: d.reason,
-        marker_reason: d.updater.marker_reason,
+        marker_reason: d.updater.marker_reason.map(|r| r.as_str()),
         version_changed: d.version_changed,
         runtime_files_changed: changes::between_selections(&from.ids, &to.ids, root)
             .runtime

@@ -416,13 +416,14 @@ fn missing(files: &VersionFiles, desired: &mut Vec<(&str, Value)>) -> Vec<Explan
 }
 
 /// The version the gate reads from `files` (in its lookup order): the
-/// first object with a non-empty `"version"` string, as in
+/// first object whose `"version"` gives non-empty text as Python's
+/// `str(value).strip()`, parsed as `json.loads` does, as in
 /// [`crate::release::read`].
 fn gate_version(files: &[(String, Vec<u8>)]) -> Option<(String, String)> {
     files.iter().find_map(|(path, bytes)| {
-        let doc: Value = serde_json::from_slice(bytes).ok()?;
-        let version = doc.get("version")?.as_str().filter(|v| !v.is_empty())?;
-        Some((version.to_string(), path.clone()))
+        let doc = crate::pyjson::loads(bytes).ok()?;
+        let version = doc.get("version")?.py_str().strip();
+        (!version.is_empty()).then(|| (version.display(), path.clone()))
     })
 }
 

@@ -530,6 +530,7 @@ impl Source for GitSource {
             Found::Blob(id) => Ok(Some(MetaFile {
                 display: path.clone(),
                 bytes: self.blob(id, &path)?,
+                problem: None,
             })),
             _ => Ok(None),
         }

@@ -208,19 +208,34 @@ impl Source for WorktreeSource {
         } else {
             format!("{dir}/{name}")
         };
-        let Ok(Found::File(real)) = walk(vec![self.top.clone()], path.as_bytes()) else {
-            return Ok(None);
-        };
-        // As in git mode and for the gate: a version file that cannot be
-        // read is skipped.
-        Ok(
-            safe_io::read_regular(&real, Links::Refuse, safe_io::JSON_LIMIT)
-                .ok()
-                .map(|bytes| MetaFile {
+        let real = match walk(vec![self.top.clone()], path.as_bytes()) {
+            Ok(Found::File(real)) => real,
+            // A FIFO, socket or device where the gate reads: not skipped.
+            Ok(Found::Other) => {
+                return Ok(Some(MetaFile {
                     display: path,
-                    bytes,
-                }),
-        )
+                    bytes: Vec::new(),
+                    problem: Some("is not a regular file".into()),
+                }))
+            }
+            _ => return Ok(None),
+        };
+        // As for the gate: a version file that is there but cannot be read
+        // is reported (`problem`), so the release reading errs toward
+        // "restart" and says so.
+        match safe_io::read_regular(&real, Links::Refuse, safe_io::JSON_LIMIT) {
+            Ok(bytes) => Ok(Some(MetaFile {
+                display: path,
+                bytes,
+                problem: None,
+            })),
+            Err(e) if e.is_missing() => Ok(None),
+            Err(e) => Ok(Some(MetaFile {
+                display: path,
+                bytes: Vec::new(),
+                problem: Some(e.to_string()),
+            })),
+        }
     }
 
     fn origin(&self) -> Origin {
