@@ -20,9 +20,11 @@ use crate::source::SourceError;
 pub mod edit;
 pub mod force;
 pub mod locate;
+mod runtimes;
 pub mod scan;
 
 pub use locate::{check_checkout, Chosen, Place, VersionFiles, Worktree};
+pub use runtimes::{prepare_runtimes, RUNTIMES_KEY};
 
 /// The id of the fingerprint algorithm (docs/spec.md sections 1-4:
 /// `path NUL bytes LF` per selected file in code-point order, SHA-256).

@@ -21,12 +21,15 @@ use crate::warning::Warning;
 
 mod cross;
 mod ends;
+mod multi;
+mod prime;
 mod spec;
 mod tags;
 mod wording;
 
 pub use cross::SettingsCheck;
 use ends::Read;
+pub use multi::{analyse_runtimes, NamedAnalysis, Outcome, RuntimesAnalysis};
 pub use spec::{check_revision, RangeSpec};
 pub use tags::TagFilter;
 
@@ -201,6 +204,27 @@ enum ToSide {
 /// Resolves the range (defaults included) and analyses it: each end is
 /// fingerprinted with the settings committed at that end.
 pub fn analyse(repo: &gix::Repository, options: &Options) -> Result<Analysis, RangeError> {
+    let (from, to, notes) = resolve_ends(repo, options)?;
+    let mut cache = open_cache(repo, options);
+    let mut analysis = analyse_with(
+        repo,
+        &from,
+        &to,
+        &options.settings,
+        Absent::default(),
+        &mut cache,
+    )?;
+    // A cache that cannot be written costs the next run time, nothing else.
+    let _ = cache.save();
+    analysis.notes = notes;
+    Ok(analysis)
+}
+
+/// The ends of the range, defaults resolved, and how they were chosen.
+fn resolve_ends(
+    repo: &gix::Repository,
+    options: &Options,
+) -> Result<(String, ToSide, Vec<String>), RangeError> {
     let spec = &options.range;
     if options.worktree && spec.to.is_some() {
         return Err(RangeError::BadRange(
@@ -222,16 +246,28 @@ pub fn analyse(repo: &gix::Repository, options: &Options) -> Result<Analysis, Ra
     } else {
         ToSide::Rev(to_rev)
     };
-    let mut cache = if options.persistent_cache {
+    Ok((from, to, notes))
+}
+
+fn open_cache(repo: &gix::Repository, options: &Options) -> FingerprintCache {
+    if options.persistent_cache {
         FingerprintCache::open(repo)
     } else {
         FingerprintCache::in_memory()
-    };
-    let mut analysis = analyse_with(repo, &from, &to, &options.settings, &mut cache)?;
-    // A cache that cannot be written costs the next run time, nothing else.
-    let _ = cache.save();
-    analysis.notes = notes;
-    Ok(analysis)
+    }
+}
+
+/// An end whose settings do not declare the runtime (a monorepo runtime
+/// added or removed by the release): it is read with the other end's
+/// settings. An old end's fingerprint is then unavailable (why, in the
+/// string), as that release has no gate for the runtime to compare with; a
+/// new end keeps its fingerprint, which is what the installed gate computes.
+#[derive(Clone, Debug, Default)]
+struct Absent {
+    /// Why, and the settings to read the `from` end with.
+    from: Option<(String, EndSettings)>,
+    /// Why, and the settings to read the `to` end with.
+    to: Option<(String, EndSettings)>,
 }
 
 fn analyse_with(
@@ -239,17 +275,24 @@ fn analyse_with(
     from: &str,
     to: &ToSide,
     request: &config::Request,
+    absent: Absent,
     cache: &mut FingerprintCache,
 ) -> Result<Analysis, RangeError> {
     let from_rev = Revision::parse(repo, from)?;
-    let from_end = request.at_revision(repo, from_rev.tree, from)?;
+    let from_end = match &absent.from {
+        Some((_, end)) => end.clone(),
+        None => request.at_revision(repo, from_rev.tree, from)?,
+    };
     let from_rt = &from_end.runtime;
     let from_src = GitSource::new(repo.clone(), from_rev.clone(), &from_rt.root)?;
 
     let (from_read, to_read, changes, to_end, check) = match to {
         ToSide::Rev(spec) => {
             let to_rev = Revision::parse(repo, spec)?;
-            let to_end = request.at_revision(repo, to_rev.tree, spec)?;
+            let to_end = match &absent.to {
+                Some((_, end)) => end.clone(),
+                None => request.at_revision(repo, to_rev.tree, spec)?,
+            };
             let to_rt = &to_end.runtime;
             let to_src = GitSource::new(repo.clone(), to_rev.clone(), &to_rt.root)?;
             ends::check_roots(&from_src, &to_src, from_rt, to_rt, || {
@@ -287,7 +330,10 @@ fn analyse_with(
         }
         ToSide::Worktree => {
             let top = ends::workdir(repo)?;
-            let to_end = request.at_worktree(&top)?;
+            let to_end = match &absent.to {
+                Some((_, end)) => end.clone(),
+                None => request.at_worktree(&top)?,
+            };
             let to_rt = &to_end.runtime;
             let to_src = crate::source::WorktreeSource::new(&top, &to_rt.root);
             ends::check_roots(&from_src, &to_src, from_rt, to_rt, || {
@@ -304,6 +350,12 @@ fn analyse_with(
             (from_read, to_read, changes, to_end, check)
         }
     };
+    // Changes were listed from both ends' files. An old end without the
+    // runtime loses its fingerprint (that release had no gate for it). A new
+    // end that stops declaring it keeps the fingerprint taken with the old
+    // end's settings: that is what the installed gate computes after the
+    // update, so dropping the declaration cannot hide a code change.
+    let from_read = ends::withdraw(from_read, absent.from.map(|(why, _)| why));
     Ok(conclude(
         from_read,
         to_read,

@@ -6,6 +6,8 @@ mod action;
 mod fingerprint;
 mod gate;
 mod history;
+mod init;
+mod monorepo;
 mod newcomer;
 mod patch;
 mod property;
