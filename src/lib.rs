@@ -19,6 +19,7 @@ pub mod demo;
 pub mod fingerprint;
 pub mod gate;
 pub mod history;
+pub mod init;
 pub mod patch;
 pub mod pyjson;
 pub mod range;

@@ -43,6 +43,12 @@ pub enum Reason {
     /// A fingerprint is unavailable but the version did not change: neither
     /// path of the gate can notice, so running clients keep the old code.
     UnavailableVersionUnchanged,
+    /// The ends' settings differ, and the `to` end fingerprinted with the
+    /// `from` end's settings (what the running release's gate computes)
+    /// differs from the `from` end's fingerprint or is unavailable, though
+    /// the `to` end's own settings show no change. Set by
+    /// [`crate::range`], never by [`decide`].
+    SettingsChangedRuntimeChanged,
 }
 
 impl Reason {
@@ -54,6 +60,7 @@ impl Reason {
             Reason::Forced => "forced",
             Reason::NoRuntimeChange => "no_runtime_change",
             Reason::UnavailableVersionUnchanged => "unavailable_version_unchanged",
+            Reason::SettingsChangedRuntimeChanged => "settings_changed_runtime_changed",
         }
     }
 }

@@ -297,7 +297,7 @@ fn snapshot_summary(s: &Snapshot, out: &Path) -> String {
 pub fn run_gate(args: GateArgs) -> Result<u8, Failure> {
     let flags = &args.runtime;
     let given = flags.config.is_some()
-        || flags.runtime.is_some()
+        || !flags.runtime.is_empty()
         || !flags.ext.is_empty()
         || !flags.exclude.is_empty();
     let settings = if given {

@@ -196,6 +196,10 @@ fn short_reason(reason: Reason) -> (&'static str, Option<&'static str>) {
         Reason::NoRuntimeChange => ("no runtime change", None),
         Reason::CodeChanged => ("code changed", None),
         Reason::Forced => ("forced", None),
+        Reason::SettingsChangedRuntimeChanged => (
+            "settings hid a change",
+            Some("settings hid a change = settings_changed_runtime_changed"),
+        ),
     }
 }
 

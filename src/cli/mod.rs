@@ -14,6 +14,7 @@ mod demo;
 mod fingerprint;
 mod gate;
 mod history;
+mod init;
 mod outputs;
 mod patch;
 mod range;
@@ -80,6 +81,7 @@ enum Command {
     Demo(demo::DemoArgs),
     History(history::HistoryArgs),
     Patch(patch::PatchArgs),
+    Init(init::InitArgs),
     Snapshot(gate::SnapshotArgs),
     Gate(gate::GateArgs),
     Status(gate::StatusArgs),
@@ -101,9 +103,24 @@ pub struct RuntimeFlags {
     /// the repository.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// The runtime to use when the config declares several.
+    /// The runtime to use when the config declares several (`fpcheck
+    /// RANGE` and `patch`: repeat to analyse several; none: all of them).
     #[arg(long, value_name = "NAME")]
-    pub runtime: Option<String>,
+    pub runtime: Vec<String>,
+}
+
+impl RuntimeFlags {
+    /// The one runtime chosen, for commands that read one runtime.
+    pub fn one_runtime(&self) -> Result<Option<String>, Failure> {
+        match self.runtime.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(one.clone())),
+            several => Err(Failure::usage(format!(
+                "--runtime is given {} times: this command reads one runtime; only `fpcheck RANGE` and `patch` take several",
+                several.len()
+            ))),
+        }
+    }
 }
 
 /// A failure with the exit code it maps to; the message is one line.
@@ -163,6 +180,7 @@ pub fn main() -> ExitCode {
         Some(Command::Demo(args)) => demo::run(args),
         Some(Command::History(args)) => history::run(args),
         Some(Command::Patch(args)) => patch::run(args),
+        Some(Command::Init(args)) => init::run(args),
         Some(Command::Snapshot(args)) => gate::run_snapshot(args),
         Some(Command::Gate(args)) => gate::run_gate(args),
         Some(Command::Status(args)) => gate::run_status(args),
@@ -266,7 +284,7 @@ pub fn settings(
         (None, None) => None,
     };
     let overrides = Overrides {
-        runtime: flags.runtime.clone(),
+        runtime: flags.one_runtime()?,
         root,
         extensions: flags.ext.clone(),
         exclude: flags.exclude.clone(),
@@ -293,7 +311,7 @@ pub fn request(
     Ok(config::Request {
         choice,
         flags: Overrides {
-            runtime: flags.runtime.clone(),
+            runtime: flags.one_runtime()?,
             root,
             extensions: flags.ext.clone(),
             exclude: flags.exclude.clone(),

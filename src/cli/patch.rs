@@ -132,8 +132,13 @@ struct Output<'a> {
 pub fn run(args: PatchArgs) -> Result<u8, Failure> {
     let spec = RangeSpec::parse(args.range.as_deref())?;
     let repo = open_repo(args.repo.as_deref())?;
-    let settings = request(&args.runtime, args.root.clone(), true)?;
-    let analysis = range::analyse(
+    // `--runtime` (repeatable) narrows the runtimes; the request names none.
+    let flags = RuntimeFlags {
+        runtime: Vec::new(),
+        ..args.runtime.clone()
+    };
+    let settings = request(&flags, args.root.clone(), true)?;
+    let outcome = range::analyse_runtimes(
         &repo,
         &range::Options {
             range: spec,
@@ -141,11 +146,14 @@ pub fn run(args: PatchArgs) -> Result<u8, Failure> {
             settings,
             persistent_cache: true,
         },
+        &args.runtime.runtime,
     )?;
-    // The `to` end's own settings: its root, and its `version_file`.
-    let runtime = &analysis.runtime;
+    let analysis: &Analysis = match &outcome {
+        range::Outcome::One(a) => a,
+        range::Outcome::Many(many) => &many.runtimes[0].analysis,
+    };
     if args.write && !args.force {
-        patch::check_checkout(&repo, &analysis).map_err(|e| refused(e, true))?;
+        patch::check_checkout(&repo, analysis).map_err(|e| refused(e, true))?;
     }
     let options = Options {
         version_file: args.version_file.clone(),
@@ -153,8 +161,12 @@ pub fn run(args: PatchArgs) -> Result<u8, Failure> {
         // --write edits the working tree, so it is also what is patched.
         worktree: args.worktree || args.write,
     };
-    let plan =
-        patch::prepare(&repo, &analysis, runtime, &options).map_err(|e| refused(e, args.write))?;
+    // The `to` end's own settings: its root, and its `version_file`.
+    let plan = match &outcome {
+        range::Outcome::One(a) => patch::prepare(&repo, a, &a.runtime, &options),
+        range::Outcome::Many(many) => patch::prepare_runtimes(&repo, many, &options),
+    }
+    .map_err(|e| refused(e, args.write))?;
     let written = if args.write {
         patch::write(&repo, &plan).map_err(|e| refused(e, true))?
     } else {
@@ -192,7 +204,7 @@ pub fn run(args: PatchArgs) -> Result<u8, Failure> {
 /// prints, written to FILE; explanations on stderr.
 pub fn patch_out(
     repo: &gix::Repository,
-    analysis: &Analysis,
+    outcome: &range::Outcome,
     worktree: bool,
     format: Option<FormatArg>,
     path: &Path,
@@ -201,7 +213,10 @@ pub fn patch_out(
         worktree,
         ..Options::default()
     };
-    let plan = patch::prepare(repo, analysis, &analysis.runtime, &options)?;
+    let plan = match outcome {
+        range::Outcome::One(a) => patch::prepare(repo, a, &a.runtime, &options)?,
+        range::Outcome::Many(many) => patch::prepare_runtimes(repo, many, &options)?,
+    };
     explain(&plan);
     let format = PatchFormat::from(format.unwrap_or_default());
     let text = format!("{}\n", to_pretty(&plan.patch(format)));

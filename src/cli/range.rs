@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use fpcheck::range::{self, RangeError, RangeSpec};
+use fpcheck::range::{self, Outcome, RangeError, RangeSpec};
 use fpcheck::report::{self, End, Format, RenderOptions};
 use fpcheck::source::git::open_repo;
 
@@ -121,14 +121,20 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
         exclude: args.tag_exclude.clone(),
     };
     let repo = open_repo(args.repo.as_deref())?;
-    let settings = request(&args.runtime, args.root.clone(), true)?;
+    // `--runtime` (repeatable) narrows the runtimes analysed; the request
+    // itself names none.
+    let flags = super::RuntimeFlags {
+        runtime: Vec::new(),
+        ..args.runtime.clone()
+    };
+    let settings = request(&flags, args.root.clone(), true)?;
     let template = match &args.template {
         Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
             Failure::usage(format!("cannot read the template {}: {e}", path.display()))
         })?),
         None => None,
     };
-    let mut analysis = range::analyse(
+    let mut outcome = range::analyse_runtimes(
         &repo,
         &range::Options {
             range: spec,
@@ -136,10 +142,18 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
             settings,
             persistent_cache: !args.no_cache,
         },
+        &args.runtime.runtime,
     )?;
     for (end, name) in [(End::From, &args.from_name), (End::To, &args.to_name)] {
         if let Some(name) = name {
-            report::name_end(&mut analysis, end, name).map_err(Failure::usage)?;
+            match &mut outcome {
+                Outcome::One(analysis) => report::name_end(analysis, end, name),
+                Outcome::Many(many) => many
+                    .runtimes
+                    .iter_mut()
+                    .try_for_each(|r| report::name_end(&mut r.analysis, end, name)),
+            }
+            .map_err(Failure::usage)?;
         }
     }
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
@@ -162,7 +176,11 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
                 .expect("template path")
                 .display()
                 .to_string();
-            report::render_template(&analysis, t, &name, &opts).map_err(|e| Failure::usage(e.0))?
+            match &outcome {
+                Outcome::One(analysis) => report::render_template(analysis, t, &name, &opts),
+                Outcome::Many(many) => report::render_template(many, t, &name, &opts),
+            }
+            .map_err(|e| Failure::usage(e.0))?
         }
         (None, f) => {
             let format = match f.unwrap_or(FormatArg::Table) {
@@ -170,17 +188,29 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
                 FormatArg::Json => Format::Json,
                 FormatArg::Markdown => Format::Markdown,
             };
-            report::render(&analysis, format, &opts).map_err(|e| Failure::usage(e.0))?
+            match &outcome {
+                Outcome::One(analysis) => report::render(analysis, format, &opts),
+                Outcome::Many(many) => report::render_runtimes(many, format, &opts),
+            }
+            .map_err(|e| Failure::usage(e.0))?
         }
     };
-    let reports = super::outputs::render_all(&analysis, &args.reports, &opts)?;
+    let reports = match &outcome {
+        Outcome::One(analysis) => super::outputs::render_all(analysis, &args.reports, &opts)?,
+        Outcome::Many(_) if !args.reports.is_empty() => {
+            return Err(Failure::usage(
+                "--report with several runtimes: pick one with --runtime NAME (the main output holds every runtime)",
+            ))
+        }
+        Outcome::Many(_) => Vec::new(),
+    };
     // The report rendered, so a template error cannot leave a patch behind.
     if let Some(path) = &args.patch_out {
-        super::patch::patch_out(&repo, &analysis, args.worktree, args.patch_format, path)?;
+        super::patch::patch_out(&repo, &outcome, args.worktree, args.patch_format, path)?;
     }
     emit(&text, args.output.as_deref())?;
     super::outputs::write_all(&reports)?;
-    Ok(if args.exit_code && analysis.restart_required {
+    Ok(if args.exit_code && outcome.restart_required() {
         exit::RESTART
     } else {
         exit::OK

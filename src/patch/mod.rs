@@ -20,9 +20,11 @@ use crate::source::SourceError;
 pub mod edit;
 pub mod force;
 pub mod locate;
+mod runtimes;
 pub mod scan;
 
 pub use locate::{check_checkout, Chosen, Place, VersionFiles, Worktree};
+pub use runtimes::{prepare_runtimes, RUNTIMES_KEY};
 
 /// The id of the fingerprint algorithm (docs/spec.md sections 1-4:
 /// `path NUL bytes LF` per selected file in code-point order, SHA-256).
@@ -318,7 +320,24 @@ pub fn prepare(
     };
     let place = Place::to_side(repo, analysis, options.worktree)?;
     let files = locate::locate(&place, &runtime.root, explicit)?;
-    plan(&Facts::of(analysis), &files, options.force_restart)
+    let mut plan = plan(&Facts::of(analysis), &files, options.force_restart)?;
+    plan.explanations.extend(hidden_by_settings(analysis));
+    Ok(plan)
+}
+
+/// The settings cross-check found a runtime change that the `to` end's own
+/// settings hide: the fingerprint recorded here is computed with those
+/// settings, so it does not show the change. Say so; the verdict is already
+/// a restart (`settings_changed_runtime_changed`).
+fn hidden_by_settings(a: &Analysis) -> Option<Explanation> {
+    let check = a.settings_check.as_ref()?;
+    (check.runtime_changed && !a.code_changed).then(|| Explanation {
+        code: "settings_changed_runtime_changed",
+        message: format!(
+            "under the settings of {} the runtime code changed, but {}'s own settings hide it: the runtime_fingerprint recorded here does not show the change; revert the settings change, or bump the version and pass --force-restart so that the updater restarts clients",
+            a.from.reference, a.to.reference
+        ),
+    })
 }
 
 /// Computes the patch of `files.target` for a release with `facts`;

@@ -19,12 +19,17 @@ use crate::source::{GitSource, Revision, SourceError};
 use crate::verdict::{self, Reason};
 use crate::warning::Warning;
 
+mod cross;
 mod ends;
+mod multi;
+mod prime;
 mod spec;
 mod tags;
 mod wording;
 
+pub use cross::SettingsCheck;
 use ends::Read;
+pub use multi::{analyse_runtimes, NamedAnalysis, Outcome, RuntimesAnalysis};
 pub use spec::{check_revision, RangeSpec};
 pub use tags::TagFilter;
 
@@ -95,6 +100,11 @@ pub struct Analysis {
     pub settings: Settings,
     /// The settings that produced the `from` fingerprint.
     pub from_settings: Settings,
+    /// When the settings differ between the ends: the `to` end fingerprinted
+    /// with the `from` end's settings; `null` when the settings are equal.
+    /// A change there requires a restart even when the `to` end's own
+    /// settings show none (`settings_changed_runtime_changed`).
+    pub settings_check: Option<SettingsCheck>,
     /// The `to` end's resolved settings, `version_file` included, for
     /// `patch` (not part of the report).
     #[serde(skip)]
@@ -194,6 +204,27 @@ enum ToSide {
 /// Resolves the range (defaults included) and analyses it: each end is
 /// fingerprinted with the settings committed at that end.
 pub fn analyse(repo: &gix::Repository, options: &Options) -> Result<Analysis, RangeError> {
+    let (from, to, notes) = resolve_ends(repo, options)?;
+    let mut cache = open_cache(repo, options);
+    let mut analysis = analyse_with(
+        repo,
+        &from,
+        &to,
+        &options.settings,
+        Absent::default(),
+        &mut cache,
+    )?;
+    // A cache that cannot be written costs the next run time, nothing else.
+    let _ = cache.save();
+    analysis.notes = notes;
+    Ok(analysis)
+}
+
+/// The ends of the range, defaults resolved, and how they were chosen.
+fn resolve_ends(
+    repo: &gix::Repository,
+    options: &Options,
+) -> Result<(String, ToSide, Vec<String>), RangeError> {
     let spec = &options.range;
     if options.worktree && spec.to.is_some() {
         return Err(RangeError::BadRange(
@@ -215,16 +246,28 @@ pub fn analyse(repo: &gix::Repository, options: &Options) -> Result<Analysis, Ra
     } else {
         ToSide::Rev(to_rev)
     };
-    let mut cache = if options.persistent_cache {
+    Ok((from, to, notes))
+}
+
+fn open_cache(repo: &gix::Repository, options: &Options) -> FingerprintCache {
+    if options.persistent_cache {
         FingerprintCache::open(repo)
     } else {
         FingerprintCache::in_memory()
-    };
-    let mut analysis = analyse_with(repo, &from, &to, &options.settings, &mut cache)?;
-    // A cache that cannot be written costs the next run time, nothing else.
-    let _ = cache.save();
-    analysis.notes = notes;
-    Ok(analysis)
+    }
+}
+
+/// An end whose settings do not declare the runtime (a monorepo runtime
+/// added or removed by the release): it is read with the other end's
+/// settings. An old end's fingerprint is then unavailable (why, in the
+/// string), as that release has no gate for the runtime to compare with; a
+/// new end keeps its fingerprint, which is what the installed gate computes.
+#[derive(Clone, Debug, Default)]
+struct Absent {
+    /// Why, and the settings to read the `from` end with.
+    from: Option<(String, EndSettings)>,
+    /// Why, and the settings to read the `to` end with.
+    to: Option<(String, EndSettings)>,
 }
 
 fn analyse_with(
@@ -232,17 +275,24 @@ fn analyse_with(
     from: &str,
     to: &ToSide,
     request: &config::Request,
+    absent: Absent,
     cache: &mut FingerprintCache,
 ) -> Result<Analysis, RangeError> {
     let from_rev = Revision::parse_commit(repo, from)?;
-    let from_end = request.at_revision(repo, from_rev.tree, from)?;
+    let from_end = match &absent.from {
+        Some((_, end)) => end.clone(),
+        None => request.at_revision(repo, from_rev.tree, from)?,
+    };
     let from_rt = &from_end.runtime;
     let from_src = GitSource::new(repo.clone(), from_rev.clone(), &from_rt.root)?;
 
-    let (from_read, to_read, changes, to_end) = match to {
+    let (from_read, to_read, changes, to_end, check) = match to {
         ToSide::Rev(spec) => {
             let to_rev = Revision::parse_commit(repo, spec)?;
-            let to_end = request.at_revision(repo, to_rev.tree, spec)?;
+            let to_end = match &absent.to {
+                Some((_, end)) => end.clone(),
+                None => request.at_revision(repo, to_rev.tree, spec)?,
+            };
             let to_rt = &to_end.runtime;
             let to_src = GitSource::new(repo.clone(), to_rev.clone(), &to_rt.root)?;
             ends::check_roots(&from_src, &to_src, from_rt, to_rt, || {
@@ -292,11 +342,17 @@ fn analyse_with(
                     })
                 }
             };
-            (from_read, to_read, changes, to_end)
+            let check = cross::needed(&from_end, &to_end)
+                .then(|| cross::at_revision(repo, &to_rev, &from_end, &from_read.fp, cache))
+                .transpose()?;
+            (from_read, to_read, changes, to_end, check)
         }
         ToSide::Worktree => {
             let top = ends::workdir(repo)?;
-            let to_end = request.at_worktree(&top)?;
+            let to_end = match &absent.to {
+                Some((_, end)) => end.clone(),
+                None => request.at_worktree(&top)?,
+            };
             let to_rt = &to_end.runtime;
             let to_src = crate::source::WorktreeSource::new(&top, &to_rt.root);
             ends::check_roots(&from_src, &to_src, from_rt, to_rt, || {
@@ -307,10 +363,25 @@ fn analyse_with(
             let from_read = ends::read_git(&from_src, from_fp)?;
             let to_read = ends::read_worktree(repo, &to_src, &to_rt.rules)?;
             let changes = changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root);
-            (from_read, to_read, changes, to_end)
+            let check = cross::needed(&from_end, &to_end)
+                .then(|| cross::at_worktree(&top, &from_end, &from_read.fp))
+                .transpose()?;
+            (from_read, to_read, changes, to_end, check)
         }
     };
-    Ok(conclude(from_read, to_read, changes, (&from_end, &to_end)))
+    // Changes were listed from both ends' files. An old end without the
+    // runtime loses its fingerprint (that release had no gate for it). A new
+    // end that stops declaring it keeps the fingerprint taken with the old
+    // end's settings: that is what the installed gate computes after the
+    // update, so dropping the declaration cannot hide a code change.
+    let from_read = ends::withdraw(from_read, absent.from.map(|(why, _)| why));
+    Ok(conclude(
+        from_read,
+        to_read,
+        changes,
+        (&from_end, &to_end),
+        check,
+    ))
 }
 
 fn conclude(
@@ -318,12 +389,22 @@ fn conclude(
     to: Read,
     changes: Changes,
     (from_end, to_end): (&EndSettings, &EndSettings),
+    check: Option<SettingsCheck>,
 ) -> Analysis {
-    let decision = verdict::decide(&from.side.facts(), &to.side.facts());
+    let mut decision = verdict::decide(&from.side.facts(), &to.side.facts());
     let mut warnings = wording::warnings(&from, &to, &decision);
     warnings.extend(wording::settings_changed(
         &from.side, &to.side, from_end, to_end,
     ));
+    // Fail-closed whichever end's settings are believed: a change under the
+    // running release's settings is a restart even if the new settings hide it.
+    if let Some(c) = check.as_ref().filter(|c| c.runtime_changed) {
+        if !decision.restart_required {
+            decision.restart_required = true;
+            decision.reason = Reason::SettingsChangedRuntimeChanged;
+            warnings.push(wording::hidden_by_settings(&from.side, &to.side, c));
+        }
+    }
     let matrix_row = wording::matrix_row(&decision, &changes, &to.side);
     let summary = wording::summary(&from.side, &to.side, &decision, &changes);
     Analysis {
@@ -340,6 +421,7 @@ fn conclude(
         to: to.side,
         settings: Settings::of_end(to_end),
         from_settings: Settings::of_end(from_end),
+        settings_check: check,
         runtime: to_end.runtime.clone(),
         changes,
         warnings,

@@ -10,6 +10,7 @@ use crate::range::Analysis;
 mod fit;
 mod markdown;
 mod names;
+mod runtimes;
 mod table;
 
 pub use fit::render_within;
@@ -17,6 +18,7 @@ pub use markdown::{
     escape_markdown, render_template, DEFAULT_MARKDOWN, HISTORY_HTML, HISTORY_MARKDOWN,
 };
 pub use names::{name_end, End};
+pub use runtimes::{render_runtimes, RUNTIMES_MARKDOWN};
 pub use table::render_table;
 
 /// How many files a list shows before it says "N more".

@@ -1,0 +1,83 @@
+//! `fpcheck init`: propose an `fpcheck.toml` for the repository in front
+//! of it.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use fpcheck::init::{self, InitError, Limits};
+use fpcheck::source::git::open_repo;
+
+use super::{exit, print, Failure};
+
+/// Write an fpcheck.toml proposing runtimes from the entry points found
+/// (server.py, __main__.py, [project.scripts] in pyproject.toml). Never
+/// replaces an existing file; nothing found is executed.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The repository (default: the one around the current directory).
+    #[arg(long, value_name = "PATH")]
+    repo: Option<PathBuf>,
+    /// Print the proposal instead of writing the file.
+    #[arg(long, alias = "dry-run")]
+    stdout: bool,
+    /// Directories deeper than this are not scanned.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_depth)]
+    max_depth: usize,
+    /// Stop scanning after this many entries.
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_entries)]
+    max_entries: usize,
+}
+
+pub fn run(args: InitArgs) -> Result<u8, Failure> {
+    let repo = open_repo(args.repo.as_deref())?;
+    let top = repo
+        .workdir()
+        .map(std::path::Path::to_path_buf)
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "{} is a bare repository: run fpcheck init in a checkout",
+                fpcheck::source::git::repo_display(&repo)
+            ))
+        })?;
+    let scan = init::scan(
+        &top,
+        Limits {
+            max_depth: args.max_depth,
+            max_entries: args.max_entries,
+        },
+    );
+    for note in &scan.notes {
+        eprintln!("fpcheck: {note}");
+    }
+    if scan.truncated {
+        eprintln!(
+            "fpcheck: the scan stopped at --max-depth {} / --max-entries {}: deeper runtimes may be missing",
+            args.max_depth, args.max_entries
+        );
+    }
+    let text = init::render(&scan);
+    init::check(&text).map_err(|e| Failure {
+        code: exit::OUTPUT,
+        message: format!("internal error, nothing was written: the proposal does not parse: {e}"),
+    })?;
+    if args.stdout {
+        print(&text)?;
+        return Ok(exit::OK);
+    }
+    let path = init::create(&top, &text).map_err(|e| match e {
+        InitError::Exists(_) => Failure::usage(e.to_string()),
+        InitError::Write { .. } => Failure {
+            code: exit::OUTPUT,
+            message: e.to_string(),
+        },
+    })?;
+    let count = scan.proposals.len();
+    eprintln!(
+        "fpcheck: wrote {} with {} runtime{}",
+        path.display(),
+        count.max(1),
+        if count > 1 { "s" } else { "" }
+    );
+    Ok(exit::OK)
+}

@@ -1,0 +1,340 @@
+//! Monorepos: every runtime declared as `[runtimes.NAME]` analysed in one
+//! run, one verdict each plus the overall answer (any restarts).
+//!
+//! A runtime declared at one end only (added or removed by the release) is
+//! read with the settings of the end that declares it, and its fingerprint
+//! at the other end is unavailable: that release has no gate for it, so
+//! the safe answer is a restart, said in a warning.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use super::prime;
+use super::{
+    analyse_with, open_cache, resolve_ends, Absent, Analysis, Options, RangeError, ToSide,
+    SCHEMA_VERSION,
+};
+use crate::config::{self, ConfigChoice, ConfigFile};
+use crate::select::select;
+use crate::source::{GitSource, Revision};
+use crate::warning::Warning;
+
+/// What a run answers: one runtime (today's report, unchanged) or several.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// A single runtime: the config declares one, or `--runtime` chose one.
+    One(Box<Analysis>),
+    /// Several runtimes.
+    Many(RuntimesAnalysis),
+}
+
+impl Outcome {
+    /// Any runtime is made to restart.
+    pub fn restart_required(&self) -> bool {
+        match self {
+            Outcome::One(a) => a.restart_required,
+            Outcome::Many(m) => m.restart_required,
+        }
+    }
+}
+
+/// The report of several runtimes: `--format json` prints exactly this.
+#[derive(Clone, Debug, Serialize)]
+pub struct RuntimesAnalysis {
+    /// See [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Any runtime's running clients are made to restart.
+    pub restart_required: bool,
+    /// `server restarts; worker does not`.
+    pub summary: String,
+    /// One single-runtime report per runtime, in name order.
+    pub runtimes: Vec<NamedAnalysis>,
+    /// How the range was chosen, when fpcheck chose it.
+    pub notes: Vec<String>,
+}
+
+/// One runtime's report with its name.
+#[derive(Clone, Debug, Serialize)]
+pub struct NamedAnalysis {
+    /// The `NAME` of `[runtimes.NAME]`.
+    pub name: String,
+    /// Exactly the single-runtime report.
+    #[serde(flatten)]
+    pub analysis: Analysis,
+}
+
+/// The runtimes one end declares (`[runtimes.NAME]` keys), with the name
+/// of the end for messages.
+struct Declared {
+    names: BTreeSet<String>,
+    shown: String,
+}
+
+/// Analyses the range for the runtimes `chosen` (`--runtime`, repeatable),
+/// or every runtime declared at either end when none is chosen. One chosen
+/// runtime, or a config declaring at most one, gives [`Outcome::One`]:
+/// exactly the single-runtime report.
+pub fn analyse_runtimes(
+    repo: &gix::Repository,
+    options: &Options,
+    chosen: &[String],
+) -> Result<Outcome, RangeError> {
+    let single = |name: Option<&String>| -> Result<Outcome, RangeError> {
+        let mut options = options.clone();
+        options.settings.flags.runtime = name.cloned();
+        super::analyse(repo, &options).map(|a| Outcome::One(Box::new(a)))
+    };
+    let chosen: Vec<String> = {
+        let mut seen = BTreeSet::new();
+        chosen
+            .iter()
+            .filter(|n| seen.insert(n.as_str()))
+            .cloned()
+            .collect()
+    };
+    if chosen.len() == 1 {
+        return single(chosen.first());
+    }
+    let (from, to, notes) = resolve_ends(repo, options)?;
+    let (from_decl, to_decl) = declared(repo, options, &from, &to)?;
+    let all: BTreeSet<String> = from_decl.names.union(&to_decl.names).cloned().collect();
+    if chosen.is_empty() && all.len() <= 1 {
+        return single(None);
+    }
+    for name in &chosen {
+        if !all.contains(name) {
+            let list: Vec<&str> = all.iter().map(String::as_str).collect();
+            return Err(RangeError::Config(config::ConfigError::Invalid(format!(
+                "--runtime {}: no such runtime at either end (declared: {})",
+                crate::term::escape(name),
+                if list.is_empty() {
+                    "none".into()
+                } else {
+                    list.join(", ")
+                }
+            ))));
+        }
+    }
+    if options.settings.flags.root.is_some() {
+        return Err(RangeError::Config(config::ConfigError::Invalid(
+            "--root names one runtime's root, but several runtimes are analysed: pick one with --runtime NAME, or set `root` under each [runtimes.NAME]".into(),
+        )));
+    }
+    let names: Vec<String> = if chosen.is_empty() {
+        all.into_iter().collect()
+    } else {
+        all.into_iter().filter(|n| chosen.contains(n)).collect()
+    };
+    let mut cache = open_cache(repo, options);
+    prime_all(repo, &options.settings, &names, (&from, &to), &mut cache);
+    let mut runtimes = Vec::with_capacity(names.len());
+    for name in names {
+        let mut request = options.settings.clone();
+        request.flags.runtime = Some(name.clone());
+        let absent = absent_ends(repo, &request, &name, (&from, &to), (&from_decl, &to_decl))?;
+        let mut analysis = analyse_with(repo, &from, &to, &request, absent, &mut cache)?;
+        for (decl, consequence) in [
+            (&from_decl, "its fingerprint there is taken as unavailable (the safe side: the code counts as changed)"),
+            (&to_decl, "that end is read with the old end's settings, as the installed gate reads it after the update"),
+        ] {
+            if !decl.names.contains(&name) {
+                analysis.warnings.push(Warning::new(
+                    "runtime_not_declared",
+                    format!(
+                        "runtime `{}` is not declared in {}: {consequence}",
+                        crate::term::escape(&name),
+                        decl.shown
+                    ),
+                ));
+            }
+        }
+        runtimes.push(NamedAnalysis { name, analysis });
+    }
+    // A cache that cannot be written costs the next run time, nothing else.
+    let _ = cache.save();
+    Ok(Outcome::Many(RuntimesAnalysis {
+        schema_version: SCHEMA_VERSION,
+        restart_required: runtimes.iter().any(|r| r.analysis.restart_required),
+        summary: summary(&runtimes),
+        runtimes,
+        notes,
+    }))
+}
+
+/// Reads every blob the runtimes select at the revision ends once, and
+/// leaves their fingerprints in `cache` for the analyses (see [`prime`]).
+/// The working tree's end is read by each analysis as usual.
+fn prime_all(
+    repo: &gix::Repository,
+    request: &config::Request,
+    names: &[String],
+    (from, to): (&str, &ToSide),
+    cache: &mut crate::cache::FingerprintCache,
+) {
+    let mut ends = Vec::new();
+    if let Ok(rev) = Revision::parse(repo, from) {
+        ends.push((rev, from.to_string()));
+    }
+    if let ToSide::Rev(spec) = to {
+        if let Ok(rev) = Revision::parse(repo, spec) {
+            ends.push((rev, spec.clone()));
+        }
+    }
+    let mut sources = Vec::new();
+    for name in names {
+        let mut request = request.clone();
+        request.flags.runtime = Some(name.clone());
+        for (rev, spec) in &ends {
+            // A runtime missing at this end is withdrawn there anyway.
+            let Ok(end) = request.at_revision(repo, rev.tree, spec) else {
+                continue;
+            };
+            if let Ok(src) = GitSource::new(repo.clone(), rev.clone(), &end.runtime.root) {
+                sources.push((src, end.runtime));
+            }
+        }
+    }
+    let jobs = sources
+        .iter()
+        .filter_map(|(src, rt)| {
+            Some(prime::Job {
+                source: src,
+                root: &rt.root,
+                selection: select(src, &rt.rules).ok()?,
+            })
+        })
+        .collect();
+    prime::prime(jobs, cache);
+}
+
+/// `server restarts; worker does not` (`a and b restart` when they agree).
+pub fn summary(runtimes: &[NamedAnalysis]) -> String {
+    let names = |restart: bool| -> Vec<String> {
+        runtimes
+            .iter()
+            .filter(|r| r.analysis.restart_required == restart)
+            .map(|r| crate::term::escape(&r.name).into_owned())
+            .collect()
+    };
+    let list = |n: &[String]| match n {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    };
+    let (yes, no) = (names(true), names(false));
+    let clause = |n: &[String], restart: bool| {
+        let verb = match (n.len(), restart) {
+            (1, true) => "restarts",
+            (_, true) => "restart",
+            (1, false) => "does not",
+            (_, false) => "do not",
+        };
+        format!("{} {verb}", list(n))
+    };
+    match (yes.is_empty(), no.is_empty()) {
+        (false, false) => format!("{}; {}", clause(&yes, true), clause(&no, false)),
+        (false, true) => clause(&yes, true),
+        (true, false) => format!("{} restart", clause(&no, false)),
+        (true, true) => "no runtime".into(),
+    }
+}
+
+/// The `[runtimes.NAME]` keys each end declares.
+fn declared(
+    repo: &gix::Repository,
+    options: &Options,
+    from: &str,
+    to: &ToSide,
+) -> Result<(Declared, Declared), RangeError> {
+    let names = |f: Option<&ConfigFile>| -> BTreeSet<String> {
+        f.map(|f| f.runtimes.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    match &options.settings.choice {
+        ConfigChoice::Committed => {
+            let from_rev = Revision::parse(repo, from)?;
+            let f = config::at_revision(repo, from_rev.tree, from)?;
+            let from_decl = Declared {
+                names: names(f.as_ref()),
+                shown: format!("{} at {}", config::FILE_NAME, crate::term::escape(from)),
+            };
+            let to_decl = match to {
+                ToSide::Rev(spec) => {
+                    let rev = Revision::parse(repo, spec)?;
+                    let t = config::at_revision(repo, rev.tree, spec)?;
+                    Declared {
+                        names: names(t.as_ref()),
+                        shown: format!("{} at {}", config::FILE_NAME, crate::term::escape(spec)),
+                    }
+                }
+                ToSide::Worktree => {
+                    let top = super::ends::workdir(repo)?;
+                    let t = ConfigFile::find_in(&top)?.map(|(_, f)| f);
+                    Declared {
+                        names: names(t.as_ref()),
+                        shown: format!("{} in the working tree", config::FILE_NAME),
+                    }
+                }
+            };
+            Ok((from_decl, to_decl))
+        }
+        ConfigChoice::File { path, file } => {
+            let both = || Declared {
+                names: names(Some(file)),
+                shown: format!("--config {}", path.display()),
+            };
+            Ok((both(), both()))
+        }
+        ConfigChoice::None => {
+            let none = || Declared {
+                names: BTreeSet::new(),
+                shown: "the settings".into(),
+            };
+            Ok((none(), none()))
+        }
+    }
+}
+
+/// For a runtime missing at one end: why, and the other end's settings to
+/// read it with.
+fn absent_ends(
+    repo: &gix::Repository,
+    request: &config::Request,
+    name: &str,
+    (from, to): (&str, &ToSide),
+    (from_decl, to_decl): (&Declared, &Declared),
+) -> Result<Absent, RangeError> {
+    let at_from = from_decl.names.contains(name);
+    let at_to = to_decl.names.contains(name);
+    let why = |decl: &Declared| {
+        format!(
+            "runtime `{}` is not declared in {}",
+            crate::term::escape(name),
+            decl.shown
+        )
+    };
+    let to_settings = || -> Result<config::EndSettings, RangeError> {
+        Ok(match to {
+            ToSide::Rev(spec) => {
+                let rev = Revision::parse(repo, spec)?;
+                request.at_revision(repo, rev.tree, spec)?
+            }
+            ToSide::Worktree => request.at_worktree(&super::ends::workdir(repo)?)?,
+        })
+    };
+    Ok(match (at_from, at_to) {
+        (true, true) | (false, false) => Absent::default(),
+        (false, true) => Absent {
+            from: Some((why(from_decl), to_settings()?)),
+            to: None,
+        },
+        (true, false) => {
+            let rev = Revision::parse(repo, from)?;
+            Absent {
+                from: None,
+                to: Some((why(to_decl), request.at_revision(repo, rev.tree, from)?)),
+            }
+        }
+    })
+}

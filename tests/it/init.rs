@@ -1,0 +1,196 @@
+//! `fpcheck init`: proposals from entry points, never replacing a file,
+//! hostile trees bounded and never followed.
+
+use std::path::Path;
+
+use fpcheck::config::ConfigFile;
+
+use crate::support::TestRepo;
+
+/// Each `[runtimes.NAME]` as (name, root), in file order.
+fn runtimes(text: &str) -> Vec<(String, String)> {
+    let file = ConfigFile::parse(text, Path::new("fpcheck.toml")).expect("the proposal parses");
+    if let Some(one) = file.runtime {
+        return vec![(String::new(), one.root.unwrap_or_default())];
+    }
+    file.runtimes
+        .into_iter()
+        .map(|(n, t)| (n, t.root.unwrap_or_default()))
+        .collect()
+}
+
+fn pair(name: &str, root: &str) -> (String, String) {
+    (name.to_string(), root.to_string())
+}
+
+fn monorepo() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("server/src/server.py", "serve()\n")
+        .write("server/src/api/__init__.py", "")
+        .write("worker/worker/__main__.py", "work()\n")
+        .write("worker/worker/__init__.py", "")
+        .write(
+            "tools/pyproject.toml",
+            "[project]\nname = \"tools\"\n[project.scripts]\nfpcli = \"toolpkg.main:run\"\nmissing = \"nopkg:run\"\n",
+        )
+        .write("tools/src/toolpkg/main.py", "def run(): pass\n")
+        // Excluded and hidden folders are never proposed.
+        .write("server/src/tests/server.py", "")
+        .write(".venv/lib/server.py", "")
+        .write("node_modules/x/__main__.py", "");
+    repo.commit("mono");
+    repo
+}
+
+#[test]
+fn proposes_one_runtime_per_entry_point_and_writes_it_once() {
+    let repo = monorepo();
+    let run = repo.fpcheck(&["init", "--stdout"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        runtimes(&run.stdout),
+        [
+            pair("server", "server/src"),
+            pair("toolpkg", "tools/src/toolpkg"),
+            pair("worker", "worker/worker"),
+        ]
+    );
+    assert!(
+        run.stdout.contains(
+            "\n[runtimes.server]\n# found: server/src/server.py\nroot = \"server/src\"\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(run
+        .stdout
+        .contains("# found: tools/pyproject.toml [project.scripts] fpcli\n"));
+    assert!(
+        !repo.join("fpcheck.toml").exists(),
+        "--stdout writes nothing"
+    );
+
+    let run = repo.fpcheck(&["init"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stderr.trim_end(),
+        format!(
+            "fpcheck: wrote {} with 3 runtimes",
+            repo.join("fpcheck.toml").display()
+        )
+    );
+    let written = std::fs::read_to_string(repo.join("fpcheck.toml")).unwrap();
+    assert_eq!(written, repo.fpcheck(&["init", "--stdout"]).stdout);
+    // No temporary file is left next to it.
+    let names: Vec<String> = std::fs::read_dir(repo.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("fpcheck"))
+        .collect();
+    assert_eq!(names, ["fpcheck.toml"]);
+
+    // Never replaced.
+    std::fs::write(repo.join("fpcheck.toml"), "# mine\n").unwrap();
+    let run = repo.fpcheck(&["init"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr.trim_end(),
+        format!("fpcheck: error: {} already exists: fpcheck init never replaces a file; edit it, or move it away and run init again (--stdout prints the proposal)", repo.join("fpcheck.toml").display())
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("fpcheck.toml")).unwrap(),
+        "# mine\n"
+    );
+
+    // The written file drives a range over every runtime.
+    std::fs::remove_file(repo.join("fpcheck.toml")).unwrap();
+    assert_eq!(repo.fpcheck(&["init"]).code, 0);
+    repo.commit("config");
+    repo.tag("v1");
+    repo.write("worker/worker/__main__.py", "work(2)\n");
+    repo.commit("fix");
+    let j = repo.fpcheck(&["v1..HEAD", "--format", "json"]).json();
+    assert_eq!(j["summary"], "worker restarts; server and toolpkg do not");
+}
+
+#[test]
+fn a_link_at_the_name_is_never_followed_or_replaced() {
+    let repo = monorepo();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("victim");
+    std::os::unix::fs::symlink(&target, repo.join("fpcheck.toml")).unwrap();
+    let run = repo.fpcheck(&["init"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("already exists"), "{}", run.stderr);
+    assert!(!target.exists(), "the link's target was created");
+    assert!(std::fs::symlink_metadata(repo.join("fpcheck.toml"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+#[test]
+fn hostile_trees_links_fifos_odd_names_and_limits() {
+    let repo = TestRepo::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("server.py"), "").unwrap();
+    std::fs::create_dir_all(repo.join("app")).unwrap();
+    // A link to a directory holding an entry point is not followed, nor a
+    // link named like an entry point.
+    std::os::unix::fs::symlink(outside.path(), repo.join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(outside.path().join("server.py"), repo.join("app/server.py"))
+        .unwrap();
+    // A FIFO named pyproject.toml would block a plain read.
+    std::fs::create_dir_all(repo.join("fifo")).unwrap();
+    let status = std::process::Command::new("mkfifo")
+        .arg(repo.join("fifo/pyproject.toml"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    repo.write("bad/pyproject.toml", "[project\n");
+    // A name TOML must escape.
+    repo.write("we\"ird\\dir\tx/server.py", "");
+    let run = repo.fpcheck(&["init", "--stdout"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(runtimes(&run.stdout), [pair("", "we\"ird\\dir\tx")]);
+    assert!(run.stdout.contains("\n[runtime]\n"));
+    assert!(
+        run.stderr
+            .contains("fpcheck: skipped bad/pyproject.toml: not valid TOML"),
+        "{}",
+        run.stderr
+    );
+    // The FIFO is not a file: never opened (the run did not block).
+    assert!(!run.stderr.contains("fifo"), "{}", run.stderr);
+
+    // Depth and entry limits stop the scan and say so.
+    repo.write("a/b/c/d/server.py", "");
+    let run = repo.fpcheck(&["init", "--stdout", "--max-depth", "2"]);
+    assert_eq!(run.code, 0);
+    assert_eq!(runtimes(&run.stdout), [pair("", "we\"ird\\dir\tx")]);
+    assert!(run
+        .stdout
+        .contains("# The scan stopped at its depth or entry limit"));
+    assert!(
+        run.stderr
+            .contains("the scan stopped at --max-depth 2 / --max-entries 50000"),
+        "{}",
+        run.stderr
+    );
+    let run = repo.fpcheck(&["init", "--stdout", "--max-entries", "3"]);
+    assert_eq!(run.code, 0);
+    assert!(run.stdout.contains("# The scan stopped"));
+}
+
+#[test]
+fn nothing_found_proposes_the_default_root() {
+    let repo = TestRepo::new();
+    repo.write("README.md", "hi\n");
+    repo.commit("docs");
+    let run = repo.fpcheck(&["init", "--stdout"]);
+    assert_eq!(run.code, 0);
+    assert_eq!(runtimes(&run.stdout), [pair("", "src")]);
+    assert!(run
+        .stdout
+        .contains("# No entry point (server.py, __main__.py, [project.scripts]) was found:"));
+}

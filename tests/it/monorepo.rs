@@ -1,0 +1,415 @@
+//! Monorepos: several `[runtimes.NAME]` analysed in one run, one verdict
+//! each plus the overall answer.
+
+use serde_json::{json, Value};
+
+use crate::support::TestRepo;
+
+const TWO: &str = "[runtimes.server]\nroot = \"server\"\n[runtimes.worker]\nroot = \"worker\"\n";
+
+/// v1.0.0: a server and a worker, each with its own root and version file.
+fn monorepo() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("fpcheck.toml", TWO)
+        .write("server/app.py", "serve = 1\n")
+        .write("server/version.json", "{\"version\": \"1.0.0\"}\n")
+        .write("worker/job.py", "work = 1\n")
+        .write("worker/version.json", "{\"version\": \"1.0.0\"}\n")
+        .write("README.md", "# mono\n");
+    repo.commit("1.0.0");
+    repo.tag("v1.0.0");
+    repo
+}
+
+/// v1.1.0 changes the server's code only (both versions bumped).
+fn server_fix(repo: &TestRepo) {
+    repo.write("server/app.py", "serve = 2\n")
+        .write("server/version.json", "{\"version\": \"1.1.0\"}\n")
+        .write("worker/version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("1.1.0");
+    repo.tag("v1.1.0");
+}
+
+fn names_and_verdicts(j: &Value) -> Vec<(String, bool, String)> {
+    j["runtimes"]
+        .as_array()
+        .expect("a runtimes array")
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().to_string(),
+                r["restart_required"].as_bool().unwrap(),
+                r["reason"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn every_runtime_gets_a_verdict_and_the_json_says_any() {
+    let repo = monorepo();
+    server_fix(&repo);
+    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["schema_version"], 1);
+    assert_eq!(j["restart_required"], true);
+    assert_eq!(j["summary"], "server restarts; worker does not");
+    assert_eq!(
+        names_and_verdicts(&j),
+        [
+            ("server".to_string(), true, "code_changed".to_string()),
+            ("worker".to_string(), false, "no_runtime_change".to_string())
+        ]
+    );
+    let server = &j["runtimes"][0];
+    assert_eq!(server["settings"]["runtime"], "server");
+    assert_eq!(server["settings"]["root"], "server");
+    assert_eq!(
+        server["changes"]["runtime"],
+        json!([{"path": "server/app.py", "status": "modified"}])
+    );
+    assert_eq!(server["from"]["version"], "1.0.0");
+    assert_eq!(server["to"]["version"], "1.1.0");
+    assert_eq!(j["runtimes"][1]["settings"]["root"], "worker");
+    assert_eq!(j["runtimes"][1]["changes"]["runtime"], json!([]));
+}
+
+#[test]
+fn the_table_opens_with_the_overall_answer_and_exit_code_says_any() {
+    let repo = monorepo();
+    server_fix(&repo);
+    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--exit-code"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines[0], "server restarts; worker does not");
+    assert_eq!(lines[1], "");
+    assert_eq!(lines[2], "== runtime server ==");
+    assert!(
+        lines[3].starts_with("RESTART REQUIRED (code_changed)"),
+        "{}",
+        lines[3]
+    );
+    let worker = lines
+        .iter()
+        .position(|l| *l == "== runtime worker ==")
+        .expect("a worker block");
+    assert!(lines[worker + 1].starts_with("NO RESTART (no_runtime_change)"));
+    // Nothing restarts: exit 0, and the summary says so.
+    let run = repo.fpcheck(&["v1.1.0..v1.1.0", "--exit-code"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout.lines().next(),
+        Some("server and worker do not restart")
+    );
+}
+
+#[test]
+fn one_runtime_option_gives_exactly_the_single_runtime_report() {
+    let repo = monorepo();
+    server_fix(&repo);
+    let run = repo.fpcheck(&[
+        "v1.0.0..v1.1.0",
+        "--format",
+        "json",
+        "--runtime",
+        "worker",
+        "--exit-code",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let one = run.json();
+    assert!(one.get("runtimes").is_none());
+    assert_eq!(one["reason"], "no_runtime_change");
+    assert_eq!(one["settings"]["runtime"], "worker");
+    // The same object as the worker's entry of the full run, minus `name`.
+    let all = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json"]).json();
+    let mut entry = all["runtimes"][1].clone();
+    assert_eq!(
+        entry.as_object_mut().unwrap().remove("name"),
+        Some(json!("worker"))
+    );
+    assert_eq!(entry, one);
+    // Repeated, it narrows the set; a name given twice counts once.
+    let run = repo.fpcheck(&[
+        "v1.0.0..v1.1.0",
+        "--format",
+        "json",
+        "--runtime",
+        "worker",
+        "--runtime",
+        "server",
+        "--runtime",
+        "worker",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(names_and_verdicts(&run.json()).len(), 2);
+}
+
+#[test]
+fn unknown_runtimes_and_a_shared_root_are_usage_errors() {
+    let repo = monorepo();
+    server_fix(&repo);
+    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--runtime", "server", "--runtime", "cron"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr.trim_end(),
+        "fpcheck: error: --runtime cron: no such runtime at either end (declared: server, worker)"
+    );
+    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--root", "server"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("--root names one runtime's root, but several runtimes are analysed"),
+        "{}",
+        run.stderr
+    );
+    // Other commands read one runtime and say so.
+    let run = repo.fpcheck(&[
+        "fingerprint",
+        "--rev",
+        "v1.0.0",
+        "--runtime",
+        "a",
+        "--runtime",
+        "b",
+    ]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("--runtime is given 2 times"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_runtime_added_by_the_release_is_unavailable_at_the_old_end() {
+    let repo = monorepo();
+    repo.write(
+        "fpcheck.toml",
+        format!("{TWO}[runtimes.cron]\nroot = \"cron\"\n"),
+    )
+    .write("cron/tick.py", "tick = 1\n")
+    .write("cron/version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("cron");
+    repo.tag("v1.1.0");
+    let j = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json"]).json();
+    assert_eq!(j["summary"], "cron restarts; server and worker do not");
+    let cron = &j["runtimes"][0];
+    assert_eq!(cron["name"], "cron");
+    assert_eq!(cron["restart_required"], true);
+    assert_eq!(cron["reason"], "fingerprint_unavailable");
+    assert_eq!(cron["from"]["fingerprint"], "");
+    assert_eq!(
+        cron["from"]["unavailable_reason"],
+        "runtime `cron` is not declared in fpcheck.toml at v1.0.0"
+    );
+    assert_eq!(cron["settings"]["config"], "fpcheck.toml at v1.1.0");
+    let codes: Vec<&str> = cron["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["fingerprint_unavailable", "runtime_not_declared"]);
+    assert_eq!(
+        cron["warnings"][1]["message"],
+        "runtime `cron` is not declared in fpcheck.toml at v1.0.0: its fingerprint there is taken as unavailable (the safe side: the code counts as changed)"
+    );
+    // Removed again: unavailable at the new end.
+    repo.write("fpcheck.toml", TWO).remove("cron");
+    repo.commit("no cron");
+    repo.tag("v1.2.0");
+    let j = repo.fpcheck(&["v1.1.0..v1.2.0", "--format", "json"]).json();
+    let cron = &j["runtimes"][0];
+    assert_eq!(cron["name"], "cron");
+    // The new end is read with the old end's settings, as the installed
+    // gate reads it after the update: the root is gone.
+    assert_eq!(cron["to"]["unavailable_reason"], "cron does not exist");
+    assert_eq!(cron["restart_required"], true);
+}
+
+#[test]
+fn dropping_a_runtime_declaration_cannot_hide_its_code_change() {
+    let repo = monorepo();
+    repo.write(
+        "fpcheck.toml",
+        format!("{TWO}[runtimes.cron]\nroot = \"cron\"\n"),
+    )
+    .write("cron/tick.py", "tick = 1\n");
+    repo.commit("cron");
+    repo.tag("v1.1.0");
+    // Same version, cron's code edited, and its declaration removed.
+    repo.write("fpcheck.toml", TWO)
+        .write("cron/tick.py", "tick = 2\n");
+    repo.commit("edit cron, undeclare it");
+    repo.tag("v1.1.1");
+    let j = repo.fpcheck(&["v1.1.0..v1.1.1", "--format", "json"]).json();
+    let cron = &j["runtimes"][0];
+    assert_eq!(cron["name"], "cron");
+    assert_eq!(cron["restart_required"], true);
+    assert_eq!(cron["reason"], "code_changed");
+    assert_eq!(j["restart_required"], true);
+    let codes: Vec<&str> = cron["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"runtime_not_declared"), "{codes:?}");
+}
+
+#[test]
+fn overlapping_roots_each_get_their_own_fingerprint() {
+    let repo = monorepo();
+    repo.write(
+        "fpcheck.toml",
+        format!("{TWO}[runtimes.all]\nroot = \".\"\n"),
+    );
+    repo.commit("all");
+    repo.tag("v1.0.1");
+    repo.write("worker/job.py", "work = 2\n")
+        .write("server/version.json", "{\"version\": \"1.1.0\"}\n")
+        .write("worker/version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("worker fix");
+    repo.tag("v1.1.0");
+    let j = repo.fpcheck(&["v1.0.1..v1.1.0", "--format", "json"]).json();
+    assert_eq!(j["summary"], "all and worker restart; server does not");
+    assert_eq!(
+        names_and_verdicts(&j),
+        [
+            ("all".to_string(), true, "code_changed".to_string()),
+            ("server".to_string(), false, "no_runtime_change".to_string()),
+            ("worker".to_string(), true, "code_changed".to_string()),
+        ]
+    );
+    assert_eq!(j["runtimes"][0]["to"]["runtime_files"], 2);
+    // The worker's own fingerprint is the one `fingerprint` computes for it.
+    let fp = repo
+        .fpcheck(&[
+            "fingerprint",
+            "--rev",
+            "v1.1.0",
+            "--runtime",
+            "worker",
+            "--json",
+        ])
+        .json();
+    assert_eq!(j["runtimes"][2]["to"]["fingerprint"], fp["fingerprint"]);
+}
+
+#[test]
+fn markdown_has_one_section_per_runtime_and_escapes_names() {
+    let repo = TestRepo::new();
+    repo.write(
+        "fpcheck.toml",
+        "[runtimes.\"a`b@team\"]\nroot = \"server\"\n[runtimes.worker]\nroot = \"worker\"\n",
+    )
+    .write("server/app.py", "x = 1\n")
+    .write("worker/job.py", "y = 1\n");
+    repo.commit("one");
+    repo.tag("v1");
+    repo.write("server/app.py", "x = 2\n");
+    repo.commit("two");
+    let run = repo.fpcheck(&["v1..HEAD", "--format", "markdown"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let md = &run.stdout;
+    assert!(md.starts_with("<!-- fpcheck:report -->\n"), "{md}");
+    assert_eq!(md.matches("<!-- fpcheck:report -->").count(), 1);
+    assert!(
+        md.contains("### 🔁 Restart required: a&#96;b&#64;&#8288;team restarts; worker does not\n")
+    );
+    assert!(md.contains("#### 🔁 <code>a&#96;b&#64;&#8288;team</code>: restart required\n"));
+    assert!(md.contains("#### ✅ <code>worker</code>: no restart\n"));
+    assert!(!md.contains("@team"));
+}
+
+#[test]
+fn the_working_tree_is_compared_for_every_runtime() {
+    let repo = monorepo();
+    repo.write("worker/job.py", "work = 3\n");
+    let j = repo
+        .fpcheck(&["v1.0.0..", "--worktree", "--format", "json"])
+        .json();
+    assert_eq!(j["summary"], "worker restarts; server does not");
+    assert_eq!(j["runtimes"][1]["to"]["ref"], "WORKTREE");
+}
+
+#[test]
+fn patch_records_each_runtime_under_runtimes() {
+    let repo = monorepo();
+    repo.write("version.json", "{\n  \"version\": \"1.0.0\"\n}\n");
+    repo.commit("top version");
+    repo.tag("v1.0.1");
+    server_fix(&repo);
+    let all = repo.fpcheck(&["v1.0.1..v1.1.0", "--format", "json"]).json();
+    let fp = |i: usize| {
+        all["runtimes"][i]["to"]["fingerprint"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let spec = |root: &str| {
+        json!({"algorithm": "fpcheck-runtime-v1", "hash": "sha256", "root": root,
+               "extensions": [".py"],
+               "exclude": ["scripts", "tests", "migrations", "crons", "__pycache__", "node_modules", ".git", "versions"]})
+    };
+    // `--runtime` given twice with one name is one runtime.
+    let run = repo.fpcheck(&[
+        "patch",
+        "v1.0.1..v1.1.0",
+        "--runtime",
+        "worker",
+        "--runtime",
+        "worker",
+        "--write",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = repo.fpcheck(&["patch", "v1.0.1..v1.1.0", "--runtime", "server"]);
+    // One runtime chosen: the single-runtime patch, unchanged.
+    assert_eq!(run.json()["runtime_fingerprint"], fp(0));
+    let out = repo.join("p.json");
+    let run = repo.fpcheck(&["v1.0.1..v1.1.0", "--patch-out", out.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        serde_json::from_str::<Value>(&std::fs::read_to_string(&out).unwrap()).unwrap(),
+        json!({"runtimes": {
+            "server": {"runtime_fingerprint": fp(0), "runtime_fingerprint_spec": spec("server")},
+            "worker": {"runtime_fingerprint": fp(1), "runtime_fingerprint_spec": spec("worker")},
+        }})
+    );
+    assert!(run.stderr.contains(
+        "fpcheck: force_restart in version.json is shared by every runtime: left as it is (--force-restart sets it)"
+    ), "{}", run.stderr);
+    let run = repo.fpcheck(&["patch", "v1.0.1..v1.1.0", "--write"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let file: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.join("version.json")).unwrap()).unwrap();
+    assert_eq!(file["version"], "1.0.0");
+    assert_eq!(file["runtimes"]["worker"]["runtime_fingerprint"], fp(1));
+    assert_eq!(
+        file["runtimes"]["server"]["runtime_fingerprint_spec"],
+        spec("server")
+    );
+    assert_eq!(file.as_object().unwrap().len(), 2);
+    // Run again on what was written: nothing left to say.
+    let run = repo.fpcheck(&["patch", "v1.0.1..", "--worktree"]);
+    assert_eq!(run.json(), json!({}));
+}
+
+#[test]
+fn extra_reports_need_one_runtime() {
+    let repo = monorepo();
+    server_fix(&repo);
+    let out = repo.join("r.json");
+    let arg = format!("json={}", out.display());
+    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--report", &arg]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(
+        run.stderr.trim_end(),
+        "fpcheck: error: --report with several runtimes: pick one with --runtime NAME (the main output holds every runtime)"
+    );
+    assert!(!out.exists());
+    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--report", &arg, "--runtime", "worker"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(out.exists());
+}
