@@ -41,7 +41,8 @@ def build_runtime(root: Path, files: int) -> None:
         folder = root / f"pkg{i % 12}" / f"mod{i % 5}"
         folder.mkdir(parents=True, exist_ok=True)
         lines = [
-            " ".join(rng.choice(words) for _ in range(8)) for _ in range(rng.randint(300, 500))
+            " ".join(rng.choice(words) for _ in range(8))
+            for _ in range(rng.randint(300, 500))
         ]
         (folder / f"file{i}.py").write_text("\n".join(lines))
     for extra in ["tests", "scripts", "__pycache__"]:
@@ -84,9 +85,15 @@ def main() -> int:
 
         def ask(cache: object) -> None:
             answer = fpcheck.status(
-                root, marker, process_fingerprint=fp, process_version="1.0.0", cache=cache
+                root,
+                marker,
+                process_fingerprint=fp,
+                process_version="1.0.0",
+                cache=cache,
             )
-            assert answer["installed_fingerprint"] == fp and not answer["restart_required"]
+            assert (
+                answer["installed_fingerprint"] == fp and not answer["restart_required"]
+            )
 
         ask(True)
         warm_watch = median_ms(lambda: ask(True), args.rounds)
@@ -98,13 +105,27 @@ def main() -> int:
     cold_ratio, warm_ratio = cold_ref / cold_fp, warm_ref / warm_watch
     rows = [
         ("cold: reference compute_mcp_runtime_fingerprint(root)", cold_ref, ""),
-        ("cold: fpcheck.fingerprint(root)", cold_fp, f"{cold_ratio:.1f}x faster (target 3x)"),
+        (
+            "cold: fpcheck.fingerprint(root)",
+            cold_fp,
+            f"{cold_ratio:.1f}x faster (target 3x)",
+        ),
         ("warm: reference (..., use_cache=True)", warm_ref, ""),
-        ("warm: fpcheck.status(..., cache=True)", warm_watch, f"{warm_ratio:.1f}x faster (target 30x)"),
-        ("warm: fpcheck.status(..., cache=PATH)", warm_file, f"{warm_ref / warm_file:.1f}x"),
+        (
+            "warm: fpcheck.status(..., cache=True)",
+            warm_watch,
+            f"{warm_ratio:.1f}x faster (target 30x)",
+        ),
+        (
+            "warm: fpcheck.status(..., cache=PATH)",
+            warm_file,
+            f"{warm_ref / warm_file:.1f}x",
+        ),
         ("full: fpcheck.status(..., cache=None)", full, ""),
     ]
-    print(f"{args.files} runtime files, medians (ms), Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+    print(
+        f"{args.files} runtime files, medians (ms), Python {sys.version.split()[0]}, {os.cpu_count()} CPUs"
+    )
     for name, ms, note in rows:
         print(f"  {name:<56} {ms:9.3f}  {note}")
     ok = cold_ratio >= 3 and warm_ratio >= 30

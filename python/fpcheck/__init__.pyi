@@ -6,7 +6,7 @@ raise :class:`FpcheckError` subclasses named for the cause.
 """
 
 import os
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Union
 
 StrPath = Union[str, "os.PathLike[str]"]
 JSON = Dict[str, Any]
@@ -101,7 +101,9 @@ def fingerprint_at(
     :class:`RevisionError` (unknown revision), :class:`MissingObjectError`.
     """
 
-def analyse(repo: StrPath, from_rev: str, to_rev: str = "HEAD", **settings: Any) -> JSON:
+def analyse(
+    repo: StrPath, from_rev: str, to_rev: str = "HEAD", **settings: Any
+) -> JSON:
     """Will the release ``from_rev..to_rev`` force a restart, and why?
 
     The object ``fpcheck FROM..TO --format json`` prints. Settings:

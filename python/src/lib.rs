@@ -37,7 +37,8 @@ fn dir_rules(extensions: Option<Vec<String>>, exclude: Option<Vec<String>>) -> R
 }
 
 /// Python lists as the CLI's repeatable flags. An empty `exclude` list
-/// excludes nothing (the CLI's `--exclude ''`); a name holding a comma
+/// excludes nothing (the CLI's `--exclude ''`), an empty `extensions` list
+/// is refused as the CLI refuses `--ext ''`; a name holding a comma
 /// would be split by the flag syntax, so it is refused.
 fn overrides(
     runtime: Option<String>,
@@ -52,15 +53,16 @@ fn overrides(
             )));
         }
     }
-    let exclude = match exclude {
+    // An empty flag list means "not given"; `['']` means "given, empty".
+    let given = |list: Option<Vec<String>>| match list {
         Some(list) if list.is_empty() => vec![String::new()],
         other => other.unwrap_or_default(),
     };
     Ok(Overrides {
         runtime,
         root,
-        extensions: extensions.unwrap_or_default(),
-        exclude,
+        extensions: given(extensions),
+        exclude: given(exclude),
     })
 }
 
