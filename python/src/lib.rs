@@ -32,7 +32,10 @@ const GATE_JSON_SCHEMA: u32 = 1;
 
 /// The settings of a directory runtime: no config file (an installed
 /// runtime has none), defaults replaced by what is given.
-fn dir_rules(extensions: Option<Vec<String>>, exclude: Option<Vec<String>>) -> Result<Rules, Error> {
+fn dir_rules(
+    extensions: Option<Vec<String>>,
+    exclude: Option<Vec<String>>,
+) -> Result<Rules, Error> {
     Ok(config::resolve(None, &overrides(None, None, extensions, exclude)?)?.rules)
 }
 
@@ -387,10 +390,7 @@ fn gate<'py>(
             _ => Error::Unreadable(m),
         };
         match (&report.error, report.error_kind) {
-            (Some(message), Some(_)) => Err(Error::Gate(
-                Box::new(failure(message.clone())),
-                value,
-            )),
+            (Some(message), Some(_)) => Err(Error::Gate(Box::new(failure(message.clone())), value)),
             _ => Ok(value),
         }
     })?;

@@ -112,7 +112,11 @@ mod imp {
             for rel in files {
                 let path = self.root.join(rel);
                 // A link's target could be re-pointed outside the tree.
-                if std::fs::symlink_metadata(&path).ok()?.file_type().is_symlink() {
+                if std::fs::symlink_metadata(&path)
+                    .ok()?
+                    .file_type()
+                    .is_symlink()
+                {
                     return None;
                 }
                 self.inotify
