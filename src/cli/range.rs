@@ -9,7 +9,7 @@ use fpcheck::range::{self, RangeError, RangeSpec};
 use fpcheck::report::{self, Format, RenderOptions};
 use fpcheck::source::git::open_repo;
 
-use super::{emit, exit, settings, Failure, RuntimeFlags};
+use super::{emit, exit, request, Failure, RuntimeFlags};
 
 #[derive(Debug, Args, Default)]
 pub struct RangeArgs {
@@ -79,7 +79,7 @@ enum ColorArg {
 impl From<RangeError> for Failure {
     fn from(e: RangeError) -> Self {
         let code = match e {
-            RangeError::BadRange(_) => exit::USAGE,
+            RangeError::BadRange(_) | RangeError::NoRoot(_) | RangeError::Config(_) => exit::USAGE,
             _ => exit::INPUT,
         };
         Failure {
@@ -92,15 +92,22 @@ impl From<RangeError> for Failure {
 pub fn run(args: RangeArgs) -> Result<u8, Failure> {
     let spec = RangeSpec::parse(args.range.as_deref())?;
     let repo = open_repo(args.repo.as_deref())?;
-    let runtime = settings(&args.runtime, args.root.clone(), repo.workdir())?;
+    let settings = request(&args.runtime, args.root.clone(), true)?;
     let template = match &args.template {
         Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
             Failure::usage(format!("cannot read the template {}: {e}", path.display()))
         })?),
         None => None,
     };
-    let analysis =
-        range::analyse_spec_cached(&repo, &spec, args.worktree, &runtime, !args.no_cache)?;
+    let analysis = range::analyse(
+        &repo,
+        &range::Options {
+            range: spec,
+            worktree: args.worktree,
+            settings,
+            persistent_cache: !args.no_cache,
+        },
+    )?;
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let opts = RenderOptions {
         color: match args.color {
@@ -134,14 +141,7 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
     };
     // The report rendered, so a template error cannot leave a patch behind.
     if let Some(path) = &args.patch_out {
-        super::patch::patch_out(
-            &repo,
-            &analysis,
-            &runtime,
-            args.worktree,
-            args.patch_format,
-            path,
-        )?;
+        super::patch::patch_out(&repo, &analysis, args.worktree, args.patch_format, path)?;
     }
     emit(&text, args.output.as_deref())?;
     Ok(if args.exit_code && analysis.restart_required {

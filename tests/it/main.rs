@@ -9,4 +9,5 @@ mod history;
 mod patch;
 mod property;
 mod range;
+mod trust;
 mod vectors;
