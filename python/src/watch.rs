@@ -26,6 +26,8 @@
 //!   rescan. Only events about a non-directory entry whose name no runtime
 //!   extension selects (a `.pyc`, a log) are ignored: they cannot change the
 //!   fingerprint;
+//! - a forked child never uses its parent's watcher: the two would drain
+//!   one shared queue, each losing the other's events;
 //! - where it cannot vouch for what it saw, it does not watch at all and
 //!   every call is a full check: another OS, a watch limit reached, a
 //!   selected file that is a symbolic link (its target's own path could be
@@ -48,6 +50,7 @@ mod imp {
     /// watches were placed.
     pub struct Watched {
         inotify: Inotify,
+        pid: u32,
         root: PathBuf,
         root_id: DirId,
         rules: Rules,
@@ -131,6 +134,7 @@ mod imp {
         pub fn finish(self, fingerprint: String, warnings: Vec<String>) -> Watched {
             Watched {
                 inotify: self.inotify,
+                pid: std::process::id(),
                 root: self.root,
                 root_id: self.root_id,
                 rules: self.rules,
@@ -143,7 +147,7 @@ mod imp {
     impl Watched {
         /// Is the fingerprint still the runtime's? Drains the queue.
         pub fn still_valid(&mut self) -> bool {
-            if dir_id(&self.root) != Some(self.root_id) {
+            if self.pid != std::process::id() || dir_id(&self.root) != Some(self.root_id) {
                 return false;
             }
             let mut buffer = [0u8; 4096];

@@ -241,3 +241,21 @@ def test_gate_errors_raise_with_the_conservative_report(
         fpcheck.gate(42, runtime, marker)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         ask(runtime, marker, "", cache=3)  # type: ignore[arg-type]
+
+
+def test_a_forked_child_does_not_share_the_parents_watcher(
+    runtime: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker.json"
+    fp = fpcheck.fingerprint(runtime)
+    ask(runtime, marker, fp)
+    assert ask(runtime, marker, fp)["cache"] == "hit"
+    pid = os.fork()
+    if pid == 0:  # the child: its first answer is its own full check
+        ok = ask(runtime, marker, fp)["cache"] == "miss"
+        ok = ok and ask(runtime, marker, fp)["cache"] == "hit"
+        os._exit(0 if ok else 1)
+    _, code = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(code) == 0
+    (runtime / "server.py").write_text("# changed after the fork\n")
+    assert ask(runtime, marker, fp)["restart_required"]
