@@ -184,6 +184,8 @@ impl From<RangeError> for Error {
             RangeError::Source(s) => Error::from(s),
             RangeError::BadRange(m) => Error::Config(m),
             RangeError::NoTag(m) => Error::Revision(m),
+            RangeError::NoRoot(m) => Error::Config(m),
+            RangeError::Config(c) => Error::from(c),
             diff @ RangeError::Diff { .. } => Error::Repository(diff.to_string()),
         }
     }

@@ -69,21 +69,6 @@ fn overrides(
     })
 }
 
-/// The runtime of a repository: `config` or its `fpcheck.toml`, then the
-/// given settings, as the CLI resolves them.
-fn repo_runtime(
-    repo: &gix::Repository,
-    config_path: Option<&Path>,
-    flags: &Overrides,
-) -> Result<config::Runtime, Error> {
-    let file = match (config_path, repo.workdir()) {
-        (Some(path), _) => Some(ConfigFile::load(path)?),
-        (None, Some(dir)) => ConfigFile::find_in(dir)?.map(|(_, f)| f),
-        (None, None) => None,
-    };
-    Ok(config::resolve(file.as_ref(), flags)?)
-}
-
 #[pyfunction]
 #[pyo3(signature = (root, *, extensions=None, exclude=None))]
 fn fingerprint(
@@ -199,7 +184,14 @@ fn analyse<'py>(
     let text = detached(py, move || {
         let repo = open_repo(Some(&repo)).map_err(Error::repository)?;
         let flags = overrides(s.runtime, s.root, s.extensions, s.exclude)?;
-        let runtime = repo_runtime(&repo, s.config.as_deref(), &flags)?;
+        // As the CLI: --config, else the fpcheck.toml committed at each end.
+        let choice = match &s.config {
+            Some(path) => config::ConfigChoice::File {
+                path: path.clone(),
+                file: ConfigFile::load(path)?,
+            },
+            None => config::ConfigChoice::Committed,
+        };
         // Resolved first, so an unknown revision is a RevisionError.
         Revision::parse(&repo, &from_rev).map_err(Error::revision)?;
         let to = if s.worktree {
@@ -208,13 +200,20 @@ fn analyse<'py>(
             Revision::parse(&repo, &to_rev).map_err(Error::revision)?;
             Some(to_rev)
         };
-        let spec = RangeSpec {
-            from: Some(from_rev),
-            to,
-        };
-        let analysis = range::analyse_spec_cached(&repo, &spec, s.worktree, &runtime, s.use_cache)?;
+        let analysis = range::analyse(
+            &repo,
+            &range::Options {
+                range: RangeSpec {
+                    from: Some(from_rev),
+                    to,
+                },
+                worktree: s.worktree,
+                settings: config::Request { choice, flags },
+                persistent_cache: s.use_cache,
+            },
+        )?;
         // The CLI's `--format json` text, parsed back: the same object.
-        Ok(fpcheck::report::render(
+        fpcheck::report::render(
             &analysis,
             fpcheck::report::Format::Json,
             &fpcheck::report::RenderOptions {
@@ -223,7 +222,7 @@ fn analyse<'py>(
                 width: 80,
             },
         )
-        .map_err(|e| Error::Config(e.0))?)
+        .map_err(|e| Error::Config(e.0))
     })?;
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| errors::FpcheckError::new_err(format!("internal: bad report JSON: {e}")))?;
