@@ -239,6 +239,7 @@ pub fn run(dir: &Path) -> Result<Vec<Row>, DemoError> {
             range: range::RangeSpec {
                 from: Some(from.clone()),
                 to: Some(to.clone()),
+                tags: Default::default(),
             },
             worktree: false,
             settings: crate::config::Request::flags_only(Default::default()),

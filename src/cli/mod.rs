@@ -14,6 +14,7 @@ mod demo;
 mod fingerprint;
 mod gate;
 mod history;
+mod outputs;
 mod patch;
 mod range;
 

@@ -26,6 +26,7 @@ mod wording;
 
 use ends::Read;
 pub use spec::{check_revision, RangeSpec};
+pub use tags::TagFilter;
 
 /// The JSON schema version of [`Analysis`]; bumped on breaking changes.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -204,7 +205,7 @@ pub fn analyse(repo: &gix::Repository, options: &Options) -> Result<Analysis, Ra
         (Some(f), t) => (f.clone(), t.clone().unwrap_or_else(|| "HEAD".into())),
         (None, t) => {
             let to = t.clone().unwrap_or_else(|| "HEAD".into());
-            let (tag, note) = tags::latest_tag(repo, &to, options.worktree)?;
+            let (tag, note) = tags::latest_tag(repo, &to, options.worktree, &options.range.tags)?;
             notes.push(note);
             (tag, to)
         }

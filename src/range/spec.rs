@@ -9,6 +9,8 @@ pub struct RangeSpec {
     pub from: Option<String>,
     /// `None`: HEAD (or the working tree with `worktree`).
     pub to: Option<String>,
+    /// Which tags are releases, for the default `from`.
+    pub tags: super::TagFilter,
 }
 
 impl RangeSpec {
@@ -18,6 +20,7 @@ impl RangeSpec {
             return Ok(RangeSpec {
                 from: None,
                 to: None,
+                tags: Default::default(),
             });
         };
         // `--root=x` reaching here came after `--`: still not a revision.
@@ -41,6 +44,7 @@ impl RangeSpec {
         Ok(RangeSpec {
             from: part(from),
             to: part(to),
+            tags: Default::default(),
         })
     }
 }
