@@ -206,6 +206,8 @@ fn analyse<'py>(
                 range: RangeSpec {
                     from: Some(from_rev),
                     to,
+                    // Only used to find a default FROM, which is always given.
+                    tags: Default::default(),
                 },
                 worktree: s.worktree,
                 settings: config::Request { choice, flags },
