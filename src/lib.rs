@@ -11,9 +11,16 @@
 //! [`source`] (where bytes come from) → [`select`] (which files count) →
 //! [`fingerprint`] (the hash).
 
+// `cli` names this crate `fpcheck::`, as it did when it lived in the binary.
+extern crate self as fpcheck;
+
 pub mod atomic;
 pub mod cache;
 pub mod changes;
+/// The command line, shared by the binary and the Python package's
+/// `fpcheck` command; not a stable API.
+#[doc(hidden)]
+pub mod cli;
 pub mod config;
 pub mod demo;
 pub mod fingerprint;

@@ -173,7 +173,25 @@ impl From<std::io::Error> for Failure {
 
 /// Runs the command line; returns the process exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    ExitCode::from(run(std::env::args_os()))
+}
+
+/// Runs the command line on `args` (the program name first) and returns
+/// the exit code: the binary and the Python package's `fpcheck` command
+/// share it.
+pub fn run<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version print and succeed; bad flags exit 2.
+            let _ = e.print();
+            return u8::try_from(e.exit_code()).unwrap_or(exit::USAGE);
+        }
+    };
     let result = match cli.command {
         None => range::run(cli.range),
         Some(Command::Fingerprint(args)) => fingerprint::run(args),
@@ -187,13 +205,13 @@ pub fn main() -> ExitCode {
         Some(Command::Ack(args)) => gate::run_ack(args),
     };
     match result {
-        Ok(code) => ExitCode::from(code),
-        Err(f) if f.message.is_empty() => ExitCode::from(f.code),
+        Ok(code) => code,
+        Err(f) if f.message.is_empty() => f.code,
         Err(f) => {
             // Messages quote names from the repository (config values, tags,
             // paths): escaped here, once, for every command.
             eprintln!("fpcheck: error: {}", fpcheck::term::escape(&f.message));
-            ExitCode::from(f.code)
+            f.code
         }
     }
 }

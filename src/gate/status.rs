@@ -71,23 +71,59 @@ pub struct Report {
 /// Answers the process's question.
 pub fn status(req: &Request) -> Result<Report, SourceError> {
     let source = DirSource::new(req.dir);
-    let rel = release::read(&source)?;
+    let mut warnings = Vec::new();
+    let (fingerprint, unavailable, cache) = installed(&source, req, &mut warnings)?;
+    answer(
+        req,
+        &source,
+        Installed {
+            fingerprint,
+            unavailable,
+            cache,
+            warnings,
+        },
+    )
+}
+
+/// What is known of the installed runtime before the version files and the
+/// marker are read.
+#[derive(Clone, Debug, Default)]
+pub struct Installed {
+    /// The installed fingerprint (`""` when unavailable).
+    pub fingerprint: String,
+    /// Why it is unavailable.
+    pub unavailable: Option<String>,
+    /// How a cache served it.
+    pub cache: Option<CacheUse>,
+    /// Warnings from computing it.
+    pub warnings: Vec<String>,
+}
+
+/// Answers the process's question when the caller already vouches for the
+/// installed fingerprint (a long-running process whose file watcher saw no
+/// change): the version files and the marker are still read on every call,
+/// and the answer is the same function of them as [`status`]'s.
+pub fn status_with(req: &Request, installed: Installed) -> Result<Report, SourceError> {
+    answer(req, &DirSource::new(req.dir), installed)
+}
+
+fn answer(req: &Request, source: &DirSource, inst: Installed) -> Result<Report, SourceError> {
+    let rel = release::read(source)?;
     let mut warnings: Vec<String> = rel.warnings.iter().map(|w| w.message.clone()).collect();
     let client = req.client.and_then(super::client::normalise);
     if let Some(name) = req.client.filter(|_| client.is_none()) {
         warnings.extend(super::run::unknown_client_warnings(&[name.to_string()]));
     }
-    let (fingerprint, unavailable, cache) = installed(&source, req, &mut warnings)?;
+    warnings.extend(inst.warnings);
     let marker = marker::read(req.marker);
-    let status = check::check(&check::Inputs {
+    let mut status = check::check(&check::Inputs {
         marker: &marker,
         installed_version: rel.version.as_deref().unwrap_or(""),
-        installed_fingerprint: &fingerprint,
+        installed_fingerprint: &inst.fingerprint,
         process_version: req.process_version,
         process_fingerprint: req.process_fingerprint,
         client,
     });
-    let mut status = status;
     let mut conservative = None;
     // Section 7 falls back to the versions when the fingerprints cannot
     // prove the process current; an unreadable version file could hide the
@@ -103,12 +139,12 @@ pub fn status(req: &Request) -> Result<Report, SourceError> {
     Ok(Report {
         conservative,
         status,
-        installed_unavailable_reason: unavailable,
+        installed_unavailable_reason: inst.unavailable,
         marker_problem: match marker {
             marker::MarkerState::Corrupt(why) => Some(format!("{} {why}", req.marker.display())),
             _ => None,
         },
-        cache,
+        cache: inst.cache,
         warnings,
     })
 }

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""fpcheck's Python package against the reference gate, side by side in one run.
+
+    python3 bench/python_bench.py [--files 300] [--rounds 200] [--check]
+
+Needs ``import fpcheck`` (the wheel, built in release mode for real figures:
+``maturin build --release -m python/Cargo.toml``). Builds a runtime of
+``--files`` ``.py`` files (~16 KB each, in nested folders, plus excluded
+folders and non-runtime files), then times, with medians:
+
+- cold fingerprint: the reference's ``compute_mcp_runtime_fingerprint(root)``
+  (bench/python_reference.py) vs ``fpcheck.fingerprint(root)``;
+- warm check: the reference's ``compute_mcp_runtime_fingerprint(root,
+  use_cache=True)`` vs ``fpcheck.status(root, marker, ..., cache=True)`` (the
+  in-process watcher) and ``cache=PATH``.
+
+``--check`` exits 1 unless cold is >= 3x and warm >= 30x faster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fpcheck  # noqa: E402
+from python_reference import compute_mcp_runtime_fingerprint  # noqa: E402
+
+
+def build_runtime(root: Path, files: int) -> None:
+    rng = random.Random(300)
+    words = ["def", "return", "self", "value", "import", "class", "for", "in", "if"]
+    for i in range(files):
+        folder = root / f"pkg{i % 12}" / f"mod{i % 5}"
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = [
+            " ".join(rng.choice(words) for _ in range(8))
+            for _ in range(rng.randint(300, 500))
+        ]
+        (folder / f"file{i}.py").write_text("\n".join(lines))
+    for extra in ["tests", "scripts", "__pycache__"]:
+        (root / extra).mkdir(exist_ok=True)
+        (root / extra / "x.py").write_text("excluded\n")
+    (root / "README.md").write_text("docs\n")
+    (root.parent / "version.json").write_text('{"version": "1.0.0"}\n')
+
+
+def median_ms(fn: Callable[[], object], rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1000
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--check", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "server" / "src"
+        root.mkdir(parents=True)
+        build_runtime(root, args.files)
+        marker = Path(tmp) / "marker.json"
+        ref_fp = compute_mcp_runtime_fingerprint(root)
+        fp = fpcheck.fingerprint(root)
+        assert fp == ref_fp, (fp, ref_fp)
+        cold_rounds = max(args.rounds // 4, 10)
+        cold_ref = median_ms(lambda: compute_mcp_runtime_fingerprint(root), cold_rounds)
+        cold_fp = median_ms(lambda: fpcheck.fingerprint(root), cold_rounds)
+        compute_mcp_runtime_fingerprint(root, use_cache=True)
+        warm_ref = median_ms(
+            lambda: compute_mcp_runtime_fingerprint(root, use_cache=True), args.rounds
+        )
+
+        def ask(cache: object) -> None:
+            answer = fpcheck.status(
+                root,
+                marker,
+                process_fingerprint=fp,
+                process_version="1.0.0",
+                cache=cache,
+            )
+            assert (
+                answer["installed_fingerprint"] == fp and not answer["restart_required"]
+            )
+
+        ask(True)
+        warm_watch = median_ms(lambda: ask(True), args.rounds)
+        cache_file = Path(tmp) / "status.cache"
+        ask(cache_file)
+        warm_file = median_ms(lambda: ask(cache_file), args.rounds)
+        full = median_ms(lambda: ask(None), cold_rounds)
+
+    cold_ratio, warm_ratio = cold_ref / cold_fp, warm_ref / warm_watch
+    rows = [
+        ("cold: reference compute_mcp_runtime_fingerprint(root)", cold_ref, ""),
+        (
+            "cold: fpcheck.fingerprint(root)",
+            cold_fp,
+            f"{cold_ratio:.1f}x faster (target 3x)",
+        ),
+        ("warm: reference (..., use_cache=True)", warm_ref, ""),
+        (
+            "warm: fpcheck.status(..., cache=True)",
+            warm_watch,
+            f"{warm_ratio:.1f}x faster (target 30x)",
+        ),
+        (
+            "warm: fpcheck.status(..., cache=PATH)",
+            warm_file,
+            f"{warm_ref / warm_file:.1f}x",
+        ),
+        ("full: fpcheck.status(..., cache=None)", full, ""),
+    ]
+    print(
+        f"{args.files} runtime files, medians (ms), Python {sys.version.split()[0]}, {os.cpu_count()} CPUs"
+    )
+    for name, ms, note in rows:
+        print(f"  {name:<56} {ms:9.3f}  {note}")
+    ok = cold_ratio >= 3 and warm_ratio >= 30
+    if args.check and not ok:
+        print("TARGETS MISSED", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

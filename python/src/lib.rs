@@ -1,0 +1,462 @@
+//! `fpcheck._native`: the Python module over the fpcheck library.
+//!
+//! Every function calls the same library code as the matching CLI command
+//! and returns the object that command prints with `--json` (converted from
+//! the same serde values). The GIL is released for all file and git work.
+//! The stubs with the documentation are in `fpcheck/__init__.pyi`.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+use fpcheck::config::{self, ConfigFile, Overrides};
+use fpcheck::gate::{ack as core_ack, lock, run, snapshot as core_snapshot, ErrorKind};
+use fpcheck::range::{self, RangeSpec};
+use fpcheck::select::Rules;
+use fpcheck::source::git::open_repo;
+use fpcheck::{DirSource, GitSource, Revision, Source};
+
+mod convert;
+mod errors;
+mod warm;
+mod watch;
+
+use convert::{doc, to_py};
+use errors::{detached, Error};
+
+/// Schema of the JSON documents of snapshot/gate/status/ack (as the CLI's).
+const GATE_JSON_SCHEMA: u32 = 1;
+
+/// The settings of a directory runtime: no config file (an installed
+/// runtime has none), defaults replaced by what is given.
+fn dir_rules(
+    extensions: Option<Vec<String>>,
+    exclude: Option<Vec<String>>,
+) -> Result<Rules, Error> {
+    Ok(config::resolve(None, &overrides(None, None, extensions, exclude)?)?.rules)
+}
+
+/// Python lists as the CLI's repeatable flags. An empty `exclude` list
+/// excludes nothing (the CLI's `--exclude ''`), an empty `extensions` list
+/// is refused as the CLI refuses `--ext ''`; a name holding a comma
+/// would be split by the flag syntax, so it is refused.
+fn overrides(
+    runtime: Option<String>,
+    root: Option<String>,
+    extensions: Option<Vec<String>>,
+    exclude: Option<Vec<String>>,
+) -> Result<Overrides, Error> {
+    for (what, list) in [("extension", &extensions), ("excluded name", &exclude)] {
+        if let Some(bad) = list.iter().flatten().find(|n| n.contains(',')) {
+            return Err(Error::Config(format!(
+                "{what} `{bad}` contains a comma: give one name per list item"
+            )));
+        }
+    }
+    // An empty flag list means "not given"; `['']` means "given, empty".
+    let given = |list: Option<Vec<String>>| match list {
+        Some(list) if list.is_empty() => vec![String::new()],
+        other => other.unwrap_or_default(),
+    };
+    Ok(Overrides {
+        runtime,
+        root,
+        extensions: given(extensions),
+        exclude: given(exclude),
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (root, *, extensions=None, exclude=None))]
+fn fingerprint(
+    py: Python<'_>,
+    root: PathBuf,
+    extensions: Option<Vec<String>>,
+    exclude: Option<Vec<String>>,
+) -> PyResult<String> {
+    detached(py, move || {
+        let rules = dir_rules(extensions, exclude)?;
+        let fp = fpcheck::compute(&DirSource::new(root), &rules)?;
+        Ok(fp.as_gate_str().to_string())
+    })
+}
+
+#[pyfunction]
+#[pyo3(signature = (root, *, extensions=None, exclude=None))]
+fn inspect<'py>(
+    py: Python<'py>,
+    root: PathBuf,
+    extensions: Option<Vec<String>>,
+    exclude: Option<Vec<String>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let value = detached(py, move || {
+        let rules = dir_rules(extensions, exclude)?;
+        let fp = fpcheck::compute(&DirSource::new(root), &rules)?;
+        Ok(serde_json::json!({
+            "fingerprint": fp.digest,
+            "files": fp.files(),
+            "unavailable_reason": fp.unavailable_reason,
+        }))
+    })?;
+    to_py(py, &value)
+}
+
+#[pyfunction]
+#[pyo3(signature = (repo, rev="HEAD", *, root="src", extensions=None, exclude=None))]
+fn fingerprint_at(
+    py: Python<'_>,
+    repo: PathBuf,
+    rev: &str,
+    root: &str,
+    extensions: Option<Vec<String>>,
+    exclude: Option<Vec<String>>,
+) -> PyResult<String> {
+    let (rev, root) = (rev.to_string(), root.to_string());
+    detached(py, move || {
+        let flags = overrides(None, Some(root), extensions, exclude)?;
+        let rules = config::resolve(None, &flags)?;
+        let repo = open_repo(Some(&repo)).map_err(Error::repository)?;
+        let revision = Revision::parse(&repo, &rev).map_err(Error::revision)?;
+        let source = GitSource::new(repo, revision, &rules.root)?;
+        let fp = fpcheck::compute(&source as &dyn Source, &rules.rules)?;
+        Ok(fp.as_gate_str().to_string())
+    })
+}
+
+/// The keyword settings of `analyse`.
+#[derive(Default)]
+struct AnalyseSettings {
+    root: Option<String>,
+    extensions: Option<Vec<String>>,
+    exclude: Option<Vec<String>>,
+    config: Option<PathBuf>,
+    runtime: Option<String>,
+    worktree: bool,
+    use_cache: bool,
+}
+
+impl AnalyseSettings {
+    fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let mut s = AnalyseSettings {
+            use_cache: true,
+            ..Default::default()
+        };
+        let Some(kwargs) = kwargs else { return Ok(s) };
+        for (key, value) in kwargs.iter() {
+            let key: String = key.extract()?;
+            if value.is_none() {
+                continue;
+            }
+            match key.as_str() {
+                "root" => s.root = Some(value.extract()?),
+                "extensions" => s.extensions = Some(value.extract()?),
+                "exclude" => s.exclude = Some(value.extract()?),
+                "config" => s.config = Some(value.extract()?),
+                "runtime" => s.runtime = Some(value.extract()?),
+                "worktree" => s.worktree = value.extract()?,
+                "use_cache" => s.use_cache = value.extract()?,
+                other => {
+                    return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                        "analyse() got an unexpected keyword argument '{other}' \
+                         (known: root, extensions, exclude, config, runtime, worktree, use_cache)"
+                    )))
+                }
+            }
+        }
+        Ok(s)
+    }
+}
+
+#[pyfunction]
+#[pyo3(signature = (repo, from_rev, to_rev="HEAD", **settings))]
+fn analyse<'py>(
+    py: Python<'py>,
+    repo: PathBuf,
+    from_rev: &str,
+    to_rev: &str,
+    settings: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let s = AnalyseSettings::from_kwargs(settings)?;
+    let (from_rev, to_rev) = (from_rev.to_string(), to_rev.to_string());
+    let text = detached(py, move || {
+        let repo = open_repo(Some(&repo)).map_err(Error::repository)?;
+        let flags = overrides(s.runtime, s.root, s.extensions, s.exclude)?;
+        // As the CLI: --config, else the fpcheck.toml committed at each end.
+        let choice = match &s.config {
+            Some(path) => config::ConfigChoice::File {
+                path: path.clone(),
+                file: ConfigFile::load(path)?,
+            },
+            None => config::ConfigChoice::Committed,
+        };
+        // Resolved first, so an unknown revision is a RevisionError.
+        Revision::parse(&repo, &from_rev).map_err(Error::revision)?;
+        let to = if s.worktree {
+            None
+        } else {
+            Revision::parse(&repo, &to_rev).map_err(Error::revision)?;
+            Some(to_rev)
+        };
+        let analysis = range::analyse(
+            &repo,
+            &range::Options {
+                range: RangeSpec {
+                    from: Some(from_rev),
+                    to,
+                    // Only used to find a default FROM, which is always given.
+                    tags: Default::default(),
+                },
+                worktree: s.worktree,
+                settings: config::Request { choice, flags },
+                persistent_cache: s.use_cache,
+            },
+        )?;
+        // The CLI's `--format json` text, parsed back: the same object.
+        fpcheck::report::render(
+            &analysis,
+            fpcheck::report::Format::Json,
+            &fpcheck::report::RenderOptions {
+                color: false,
+                max_files: fpcheck::report::DEFAULT_MAX_FILES,
+                width: 80,
+            },
+        )
+        .map_err(|e| Error::Config(e.0))
+    })?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| errors::FpcheckError::new_err(format!("internal: bad report JSON: {e}")))?;
+    to_py(py, &value)
+}
+
+/// `cache=`: None, True (in-process watcher), or a path (watcher, and the
+/// CLI's cache file behind it).
+fn status_cache(cache: Option<&Bound<'_, PyAny>>) -> PyResult<warm::Cache> {
+    let Some(cache) = cache.filter(|c| !c.is_none()) else {
+        return Ok(warm::Cache::None);
+    };
+    if let Ok(flag) = cache.cast::<pyo3::types::PyBool>() {
+        return Ok(if flag.is_true() {
+            warm::Cache::Memory
+        } else {
+            warm::Cache::None
+        });
+    }
+    if cache.is_instance_of::<PyString>() || cache.hasattr("__fspath__")? {
+        return Ok(warm::Cache::File(cache.extract()?));
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(
+        "cache must be None, True (in-process watcher) or a path (watcher and cache file)",
+    ))
+}
+
+#[pyfunction]
+#[pyo3(signature = (runtime_root, marker, *, process_fingerprint, process_version="", client="", cache=None, extensions=None, exclude=None))]
+#[allow(clippy::too_many_arguments)]
+fn status<'py>(
+    py: Python<'py>,
+    runtime_root: PathBuf,
+    marker: PathBuf,
+    process_fingerprint: &str,
+    process_version: &str,
+    client: &str,
+    cache: Option<&Bound<'py, PyAny>>,
+    extensions: Option<Vec<String>>,
+    exclude: Option<Vec<String>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let cache = status_cache(cache)?;
+    let (process_fingerprint, process_version) =
+        (process_fingerprint.to_string(), process_version.to_string());
+    let client = (!client.is_empty()).then(|| client.to_string());
+    let value = detached(py, move || {
+        let question = warm::Question {
+            root: runtime_root,
+            marker,
+            rules: dir_rules(extensions, exclude)?,
+            process_fingerprint,
+            process_version,
+            client,
+            cache,
+        };
+        let report = warm::status(&question)?;
+        Ok(doc(GATE_JSON_SCHEMA, &report))
+    })?;
+    to_py(py, &value)
+}
+
+#[pyfunction]
+#[pyo3(signature = (runtime_root, *, out=None, extensions=None, exclude=None))]
+fn snapshot<'py>(
+    py: Python<'py>,
+    runtime_root: PathBuf,
+    out: Option<PathBuf>,
+    extensions: Option<Vec<String>>,
+    exclude: Option<Vec<String>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let value = detached(py, move || {
+        let rules = dir_rules(extensions, exclude)?;
+        let settings = core_snapshot::Settings {
+            runtime: None,
+            extensions: rules.extensions,
+            exclude: rules.exclude,
+        };
+        let snap = core_snapshot::take(&runtime_root, &settings)?;
+        if let Some(out) = &out {
+            fpcheck::atomic::write_atomic(out, &snap.to_bytes()).map_err(|e| {
+                Error::Write(format!(
+                    "cannot write {}: {}",
+                    out.display(),
+                    fpcheck::gate::io_reason(&e)
+                ))
+            })?;
+        }
+        Ok(serde_json::to_value(&snap).expect("plain data serialises"))
+    })?;
+    to_py(py, &value)
+}
+
+/// The snapshot argument of `gate`: a file, or the dict `snapshot()`
+/// returned (written to a private temporary file, so the gate reads and
+/// checks it exactly as it reads `--before`).
+enum Before {
+    File(PathBuf),
+    Json(Vec<u8>),
+}
+
+fn before_arg(snapshot: &Bound<'_, PyAny>) -> PyResult<Before> {
+    if snapshot.cast::<PyDict>().is_ok() {
+        let json = snapshot.py().import("json")?;
+        let text: String = json.call_method1("dumps", (snapshot,))?.extract()?;
+        return Ok(Before::Json(text.into_bytes()));
+    }
+    Ok(Before::File(snapshot.extract().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(
+            "snapshot must be the dict fpcheck.snapshot() returned, or the path of a snapshot file",
+        )
+    })?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (snapshot, runtime_root, marker, *, client="", lock_timeout=None))]
+fn gate<'py>(
+    py: Python<'py>,
+    snapshot: &Bound<'py, PyAny>,
+    runtime_root: PathBuf,
+    marker: PathBuf,
+    client: &str,
+    lock_timeout: Option<f64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let before = before_arg(snapshot)?;
+    let clients: Vec<String> = if client.is_empty() {
+        Vec::new()
+    } else {
+        vec![client.to_string()]
+    };
+    let timeout = timeout_arg(lock_timeout)?;
+    let value = detached(py, move || {
+        let _tmp;
+        let before_path = match before {
+            Before::File(p) => p,
+            Before::Json(bytes) => {
+                let mut f = tempfile::NamedTempFile::new().map_err(|e| {
+                    Error::Snapshot(format!("cannot hold the snapshot in a temporary file: {e}"))
+                })?;
+                std::io::Write::write_all(&mut f, &bytes)
+                    .map_err(|e| Error::Snapshot(format!("cannot write the snapshot: {e}")))?;
+                let path = f.path().to_path_buf();
+                _tmp = f;
+                path
+            }
+        };
+        let no_hook = |_: &Path| Ok(());
+        let report = run::gate(&run::Request {
+            dir: &runtime_root,
+            before: &before_path,
+            marker: &marker,
+            clients: &clients,
+            settings: None,
+            lock_timeout: timeout,
+            before_rename: &no_hook,
+        });
+        let value = doc(GATE_JSON_SCHEMA, &report);
+        // Failures are in the report, with the conservative answer (the
+        // marker may have been written): raised, with the report attached.
+        let failure = |m: String| match report.error_kind {
+            Some(ErrorKind::Usage) => Error::Config(m),
+            Some(ErrorKind::Output) if m.starts_with("cannot lock") => Error::Lock(m),
+            Some(ErrorKind::Output) => Error::Write(m),
+            _ if m.contains("snapshot") => Error::Snapshot(m),
+            _ => Error::Unreadable(m),
+        };
+        match (&report.error, report.error_kind) {
+            (Some(message), Some(_)) => Err(Error::Gate(Box::new(failure(message.clone())), value)),
+            _ => Ok(value),
+        }
+    })?;
+    to_py(py, &value)
+}
+
+fn timeout_arg(seconds: Option<f64>) -> PyResult<Duration> {
+    match seconds {
+        None => Ok(lock::DEFAULT_TIMEOUT),
+        Some(s) => Duration::try_from_secs_f64(s).map_err(|_| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "lock_timeout must be a number of seconds >= 0, not {s}"
+            ))
+        }),
+    }
+}
+
+#[pyfunction]
+#[pyo3(signature = (marker, client, *, runtime_root, process_fingerprint, process_version="", lock_timeout=None))]
+#[allow(clippy::too_many_arguments)]
+fn ack<'py>(
+    py: Python<'py>,
+    marker: PathBuf,
+    client: &str,
+    runtime_root: PathBuf,
+    process_fingerprint: &str,
+    process_version: &str,
+    lock_timeout: Option<f64>,
+) -> PyResult<Bound<'py, PyAny>> {
+    // ADAPTER: the library's ack decides from the marker and the process
+    // fingerprint alone today; runtime_root and process_version are taken
+    // for the section-7 rewrite (issue 12) and checked only for type.
+    let _ = (runtime_root, process_version);
+    let client = client.to_string();
+    let fp = (!process_fingerprint.is_empty()).then(|| process_fingerprint.to_string());
+    let timeout = timeout_arg(lock_timeout)?;
+    let value = detached(py, move || {
+        let report = core_ack::run(&marker, &client, fp.as_deref(), timeout)?;
+        Ok(doc(GATE_JSON_SCHEMA, &report))
+    })?;
+    to_py(py, &value)
+}
+
+/// The `fpcheck` command: `args` without the program name; returns the
+/// exit status. Output goes to the process's own stdout and stderr.
+#[pyfunction]
+fn cli_main(py: Python<'_>, args: Vec<OsString>) -> u8 {
+    let argv: Vec<OsString> = std::iter::once(OsString::from("fpcheck"))
+        .chain(args)
+        .collect();
+    py.detach(move || fpcheck::cli::run(argv))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    m.add_function(wrap_pyfunction!(fingerprint, m)?)?;
+    m.add_function(wrap_pyfunction!(inspect, m)?)?;
+    m.add_function(wrap_pyfunction!(fingerprint_at, m)?)?;
+    m.add_function(wrap_pyfunction!(analyse, m)?)?;
+    m.add_function(wrap_pyfunction!(status, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshot, m)?)?;
+    m.add_function(wrap_pyfunction!(gate, m)?)?;
+    m.add_function(wrap_pyfunction!(ack, m)?)?;
+    m.add_function(wrap_pyfunction!(cli_main, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

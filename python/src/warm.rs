@@ -1,0 +1,156 @@
+//! `fpcheck.status`: the library's `gate::status` answer, with the warm
+//! path of [`crate::watch`] in front of it.
+//!
+//! A cold or doubtful call is the library's own `status` (the CLI's code,
+//! with the file cache when a path is given). A warm call reads what
+//! section 7 reads besides the fingerprint (the release's version, the
+//! marker) and applies the same `check`, building the same `Report`: only
+//! the installed fingerprint comes from the watcher. ADAPTER: when the
+//! library exposes `status` with an injectable installed fingerprint, this
+//! file should call that instead of re-assembling the report.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use fpcheck::gate::status::{self, CacheUse, Report};
+use fpcheck::select::{select, Rules};
+use fpcheck::source::DirSource;
+
+use crate::errors::Error;
+use crate::watch::{self, Watched};
+
+/// How `status` may reuse earlier work.
+#[derive(Clone, Debug)]
+pub enum Cache {
+    /// Every call is a full check.
+    None,
+    /// The in-process watcher only.
+    Memory,
+    /// The watcher, and the CLI's cache file when the watcher cannot vouch.
+    File(PathBuf),
+}
+
+/// The question, as owned data (it crosses into a GIL-free closure).
+pub struct Question {
+    pub root: PathBuf,
+    pub marker: PathBuf,
+    pub rules: Rules,
+    pub process_fingerprint: String,
+    pub process_version: String,
+    pub client: Option<String>,
+    pub cache: Cache,
+}
+
+type Slot = Arc<Mutex<Option<Watched>>>;
+/// The absolute root, the extensions and the excluded names.
+type Key = (PathBuf, Vec<String>, Vec<String>);
+
+/// One watcher per (absolute root, rules), shared by every thread.
+fn registry() -> &'static Mutex<HashMap<Key, Slot>> {
+    static REGISTRY: OnceLock<Mutex<HashMap<Key, Slot>>> = OnceLock::new();
+    REGISTRY.get_or_init(Default::default)
+}
+
+/// Answers the process's question.
+pub fn status(q: &Question) -> Result<Report, Error> {
+    if matches!(q.cache, Cache::None) {
+        return full(q);
+    }
+    let key = (
+        std::path::absolute(&q.root).unwrap_or_else(|_| q.root.clone()),
+        q.rules.extensions.clone(),
+        q.rules.exclude.clone(),
+    );
+    let slot = registry()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(key)
+        .or_default()
+        .clone();
+    // One caller per runtime at a time: a second thread waits for the
+    // first's rescan instead of starting its own.
+    let mut held = slot.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(w) = held.as_mut() {
+        if w.still_valid() {
+            return warm(q, w);
+        }
+    }
+    *held = None;
+    let pending = watch::start(&q.root, &q.rules);
+    let (pending, warnings) = match pending {
+        Some(p) => watch_selection(p, &q.root, &q.rules),
+        None => (None, Vec::new()),
+    };
+    let report = full(q)?;
+    let fp = &report.status.installed_fingerprint;
+    if let (Some(p), false) = (pending, fp.is_empty()) {
+        *held = Some(p.finish(fp.clone(), warnings));
+    }
+    Ok(report)
+}
+
+/// Watches the selected files; `None` when the watcher cannot vouch.
+fn watch_selection(
+    pending: watch::Pending,
+    root: &Path,
+    rules: &Rules,
+) -> (Option<watch::Pending>, Vec<String>) {
+    let Ok(selection) = select(&DirSource::new(root), rules) else {
+        return (None, Vec::new());
+    };
+    if !selection.is_available() {
+        return (None, Vec::new());
+    }
+    let files: Vec<&str> = selection.files.iter().map(|f| f.path.as_str()).collect();
+    match pending.watch_files(&files) {
+        Some(()) => (Some(pending), selection.skipped_warnings()),
+        None => (None, Vec::new()),
+    }
+}
+
+/// The library's request for this question.
+fn request<'a>(q: &'a Question, cache: Option<&'a Path>) -> status::Request<'a> {
+    status::Request {
+        dir: &q.root,
+        rules: &q.rules,
+        marker: &q.marker,
+        process_fingerprint: &q.process_fingerprint,
+        process_version: &q.process_version,
+        client: q.client.as_deref(),
+        cache,
+    }
+}
+
+/// The library's full check (the CLI's `status`).
+fn full(q: &Question) -> Result<Report, Error> {
+    let cache = match &q.cache {
+        Cache::File(path) => Some(path.as_path()),
+        Cache::None | Cache::Memory => None,
+    };
+    let mut report = status::status(&request(q, cache))?;
+    if matches!(q.cache, Cache::Memory) {
+        report.cache = Some(if report.status.installed_fingerprint.is_empty() {
+            CacheUse::Skipped
+        } else {
+            CacheUse::Miss
+        });
+    }
+    Ok(report)
+}
+
+/// The answer with the watched fingerprint: the library's own answer
+/// (`gate::status::status_with`), the version and the marker read now, as
+/// on every call.
+fn warm(q: &Question, w: &Watched) -> Result<Report, Error> {
+    let report = status::status_with(
+        &request(q, None),
+        status::Installed {
+            fingerprint: w.fingerprint.clone(),
+            unavailable: None,
+            cache: Some(CacheUse::Hit),
+            warnings: w.warnings.clone(),
+        },
+    )?;
+    Ok(report)
+}
