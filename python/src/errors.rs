@@ -133,6 +133,8 @@ impl Error {
     pub fn revision(e: SourceError) -> Error {
         match e {
             SourceError::Repository(m) => Error::Revision(m),
+            // An unknown revision keeps gix's error as its source.
+            e @ SourceError::Git { .. } => Error::Revision(e.to_string()),
             other => Error::from(other),
         }
     }
@@ -165,9 +167,13 @@ impl Error {
 impl From<SourceError> for Error {
     fn from(e: SourceError) -> Self {
         match e {
-            SourceError::Repository(_) => Error::Repository(e.to_string()),
+            SourceError::Repository(_) | SourceError::Git { .. } => {
+                Error::Repository(e.to_string())
+            }
             SourceError::MissingObject { .. } => Error::MissingObject(e.to_string()),
-            SourceError::Unreadable { .. } => Error::Unreadable(e.to_string()),
+            SourceError::Unreadable { .. } | SourceError::Malformed { .. } => {
+                Error::Unreadable(e.to_string())
+            }
         }
     }
 }
