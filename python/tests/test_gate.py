@@ -230,9 +230,12 @@ def test_gate_errors_raise_with_the_conservative_report(
     assert report["restart_required"] and report["marker_written"] and marker.exists()
     with pytest.raises(fpcheck.SnapshotError):
         fpcheck.gate({"kind": "other"}, runtime, marker)
+    # A missing marker directory is created (as the reference does); a
+    # regular file in the way of it cannot be.
+    (tmp_path / "in-the-way").write_text("")
     with pytest.raises(fpcheck.OutputError):
         fpcheck.gate(
-            fpcheck.snapshot(runtime), runtime, tmp_path / "no" / "dir" / "m.json"
+            fpcheck.snapshot(runtime), runtime, tmp_path / "in-the-way" / "m.json"
         )
     marker.write_text("[1]")
     with pytest.raises(fpcheck.MarkerError):
