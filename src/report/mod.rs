@@ -74,12 +74,11 @@ pub fn render(
     }
 }
 
-/// A path or message made safe for a terminal or a line-based list: a
-/// control character (a newline, an escape sequence) becomes `?`.
+/// A path or message made safe for a terminal or a line-based list: control
+/// and bidirectional characters written as visible escapes, by the one rule
+/// every human-facing line follows ([`crate::term::escape`]).
 pub fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
+    crate::term::escape(text).into_owned()
 }
 
 /// Pretty JSON with a final newline.

@@ -627,3 +627,16 @@ fn roots_must_stay_inside_the_repository_and_the_top_has_no_parent() {
         assert_eq!(j["reason"], "no_runtime_change");
     }
 }
+
+#[test]
+fn the_table_escapes_control_characters_in_names() {
+    let repo = released();
+    repo.write("src/evil\u{1b}[2J\u{7}.py", "x\n");
+    repo.write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("a name with ESC and BEL");
+    let run = repo.fpcheck(&["v1.0.0.."]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(!run.stdout.contains('\u{1b}'), "{}", run.stdout);
+    assert!(!run.stdout.contains('\u{7}'), "{}", run.stdout);
+    assert!(run.stdout.contains("src/evil\\x1b[2J\\x07.py"), "{}", run.stdout);
+}
