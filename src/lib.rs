@@ -14,6 +14,7 @@
 pub mod atomic;
 pub mod cache;
 pub mod changes;
+pub mod classify;
 pub mod config;
 pub mod demo;
 pub mod fingerprint;
