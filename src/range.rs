@@ -117,6 +117,9 @@ pub struct Analysis {
     pub settings: Settings,
     /// What changed, sorted into what counts and what does not.
     pub changes: Changes,
+    /// The restart is required only because of comment, whitespace or
+    /// docstring changes (see [`crate::classify`]); `null` with `--no-classify`.
+    pub avoidable: Option<bool>,
     /// Things the releaser must see.
     pub warnings: Vec<Warning>,
     /// How the range was chosen, when fpcheck chose it.
@@ -504,6 +507,7 @@ fn conclude(from: Read, to: Read, changes: Changes, runtime: &Runtime) -> Analys
         to: to.side,
         settings: Settings::of(runtime),
         changes,
+        avoidable: None,
         warnings,
         notes: Vec::new(),
     }

@@ -11,9 +11,11 @@
 
 use serde::Serialize;
 
+mod apply;
 mod indent;
 mod stream;
 
+pub use apply::{all_cosmetic, annotate, avoidable, avoidable_sentence};
 pub use stream::Stream;
 
 /// How a runtime file changed, as far as Python is concerned.

@@ -51,6 +51,10 @@ pub struct RangeArgs {
     /// When to colour the table: auto (a terminal without NO_COLOR), always, never.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     color: ColorArg,
+    /// Do not tell comment- and docstring-only changes from code (no
+    /// `change_kind`, `avoidable` is null).
+    #[arg(long)]
+    no_classify: bool,
     /// Also write the version.json patch of this release (what `fpcheck
     /// patch RANGE` prints) to FILE; its explanations go to stderr.
     #[arg(long, value_name = "FILE")]
@@ -99,8 +103,11 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
         })?),
         None => None,
     };
-    let analysis =
+    let mut analysis =
         range::analyse_spec_cached(&repo, &spec, args.worktree, &runtime, !args.no_cache)?;
+    if !args.no_classify {
+        fpcheck::classify::annotate(&repo, &mut analysis);
+    }
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let opts = RenderOptions {
         color: match args.color {

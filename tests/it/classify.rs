@@ -556,3 +556,217 @@ fn run_oracle(pairs: &str) -> Vec<Oracle> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+// ---------------------------------------------------------------------------
+// Reports on real repositories.
+
+use serde_json::{json, Value};
+
+use crate::support::TestRepo;
+
+const SERVER: &str = "\"\"\"The server.\"\"\"\nimport os\n\n\ndef main(port=8080):\n    \"\"\"Serve.\"\"\"\n    return os.getpid() + port  # the pid\n";
+const TOOLS: &str = "def tool(x):\n    return x * 2\n";
+
+/// v1.0.0 with two runtime files; `edit` makes v1.1.0 from it.
+fn release(edit: impl FnOnce(&TestRepo)) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("src/server.py", SERVER)
+        .write("src/tools.py", TOOLS)
+        .write("README.md", "# readme\n")
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit("1.0.0");
+    repo.tag("v1.0.0");
+    edit(&repo);
+    repo.write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("1.1.0");
+    repo.tag("v1.1.0");
+    repo
+}
+
+fn json_of(repo: &TestRepo, extra: &[&str]) -> Value {
+    let mut args = vec!["v1.0.0..v1.1.0", "--format", "json"];
+    args.extend_from_slice(extra);
+    let run = repo.fpcheck(&args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.json()
+}
+
+#[test]
+fn a_comment_only_release_is_an_avoidable_restart() {
+    let repo = release(|r| {
+        r.write(
+            "src/server.py",
+            SERVER.replace("# the pid", "# the process id, plus the port\n\n"),
+        );
+    });
+    let j = json_of(&repo, &[]);
+    assert_eq!(j["restart_required"], true);
+    assert_eq!(j["reason"], "code_changed");
+    assert_eq!(j["avoidable"], true);
+    assert_eq!(
+        j["changes"]["runtime"],
+        json!([{"path": "src/server.py", "status": "modified", "change_kind": "layout"}])
+    );
+    let table = repo.fpcheck(&["v1.0.0..v1.1.0"]);
+    assert!(
+        table.stdout.contains("  M  src/server.py  (layout)\n"),
+        "{}",
+        table.stdout
+    );
+    assert!(table.stdout.contains(
+        "\nthis restart is avoidable: 1 file changed only comments or docstrings; hold it for the next code release\n"
+    ), "{}", table.stdout);
+    let md = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "markdown"]);
+    assert!(md.stdout.contains(
+        "**This restart is avoidable:** 1 file changed only comments or docstrings; hold it for the next code release."
+    ), "{}", md.stdout);
+    assert!(md.stdout.contains("| modified (layout) | <code>src/server.py</code> |"), "{}", md.stdout);
+    // The verdict stays the gate's.
+    assert_eq!(table.code, 0);
+}
+
+#[test]
+fn docstrings_and_layout_in_two_files_are_avoidable_together() {
+    let repo = release(|r| {
+        r.write("src/server.py", SERVER.replace("Serve.", "Serve forever."))
+            .write("src/tools.py", "def tool( x ):\n\n    return x*2\n");
+    });
+    let j = json_of(&repo, &[]);
+    assert_eq!(j["avoidable"], true);
+    assert_eq!(
+        j["changes"]["runtime"],
+        json!([
+            {"path": "src/server.py", "status": "modified", "change_kind": "docstrings"},
+            {"path": "src/tools.py", "status": "modified", "change_kind": "layout"}
+        ])
+    );
+    let table = repo.fpcheck(&["v1.0.0..v1.1.0"]);
+    assert!(table.stdout.contains(
+        "this restart is avoidable: 2 files changed only comments or docstrings; hold them for the next code release\n"
+    ), "{}", table.stdout);
+}
+
+#[test]
+fn one_code_change_makes_the_restart_necessary() {
+    let repo = release(|r| {
+        r.write("src/server.py", SERVER.replace("# the pid", "# pid"))
+            .write("src/tools.py", TOOLS.replace("2", "3"));
+    });
+    let j = json_of(&repo, &[]);
+    assert_eq!(j["avoidable"], false);
+    assert_eq!(
+        j["changes"]["runtime"],
+        json!([
+            {"path": "src/server.py", "status": "modified", "change_kind": "layout"},
+            {"path": "src/tools.py", "status": "modified", "change_kind": "code"}
+        ])
+    );
+    let table = repo.fpcheck(&["v1.0.0..v1.1.0"]);
+    assert!(!table.stdout.contains("avoidable"), "{}", table.stdout);
+    let md = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "markdown"]);
+    assert!(!md.stdout.contains("avoidable"), "{}", md.stdout);
+}
+
+#[test]
+fn additions_renames_links_and_unparsable_files_are_code() {
+    // A new module next to a comment change.
+    let repo = release(|r| {
+        r.write("src/server.py", SERVER.replace("# the pid", "# pid"))
+            .write("src/new.py", "# only a comment\n");
+    });
+    let j = json_of(&repo, &[]);
+    assert_eq!(j["avoidable"], false);
+    assert_eq!(j["changes"]["runtime"][0]["change_kind"], "code");
+    assert_eq!(j["changes"]["runtime"][0]["status"], "added");
+
+    // A rename with a comment edit: the module's import path changed.
+    let repo = release(|r| {
+        r.remove("src/server.py")
+            .write("src/app.py", SERVER.replace("# the pid", "# pid"));
+    });
+    let j = json_of(&repo, &[]);
+    assert_eq!(j["changes"]["runtime"][0]["status"], "renamed");
+    assert_eq!(j["changes"]["runtime"][0]["change_kind"], "code");
+    assert_eq!(j["avoidable"], false);
+
+    // A file that does not parse, on either side, whatever the edit.
+    let repo = TestRepo::new();
+    repo.write("src/broken.py", "def f(:\n    pass\n")
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit("1.0.0");
+    repo.tag("v1.0.0");
+    repo.write("src/broken.py", "def f(:\n    pass  # still broken\n")
+        .write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("1.1.0");
+    repo.tag("v1.1.0");
+    let j = json_of(&repo, &[]);
+    assert_eq!(j["changes"]["runtime"][0]["change_kind"], "code");
+    assert_eq!(j["avoidable"], false);
+
+    // A runtime link pointed elsewhere, both targets only differing by a
+    // comment: the link is code.
+    let repo = TestRepo::new();
+    repo.write("src/a.py", "x = 1\n")
+        .write("src/b.py", "x = 1  # b\n")
+        .symlink("src/link.py", "a.py")
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit("1.0.0");
+    repo.tag("v1.0.0");
+    repo.symlink("src/link.py", "b.py")
+        .write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("1.1.0");
+    repo.tag("v1.1.0");
+    let j = json_of(&repo, &[]);
+    assert_eq!(
+        j["changes"]["runtime"],
+        json!([{"path": "src/link.py", "status": "modified", "change_kind": "code"}])
+    );
+    assert_eq!(j["avoidable"], false);
+}
+
+#[test]
+fn force_restart_makes_nothing_avoidable() {
+    let repo = release(|r| {
+        r.write("src/server.py", SERVER.replace("# the pid", "# pid"));
+    });
+    // The same release, with force_restart on.
+    repo.write("version.json", "{\"version\": \"1.2.0\", \"force_restart\": true}\n")
+        .write("src/server.py", SERVER.replace("# the pid", "# the pid!"));
+    repo.commit("1.2.0");
+    repo.tag("v1.2.0");
+    let run = repo.fpcheck(&["v1.1.0..v1.2.0", "--format", "json"]);
+    let j = run.json();
+    assert_eq!(j["changes"]["runtime"][0]["change_kind"], "layout");
+    assert_eq!(j["avoidable"], false);
+}
+
+#[test]
+fn no_classify_leaves_the_report_as_it_was() {
+    let repo = release(|r| {
+        r.write("src/server.py", SERVER.replace("# the pid", "# pid"));
+    });
+    let j = json_of(&repo, &["--no-classify"]);
+    assert_eq!(j["avoidable"], Value::Null);
+    assert_eq!(
+        j["changes"]["runtime"],
+        json!([{"path": "src/server.py", "status": "modified"}])
+    );
+    let table = repo.fpcheck(&["v1.0.0..v1.1.0", "--no-classify"]);
+    assert!(table.stdout.contains("  M  src/server.py\n"), "{}", table.stdout);
+    assert!(!table.stdout.contains("avoidable"), "{}", table.stdout);
+}
+
+#[test]
+fn the_working_tree_is_classified_before_committing() {
+    let repo = release(|_| {});
+    repo.write("src/tools.py", "# Tools.\ndef tool(x):\n    return x * 2\n");
+    let run = repo.fpcheck(&["v1.1.0..", "--worktree", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(
+        j["changes"]["runtime"],
+        json!([{"path": "src/tools.py", "status": "modified", "change_kind": "layout"}])
+    );
+    assert_eq!(j["restart_required"], true);
+    assert_eq!(j["avoidable"], true);
+}
