@@ -44,6 +44,8 @@ pub struct Options {
     pub persistent_cache: bool,
     /// Worker threads (0: one per core).
     pub threads: usize,
+    /// Tell restarts caused only by comments or docstrings ([`crate::classify`]).
+    pub classify: bool,
 }
 
 /// Errors that prevent a history.
@@ -109,6 +111,9 @@ pub struct Step {
     pub runtime_files_changed: usize,
     /// Whether the release changed anything at all (its tree differs).
     pub changed_anything: bool,
+    /// The restart was required only because of comment, whitespace or
+    /// docstring changes; `null` when not classified.
+    pub avoidable: Option<bool>,
 }
 
 /// The record at a glance.
@@ -129,6 +134,9 @@ pub struct Summary {
     /// Restarts the fingerprint saved compared with restarting on every
     /// version bump.
     pub restarts_saved: usize,
+    /// Restarts forced only by comment, whitespace or docstring changes;
+    /// `null` when not classified.
+    pub avoidable_restarts: Option<usize>,
 }
 
 /// A tag left out, and why.
@@ -369,10 +377,13 @@ pub fn run(
     }
     // A cache that cannot be written only costs the next run some time.
     let _ = cache.save();
-    let steps: Vec<Step> = reads
+    let mut steps: Vec<Step> = reads
         .windows(2)
         .map(|w| step(&w[0], &w[1], &runtime.root))
         .collect();
+    if opts.classify {
+        classify_steps(repo, &reads, &mut steps, &runtime.root);
+    }
     let summary = summarise(&reads, &steps);
     Ok(History {
         schema_version: SCHEMA_VERSION,
@@ -638,6 +649,29 @@ fn step(from: &Read, to: &Read, root: &str) -> Step {
             .runtime
             .len(),
         changed_anything: from.tree != to.tree,
+        avoidable: None,
+    }
+}
+
+/// Marks the avoidable restarts. Only restarts caused by changed code are
+/// looked at, and each stops at its first `code` file.
+fn classify_steps(repo: &gix::Repository, reads: &[Read], steps: &mut [Step], root: &str) {
+    let mut classifier = crate::classify::Classifier::new();
+    for (s, w) in steps.iter_mut().zip(reads.windows(2)) {
+        let (from, to) = (&w[0], &w[1]);
+        let candidate =
+            s.restart_required && s.reason == Reason::CodeChanged && !to.info.force_restart;
+        s.avoidable = Some(
+            candidate
+                && crate::classify::all_cosmetic(
+                    repo,
+                    &mut classifier,
+                    (from.tree, to.tree),
+                    root,
+                    &changes::between_selections(&from.ids, &to.ids, root),
+                    (&from.ids, &to.ids),
+                ),
+        );
     }
 }
 
@@ -657,6 +691,10 @@ fn summarise(reads: &[Read], steps: &[Step]) -> Summary {
             .iter()
             .filter(|s| s.version_changed && !s.restart_required)
             .count(),
+        avoidable_restarts: steps
+            .iter()
+            .map(|s| s.avoidable)
+            .try_fold(0, |n, a| a.map(|a| n + usize::from(a))),
     }
 }
 

@@ -58,7 +58,11 @@ pub fn avoidable_sentence(files: usize) -> String {
 /// Each side's bytes come from the commit's tree (or the working tree for
 /// `--worktree`), by the path from the top of the repository.
 pub fn annotate(repo: &gix::Repository, analysis: &mut Analysis) {
-    let from = side_tree(repo, analysis.from.commit.as_deref(), &analysis.from.reference);
+    let from = side_tree(
+        repo,
+        analysis.from.commit.as_deref(),
+        &analysis.from.reference,
+    );
     let to = if analysis.to.worktree {
         Bytes::Worktree(repo.workdir().map(Path::to_path_buf))
     } else {
@@ -67,12 +71,14 @@ pub fn annotate(repo: &gix::Repository, analysis: &mut Analysis) {
     let mut classifier: Option<Classifier> = None;
     for change in &mut analysis.changes.runtime {
         let kind = match change.status {
-            Status::Modified => match (from.read(repo, &change.path), to.read(repo, &change.path)) {
-                (Some(old), Some(new)) => classifier
-                    .get_or_insert_with(Classifier::new)
-                    .classify(&old, &new),
-                _ => ChangeKind::Code,
-            },
+            Status::Modified => {
+                match (from.read(repo, &change.path), to.read(repo, &change.path)) {
+                    (Some(old), Some(new)) => classifier
+                        .get_or_insert_with(Classifier::new)
+                        .classify(&old, &new),
+                    _ => ChangeKind::Code,
+                }
+            }
             _ => ChangeKind::Code,
         };
         change.change_kind = Some(kind);

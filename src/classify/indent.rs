@@ -56,9 +56,9 @@ fn node_ok(node: Node<'_>, source: &[u8], kinds: &Kinds) -> bool {
             };
             match first {
                 None => {
-                    let owner = node.parent().map_or(&[][..], |p| {
-                        leading_whitespace(source, p.start_byte())
-                    });
+                    let owner = node
+                        .parent()
+                        .map_or(&[][..], |p| leading_whitespace(source, p.start_byte()));
                     if !(ws.len() > owner.len() && ws.starts_with(owner)) {
                         return false;
                     }

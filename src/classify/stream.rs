@@ -101,10 +101,7 @@ impl Stream<'_> {
         if x.tag != y.tag {
             return false;
         }
-        let (tx, ty) = (
-            &self.source[x.start..x.end],
-            &other.source[y.start..y.end],
-        );
+        let (tx, ty) = (&self.source[x.start..x.end], &other.source[y.start..y.end]);
         match x.tag & !0xffff {
             LEAF => tx == ty,
             GAP => significant(tx).eq(significant(ty)),

@@ -33,8 +33,14 @@ fn newlines_inside_brackets_and_backslash_continuations_are_layout() {
         kind("x = f(1, 2)\n", "x = f(\n    1,\n        2,\n)\n"),
         ChangeKind::Code, // the trailing comma is a token
     );
-    assert_eq!(kind("x = f(1, 2)\n", "x = f(\n    1,\n        2\n)\n"), ChangeKind::Layout);
-    assert_eq!(kind("x = 1 + 2\n", "x = 1 + \\\n    2\n"), ChangeKind::Layout);
+    assert_eq!(
+        kind("x = f(1, 2)\n", "x = f(\n    1,\n        2\n)\n"),
+        ChangeKind::Layout
+    );
+    assert_eq!(
+        kind("x = 1 + 2\n", "x = 1 + \\\n    2\n"),
+        ChangeKind::Layout
+    );
     // A significant newline splits a statement in two.
     assert_eq!(kind("x = 1 + 2\n", "x = 1\n+ 2\n"), ChangeKind::Code);
     assert_eq!(kind("a = 1; b = 2\n", "a = 1\nb = 2\n"), ChangeKind::Code);
@@ -58,7 +64,10 @@ fn docstrings_of_modules_classes_and_functions() {
     assert_eq!(kind(old, new), ChangeKind::Docstrings);
     // Added and removed docstrings.
     assert_eq!(
-        kind("def f():\n    return 1\n", "def f():\n    'Doc.'\n    return 1\n"),
+        kind(
+            "def f():\n    return 1\n",
+            "def f():\n    'Doc.'\n    return 1\n"
+        ),
         ChangeKind::Docstrings
     );
     assert_eq!(
@@ -68,7 +77,10 @@ fn docstrings_of_modules_classes_and_functions() {
     // Not docstrings: a second string statement, an f-string, bytes, a
     // string in a plain block.
     assert_eq!(
-        kind("def f():\n    'a'\n    'b'\n", "def f():\n    'a'\n    'c'\n"),
+        kind(
+            "def f():\n    'a'\n    'b'\n",
+            "def f():\n    'a'\n    'c'\n"
+        ),
         ChangeKind::Code
     );
     assert_eq!(
@@ -76,10 +88,16 @@ fn docstrings_of_modules_classes_and_functions() {
         ChangeKind::Code
     );
     assert_eq!(kind("b'a'\n", "b'b'\n"), ChangeKind::Code);
-    assert_eq!(kind("if a:\n    'x'\n", "if a:\n    'y'\n"), ChangeKind::Code);
+    assert_eq!(
+        kind("if a:\n    'x'\n", "if a:\n    'y'\n"),
+        ChangeKind::Code
+    );
     // Adding a docstring in front of a docstring turns the old one into code.
     assert_eq!(
-        kind("def f():\n    'a'\n    return 1\n", "def f():\n    'b'\n    'a'\n    return 1\n"),
+        kind(
+            "def f():\n    'a'\n    return 1\n",
+            "def f():\n    'b'\n    'a'\n    return 1\n"
+        ),
         ChangeKind::Code
     );
 }
@@ -121,11 +139,17 @@ fn what_does_not_parse_is_code() {
         ChangeKind::Code
     );
     assert_eq!(
-        kind("def f():\n    if a:\n        b\n    c\n", "def f():\n    if a:\n        b\n  c\n"),
+        kind(
+            "def f():\n    if a:\n        b\n    c\n",
+            "def f():\n    if a:\n        b\n  c\n"
+        ),
         ChangeKind::Code
     );
     assert_eq!(
-        kind("if a:\n    b\nelse:\n    c\n", "if a:\n    b\n else:\n    c\n"),
+        kind(
+            "if a:\n    b\nelse:\n    c\n",
+            "if a:\n    b\n else:\n    c\n"
+        ),
         ChangeKind::Code
     );
     // Characters tree-sitter skips as space but Python does not.
@@ -137,11 +161,17 @@ fn what_does_not_parse_is_code() {
 #[test]
 fn the_encoding_declaration_is_not_a_comment() {
     assert_eq!(
-        kind("# -*- coding: latin-1 -*-\nx = 1\n", "# -*- coding: utf-8 -*-\nx = 1\n"),
+        kind(
+            "# -*- coding: latin-1 -*-\nx = 1\n",
+            "# -*- coding: utf-8 -*-\nx = 1\n"
+        ),
         ChangeKind::Code
     );
     assert_eq!(
-        kind("#!/usr/bin/env python\n# hi\nx = 1\n", "#!/usr/bin/python3\n# ho\nx = 1\n"),
+        kind(
+            "#!/usr/bin/env python\n# hi\nx = 1\n",
+            "#!/usr/bin/python3\n# ho\nx = 1\n"
+        ),
         ChangeKind::Layout
     );
 }

@@ -254,7 +254,12 @@ fn cosmetic(p: &Parsed<'_>, rng: &mut Rng) -> Option<Edit> {
             let indent = " ".repeat(rng.below(9));
             edit(
                 "comment line",
-                splice(src, at, at, format!("{indent}# fpcheck was here\n").as_bytes()),
+                splice(
+                    src,
+                    at,
+                    at,
+                    format!("{indent}# fpcheck was here\n").as_bytes(),
+                ),
             )
         }
         1 => {
@@ -291,7 +296,8 @@ fn cosmetic(p: &Parsed<'_>, rng: &mut Rng) -> Option<Edit> {
                 }
                 let (end, next) = (w[0].end_byte(), w[1].start_byte());
                 let same_line = !src[end..next].contains(&b'\n');
-                let real = !w[0].is_extra() && !w[1].is_extra() && w[0].kind() != "line_continuation";
+                let real =
+                    !w[0].is_extra() && !w[1].is_extra() && w[0].kind() != "line_continuation";
                 if same_line && real && !p.in_string(end) && next >= end {
                     spots.push((end, depth > 0));
                 }
@@ -299,7 +305,10 @@ fn cosmetic(p: &Parsed<'_>, rng: &mut Rng) -> Option<Edit> {
             let (at, bracketed) = rng.pick(&spots)?;
             if bracketed && rng.below(2) == 0 {
                 let indent = " ".repeat(rng.below(13));
-                edit("newline in brackets", splice(src, at, at, format!("\n{indent}").as_bytes()))
+                edit(
+                    "newline in brackets",
+                    splice(src, at, at, format!("\n{indent}").as_bytes()),
+                )
             } else {
                 edit("spaces between tokens", splice(src, at, at, b"   "))
             }
@@ -338,7 +347,10 @@ fn cosmetic(p: &Parsed<'_>, rng: &mut Rng) -> Option<Edit> {
                 1
             };
             let at = doc.start_byte() + quotes + q;
-            edit("docstring text", splice(src, at, at, b"Edited by fpcheck. "))
+            edit(
+                "docstring text",
+                splice(src, at, at, b"Edited by fpcheck. "),
+            )
         }
     }
 }
@@ -369,11 +381,17 @@ fn code(p: &Parsed<'_>, rng: &mut Rng) -> Option<Edit> {
                 _ if t == "0" => "1".to_string(),
                 _ => return None,
             };
-            edit("changed number", splice(src, n.start_byte(), n.end_byte(), new.as_bytes()))
+            edit(
+                "changed number",
+                splice(src, n.start_byte(), n.end_byte(), new.as_bytes()),
+            )
         }
         1 => {
             let n = rng.pick(&of_kind(&["identifier"]))?;
-            edit("changed name", splice(src, n.end_byte(), n.end_byte(), b"_x"))
+            edit(
+                "changed name",
+                splice(src, n.end_byte(), n.end_byte(), b"_x"),
+            )
         }
         2 => {
             let swaps: [(&str, &str); 8] = [
@@ -394,12 +412,19 @@ fn code(p: &Parsed<'_>, rng: &mut Rng) -> Option<Edit> {
                 .collect();
             let n = rng.pick(&ops)?;
             let (_, to) = swaps.iter().find(|(a, _)| text(&n) == a.as_bytes())?;
-            edit("changed operator", splice(src, n.start_byte(), n.end_byte(), to.as_bytes()))
+            edit(
+                "changed operator",
+                splice(src, n.start_byte(), n.end_byte(), to.as_bytes()),
+            )
         }
         3 => {
             // Swap two adjacent one-line statements of a block.
             let mut pairs = Vec::new();
-            for body in p.nodes.iter().filter(|n| matches!(n.kind(), "block" | "module")) {
+            for body in p
+                .nodes
+                .iter()
+                .filter(|n| matches!(n.kind(), "block" | "module"))
+            {
                 let mut c = body.walk();
                 let stmts: Vec<Node<'_>> = body
                     .named_children(&mut c)
@@ -411,7 +436,8 @@ fn code(p: &Parsed<'_>, rng: &mut Rng) -> Option<Edit> {
                     if one_line(&w[0])
                         && one_line(&w[1])
                         && w[1].start_position().row == w[0].end_position().row + 1
-                        && src[starts(&w[0])..w[0].start_byte()] == src[starts(&w[1])..w[1].start_byte()]
+                        && src[starts(&w[0])..w[0].start_byte()]
+                            == src[starts(&w[1])..w[1].start_byte()]
                         && text(&w[0]) != text(&w[1])
                     {
                         pairs.push((w[0], w[1]));
@@ -435,7 +461,10 @@ fn code(p: &Parsed<'_>, rng: &mut Rng) -> Option<Edit> {
                 .collect();
             let v = rng.pick(&defaults)?;
             let new: &[u8] = if text(&v) == b"None" { b"0" } else { b"None" };
-            edit("changed default argument", splice(src, v.start_byte(), v.end_byte(), new))
+            edit(
+                "changed default argument",
+                splice(src, v.start_byte(), v.end_byte(), new),
+            )
         }
     }
 }
@@ -443,7 +472,9 @@ fn code(p: &Parsed<'_>, rng: &mut Rng) -> Option<Edit> {
 #[test]
 fn stdlib_edits_agree_with_cpython() {
     let Some(root) = stdlib() else {
-        eprintln!("SKIPPED stdlib_edits_agree_with_cpython: no python3 standard library on this machine");
+        eprintln!(
+            "SKIPPED stdlib_edits_agree_with_cpython: no python3 standard library on this machine"
+        );
         return;
     };
     let mut rng = Rng(0x5eed_0017);
@@ -451,14 +482,17 @@ fn stdlib_edits_agree_with_cpython() {
     let work = tempfile::tempdir().unwrap();
     let mut classifier = Classifier::new();
     let mut ts = tree_sitter::Parser::new();
-    ts.set_language(&tree_sitter_python::LANGUAGE.into()).unwrap();
+    ts.set_language(&tree_sitter_python::LANGUAGE.into())
+        .unwrap();
 
     // Files and edits, then one Python process judges them all.
     let mut cases: Vec<(PathBuf, &'static str, Intent, ChangeKind)> = Vec::new();
     let mut pairs = String::new();
     let mut used = 0;
     for (path, bytes) in &files {
-        let Some(tree) = ts.parse(bytes, None) else { continue };
+        let Some(tree) = ts.parse(bytes, None) else {
+            continue;
+        };
         let root_node = tree.root_node();
         if root_node.has_error() || classifier.stream(bytes).is_none() {
             continue;
@@ -478,7 +512,11 @@ fn stdlib_edits_agree_with_cpython() {
         let orig = work.path().join(format!("{used}.py"));
         std::fs::write(&orig, bytes).unwrap();
         for k in 0..8 {
-            let made = if k % 2 == 0 { cosmetic(&p, &mut rng) } else { code(&p, &mut rng) };
+            let made = if k % 2 == 0 {
+                cosmetic(&p, &mut rng)
+            } else {
+                code(&p, &mut rng)
+            };
             let Some(edit) = made else { continue };
             let got = classifier.classify(bytes, &edit.text);
             let edited = work.path().join(format!("{used}-{k}.py"));
@@ -487,11 +525,17 @@ fn stdlib_edits_agree_with_cpython() {
             cases.push((path.clone(), edit.what, edit.intent, got));
         }
         used += 1;
-        if files.len() > SAMPLE && used >= SAMPLE && std::env::var("FPCHECK_CLASSIFY_CORPUS").is_err() {
+        if files.len() > SAMPLE
+            && used >= SAMPLE
+            && std::env::var("FPCHECK_CLASSIFY_CORPUS").is_err()
+        {
             break;
         }
     }
-    assert!(used >= SAMPLE.min(10), "too few stdlib files parsed: {used}");
+    assert!(
+        used >= SAMPLE.min(10),
+        "too few stdlib files parsed: {used}"
+    );
 
     let started = std::time::Instant::now();
     let verdicts = run_oracle(&pairs);
@@ -525,14 +569,20 @@ fn stdlib_edits_agree_with_cpython() {
             }
         };
         if !ok || (*intent == Intent::Code && got.is_cosmetic()) {
-            failures.push(format!("{}: {what}: python says {truth:?}, fpcheck {got:?}", path.display()));
+            failures.push(format!(
+                "{}: {what}: python says {truth:?}, fpcheck {got:?}",
+                path.display()
+            ));
         }
     }
     eprintln!(
         "classify corpus: {used} files, {cosmetic_seen} cosmetic and {code_seen} code edits, {} disagreements",
         failures.len()
     );
-    assert!(cosmetic_seen >= used * 2 && code_seen >= used * 2, "too few edits were made");
+    assert!(
+        cosmetic_seen >= used * 2 && code_seen >= used * 2,
+        "too few edits were made"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -620,7 +670,12 @@ fn a_comment_only_release_is_an_avoidable_restart() {
     assert!(md.stdout.contains(
         "**This restart is avoidable:** 1 file changed only comments or docstrings; hold it for the next code release."
     ), "{}", md.stdout);
-    assert!(md.stdout.contains("| modified (layout) | <code>src/server.py</code> |"), "{}", md.stdout);
+    assert!(
+        md.stdout
+            .contains("| modified (layout) | <code>src/server.py</code> |"),
+        "{}",
+        md.stdout
+    );
     // The verdict stays the gate's.
     assert_eq!(table.code, 0);
 }
@@ -730,8 +785,11 @@ fn force_restart_makes_nothing_avoidable() {
         r.write("src/server.py", SERVER.replace("# the pid", "# pid"));
     });
     // The same release, with force_restart on.
-    repo.write("version.json", "{\"version\": \"1.2.0\", \"force_restart\": true}\n")
-        .write("src/server.py", SERVER.replace("# the pid", "# the pid!"));
+    repo.write(
+        "version.json",
+        "{\"version\": \"1.2.0\", \"force_restart\": true}\n",
+    )
+    .write("src/server.py", SERVER.replace("# the pid", "# the pid!"));
     repo.commit("1.2.0");
     repo.tag("v1.2.0");
     let run = repo.fpcheck(&["v1.1.0..v1.2.0", "--format", "json"]);
@@ -752,7 +810,11 @@ fn no_classify_leaves_the_report_as_it_was() {
         json!([{"path": "src/server.py", "status": "modified"}])
     );
     let table = repo.fpcheck(&["v1.0.0..v1.1.0", "--no-classify"]);
-    assert!(table.stdout.contains("  M  src/server.py\n"), "{}", table.stdout);
+    assert!(
+        table.stdout.contains("  M  src/server.py\n"),
+        "{}",
+        table.stdout
+    );
     assert!(!table.stdout.contains("avoidable"), "{}", table.stdout);
 }
 
@@ -769,4 +831,95 @@ fn the_working_tree_is_classified_before_committing() {
     );
     assert_eq!(j["restart_required"], true);
     assert_eq!(j["avoidable"], true);
+}
+
+#[test]
+fn history_counts_and_marks_avoidable_restarts() {
+    let repo = release(|r| {
+        r.write("src/server.py", SERVER.replace("# the pid", "# pid"));
+    });
+    let next = |version: &str, edit: &dyn Fn(&TestRepo)| {
+        edit(&repo);
+        repo.write("version.json", format!("{{\"version\": \"{version}\"}}\n"));
+        repo.commit(version);
+        repo.tag(&format!("v{version}"));
+    };
+    next("1.2.0", &|r| {
+        r.write("src/tools.py", TOOLS.replace("2", "4"));
+    });
+    next("1.3.0", &|r| {
+        r.write("src/server.py", SERVER.replace("Serve.", "Serve well."))
+            .write(
+                "src/tools.py",
+                format!("# Tools.\n{}", TOOLS.replace("2", "4")),
+            );
+    });
+    next("1.4.0", &|r| {
+        r.write("README.md", "# more\n");
+    });
+    next("1.5.0", &|r| {
+        r.write("src/extra.py", "\n");
+    });
+
+    let run = repo.fpcheck(&["history", "--format", "json", "--no-cache"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    let flags: Vec<Value> = j["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| json!([s["to"], s["restart_required"], s["avoidable"]]))
+        .collect();
+    assert_eq!(
+        flags,
+        vec![
+            json!(["v1.1.0", true, true]),
+            json!(["v1.2.0", true, false]),
+            json!(["v1.3.0", true, true]),
+            json!(["v1.4.0", false, false]),
+            json!(["v1.5.0", true, false]),
+        ]
+    );
+    assert_eq!(j["summary"]["avoidable_restarts"], 2);
+    assert_eq!(j["summary"]["restarts_forced"], 4);
+
+    let table = repo.fpcheck(&["history", "--no-cache"]);
+    assert!(
+        table
+            .stdout
+            .contains(" 2 restarts were forced only by comments or docstrings (avoidable)."),
+        "{}",
+        table.stdout
+    );
+    // Two rows and the summary (the reason cell may wrap).
+    assert_eq!(
+        table.stdout.matches("(avoidable)").count(),
+        3,
+        "{}",
+        table.stdout
+    );
+    let html = repo.fpcheck(&["history", "--no-cache", "--format", "html"]);
+    assert_eq!(html.stdout.matches("<rect class=\"avoidable\"").count(), 2);
+    assert!(html
+        .stdout
+        .contains("<b>2</b>avoidable (comments or docstrings only)"));
+    let md = repo.fpcheck(&["history", "--no-cache", "--format", "markdown"]);
+    assert!(
+        md.stdout
+            .contains("**2** restarts were forced only by comments or docstrings (avoidable)."),
+        "{}",
+        md.stdout
+    );
+
+    let off = repo
+        .fpcheck(&["history", "--format", "json", "--no-cache", "--no-classify"])
+        .json();
+    assert_eq!(off["summary"]["avoidable_restarts"], Value::Null);
+    assert!(off["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["avoidable"].is_null()));
+    let html = repo.fpcheck(&["history", "--no-cache", "--no-classify", "--format", "html"]);
+    assert!(!html.stdout.contains("avoidable"), "{}", html.stdout);
 }
