@@ -656,16 +656,15 @@ fn step(from: &Read, to: &Read, root: &str) -> Step {
 /// Marks the avoidable restarts. Only restarts caused by changed code are
 /// looked at, and each stops at its first `code` file.
 fn classify_steps(repo: &gix::Repository, reads: &[Read], steps: &mut [Step], root: &str) {
-    let mut classifier = crate::classify::Classifier::new();
+    let mut streams = crate::classify::HistoryStreams::default();
     for (s, w) in steps.iter_mut().zip(reads.windows(2)) {
         let (from, to) = (&w[0], &w[1]);
         let candidate =
             s.restart_required && s.reason == Reason::CodeChanged && !to.info.force_restart;
         s.avoidable = Some(
             candidate
-                && crate::classify::all_cosmetic(
+                && streams.all_cosmetic(
                     repo,
-                    &mut classifier,
                     (from.tree, to.tree),
                     root,
                     &changes::between_selections(&from.ids, &to.ids, root),

@@ -6,11 +6,12 @@
 //! are `code` without reading a byte, and so is a file that is a symbolic
 //! link on either side.
 
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use gix::ObjectId;
 
-use super::{ChangeKind, Classifier};
+use super::{ChangeKind, Classifier, Parsed};
 use crate::changes::{Changes, Status};
 use crate::range::Analysis;
 use crate::safe_io::{self, Links};
@@ -91,49 +92,97 @@ pub fn annotate(repo: &gix::Repository, analysis: &mut Analysis) {
     );
 }
 
-/// Classifies the modified files of one update of a history (paths below
-/// the root → blob ids at each end) and says whether all are cosmetic.
-/// Stops at the first `code` file: history only reports the release's flag.
-pub fn all_cosmetic(
-    repo: &gix::Repository,
-    classifier: &mut Classifier,
-    trees: (ObjectId, ObjectId),
-    root: &str,
-    changes: &Changes,
-    ids: (
-        &std::collections::BTreeMap<String, ObjectId>,
-        &std::collections::BTreeMap<String, ObjectId>,
-    ),
-) -> bool {
-    if changes.runtime.is_empty() || changes.runtime.iter().any(|c| c.status != Status::Modified) {
-        return false;
+/// How many bytes of parsed files a history keeps (see [`Parsed::weight`]).
+const KEPT_BYTES: usize = 256 << 20;
+
+/// Parsed files of a history, by path: a file's version in one release is
+/// the `from` side the next time it changes, so each blob is parsed once,
+/// and incrementally from the version before it.
+pub struct HistoryStreams {
+    classifier: Classifier,
+    kept: HashMap<String, (ObjectId, Parsed)>,
+    weight: usize,
+}
+
+impl Default for HistoryStreams {
+    fn default() -> Self {
+        HistoryStreams {
+            classifier: Classifier::new(),
+            kept: HashMap::new(),
+            weight: 0,
+        }
     }
-    let below = |path: &str| -> String {
-        if root.is_empty() {
-            path.to_string()
-        } else {
-            path.strip_prefix(root)
-                .and_then(|p| p.strip_prefix('/'))
-                .unwrap_or(path)
-                .to_string()
-        }
-    };
-    changes.runtime.iter().all(|c| {
-        let rel = below(&c.path);
-        let (Some(a), Some(b)) = (ids.0.get(&rel), ids.1.get(&rel)) else {
+}
+
+impl HistoryStreams {
+    /// Whether every runtime change of one update (paths below `root` →
+    /// blob ids at each end, commit trees `trees`) is cosmetic. Anything
+    /// but a modification is `code`, so is a link; stops at the first
+    /// `code` file, as history only reports the update's flag.
+    pub fn all_cosmetic(
+        &mut self,
+        repo: &gix::Repository,
+        trees: (ObjectId, ObjectId),
+        root: &str,
+        changes: &Changes,
+        ids: (&BTreeMap<String, ObjectId>, &BTreeMap<String, ObjectId>),
+    ) -> bool {
+        if changes.runtime.is_empty()
+            || changes.runtime.iter().any(|c| c.status != Status::Modified)
+        {
             return false;
-        };
-        // The selection's blob must be the path's own (not a link's target).
-        let read = |tree: ObjectId, id: ObjectId| {
-            (blob_at(repo, tree, &c.path) == Some(id))
-                .then(|| repo.find_blob(id).ok().map(|b| b.detach().data))
-                .flatten()
-        };
-        match (read(trees.0, *a), read(trees.1, *b)) {
-            (Some(old), Some(new)) => classifier.classify(&old, &new).is_cosmetic(),
-            _ => false,
         }
-    })
+        changes.runtime.iter().all(|c| {
+            let rel = below(root, &c.path);
+            let (Some(a), Some(b)) = (ids.0.get(rel), ids.1.get(rel)) else {
+                return false;
+            };
+            // The selection's blob must be the path's own, not a link's target.
+            if blob_at(repo, trees.0, &c.path) != Some(*a)
+                || blob_at(repo, trees.1, &c.path) != Some(*b)
+            {
+                return false;
+            }
+            self.classify(repo, &c.path, *a, *b)
+        })
+    }
+
+    fn classify(&mut self, repo: &gix::Repository, path: &str, a: ObjectId, b: ObjectId) -> bool {
+        let read = |id: ObjectId| repo.find_blob(id).ok().map(|blob| blob.detach().data);
+        let old = match self.kept.remove(path) {
+            Some((id, parsed)) if id == a => {
+                self.weight -= parsed.weight();
+                parsed
+            }
+            stale => {
+                if let Some((_, p)) = stale {
+                    self.weight -= p.weight();
+                }
+                let Some(bytes) = read(a) else { return false };
+                self.classifier.parse(bytes, None)
+            }
+        };
+        let Some(bytes) = read(b) else { return false };
+        let new = self.classifier.parse(bytes, Some(&old));
+        let cosmetic = super::compare_parsed(&old, &new).is_cosmetic();
+        if self.weight + new.weight() > KEPT_BYTES {
+            self.kept.clear();
+            self.weight = 0;
+        }
+        self.weight += new.weight();
+        self.kept.insert(path.to_string(), (b, new));
+        cosmetic
+    }
+}
+
+/// `path` (from the top) below the runtime root.
+fn below<'p>(root: &str, path: &'p str) -> &'p str {
+    if root.is_empty() {
+        return path;
+    }
+    path.strip_prefix(root)
+        .and_then(|p| p.strip_prefix('/'))
+        .unwrap_or(path)
 }
 
 /// Where one end's bytes are.

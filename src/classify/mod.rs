@@ -15,7 +15,7 @@ mod apply;
 mod indent;
 mod stream;
 
-pub use apply::{all_cosmetic, annotate, avoidable, avoidable_sentence};
+pub use apply::{annotate, avoidable, avoidable_sentence, HistoryStreams};
 pub use stream::Stream;
 
 /// How a runtime file changed, as far as Python is concerned.
@@ -54,6 +54,27 @@ pub struct Classifier {
     kinds: stream::Kinds,
 }
 
+/// One parsed version of a file, kept so that its next version can be
+/// parsed incrementally (tree-sitter reuses the unchanged subtrees, and
+/// gives the same tree as a fresh parse).
+pub struct Parsed {
+    tree: Option<tree_sitter::Tree>,
+    stream: Option<Stream<'static>>,
+    source: Vec<u8>,
+}
+
+impl Parsed {
+    /// The file's events, `None` when it does not parse.
+    pub fn stream(&self) -> Option<&Stream<'static>> {
+        self.stream.as_ref()
+    }
+
+    /// Roughly how many bytes it holds (its source, twice, and events).
+    pub fn weight(&self) -> usize {
+        self.source.len() * 2 + self.stream.as_ref().map_or(0, |s| s.len() * 16)
+    }
+}
+
 impl Classifier {
     /// A parser for Python.
     pub fn new() -> Self {
@@ -73,6 +94,10 @@ impl Classifier {
     /// indentation Python would reject).
     pub fn stream<'s>(&mut self, source: &'s [u8]) -> Option<Stream<'s>> {
         let tree = self.parser.parse(source, None)?;
+        self.stream_of(&tree, source)
+    }
+
+    fn stream_of<'s>(&self, tree: &tree_sitter::Tree, source: &'s [u8]) -> Option<Stream<'s>> {
         let root = tree.root_node();
         if root.has_error() || !indent::consistent(root, source, &self.kinds) {
             return None;
@@ -80,15 +105,31 @@ impl Classifier {
         stream::build(root, source, &self.kinds)
     }
 
-    /// How `new` differs from `old` (each parsed once).
+    /// Parses `source`; with `previous` (the file's older version),
+    /// incrementally from its tree.
+    pub fn parse(&mut self, source: Vec<u8>, previous: Option<&Parsed>) -> Parsed {
+        let old = previous.and_then(|p| {
+            let mut tree = p.tree.clone()?;
+            tree.edit(&edit_between(&p.source, &source));
+            Some(tree)
+        });
+        let tree = self.parser.parse(&source, old.as_ref());
+        let stream = tree
+            .as_ref()
+            .and_then(|t| self.stream_of(t, &source))
+            .map(Stream::into_owned);
+        Parsed {
+            tree,
+            stream,
+            source,
+        }
+    }
+
+    /// How `new` differs from `old` (each parsed once, `new` incrementally).
     pub fn classify(&mut self, old: &[u8], new: &[u8]) -> ChangeKind {
-        let Some(a) = self.stream(old) else {
-            return ChangeKind::Code;
-        };
-        let Some(b) = self.stream(new) else {
-            return ChangeKind::Code;
-        };
-        compare(&a, &b)
+        let old = self.parse(old.to_vec(), None);
+        let new = self.parse(new.to_vec(), Some(&old));
+        compare_parsed(&old, &new)
     }
 }
 
@@ -96,6 +137,49 @@ impl Default for Classifier {
     fn default() -> Self {
         Classifier::new()
     }
+}
+
+/// Compares two parsed versions (`code` when either does not parse).
+pub fn compare_parsed(old: &Parsed, new: &Parsed) -> ChangeKind {
+    match (old.stream(), new.stream()) {
+        (Some(a), Some(b)) => compare(a, b),
+        _ => ChangeKind::Code,
+    }
+}
+
+/// The edit that turns `old` into `new`: the span between their common
+/// prefix and common suffix.
+fn edit_between(old: &[u8], new: &[u8]) -> tree_sitter::InputEdit {
+    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let room = old.len().min(new.len()) - prefix;
+    let suffix = old
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take(room)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (old_end, new_end) = (old.len() - suffix, new.len() - suffix);
+    tree_sitter::InputEdit {
+        start_byte: prefix,
+        old_end_byte: old_end,
+        new_end_byte: new_end,
+        start_position: point(old, prefix),
+        old_end_position: point(old, old_end),
+        new_end_position: point(new, new_end),
+    }
+}
+
+/// Row and byte column of `at`, as tree-sitter counts them.
+fn point(source: &[u8], at: usize) -> tree_sitter::Point {
+    let before = &source[..at];
+    let row = before.iter().filter(|b| **b == b'\n').count();
+    let column = at
+        - before
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i + 1);
+    tree_sitter::Point { row, column }
 }
 
 /// Compares two parsed files.

@@ -9,6 +9,8 @@
 //! included: its contents are a value, and an f-string's replacement fields
 //! (where PEP 701 even allows comments) are compared byte for byte.
 
+use std::borrow::Cow;
+
 use tree_sitter::{Language, Node};
 
 /// Node kinds the stream needs to recognise, as grammar ids.
@@ -70,19 +72,29 @@ const GAP: u32 = 4 << 16;
 struct Event {
     /// OPEN/LEAF | kind id, CLOSE, or GAP.
     tag: u32,
-    start: usize,
-    end: usize,
+    /// Byte offsets (files over 4 GiB do not parse).
+    start: u32,
+    end: u32,
     /// Part of a docstring statement.
     doc: bool,
 }
 
-/// One file's events, borrowing its bytes.
+/// One file's events, with its bytes (borrowed or owned).
 pub struct Stream<'s> {
-    source: &'s [u8],
+    source: Cow<'s, [u8]>,
     events: Vec<Event>,
 }
 
 impl Stream<'_> {
+    /// The same stream owning its bytes, to keep it beyond the buffer it
+    /// was parsed from (history reuses one release's streams for the next).
+    pub fn into_owned(self) -> Stream<'static> {
+        Stream {
+            source: Cow::Owned(self.source.into_owned()),
+            events: self.events,
+        }
+    }
+
     /// Equal event by event; `with_docs: false` skips docstring statements.
     pub fn same_as(&self, other: &Stream<'_>, with_docs: bool) -> bool {
         let keep = |e: &&Event| with_docs || !e.doc;
@@ -101,7 +113,10 @@ impl Stream<'_> {
         if x.tag != y.tag {
             return false;
         }
-        let (tx, ty) = (&self.source[x.start..x.end], &other.source[y.start..y.end]);
+        let (tx, ty) = (
+            &self.source[x.start as usize..x.end as usize],
+            &other.source[y.start as usize..y.end as usize],
+        );
         match x.tag & !0xffff {
             LEAF => tx == ty,
             GAP => significant(tx).eq(significant(ty)),
@@ -132,6 +147,7 @@ pub(super) fn is_python_space(b: u8) -> bool {
 
 /// Builds the stream of a tree without errors; `None` for Python 2.
 pub(super) fn build<'s>(root: Node<'_>, source: &'s [u8], kinds: &Kinds) -> Option<Stream<'s>> {
+    u32::try_from(source.len()).ok()?;
     let mut b = Builder {
         source,
         kinds,
@@ -159,7 +175,7 @@ pub(super) fn build<'s>(root: Node<'_>, source: &'s [u8], kinds: &Kinds) -> Opti
     }
     b.gap(source.len());
     Some(Stream {
-        source,
+        source: Cow::Borrowed(source),
         events: b.events,
     })
 }
@@ -225,10 +241,11 @@ impl<'t> Builder<'_, '_, 't> {
     }
 
     fn push(&mut self, tag: u32, start: usize, end: usize) {
+        // `build` checked that every offset fits.
         self.events.push(Event {
             tag,
-            start,
-            end,
+            start: start as u32,
+            end: end as u32,
             doc: self.in_doc > 0,
         });
     }

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use fpcheck::classify::{compare, ChangeKind, Classifier};
+use fpcheck::classify::{compare, compare_parsed, ChangeKind, Classifier};
 use tree_sitter::Node;
 
 /// Files sampled by default, and edits tried per file and per kind.
@@ -501,6 +501,7 @@ fn stdlib_edits_agree_with_cpython() {
         let Some(original) = classifier.stream(bytes) else {
             continue;
         };
+        let parsed = classifier.parse(bytes.clone(), None);
         let mut p = Parsed {
             src: bytes,
             leaves: Vec::new(),
@@ -522,10 +523,21 @@ fn stdlib_edits_agree_with_cpython() {
                 code(&p, &mut rng)
             };
             let Some(edit) = made else { continue };
-            let got = match classifier.stream(&edit.text) {
+            let fresh = match classifier.stream(&edit.text) {
                 Some(edited) => compare(&original, &edited),
                 None => ChangeKind::Code,
             };
+            // What fpcheck runs: the edited side parsed incrementally from
+            // the original's tree; it must agree with a fresh parse.
+            let edited = classifier.parse(edit.text.clone(), Some(&parsed));
+            let got = compare_parsed(&parsed, &edited);
+            assert_eq!(
+                got,
+                fresh,
+                "{}: {}: incremental parse differs",
+                path.display(),
+                edit.what
+            );
             let edited = work.path().join(format!("{used}-{k}.py"));
             std::fs::write(&edited, &edit.text).unwrap();
             pairs.push_str(&format!("{}\t{}\n", orig.display(), edited.display()));
@@ -550,6 +562,7 @@ fn stdlib_edits_agree_with_cpython() {
     assert_eq!(verdicts.len(), cases.len(), "one verdict per pair");
     let mut failures = Vec::new();
     let (mut cosmetic_seen, mut code_seen) = (0, 0);
+    let mut truths = std::collections::BTreeMap::new();
     for ((path, what, intent, got), o) in cases.iter().zip(&verdicts) {
         // What Python says the edit is.
         let truth = if o.error {
@@ -561,6 +574,7 @@ fn stdlib_edits_agree_with_cpython() {
         } else {
             ChangeKind::Code
         };
+        *truths.entry(format!("{truth:?}")).or_insert(0) += 1;
         match intent {
             Intent::Cosmetic => cosmetic_seen += 1,
             Intent::Code => code_seen += 1,
@@ -583,7 +597,7 @@ fn stdlib_edits_agree_with_cpython() {
         }
     }
     eprintln!(
-        "classify corpus: {used} files, {cosmetic_seen} cosmetic and {code_seen} code edits, {} disagreements",
+        "classify corpus: {used} files, {cosmetic_seen} cosmetic and {code_seen} code edits (CPython says {truths:?}), {} disagreements",
         failures.len()
     );
     assert!(
