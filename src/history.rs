@@ -382,7 +382,7 @@ pub fn run(
         .map(|w| step(&w[0], &w[1], &runtime.root))
         .collect();
     if opts.classify {
-        classify_steps(repo, &reads, &mut steps, &runtime.root);
+        classify_steps(repo, &reads, &mut steps, &runtime.root, opts.threads);
     }
     let summary = summarise(&reads, &steps);
     Ok(History {
@@ -654,24 +654,53 @@ fn step(from: &Read, to: &Read, root: &str) -> Step {
 }
 
 /// Marks the avoidable restarts. Only restarts caused by changed code are
-/// looked at, and each stops at its first `code` file.
-fn classify_steps(repo: &gix::Repository, reads: &[Read], steps: &mut [Step], root: &str) {
-    let mut streams = crate::classify::HistoryStreams::default();
-    for (s, w) in steps.iter_mut().zip(reads.windows(2)) {
-        let (from, to) = (&w[0], &w[1]);
-        let candidate =
-            s.restart_required && s.reason == Reason::CodeChanged && !to.info.force_restart;
-        s.avoidable = Some(
-            candidate
-                && streams.all_cosmetic(
-                    repo,
-                    (from.tree, to.tree),
-                    root,
-                    &changes::between_selections(&from.ids, &to.ids, root),
-                    (&from.ids, &to.ids),
-                ),
-        );
+/// looked at, and each stops at its first `code` file. Updates are spread
+/// over the threads in runs of consecutive ones, so that each thread parses
+/// a file's next version incrementally from the one before.
+fn classify_steps(
+    repo: &gix::Repository,
+    reads: &[Read],
+    steps: &mut [Step],
+    root: &str,
+    threads: usize,
+) {
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
     }
+    .clamp(1, steps.len().max(1));
+    let chunk = steps.len().div_ceil(threads).max(1);
+    let sync = repo.clone().into_sync();
+    std::thread::scope(|s| {
+        for (n, part) in steps.chunks_mut(chunk).enumerate() {
+            let sync = &sync;
+            s.spawn(move || {
+                let mut repo = sync.to_thread_local();
+                repo.objects.set_pack_cache(|| {
+                    Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
+                        32 << 20,
+                    ))
+                });
+                let mut streams = crate::classify::HistoryStreams::default();
+                for (i, step) in part.iter_mut().enumerate() {
+                    let (from, to) = (&reads[n * chunk + i], &reads[n * chunk + i + 1]);
+                    let candidate = step.restart_required
+                        && step.reason == Reason::CodeChanged
+                        && !to.info.force_restart;
+                    step.avoidable = Some(
+                        candidate
+                            && streams.all_cosmetic(
+                                &repo,
+                                (from.tree, to.tree),
+                                root,
+                                &changes::between_selections(&from.ids, &to.ids, root),
+                                (&from.ids, &to.ids),
+                            ),
+                    );
+                }
+            });
+        }
+    });
 }
 
 fn summarise(reads: &[Read], steps: &[Step]) -> Summary {

@@ -99,7 +99,7 @@ impl Classifier {
 
     fn stream_of<'s>(&self, tree: &tree_sitter::Tree, source: &'s [u8]) -> Option<Stream<'s>> {
         let root = tree.root_node();
-        if root.has_error() || !indent::consistent(root, source, &self.kinds) {
+        if root.has_error() {
             return None;
         }
         stream::build(root, source, &self.kinds)

@@ -13,6 +13,8 @@ use std::borrow::Cow;
 
 use tree_sitter::{Language, Node};
 
+use super::indent::Frame;
+
 /// Node kinds the stream needs to recognise, as grammar ids.
 pub(super) struct Kinds {
     pub module: u16,
@@ -155,6 +157,8 @@ pub(super) fn build<'s>(root: Node<'_>, source: &'s [u8], kinds: &Kinds) -> Opti
         last_end: 0,
         docs: Vec::new(),
         open: Vec::new(),
+        frames: Vec::new(),
+        indent_ok: true,
         in_doc: 0,
     };
     let mut cursor = root.walk();
@@ -174,6 +178,9 @@ pub(super) fn build<'s>(root: Node<'_>, source: &'s [u8], kinds: &Kinds) -> Opti
         }
     }
     b.gap(source.len());
+    if !b.indent_ok {
+        return None;
+    }
     Some(Stream {
         source: Cow::Borrowed(source),
         events: b.events,
@@ -190,6 +197,10 @@ struct Builder<'s, 'k, 't> {
     docs: Vec<Node<'t>>,
     /// For each open node, whether it is a docstring statement.
     open: Vec<bool>,
+    /// For each open node, its indentation checker.
+    frames: Vec<(Frame, usize)>,
+    /// No indentation Python would reject was seen.
+    indent_ok: bool,
     in_doc: usize,
 }
 
@@ -210,6 +221,9 @@ impl<'t> Builder<'_, '_, 't> {
             }
             return Some(false);
         }
+        if let Some((frame, _)) = self.frames.last_mut() {
+            self.indent_ok &= frame.child_ok(node, self.source, self.kinds);
+        }
         let leaf = node.child_count() == 0 || kind == self.kinds.string;
         if leaf {
             self.gap(node.start_byte());
@@ -229,12 +243,20 @@ impl<'t> Builder<'_, '_, 't> {
             self.in_doc += 1;
         }
         self.open.push(is_doc);
+        let parent_start = self.frames.last().map(|(_, start)| *start);
+        self.frames.push((
+            Frame::new(node, parent_start, self.source),
+            node.start_byte(),
+        ));
         self.push(OPEN | u32::from(kind), node.start_byte(), node.start_byte());
         Some(true)
     }
 
     fn close(&mut self, node: Node<'t>) {
         self.push(CLOSE, node.end_byte(), node.end_byte());
+        if let Some((frame, _)) = self.frames.pop() {
+            self.indent_ok &= frame.close_ok();
+        }
         if self.open.pop() == Some(true) {
             self.in_doc -= 1;
         }
