@@ -8,6 +8,12 @@
 //! one file system), which is flushed to disk before it is renamed over the
 //! target, and the directory is flushed after the rename so that the rename
 //! itself survives a power loss.
+//!
+//! Atomic replacement is for regular files only. A target that is a device
+//! or a FIFO (`-o /dev/null`, `-o /dev/stdout`, a named pipe a tool reads
+//! from) is written in place, as a shell redirection would: renaming a file
+//! over it would destroy the device node (as root, the machine's own
+//! `/dev/null`) and leave every later reader with a plain file.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -27,12 +33,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// [`write_atomic`], calling `before_rename` with the temporary file's path
 /// once it is written and flushed, just before the rename. An error from it
 /// aborts the write, leaving the target untouched. Useful to validate the
-/// new file in place, and to inject faults in tests.
+/// new file in place, and to inject faults in tests. A target that is a
+/// device or a FIFO is written in place (see the module's comment), with
+/// no temporary file and so no call to `before_rename`.
 pub fn write_atomic_with(
     path: &Path,
     bytes: &[u8],
     before_rename: impl FnOnce(&Path) -> io::Result<()>,
 ) -> io::Result<()> {
+    if is_special(path)? {
+        return write_in_place(path, bytes);
+    }
     let dir = parent_dir(path);
     let (tmp, mut file) = create_temp(&dir, path)?;
     let result = (|| {
@@ -78,6 +89,36 @@ pub fn remove_leftovers(path: &Path) -> io::Result<usize> {
         }
     }
     Ok(removed)
+}
+
+/// True when `path` (links followed, as a write would) is a device, FIFO or
+/// socket: something a rename must not replace.
+fn is_special(path: &Path) -> io::Result<bool> {
+    match fs::metadata(path) {
+        Ok(meta) => {
+            let t = meta.file_type();
+            Ok(!t.is_file() && !t.is_dir())
+        }
+        // Nothing there (or a broken link): the rename creates the file.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes into an existing special file without creating or truncating
+/// anything; a FIFO blocks until a reader opens it, as with `> fifo`.
+fn write_in_place(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut options = OpenOptions::new();
+    options.write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // A terminal device must not become our controlling terminal.
+        options.custom_flags(libc::O_NOCTTY);
+    }
+    let mut file = options.open(path)?;
+    file.write_all(bytes)?;
+    file.flush()
 }
 
 /// The directory holding `path` (`.` for a bare file name).
@@ -197,6 +238,25 @@ mod tests {
         write_atomic(&path, b"{\"a\":1}").unwrap();
         let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o640);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_written_in_place_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || fs::read(fifo).unwrap())
+        };
+        write_atomic(&fifo, b"through the pipe").unwrap();
+        assert_eq!(reader.join().unwrap(), b"through the pipe");
+        assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        assert!(leftovers(dir.path()).is_empty());
     }
 
     #[test]

@@ -12,8 +12,7 @@ use gix::bstr::BString;
 use gix::objs::tree::{Entry, EntryKind};
 use gix::ObjectId;
 
-use crate::config::Runtime;
-use crate::range::{self, Analysis, ToSide};
+use crate::range::{self, Analysis};
 
 /// What the spec's behaviour matrix says a release must do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -233,11 +232,20 @@ pub fn run(dir: &Path) -> Result<Vec<Row>, DemoError> {
         tags.push(name);
     }
 
-    let runtime = Runtime::default();
     let mut rows = Vec::new();
     for (i, release) in releases().into_iter().enumerate() {
         let (from, to) = (&tags[i], &tags[i + 1]);
-        let analysis = range::analyse(&repo, from, &ToSide::Rev(to.clone()), &runtime)?;
+        let options = range::Options {
+            range: range::RangeSpec {
+                from: Some(from.clone()),
+                to: Some(to.clone()),
+                tags: Default::default(),
+            },
+            worktree: false,
+            settings: crate::config::Request::flags_only(Default::default()),
+            persistent_cache: true,
+        };
+        let analysis = range::analyse(&repo, &options)?;
         rows.push(Row {
             number: release.number,
             touches: range::MATRIX[usize::from(release.number) - 1],

@@ -21,6 +21,7 @@ pub mod fingerprint;
 pub mod gate;
 pub mod history;
 pub mod patch;
+pub mod pyjson;
 pub mod range;
 pub mod release;
 pub mod report;

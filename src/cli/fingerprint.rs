@@ -8,7 +8,7 @@ use serde::Serialize;
 use fpcheck::source::{self, DirSource, GitSource, Origin, Revision};
 use fpcheck::{Fingerprint, Rules, Source};
 
-use super::{exit, print, settings, warn_all, Failure, RuntimeFlags};
+use super::{exit, print, request, warn_all, Failure, RuntimeFlags};
 
 /// Print the runtime fingerprint of a revision (default HEAD) or directory.
 ///
@@ -78,13 +78,17 @@ struct Settings<'a> {
 pub fn run(args: FingerprintArgs) -> Result<u8, Failure> {
     let (source, runtime): (Box<dyn Source>, _) = match &args.dir {
         Some(dir) => {
-            let runtime = settings(&args.runtime, None, None)?;
+            let runtime = request(&args.runtime, None, false)?.shared()?.runtime;
             (Box::new(DirSource::new(dir.clone())), runtime)
         }
         None => {
             let repo = source::git::open_repo(args.repo.as_deref())?;
-            let runtime = settings(&args.runtime, args.root.clone(), repo.workdir())?;
+            fpcheck::range::check_revision(&args.rev).map_err(|e| Failure::usage(e.to_string()))?;
             let rev = Revision::parse(&repo, &args.rev)?;
+            // The settings committed at that revision, as its gate uses them.
+            let runtime = request(&args.runtime, args.root.clone(), true)?
+                .at_revision(&repo, rev.tree, &args.rev)?
+                .runtime;
             (Box::new(GitSource::new(repo, rev, &runtime.root)?), runtime)
         }
     };

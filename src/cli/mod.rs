@@ -14,6 +14,7 @@ mod demo;
 mod fingerprint;
 mod gate;
 mod history;
+mod outputs;
 mod patch;
 mod range;
 
@@ -195,6 +196,33 @@ pub fn settings(
         exclude: flags.exclude.clone(),
     };
     Ok(config::resolve(file.as_ref(), &overrides)?)
+}
+
+/// Where each end's settings come from: `--config FILE` for both ends, else
+/// each end's own committed `fpcheck.toml` (`in_repository`), else defaults;
+/// the flags override them all.
+pub fn request(
+    flags: &RuntimeFlags,
+    root: Option<String>,
+    in_repository: bool,
+) -> Result<config::Request, Failure> {
+    let choice = match &flags.config {
+        Some(path) => config::ConfigChoice::File {
+            path: path.clone(),
+            file: ConfigFile::load(path)?,
+        },
+        None if in_repository => config::ConfigChoice::Committed,
+        None => config::ConfigChoice::None,
+    };
+    Ok(config::Request {
+        choice,
+        flags: Overrides {
+            runtime: flags.runtime.clone(),
+            root,
+            extensions: flags.ext.clone(),
+            exclude: flags.exclude.clone(),
+        },
+    })
 }
 
 /// Writes `text` to `output` (atomically: a reader sees the old file or the

@@ -6,12 +6,11 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use fpcheck::config::Runtime;
 use fpcheck::patch::{self, Explanation, Options, PatchError, PatchFormat, Plan};
 use fpcheck::range::{self, Analysis, RangeSpec};
 use fpcheck::source::git::open_repo;
 
-use super::{exit, print, settings, Failure, RuntimeFlags};
+use super::{exit, print, request, Failure, RuntimeFlags};
 
 /// Print (or --write) the version.json patch that records a release's
 /// runtime identity.
@@ -133,8 +132,18 @@ struct Output<'a> {
 pub fn run(args: PatchArgs) -> Result<u8, Failure> {
     let spec = RangeSpec::parse(args.range.as_deref())?;
     let repo = open_repo(args.repo.as_deref())?;
-    let runtime = settings(&args.runtime, args.root.clone(), repo.workdir())?;
-    let analysis = range::analyse_spec(&repo, &spec, args.worktree, &runtime)?;
+    let settings = request(&args.runtime, args.root.clone(), true)?;
+    let analysis = range::analyse(
+        &repo,
+        &range::Options {
+            range: spec,
+            worktree: args.worktree,
+            settings,
+            persistent_cache: true,
+        },
+    )?;
+    // The `to` end's own settings: its root, and its `version_file`.
+    let runtime = &analysis.runtime;
     if args.write && !args.force {
         patch::check_checkout(&repo, &analysis).map_err(|e| refused(e, true))?;
     }
@@ -145,7 +154,7 @@ pub fn run(args: PatchArgs) -> Result<u8, Failure> {
         worktree: args.worktree || args.write,
     };
     let plan =
-        patch::prepare(&repo, &analysis, &runtime, &options).map_err(|e| refused(e, args.write))?;
+        patch::prepare(&repo, &analysis, runtime, &options).map_err(|e| refused(e, args.write))?;
     let written = if args.write {
         patch::write(&repo, &plan).map_err(|e| refused(e, true))?
     } else {
@@ -181,7 +190,6 @@ pub fn run(args: PatchArgs) -> Result<u8, Failure> {
 pub fn patch_out(
     repo: &gix::Repository,
     analysis: &Analysis,
-    runtime: &Runtime,
     worktree: bool,
     format: Option<FormatArg>,
     path: &Path,
@@ -190,7 +198,7 @@ pub fn patch_out(
         worktree,
         ..Options::default()
     };
-    let plan = patch::prepare(repo, analysis, runtime, &options)?;
+    let plan = patch::prepare(repo, analysis, &analysis.runtime, &options)?;
     explain(&plan);
     let format = PatchFormat::from(format.unwrap_or_default());
     let text = format!("{}\n", to_pretty(&plan.patch(format)));

@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use fpcheck::range::{self, RangeError, RangeSpec};
-use fpcheck::report::{self, Format, RenderOptions};
+use fpcheck::report::{self, End, Format, RenderOptions};
 use fpcheck::source::git::open_repo;
 
-use super::{emit, exit, settings, Failure, RuntimeFlags};
+use super::{emit, exit, request, Failure, RuntimeFlags};
 
 #[derive(Debug, Args, Default)]
 pub struct RangeArgs {
@@ -20,6 +20,21 @@ pub struct RangeArgs {
     /// The repository (default: the one around the current directory).
     #[arg(long, value_name = "PATH")]
     repo: Option<PathBuf>,
+    /// Name the FROM end NAME in the report; FROM must be a full commit id
+    /// (for scripts that resolve names themselves and pass ids).
+    #[arg(long, value_name = "NAME")]
+    from_name: Option<String>,
+    /// Name the TO end NAME in the report; TO must be a full commit id.
+    #[arg(long, value_name = "NAME")]
+    to_name: Option<String>,
+    /// With no FROM: only tags matching GLOB are releases (as `git describe
+    /// --match`; repeat for several).
+    #[arg(long, value_name = "GLOB")]
+    tag_match: Vec<String>,
+    /// With no FROM: tags matching GLOB are never releases (as `git describe
+    /// --exclude`, e.g. '*-rc*'; repeat for several).
+    #[arg(long, value_name = "GLOB")]
+    tag_exclude: Vec<String>,
     /// Compare FROM with the working tree instead of a revision, to ask
     /// before committing.
     #[arg(long)]
@@ -38,6 +53,11 @@ pub struct RangeArgs {
     /// Write the report to FILE instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Also write the report as FORMAT (json, markdown, table) to FILE;
+    /// with MAX_BYTES, its file lists are shortened (whole rows, counted)
+    /// until it fits. Repeat for several reports from one run.
+    #[arg(long = "report", value_name = "FORMAT[:MAX_BYTES]=FILE", value_parser = super::outputs::parse)]
+    reports: Vec<super::outputs::ReportOut>,
     /// Exit with 1 when the release forces a restart, 0 when not (errors
     /// keep their own codes, so a failure never reads as "no restart").
     #[arg(long)]
@@ -83,7 +103,7 @@ enum ColorArg {
 impl From<RangeError> for Failure {
     fn from(e: RangeError) -> Self {
         let code = match e {
-            RangeError::BadRange(_) => exit::USAGE,
+            RangeError::BadRange(_) | RangeError::NoRoot(_) | RangeError::Config(_) => exit::USAGE,
             _ => exit::INPUT,
         };
         Failure {
@@ -94,19 +114,36 @@ impl From<RangeError> for Failure {
 }
 
 pub fn run(args: RangeArgs) -> Result<u8, Failure> {
-    let spec = RangeSpec::parse(args.range.as_deref())?;
+    let mut spec = RangeSpec::parse(args.range.as_deref())?;
+    spec.tags = range::TagFilter {
+        include: args.tag_match.clone(),
+        exclude: args.tag_exclude.clone(),
+    };
     let repo = open_repo(args.repo.as_deref())?;
-    let runtime = settings(&args.runtime, args.root.clone(), repo.workdir())?;
+    let settings = request(&args.runtime, args.root.clone(), true)?;
     let template = match &args.template {
         Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
             Failure::usage(format!("cannot read the template {}: {e}", path.display()))
         })?),
         None => None,
     };
-    let mut analysis =
-        range::analyse_spec_cached(&repo, &spec, args.worktree, &runtime, !args.no_cache)?;
+    let mut analysis = range::analyse(
+        &repo,
+        &range::Options {
+            range: spec,
+            worktree: args.worktree,
+            settings,
+            persistent_cache: !args.no_cache,
+        },
+    )?;
+    // Before the ends are renamed: classification reads them by revision.
     if !args.no_classify {
         fpcheck::classify::annotate(&repo, &mut analysis);
+    }
+    for (end, name) in [(End::From, &args.from_name), (End::To, &args.to_name)] {
+        if let Some(name) = name {
+            report::name_end(&mut analysis, end, name).map_err(Failure::usage)?;
+        }
     }
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let opts = RenderOptions {
@@ -139,18 +176,13 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
             report::render(&analysis, format, &opts).map_err(|e| Failure::usage(e.0))?
         }
     };
+    let reports = super::outputs::render_all(&analysis, &args.reports, &opts)?;
     // The report rendered, so a template error cannot leave a patch behind.
     if let Some(path) = &args.patch_out {
-        super::patch::patch_out(
-            &repo,
-            &analysis,
-            &runtime,
-            args.worktree,
-            args.patch_format,
-            path,
-        )?;
+        super::patch::patch_out(&repo, &analysis, args.worktree, args.patch_format, path)?;
     }
     emit(&text, args.output.as_deref())?;
+    super::outputs::write_all(&reports)?;
     Ok(if args.exit_code && analysis.restart_required {
         exit::RESTART
     } else {

@@ -28,7 +28,103 @@ pub enum Place<'r> {
         name: String,
     },
     /// The working tree (for `--worktree`, and for `--write`, which edits it).
-    Worktree(PathBuf),
+    Worktree(Worktree),
+}
+
+/// A working tree, and the git directories inside or beside it that
+/// fpcheck must never read or write through it.
+#[derive(Clone, Debug)]
+pub struct Worktree {
+    /// The top, its real path.
+    top: PathBuf,
+    /// The git directory and the common one (they differ in a linked
+    /// worktree), real paths.
+    git_dirs: Vec<PathBuf>,
+}
+
+impl Worktree {
+    /// The working tree of `repo`; an error for a bare repository.
+    pub fn of(repo: &gix::Repository) -> Result<Worktree, PatchError> {
+        let top = workdir(repo)?;
+        let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        Ok(Worktree {
+            top: real(&top),
+            git_dirs: vec![real(repo.git_dir()), real(repo.common_dir())],
+        })
+    }
+
+    /// The real path of `rel` (from the top): links in every directory of
+    /// the path, and a link in its place, are resolved, and the result must
+    /// be inside the working tree and outside its git directory, whatever
+    /// the links say. `None` when the file's directory does not exist.
+    pub fn real_path(&self, rel: &str) -> Result<Option<PathBuf>, PatchError> {
+        let path = self.top.join(rel);
+        let link = path.is_symlink();
+        let real = if link {
+            path.canonicalize().map_err(|e| {
+                PatchError::BadVersionFile(format!(
+                    "{rel} is a symbolic link that cannot be followed ({e}): fix or remove it"
+                ))
+            })?
+        } else {
+            let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+                return Err(PatchError::BadVersionFile(format!(
+                    "version file `{rel}` names no file"
+                )));
+            };
+            match dir.canonicalize() {
+                Ok(dir) => dir.join(name),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => {
+                    return Err(PatchError::Read {
+                        path: rel.to_string(),
+                        message: e.to_string(),
+                    })
+                }
+            }
+        };
+        let Ok(inside) = real.strip_prefix(&self.top) else {
+            return Err(PatchError::BadVersionFile(format!(
+                "{rel} resolves to {}, outside the working tree {}: fpcheck only reads and writes version files inside it (a symbolic link in its path leads out)",
+                real.display(),
+                self.top.display()
+            )));
+        };
+        let in_git = self.git_dirs.iter().any(|g| real.starts_with(g))
+            || inside.components().any(|c| c.as_os_str() == ".git");
+        if in_git {
+            return Err(PatchError::BadVersionFile(format!(
+                "{rel} resolves to {}, inside the git directory: fpcheck never reads or writes there; give a version file of the working tree",
+                real.display()
+            )));
+        }
+        Ok(Some(real))
+    }
+
+    /// The bytes of `rel`, `None` when it does not exist; a link to a file
+    /// inside the working tree is followed, anything else refused.
+    pub fn read(&self, rel: &str) -> Result<Option<Vec<u8>>, PatchError> {
+        let path = self.top.join(rel);
+        if path.is_symlink() && !path.exists() {
+            // A broken link holds no file, as in git mode.
+            return Ok(None);
+        }
+        let Some(real) = self.real_path(rel)? else {
+            return Ok(None);
+        };
+        match crate::safe_io::read_regular(
+            &real,
+            crate::safe_io::Links::Refuse,
+            crate::safe_io::JSON_LIMIT,
+        ) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.is_missing() => Ok(None),
+            Err(e) => Err(PatchError::Read {
+                path: rel.to_string(),
+                message: e.to_string(),
+            }),
+        }
+    }
 }
 
 impl<'r> Place<'r> {
@@ -39,7 +135,7 @@ impl<'r> Place<'r> {
         worktree: bool,
     ) -> Result<Place<'r>, PatchError> {
         if worktree || analysis.to.worktree {
-            return Ok(Place::Worktree(workdir(repo)?));
+            return Ok(Place::Worktree(Worktree::of(repo)?));
         }
         // The commit id, not the name: a branch may have moved meanwhile.
         let spec = analysis
@@ -73,14 +169,7 @@ impl<'r> Place<'r> {
                 let source = GitSource::new((*repo).clone(), rev.clone(), dir)?;
                 Ok(source.read_meta(name, false)?.map(|m| m.bytes))
             }
-            Place::Worktree(top) => match std::fs::read(top.join(rel)) {
-                Ok(bytes) => Ok(Some(bytes)),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(PatchError::Read {
-                    path: rel.to_string(),
-                    message: e.to_string(),
-                }),
-            },
+            Place::Worktree(tree) => tree.read(rel),
         }
     }
 }
@@ -244,28 +333,6 @@ pub fn workdir(repo: &gix::Repository) -> Result<PathBuf, PatchError> {
             repo_display(repo)
         ))
     })
-}
-
-/// The file to write for `rel`: a symbolic link is followed (replacing the
-/// link by a file would change what else points at it), but only to a file
-/// inside the working tree.
-pub fn write_path(top: &Path, rel: &str) -> Result<PathBuf, PatchError> {
-    let path = top.join(rel);
-    if !path.is_symlink() {
-        return Ok(path);
-    }
-    let real = path.canonicalize().map_err(|e| PatchError::Read {
-        path: rel.to_string(),
-        message: format!("is a symbolic link that cannot be followed: {e}"),
-    })?;
-    let top = top.canonicalize().unwrap_or_else(|_| top.to_path_buf());
-    if !real.starts_with(&top) {
-        return Err(PatchError::BadVersionFile(format!(
-            "{rel} is a symbolic link to {}, outside the working tree: fpcheck only writes inside it",
-            real.display()
-        )));
-    }
-    Ok(real)
 }
 
 fn normalise(root: &str) -> String {

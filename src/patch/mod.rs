@@ -22,7 +22,7 @@ pub mod force;
 pub mod locate;
 pub mod scan;
 
-pub use locate::{check_checkout, Chosen, Place, VersionFiles};
+pub use locate::{check_checkout, Chosen, Place, VersionFiles, Worktree};
 
 /// The id of the fingerprint algorithm (docs/spec.md sections 1-4:
 /// `path NUL bytes LF` per selected file in code-point order, SHA-256).
@@ -467,19 +467,17 @@ fn verify(text: &str, after: &Value, path: &str) -> Result<(), PatchError> {
 /// Writes the patched file into the working tree of `repo`, atomically;
 /// `false` (and not a byte touched) when it already says it all.
 pub fn write(repo: &gix::Repository, plan: &Plan) -> Result<bool, PatchError> {
-    let top = locate::workdir(repo)?;
-    let path: PathBuf = locate::write_path(&top, &plan.version_file)?;
+    let tree = locate::Worktree::of(repo)?;
+    // The real path: every link resolved, inside the working tree and
+    // outside the git directory, or refused.
+    let path: PathBuf = tree.real_path(&plan.version_file)?.ok_or_else(|| {
+        PatchError::BadVersionFile(format!(
+            "the directory of {} does not exist: create it first",
+            plan.version_file
+        ))
+    })?;
     // The plan was made from what was read; refuse if the file moved on.
-    let now = match std::fs::read(&path) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            return Err(PatchError::Read {
-                path: plan.version_file.clone(),
-                message: e.to_string(),
-            })
-        }
-    };
+    let now = tree.read(&plan.version_file)?;
     let read = plan.exists.then_some(&plan.original);
     if now.as_ref() != read {
         return Err(PatchError::Raced(plan.version_file.clone()));

@@ -7,12 +7,16 @@ use serde::Serialize;
 
 use crate::range::Analysis;
 
+mod fit;
 mod markdown;
+mod names;
 mod table;
 
+pub use fit::render_within;
 pub use markdown::{
     escape_markdown, render_template, DEFAULT_MARKDOWN, HISTORY_HTML, HISTORY_MARKDOWN,
 };
+pub use names::{name_end, End};
 pub use table::render_table;
 
 /// How many files a list shows before it says "N more".

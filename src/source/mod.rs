@@ -11,9 +11,12 @@ use std::path::PathBuf;
 
 mod dir;
 pub mod git;
+mod links;
+mod worktree;
 
 pub use dir::DirSource;
 pub use git::{GitSource, Revision};
+pub use worktree::WorktreeSource;
 
 /// A handle on an object of a source: a blob or tree id, or a path on disk.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

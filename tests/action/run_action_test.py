@@ -15,8 +15,12 @@ Scenarios: a release pull request (outputs, summary, annotations, a new
 sticky comment, escaped hostile file names, the shallow-clone fetches); a
 second push to it (the same comment PATCHed, fail-on-restart failing the job
 after the comment); explicit from/to outside a pull request (no restart, no
-API call); fetch off; a full clone; and the installer (release download with
+API call); fetch off; a full clone; a report too long for a comment; issue
+11's edges (action_edges.py); and the installer (release download with
 sha256 check, checksum mismatch, fallback to cargo install).
+
+The runner and the stub are in simulated_runner.py, the repositories in
+fixtures.py.
 
 Usage: python3 tests/action/run_action_test.py [--binary target/debug/fpcheck]
 (or FPCHECK_BINARY); `cargo test` runs it through tests/it/action.rs.
@@ -27,8 +31,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import http.server
-import importlib.util
 import io
 import json
 import os
@@ -38,623 +40,17 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import traceback
-import urllib.parse
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / ".github" / "action" / "fpcheck_action.py"
-TOKEN = "ghs_simulated_token"
-OWNER_REPO = "acme/server"
-PR = 7
-MARKER = "<!-- fpcheck:report -->"
-HOSTILE = "src/app/<img src=x onerror=alert(1)>|**x**`@team`.py"
-NEWLINE_NAME = "src/app/evil\n::error title=injected::pwned.py"
-
-
-# --------------------------------------------------------------------------
-# A YAML subset: block mappings and sequences, plain and quoted scalars,
-# literal block scalars, comments. Enough for action.yml, which keeps to it.
-
-
-class YamlSubset:
-    KEY = re.compile(r"^([A-Za-z0-9_.-]+):(?:\s+(.*))?$")
-
-    def __init__(self, text: str):
-        self.lines = text.splitlines()
-        self.i = 0
-
-    @staticmethod
-    def strip_comment(s: str) -> str:
-        quote = None
-        for j, c in enumerate(s):
-            if quote:
-                if c == quote:
-                    quote = None
-            elif c in "\"'":
-                quote = c
-            elif c == "#" and (j == 0 or s[j - 1] in " \t"):
-                return s[:j].rstrip()
-        return s.rstrip()
-
-    @staticmethod
-    def indent(line: str) -> int:
-        return len(line) - len(line.lstrip(" "))
-
-    def skip(self) -> None:
-        while self.i < len(self.lines) and not self.strip_comment(self.lines[self.i]).strip():
-            self.i += 1
-
-    def parse(self):
-        self.skip()
-        value = self.block(self.indent(self.lines[self.i]))
-        self.skip()
-        if self.i < len(self.lines):
-            raise ValueError(f"action.yml line {self.i + 1}: not understood: {self.lines[self.i]!r}")
-        return value
-
-    def block(self, ind: int):
-        self.skip()
-        content = self.strip_comment(self.lines[self.i]).strip()
-        return self.seq(ind) if content == "-" or content.startswith("- ") else self.mapping(ind)
-
-    @staticmethod
-    def scalar(s: str) -> str:
-        if s.startswith('"'):
-            assert s.endswith('"') and len(s) >= 2, s
-            return json.loads(s)
-        if s.startswith("'"):
-            assert s.endswith("'") and len(s) >= 2, s
-            return s[1:-1].replace("''", "'")
-        if s.startswith(("[", "{", "&", "*", "!", ">")):
-            raise ValueError(f"outside the YAML subset: {s!r}")
-        return s
-
-    def literal(self, parent: int) -> str:
-        out, ind = [], None
-        while self.i < len(self.lines):
-            line = self.lines[self.i]
-            if line.strip() and self.indent(line) <= parent:
-                break
-            if line.strip() and ind is None:
-                ind = self.indent(line)
-            out.append(line[ind:] if ind is not None and line.strip() else "")
-            self.i += 1
-        while out and not out[-1]:
-            out.pop()
-        return "\n".join(out) + "\n"
-
-    def value_after_key(self, rest: str | None, ind: int):
-        if rest is None or rest == "":
-            self.skip()
-            if self.i < len(self.lines):
-                nxt = self.lines[self.i]
-                content = self.strip_comment(nxt).strip()
-                if self.indent(nxt) > ind or (self.indent(nxt) == ind and content.startswith("- ")):
-                    return self.block(self.indent(nxt))
-            return ""
-        if rest == "|":
-            return self.literal(ind)
-        return self.scalar(rest)
-
-    def mapping(self, ind: int) -> dict:
-        out: dict = {}
-        while True:
-            self.skip()
-            if self.i >= len(self.lines):
-                return out
-            line = self.lines[self.i]
-            if self.indent(line) < ind:
-                return out
-            if self.indent(line) > ind:
-                raise ValueError(f"action.yml line {self.i + 1}: unexpected indentation")
-            content = self.strip_comment(line).strip()
-            if content.startswith("- "):
-                return out
-            m = self.KEY.match(content)
-            if not m:
-                raise ValueError(f"action.yml line {self.i + 1}: not a key: {content!r}")
-            self.i += 1
-            rest = m.group(2)
-            out[m.group(1)] = self.value_after_key(rest.strip() if rest else rest, ind)
-
-    def seq(self, ind: int) -> list:
-        out: list = []
-        while True:
-            self.skip()
-            if self.i >= len(self.lines):
-                return out
-            line = self.lines[self.i]
-            content = self.strip_comment(line).strip()
-            if self.indent(line) != ind or not (content == "-" or content.startswith("- ")):
-                return out
-            rest = content[1:].lstrip()
-            if not rest:
-                self.i += 1
-                out.append(self.block(self.indent(self.lines[self.i])))
-            elif self.KEY.match(rest):
-                item_indent = ind + (len(content) - len(rest))
-                self.lines[self.i] = " " * item_indent + rest
-                out.append(self.mapping(item_indent))
-            else:
-                self.i += 1
-                out.append(self.scalar(rest))
-
-
-# --------------------------------------------------------------------------
-# The stub: the GitHub REST API's comment endpoints and release downloads.
-
-
-class Stub:
-    def __init__(self):
-        self.requests: list[dict] = []
-        self.comments: list[dict] = []
-        self.assets: dict[str, bytes] = {}
-        self.next_id = 1
-        self.lock = threading.Lock()
-        stub = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def reply(self, status: int, data=None, raw: bytes | None = None):
-                body = raw if raw is not None else json.dumps(data).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json" if raw is None else "application/octet-stream")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def handle_any(self, method: str):
-                url = urllib.parse.urlsplit(self.path)
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                with stub.lock:
-                    stub.requests.append(
-                        {
-                            "method": method,
-                            "path": url.path,
-                            "query": dict(urllib.parse.parse_qsl(url.query)),
-                            "authorization": self.headers.get("Authorization"),
-                            "api_version": self.headers.get("X-GitHub-Api-Version"),
-                            "body": json.loads(body) if body else None,
-                        }
-                    )
-                    status, data, raw = stub.route(method, url.path, dict(urllib.parse.parse_qsl(url.query)), body, self.headers)
-                self.reply(status, data, raw)
-
-            def do_GET(self):
-                self.handle_any("GET")
-
-            def do_POST(self):
-                self.handle_any("POST")
-
-            def do_PATCH(self):
-                self.handle_any("PATCH")
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-    def add_comment(self, body: str, login: str, kind: str, association: str) -> dict:
-        c = {
-            "id": self.next_id,
-            "body": body,
-            "user": {"login": login, "type": kind},
-            "author_association": association,
-            "html_url": f"https://github.example/{OWNER_REPO}/pull/{PR}#issuecomment-{self.next_id}",
-        }
-        self.next_id += 1
-        self.comments.append(c)
-        return c
-
-    def api_requests(self) -> list[dict]:
-        return [r for r in self.requests if r["path"].startswith("/repos/")]
-
-    def route(self, method, path, query, body, headers):
-        m = re.fullmatch(r"/[^/]+/[^/]+/releases/download/([^/]+)/([^/]+)", path)
-        if m and method == "GET":
-            data = self.assets.get(f"{m.group(1)}/{m.group(2)}")
-            return (200, None, data) if data is not None else (404, {"message": "Not Found"}, None)
-        if headers.get("Authorization") != f"Bearer {TOKEN}":
-            return 401, {"message": "Bad credentials"}, None
-        base = f"/repos/{OWNER_REPO}/issues"
-        if path == f"{base}/{PR}/comments" and method == "GET":
-            per_page, page = int(query.get("per_page", 30)), int(query.get("page", 1))
-            return 200, self.comments[(page - 1) * per_page : page * per_page], None
-        if path == f"{base}/{PR}/comments" and method == "POST":
-            c = self.add_comment(json.loads(body)["body"], "github-actions[bot]", "Bot", "NONE")
-            return 201, c, None
-        m = re.fullmatch(rf"{base}/comments/(\d+)", path)
-        if m and method == "PATCH":
-            for c in self.comments:
-                if c["id"] == int(m.group(1)):
-                    c["body"] = json.loads(body)["body"]
-                    return 200, c, None
-            return 404, {"message": "Not Found"}, None
-        return 404, {"message": "Not Found"}, None
-
-
-# --------------------------------------------------------------------------
-# git fixtures
-
-
-def git_env() -> dict:
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GITHUB_", "RUNNER_", "INPUT_", "FPCHECK_"))}
-    e.update(
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_CONFIG_GLOBAL=os.devnull,
-        GIT_AUTHOR_NAME="Test",
-        GIT_AUTHOR_EMAIL="test@example.com",
-        GIT_COMMITTER_NAME="Test",
-        GIT_COMMITTER_EMAIL="test@example.com",
-    )
-    return e
-
-
-TICK = [1_700_000_000]
-
-
-def git(cwd: Path, *args: str) -> str:
-    TICK[0] += 60
-    e = git_env()
-    e["GIT_AUTHOR_DATE"] = e["GIT_COMMITTER_DATE"] = f"@{TICK[0]} +0000"
-    out = subprocess.run(
-        ["git", "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false", *args],
-        cwd=cwd,
-        env=e,
-        capture_output=True,
-        text=True,
-    )
-    if out.returncode != 0:
-        raise AssertionError(f"git {args} failed: {out.stderr}")
-    return out.stdout.strip()
-
-
-def write(repo: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        p = repo / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-
-
-def commit(repo: Path, files: dict[str, str], message: str) -> str:
-    write(repo, files)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD")
-
-
-def version_json(v: str) -> str:
-    return json.dumps({"version": v}) + "\n"
-
-
-class Fixture:
-    """A server repository with releases, a release pull request, and its
-    bare remote."""
-
-    def __init__(self, tmp: Path):
-        self.tmp = tmp
-        src = tmp / "source"
-        src.mkdir()
-        self.src = src
-        git(src, "init", "-q")
-        commit(
-            src,
-            {
-                "src/version.json": version_json("1.0.0"),
-                "src/app/server.py": "def serve():\n    return 1\n",
-                "src/app/util.py": "X = 1\n",
-                "README.md": "# server\n",
-            },
-            "1.0.0",
-        )
-        git(src, "tag", "-a", "v1.0.0", "-m", "release 1.0.0")
-        self.v110 = commit(src, {"src/app/util.py": "X = 2\n", "src/version.json": version_json("1.1.0")}, "1.1.0")
-        git(src, "tag", "-a", "v1.1.0", "-m", "release 1.1.0")
-        self.base = commit(src, {"README.md": "# server\n\nDocs.\n"}, "docs after 1.1.0")
-        # A pre-release tag on the base: `tag-exclude: '*-rc*'` must skip it.
-        git(src, "tag", "v1.2.0-rc1")
-        git(src, "checkout", "-q", "-b", "release/1.2")
-        self.head1 = commit(
-            src,
-            {
-                "src/app/server.py": "def serve():\n    return 2\n",
-                HOSTILE: "Y = 1\n",
-                NEWLINE_NAME: "Z = 1\n",
-                "CHANGELOG.md": "1.2.0\n",
-            },
-            "the 1.2 release",
-        )
-        git(src, "checkout", "-q", "main")
-        self.remote = tmp / "remote.git"
-        git(tmp, "clone", "-q", "--bare", str(src), str(self.remote))
-        for key, value in (
-            ("uploadpack.allowFilter", "true"),
-            ("uploadpack.allowReachableSHA1InWant", "true"),
-        ):
-            git(self.remote, "config", key, value)
-        self.merge1 = self.publish_pr(self.head1)
-        self.url = self.remote.resolve().as_uri()
-
-    def publish_pr(self, head: str) -> str:
-        """Points refs/pull/N/head at `head` and refs/pull/N/merge at a test
-        merge into main, as GitHub does on every push to the PR."""
-        src = self.src
-        git(src, "checkout", "-q", "--detach", self.base)
-        git(src, "merge", "-q", "--no-ff", "-m", f"Merge {head[:7]} into {self.base[:7]}", head)
-        merge = git(src, "rev-parse", "HEAD")
-        git(src, "checkout", "-q", "main")
-        git(src, "push", "-q", "--force", str(self.remote), f"{head}:refs/heads/release/1.2")
-        git(src, "push", "-q", "--force", str(self.remote), f"{head}:refs/pull/{PR}/head", f"{merge}:refs/pull/{PR}/merge")
-        return merge
-
-    def push_to_pr(self) -> tuple[str, str]:
-        git(self.src, "checkout", "-q", "release/1.2")
-        head = commit(self.src, {"src/version.json": version_json("1.2.0")}, "bump to 1.2.0")
-        git(self.src, "checkout", "-q", "main")
-        return head, self.publish_pr(head)
-
-    def checkout(self, name: str, sha: str, ref: str, depth: int | None = 1) -> Path:
-        """What actions/checkout does: a fresh repository, one fetch of one
-        commit at depth 1 (no tags), a detached checkout."""
-        ws = self.tmp / name
-        ws.mkdir()
-        git(ws, "init", "-q")
-        git(ws, "remote", "add", "origin", self.url)
-        fetch = ["fetch", "-q", "--no-tags", "--prune"]
-        if depth:
-            fetch.append(f"--depth={depth}")
-            fetch += ["origin", f"+{sha}:{ref}"]
-        else:
-            fetch += ["origin", "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/*:refs/tags/*", f"+{sha}:{ref}"]
-        git(ws, *fetch)
-        git(ws, "checkout", "-q", "--force", ref)
-        return ws
-
-
-# --------------------------------------------------------------------------
-# The simulated runner
-
-
-def parse_workflow_commands(stdout: str) -> list[tuple[str, dict, str]]:
-    """The workflow commands the runner would obey, honouring stop-commands."""
-
-    def unescape(s: str, prop: bool = False) -> str:
-        if prop:
-            s = s.replace("%3A", ":").replace("%2C", ",")
-        return s.replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")
-
-    out, stopped = [], None
-    for line in stdout.splitlines():
-        t = line.strip()
-        if stopped is not None:
-            if t == f"::{stopped}::":
-                stopped = None
-            continue
-        m = re.match(r"^::([a-z-]+)(?: ([^:]*))?::(.*)$", t)
-        if not m:
-            continue
-        name, props_raw, message = m.group(1), m.group(2) or "", m.group(3)
-        if name == "stop-commands":
-            stopped = message
-            continue
-        props = {}
-        for part in filter(None, props_raw.split(",")):
-            k, _, v = part.partition("=")
-            props[k.strip()] = unescape(v, prop=True)
-        out.append((name, props, unescape(message)))
-    return out
-
-
-def read_outputs(path: Path) -> dict[str, str]:
-    """GITHUB_OUTPUT's two forms: name=value and name<<DELIMITER."""
-    out, lines, i = {}, path.read_text(encoding="utf-8").split("\n"), 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        if not line:
-            continue
-        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
-            name, delim = line.split("<<", 1)
-            value = []
-            while lines[i] != delim:
-                value.append(lines[i])
-                i += 1
-            i += 1
-            out[name] = "\n".join(value)
-        else:
-            name, _, value = line.partition("=")
-            out[name] = value
-    return out
-
-
-class Result:
-    def __init__(self):
-        self.ok = True
-        self.steps: list[dict] = []
-        self.outputs: dict[str, str] = {}
-        self.stdout = ""
-        self.summary = ""
-        self.failed_step = None
-
-    def step(self, step_id: str) -> dict:
-        return next(s for s in self.steps if s["id"] == step_id)
-
-    @property
-    def commands(self):
-        return parse_workflow_commands(self.stdout)
-
-
-class Runner:
-    def __init__(self, action_dir: Path, tmp: Path, stub: Stub):
-        self.action_dir = action_dir
-        self.action = YamlSubset((ROOT / "action.yml").read_text(encoding="utf-8")).parse()
-        self.tmp = tmp
-        self.stub = stub
-        self.count = 0
-
-    def run(self, workspace: Path, event_name: str, event: dict, inputs: dict, extra_env: dict | None = None) -> Result:
-        work = Path(tempfile.mkdtemp(prefix="runner-", dir=self.tmp))
-        (work / "temp").mkdir()
-        event_path = work / "event.json"
-        event_path.write_text(json.dumps(event), encoding="utf-8")
-        spec = self.action["inputs"]
-        unknown = set(inputs) - set(spec)
-        assert not unknown, f"inputs not declared in action.yml: {unknown}"
-        system, machine = platform.system(), platform.machine().lower()
-        base_env = git_env()
-        base_env.update(
-            GITHUB_ACTIONS="true",
-            CI="true",
-            GITHUB_WORKSPACE=str(workspace),
-            GITHUB_EVENT_NAME=event_name,
-            GITHUB_EVENT_PATH=str(event_path),
-            GITHUB_REPOSITORY=OWNER_REPO,
-            GITHUB_SHA=str(event.get("after") or event.get("pull_request", {}).get("merge_commit_sha", "")),
-            GITHUB_API_URL=stub_url(self.stub),
-            GITHUB_SERVER_URL=stub_url(self.stub),
-            GITHUB_RUN_ID="4242",
-            GITHUB_ACTION_PATH=str(self.action_dir),
-            RUNNER_TEMP=str(work / "temp"),
-            RUNNER_OS={"Linux": "Linux", "Darwin": "macOS", "Windows": "Windows"}.get(system, system),
-            RUNNER_ARCH={"x86_64": "X64", "amd64": "X64", "arm64": "ARM64", "aarch64": "ARM64"}.get(machine, machine),
-        )
-        base_env.update(extra_env or {})
-        ctx_inputs = {}
-        for name, meta in spec.items():
-            ctx_inputs[name] = str(inputs[name]) if name in inputs else meta.get("default", "")
-        result = Result()
-        step_outputs: dict[str, dict] = {}
-
-        def evaluate(expr: str) -> str:
-            expr = expr.strip()
-            if expr == "github.token":
-                return TOKEN
-            if expr in ("github.action_ref", "github.action_repository"):
-                # Empty in composite actions (actions/runner#2473): the
-                # action must cope.
-                return ""
-            m = re.fullmatch(r"inputs\.([A-Za-z0-9_-]+)", expr)
-            if m:
-                return substitute(ctx_inputs[m.group(1)])
-            m = re.fullmatch(r"steps\.([A-Za-z0-9_-]+)\.outputs\.([A-Za-z0-9_-]+)", expr)
-            if m:
-                return step_outputs.get(m.group(1), {}).get(m.group(2), "")
-            raise AssertionError(f"expression the simulated runner does not know: {expr}")
-
-        def substitute(text: str) -> str:
-            return re.sub(r"\$\{\{(.*?)\}\}", lambda m: evaluate(m.group(1)), text)
-
-        runs = self.action["runs"]
-        assert runs["using"] == "composite"
-        for step in runs["steps"]:
-            assert "if" not in step, "the simulated runner runs every step; keep conditions in the script"
-            assert "uses" not in step, "no nested actions"
-            assert step.get("shell") == "bash", step
-            assert "${{" not in step["run"], f"an expression inside run: {step['run']!r}"
-            step_id = step.get("id", f"step{len(result.steps)}")
-            files = work / step_id
-            files.mkdir()
-            (files / "output").touch()
-            (files / "summary").touch()
-            env = dict(base_env)
-            for k, v in (step.get("env") or {}).items():
-                env[k] = substitute(v)
-            env["GITHUB_OUTPUT"] = str(files / "output")
-            env["GITHUB_STEP_SUMMARY"] = str(files / "summary")
-            script = files / "run.sh"
-            script.write_text(step["run"], encoding="utf-8")
-            started = time.monotonic()
-            proc = subprocess.run(
-                ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-                cwd=workspace,
-                env=env,
-                capture_output=True,
-                text=True,
-            )
-            outputs = read_outputs(files / "output")
-            step_outputs[step_id] = outputs
-            summary = (files / "summary").read_text(encoding="utf-8")
-            result.steps.append(
-                {
-                    "id": step_id,
-                    "name": step.get("name"),
-                    "code": proc.returncode,
-                    "stdout": proc.stdout,
-                    "stderr": proc.stderr,
-                    "outputs": outputs,
-                    "seconds": time.monotonic() - started,
-                }
-            )
-            result.stdout += proc.stdout
-            result.summary += summary
-            if os.environ.get("FPCHECK_ACTION_TEST_VERBOSE"):
-                print(f"[{step_id}] exit {proc.returncode} in {time.monotonic() - started:.2f}s\n{proc.stdout}{proc.stderr}", file=sys.stderr)
-            if proc.returncode != 0:
-                result.ok = False
-                result.failed_step = step_id
-                break
-        for name, meta in self.action.get("outputs", {}).items():
-            result.outputs[name] = substitute(meta["value"])
-        return result
-
-
-def stub_url(stub: Stub) -> str:
-    return stub.url
-
-
-# --------------------------------------------------------------------------
-# The checks
-
-
-class Checks:
-    def __init__(self):
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, ok: bool, what: str, detail: str = "") -> None:
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL: {what}\n{detail}", file=sys.stderr)
-
-    def equal(self, actual, expected, what: str) -> None:
-        self.check(actual == expected, what, f"  expected {expected!r}\n  actual   {actual!r}")
-
-
-def dump(result: Result) -> str:
-    parts = []
-    for s in result.steps:
-        parts.append(f"--- step {s['id']} exit {s['code']}\n{s['stdout']}\n{s['stderr']}")
-    return "\n".join(parts)
-
-
-def pr_event(head: str, merge: str, base: str) -> dict:
-    return {
-        "action": "synchronize",
-        "number": PR,
-        "pull_request": {
-            "number": PR,
-            "merge_commit_sha": merge,
-            "base": {"ref": "main", "sha": base},
-            "head": {"ref": "release/1.2", "sha": head},
-        },
-        "repository": {"full_name": OWNER_REPO},
-    }
-
-
-def shallow(ws: Path) -> bool:
-    return git(ws, "rev-parse", "--is-shallow-repository") == "true"
+from action_edges import hostile_runs
+from fixtures import HOSTILE, MARKER, NEWLINE_NAME, Checks, Fixture, commit, git, pr_event, shallow
+from simulated_runner import PR, ROOT, TOKEN, Runner, Stub, dump, parse_workflow_commands
+
+# The action's modules, for the unit checks.
+sys.path.insert(0, str(ROOT / ".github" / "action"))
+from fpaction import install, workflow  # noqa: E402
 
 
 def host_target() -> str | None:
@@ -699,16 +95,12 @@ def main() -> int:
 
 def run_all(c: Checks, tmp: Path, stub: Stub, binary: Path) -> None:
     # The action's escaping, unit by unit.
-    spec = importlib.util.spec_from_file_location("fpcheck_action", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fpcheck_action"] = module
-    spec.loader.exec_module(module)
-    c.equal(module.escape_data("50%\r\nnext"), "50%25%0D%0Anext", "workflow command data escaping")
-    c.equal(module.escape_property("a:b,c%\n"), "a%3Ab%2Cc%25%0A", "workflow command property escaping")
+    c.equal(workflow.escape_data("50%\r\nnext"), "50%25%0D%0Anext", "workflow command data escaping")
+    c.equal(workflow.escape_property("a:b,c%\n"), "a%3Ab%2Cc%25%0A", "workflow command property escaping")
     captured = io.StringIO()
     with contextlib.redirect_stdout(captured):
-        module.log_untrusted("src/evil\n::error title=injected::pwned\n::add-mask::x")
-        module.command("warning", "50%\n::error::not a command", title="t:1,2")
+        workflow.log_untrusted("src/evil\n::error title=injected::pwned\n::add-mask::x")
+        workflow.command("warning", "50%\n::error::not a command", title="t:1,2")
     parsed = parse_workflow_commands(captured.getvalue())
     c.equal(
         [(n, p, m) for n, p, m in parsed if n != "stop-commands"],
@@ -755,7 +147,9 @@ def run_all(c: Checks, tmp: Path, stub: Stub, binary: Path) -> None:
     # The summary: the report, escaped.
     s = r1.summary
     c.check(s.startswith(MARKER), "run 1: the summary is the report", s[:200])
-    c.check("Restart required" in s and "v1.1.0" in s, "run 1: the summary has the verdict", s[:400])
+    # fpcheck is given commit ids, and the names only as labels.
+    c.check("Restart required" in s and f"<code>v1.1.0</code> → <code>{fx.head1[:12]}</code>" in s, "run 1: the summary has the verdict", s[:400])
+    c.check(f"Updating from v1.1.0 to {fx.head1[:12]} forces" in s, "run 1: the summary names the ends", s[:600])
     c.check("&lt;img src=x onerror=alert(1)&gt;" in s, "run 1: the hostile name arrives escaped", s)
     c.check("<img" not in s and "|**x**" not in s and "`@team`" not in s, "run 1: no raw HTML or Markdown from names", s)
     c.check("pwned" in s and "\n::error" not in s, "run 1: a newline in a name stays on its line", s)
@@ -886,14 +280,18 @@ def run_all(c: Checks, tmp: Path, stub: Stub, binary: Path) -> None:
     big = stub.comments[-1]["body"] if api9 else ""
     c.check(len(big) <= 65536 and "more not shown" in big, "run 9: the comment fits", f"{len(big)} characters")
     c.check(big.startswith(MARKER) and "<!-- fpcheck:key=big -->" in big, "run 9: marker and key", big[-300:])
+    cut = [line for line in big.splitlines() if line.startswith("|") and not line.endswith("|")]
+    c.equal(cut, [], "run 9: the comment leaves out whole rows, never cuts one")
     c.equal(ours[0]["body"] if ours else None, body2, "run 9: the first report's comment is untouched")
+
+    hostile_runs(c, tmp, stub, runner, binary)
 
     # ---- 6. the installer: the release binary, its sha256, the fallback.
     target = host_target()
     if target is None:
         print(f"skipping the installer runs: no release target for {platform.system()} {platform.machine()}", file=sys.stderr)
         return
-    version = module.cargo_version(ROOT / "Cargo.toml")
+    version = install.cargo_version(ROOT / "Cargo.toml")
     tag = f"v{version}"
     dist = tmp / "dist"
     # The archive carries a small stand-in that runs the built binary (a
@@ -945,7 +343,7 @@ def run_all(c: Checks, tmp: Path, stub: Stub, binary: Path) -> None:
     c.check(not cargo_log.exists(), "run 6: cargo not used")
     c.equal(r6.outputs.get("reason"), "no_runtime_change", "run 6: the downloaded binary gives the verdict")
 
-    sha_name = f"{tag}/{module.asset_name(tag, target)}.sha256"
+    sha_name = f"{tag}/{install.asset_name(tag, target)}.sha256"
     good = stub.assets[sha_name]
     stub.assets[sha_name] = ("0" * 64 + "  tampered\n").encode()
     r7 = installer.run(fx.checkout("ws7", fx.base, "refs/remotes/origin/main"), "push", {"after": fx.base}, inputs, no_binary)

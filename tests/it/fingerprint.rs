@@ -415,12 +415,16 @@ fn config_file_settings_and_flags_that_win() {
         ["main.py", "vendor/v.py"]
     );
 
+    // The settings are the revision's own: an uncommitted edit does not
+    // change HEAD's fingerprint, a committed one does.
     repo.write("fpcheck.toml", "[runtime]\nrot = \"app\"\n");
+    assert_eq!(repo.fpcheck(&["fingerprint"]).code, 0);
+    repo.commit("typo");
     let run = repo.fpcheck(&["fingerprint"]);
     assert_eq!(run.code, 2);
     assert!(
         run.stderr
-            .contains("fpcheck.toml is not a valid fpcheck config")
+            .contains("fpcheck.toml at HEAD is not a valid fpcheck config: line 2, column 1:")
             && run.stderr.contains("rot"),
         "{}",
         run.stderr

@@ -598,11 +598,13 @@ fn version_file_from_the_flag_or_the_config() {
         (&json!("src/version.json"), &json!("flag"), &json!(false))
     );
     assert_eq!(j["patch"]["version"], "1.1.0");
-    // The config: a file the gate does not read, which it says.
+    // The config (committed at the `to` end): a file the gate does not
+    // read, which it says.
     repo.write(
         "fpcheck.toml",
         "[runtime]\nversion_file = \"meta/release.json\"\n",
     );
+    repo.commit("config");
     let j = patch_json(&repo, "v1.0.0..", &["--write"]);
     assert_eq!(j["version_file_source"], "config");
     assert_eq!(j["written"], true);

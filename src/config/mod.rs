@@ -16,13 +16,25 @@
 //! root = "worker/src"
 //! exclude = ["tests"]
 //! ```
+//!
+//! Each end of a comparison is fingerprinted with the settings committed at
+//! that end ([`at_revision`]; the working tree's own file for the working
+//! tree), as that release's gate computes it: a pull request cannot choose
+//! the settings its base is judged by. Flags and `--config FILE` apply to
+//! both ends. The file is never read through a symbolic link, and an error
+//! never quotes its text (see docs/security.md).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::safe_io::{self, Links, ReadError};
 use crate::select::Rules;
+
+mod ends;
+
+pub use ends::{at_revision, differences, ConfigChoice, EndSettings, Request};
 
 /// The file name looked up at the top of the repository.
 pub const FILE_NAME: &str = "fpcheck.toml";
@@ -58,20 +70,21 @@ pub struct ConfigFile {
 /// A bad configuration: the message names the file or flag and what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    /// The file cannot be read.
-    #[error("cannot read {path}: {source}")]
+    /// The file cannot be read (a link, a FIFO, too large, unreadable).
+    #[error("cannot read the config {path}: {why}")]
     Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// The file, as the user knows it.
+        path: String,
+        /// Why, without any of the file's bytes.
+        why: String,
     },
     /// The file is not valid TOML or has unknown keys.
     #[error("{path} is not a valid fpcheck config: {message}")]
     Parse {
-        /// The file.
-        path: PathBuf,
-        /// toml's message, with line and column.
+        /// The file, as the user knows it.
+        path: String,
+        /// Where and what: line, column and toml's message (never the
+        /// offending line itself).
         message: String,
     },
     /// Anything else, already a full sentence.
@@ -117,37 +130,59 @@ pub struct Overrides {
 }
 
 impl ConfigFile {
-    /// Reads and parses `path`.
+    /// Reads and parses `path`. A symbolic link is refused, never followed:
+    /// a repository could point its config at `/proc/self/environ` and have
+    /// an error message print it.
     pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.to_path_buf(),
-            source,
+        Self::load_optional(path)?.ok_or_else(|| ConfigError::Read {
+            path: path.display().to_string(),
+            why: ReadError::Missing.to_string(),
+        })
+    }
+
+    /// [`ConfigFile::load`], `None` when nothing is at `path`.
+    fn load_optional(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {
+        let shown = path.display().to_string();
+        let bytes = match safe_io::read_regular(path, Links::Refuse, safe_io::JSON_LIMIT) {
+            Ok(bytes) => bytes,
+            Err(ReadError::Missing) => return Ok(None),
+            Err(e) => return Err(unreadable_error(&shown, &e)),
+        };
+        Self::parse_bytes(&bytes, &shown).map(Some)
+    }
+
+    /// Parses the bytes of a config; `shown` names it in errors.
+    pub fn parse_bytes(bytes: &[u8], shown: &str) -> Result<ConfigFile, ConfigError> {
+        let text = std::str::from_utf8(bytes).map_err(|e| ConfigError::Parse {
+            path: crate::term::escape(shown).into_owned(),
+            message: format!(
+                "byte {} is not UTF-8: save the file as UTF-8 text",
+                e.valid_up_to() + 1
+            ),
         })?;
-        Self::parse(&text, path)
+        Self::parse(text, Path::new(shown))
     }
 
     /// Parses `text`; `path` names it in errors.
     pub fn parse(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
+        let shown = crate::term::escape(&path.display().to_string()).into_owned();
         let file: ConfigFile = toml::from_str(text).map_err(|e| ConfigError::Parse {
-            path: path.to_path_buf(),
-            message: e.to_string().trim_end().replace('\n', " "),
+            path: shown.clone(),
+            message: parse_message(text, &e),
         })?;
         if file.runtime.is_some() && !file.runtimes.is_empty() {
             return Err(ConfigError::Invalid(format!(
-                "{}: use either [runtime] or [runtimes.NAME] tables, not both",
-                path.display()
+                "{shown}: use either [runtime] or [runtimes.NAME] tables, not both"
             )));
         }
         Ok(file)
     }
 
-    /// Reads `fpcheck.toml` in `dir` when it exists.
+    /// Reads `fpcheck.toml` in `dir` (a working tree's top) when it exists,
+    /// without following a link.
     pub fn find_in(dir: &Path) -> Result<Option<(PathBuf, ConfigFile)>, ConfigError> {
         let path = dir.join(FILE_NAME);
-        if !path.is_file() {
-            return Ok(None);
-        }
-        Ok(Some((path.clone(), Self::load(&path)?)))
+        Ok(Self::load_optional(&path)?.map(|file| (path, file)))
     }
 
     /// The runtime chosen by `--runtime`, or the only one declared.
@@ -192,6 +227,38 @@ impl ConfigFile {
                 ))),
             },
         }
+    }
+}
+
+/// toml's message with the line and column, but never its excerpt of the
+/// text: only the config's own words may reach a log, and even those are
+/// escaped.
+fn parse_message(text: &str, e: &toml::de::Error) -> String {
+    let what = crate::term::escape(e.message().trim_end()).replace('\n', " ");
+    match e.span() {
+        Some(span) => {
+            let before = &text.as_bytes()[..span.start.min(text.len())];
+            let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+            let column = before.len()
+                - before
+                    .iter()
+                    .rposition(|b| *b == b'\n')
+                    .map_or(0, |i| i + 1)
+                + 1;
+            format!("line {line}, column {column}: {what}")
+        }
+        None => what,
+    }
+}
+
+fn unreadable_error(shown: &str, e: &ReadError) -> ConfigError {
+    let why = match e {
+        ReadError::Link => "it is a symbolic link, which fpcheck never follows for its config: replace it with the file itself".to_string(),
+        other => other.to_string(),
+    };
+    ConfigError::Read {
+        path: crate::term::escape(shown).into_owned(),
+        why,
     }
 }
 
@@ -358,6 +425,25 @@ mod tests {
         let mut f = flags();
         f.root = Some("pkg/src".into());
         assert_eq!(resolve(None, &f).unwrap().root, "pkg/src");
+    }
+
+    #[test]
+    fn a_parse_error_gives_the_place_never_the_line() {
+        let text = "[runtime]\nroot = \"src\"\nTOKEN hunter2\n";
+        let err = ConfigFile::parse(text, Path::new("fpcheck.toml"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "fpcheck.toml is not a valid fpcheck config: line 3, column 7: expected `.`, `=`"
+        );
+        let err = ConfigFile::parse_bytes(b"[runtime]\nroot = \"\xff\"\n", "c.toml")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "c.toml is not a valid fpcheck config: byte 19 is not UTF-8: save the file as UTF-8 text"
+        );
     }
 
     #[test]

@@ -1,0 +1,262 @@
+"""The comparison (`check`): the checkout and the settings, the two ends,
+one fpcheck run for the three reports, the outputs, summary and
+annotations."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .fetch import HEX40, Repo, Rev
+from .workflow import Fail, bool_input, command, env, group, load_event, log, log_untrusted, pull_request, set_output, temp_root
+
+# GitHub's limits: 1 MiB for one step's summary, 65,536 characters for a
+# comment body. Both are kept with a margin for the footer.
+SUMMARY_LIMIT_BYTES = 1_000_000
+COMMENT_LIMIT_BYTES = 65_000
+# A full commit id, SHA-1 or SHA-256: the only form fpcheck is given.
+OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def inside(path: Path, top: Path) -> bool:
+    return path == top or top in path.parents
+
+
+def checkout_path(workspace: Path, given: str) -> Path:
+    """The checkout the `path` input names, which must stay inside the
+    workspace: the action fetches into it and fpcheck writes its cache in
+    its git directory, so `../other`, an absolute path elsewhere or a link
+    pointing out would make them write into some other repository."""
+    ws = workspace.resolve()
+    repo = (ws / (given or ".")).resolve()
+    if not inside(repo, ws):
+        raise Fail(
+            f"input `path`: `{given}` leads to {repo}, outside the workspace {ws}: the action fetches into "
+            "the checkout and fpcheck writes its cache there, so name a directory inside GITHUB_WORKSPACE "
+            "(actions/checkout's `path`)",
+            2,
+        )
+    if not repo.is_dir():
+        raise Fail(f"input `path`: {repo} is not a directory (check actions/checkout's `path`)", 2)
+    return repo
+
+
+def repository_top(repo: Repo, workspace: Path) -> Path:
+    """The top of the repository around the checkout; like the checkout, it
+    must be inside the workspace (a plain directory in the workspace would
+    otherwise lead git and fpcheck to a repository above it)."""
+    out = repo.git("rev-parse", "--show-toplevel", check=False)
+    if out.returncode != 0 or not out.stdout.strip():
+        raise Fail(f"input `path`: {repo.path} is not a git checkout: check the repository out first (actions/checkout)", 4)
+    top = Path(out.stdout.strip()).resolve()
+    if not inside(top, workspace.resolve()):
+        raise Fail(
+            f"input `path`: {repo.path} belongs to the repository at {top}, outside the workspace: "
+            "check the repository out inside GITHUB_WORKSPACE",
+            2,
+        )
+    return top
+
+
+def config_outside(top: Path, base: Path, given: str) -> Path:
+    """The `config` input, as an absolute path outside the checkout. A config
+    file in the checkout is the pull request's own file; fpcheck would apply
+    it to both ends, the base included, so a pull request could exclude its
+    own changes. Without `config`, fpcheck reads each end's fpcheck.toml
+    from that end's commit."""
+    named = base / given
+    for candidate in (Path(os.path.normpath(named)), named.resolve()):
+        if inside(candidate, top):
+            raise Fail(
+                f"input `config`: `{given}` is inside the checkout ({candidate}), i.e. the pull request's own "
+                "file, and would decide the settings of the base side too: leave `config` empty (fpcheck reads "
+                "each end's fpcheck.toml from that end's commit), or name a file outside the checkout that the "
+                "workflow controls",
+                2,
+            )
+    real = named.resolve()
+    if not real.is_file():
+        raise Fail(f"input `config`: {real} is not a file", 2)
+    return real
+
+
+def settings_flags(top: Path, base: Path) -> list[str]:
+    """fpcheck's settings flags from the inputs, in the `--flag=value` form
+    (a value starting with `-` stays a value)."""
+    args = []
+    for flag, name in (("--root", "INPUT_ROOT"), ("--runtime", "INPUT_RUNTIME")):
+        value = env(name)
+        if value:
+            args.append(f"{flag}={value}")
+    config = env("INPUT_CONFIG")
+    if config:
+        args.append(f"--config={config_outside(top, base, config)}")
+    return args
+
+
+@dataclass
+class Fpcheck:
+    """One comparison: the binary, the repository, the settings flags and the
+    two ends, which fpcheck is given as commit ids only."""
+
+    binary: str
+    repo: Path
+    settings: list[str]
+    frm: Rev
+    to: Rev
+
+    def command(self, extra: list[str]) -> list[str]:
+        """Options first, then `--`, then FROM..TO as two full commit ids. Never
+        a name as a revision: a tag called `--root=x` would be read as an
+        option, one called `HEAD` as the checkout's HEAD. The names only
+        label the ends in the report (`--from-name=NAME`, a value)."""
+        for rev in (self.frm, self.to):
+            if not OBJECT_ID.fullmatch(rev.sha):
+                raise Fail(f"{rev.name} did not resolve to a commit id ({rev.sha!r})", 4)
+        names = [f"--from-name={self.frm.name}", f"--to-name={self.to.name}"]
+        return [self.binary, f"--repo={self.repo}", *self.settings, *names, *extra, "--", f"{self.frm.sha}..{self.to.sha}"]
+
+    def run(self, extra: list[str]) -> None:
+        out = subprocess.run(
+            self.command(extra), cwd=self.repo, capture_output=True, text=True, encoding="utf-8", errors="replace"
+        )
+        log_untrusted(out.stderr)
+        if out.returncode != 0:
+            meaning = {
+                2: "usage error (check the inputs and the config)",
+                4: "input error (a revision or objects are missing)",
+                5: "output error",
+            }.get(out.returncode, "error")
+            raise Fail(f"fpcheck failed with exit {out.returncode}, {meaning}: {error_line(out.stderr)}", out.returncode)
+
+
+def error_line(stderr: str) -> str:
+    """The line that says what went wrong: the last `error:` line (fpcheck's
+    own, or clap's, which ends with usage lines and "For more information,
+    try '--help'."), else the last line."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for line in reversed(lines):
+        if line.startswith(("fpcheck: error:", "error:")):
+            return line
+    return lines[-1] if lines else "(no message)"
+
+
+def report_flags(max_files: int, json_path: Path, summary_path: Path, comment_path: Path) -> list[str]:
+    """One fpcheck run writes the three reports: the JSON, the Markdown for the
+    step summary and the one for the comment, each within GitHub's limit
+    (fpcheck leaves out whole rows and says how many; a limit in bytes bounds
+    the characters too)."""
+    return [
+        "--format=json",
+        f"--output={json_path}",
+        f"--max-files={max_files}",
+        f"--report=markdown:{SUMMARY_LIMIT_BYTES}={summary_path}",
+        f"--report=markdown:{COMMENT_LIMIT_BYTES}={comment_path}",
+    ]
+
+
+def max_files_input() -> int:
+    raw = env("INPUT_MAX_FILES") or "50"
+    if not raw.isdigit() or int(raw) < 1:
+        raise Fail(f"input `max-files` must be a positive number, not `{raw}`", 2)
+    return int(raw)
+
+
+def choose_ends(repo: Repo, pr: dict | None) -> tuple[Rev, Rev]:
+    """The two releases, resolved to commits and fetched: the inputs, else
+    the pull request's head (outside pull requests, the triggering commit)
+    and the release before it, by fpcheck's own rule."""
+    to_input, from_input = env("INPUT_TO"), env("INPUT_FROM")
+    pattern, exclude = env("INPUT_TAG_PATTERN") or "*", env("INPUT_TAG_EXCLUDE")
+    if to_input:
+        to = repo.resolve(to_input, "to")
+    elif pr:
+        head = str(pr["head"].get("sha", ""))
+        if not HEX40.fullmatch(head):
+            raise Fail("the pull_request event has no head sha")
+        if not from_input:
+            # The head's history and the tags first: in a shallow checkout
+            # of the merge commit that brings the head commit too.
+            repo.fetch_history(head, f"the pull request's head ({head[:12]})")
+        to = repo.resolve(head, "the pull request's head")
+    else:
+        to = repo.resolve(env("GITHUB_SHA") or "HEAD", "to")
+    frm = repo.resolve(from_input, "from") if from_input else repo.release_before(to, pattern, exclude)
+    repo.ensure_trees([frm, to])
+    if to.name == to.sha:
+        # A bare commit id reads better shortened in the outputs.
+        to = Rev(to.sha[:12], to.sha)
+    return frm, to
+
+
+def step_outputs(report: dict, frm: Rev, to: Rev, paths: dict[str, Path]) -> dict[str, str]:
+    """The step's outputs: the verdict from the JSON report, the ends as the
+    action resolved them, the report files."""
+    sides = {end: report.get(end) if isinstance(report.get(end), dict) else {} for end in ("from", "to")}
+    runtime = (report.get("changes") or {}).get("runtime") or []
+    return {
+        "restart-required": "true" if report.get("restart_required") else "false",
+        "reason": str(report.get("reason", "")),
+        "summary": str(report.get("summary", "")),
+        "from-ref": frm.name,
+        "to-ref": to.name,
+        "from-commit": frm.sha,
+        "to-commit": to.sha,
+        "from-version": str(sides["from"].get("version") or ""),
+        "to-version": str(sides["to"].get("version") or ""),
+        "from-fingerprint": str(sides["from"].get("fingerprint") or ""),
+        "to-fingerprint": str(sides["to"].get("fingerprint") or ""),
+        "changed-runtime-files": json.dumps([c.get("path", "") for c in runtime], ensure_ascii=False),
+        "report-json": str(paths["json"]),
+        "report-markdown": str(paths["summary"]),
+        "comment-body": str(paths["comment"]),
+    }
+
+
+def append_summary(markdown: str) -> None:
+    summary_file = env("GITHUB_STEP_SUMMARY")
+    if summary_file:
+        with open(summary_file, "a", encoding="utf-8") as f:
+            f.write(markdown.rstrip("\n") + "\n")
+
+
+def annotate(report: dict) -> None:
+    """A ::warning:: per report warning (settings_changed included) and a
+    ::notice:: with the verdict."""
+    for w in report.get("warnings", []):
+        command("warning", str(w.get("message", "")), title=f"fpcheck: {w.get('code', 'warning')}")
+    verdict = "restart required" if report.get("restart_required") else "no restart"
+    command("notice", str(report.get("summary", "")), title=f"fpcheck: {verdict}")
+
+
+def cmd_check() -> int:
+    binary = env("FPCHECK_BIN") or env("FPCHECK_BINARY") or shutil.which("fpcheck") or ""
+    if not binary:
+        raise Fail("no fpcheck binary: the install step did not run")
+    max_files = max_files_input()
+    workspace = Path(env("GITHUB_WORKSPACE") or os.getcwd())
+    repo_path = checkout_path(workspace, env("INPUT_PATH") or ".")
+    repo = Repo(repo_path, bool_input("INPUT_FETCH", True))
+    settings = settings_flags(repository_top(repo, workspace), repo_path)
+    with group("fpcheck: the two releases"):
+        frm, to = choose_ends(repo, pull_request(load_event()))
+        log_untrusted(f"from: {frm.name} ({frm.sha})\nto:   {to.name} ({to.sha})")
+        log("fetched: " + ("; ".join(repo.fetched) if repo.fetched else "nothing, the checkout had it all"))
+
+    out_dir = Path(tempfile.mkdtemp(prefix="fpcheck-report-", dir=temp_root()))
+    paths = {name: out_dir / f"{name}.{ext}" for name, ext in (("json", "json"), ("summary", "md"), ("comment", "md"))}
+    Fpcheck(binary, repo_path, settings, frm, to).run(
+        report_flags(max_files, paths["json"], paths["summary"], paths["comment"])
+    )
+    report = json.loads(paths["json"].read_text(encoding="utf-8"))
+    append_summary(paths["summary"].read_text(encoding="utf-8"))
+    for name, value in step_outputs(report, frm, to, paths).items():
+        set_output(name, value)
+    annotate(report)
+    return 0

@@ -1,0 +1,84 @@
+//! `--report FORMAT[:MAX_BYTES]=FILE`: more reports from the same run (the
+//! GitHub Action writes the JSON, the job summary and the comment at once,
+//! each within its own size limit).
+
+use std::path::PathBuf;
+
+use fpcheck::range::Analysis;
+use fpcheck::report::{self, Format, RenderOptions};
+
+use super::{emit, Failure};
+
+/// One extra report: its format, its size limit, its file.
+#[derive(Clone, Debug)]
+pub struct ReportOut {
+    format: Format,
+    max_bytes: Option<usize>,
+    path: PathBuf,
+}
+
+const FORM: &str =
+    "write FORMAT[:MAX_BYTES]=FILE, e.g. json=report.json or markdown:65000=comment.md";
+
+/// Parses `FORMAT[:MAX_BYTES]=FILE` (clap's value parser).
+pub fn parse(text: &str) -> Result<ReportOut, String> {
+    let (head, path) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}`: {FORM}"))?;
+    if path.is_empty() {
+        return Err(format!("`{text}` names no file: {FORM}"));
+    }
+    let (name, max_bytes) = match head.split_once(':') {
+        Some((name, limit)) => match limit.parse::<usize>() {
+            Ok(n) if n > 0 => (name, Some(n)),
+            _ => return Err(format!("`{limit}` is not a size in bytes: {FORM}")),
+        },
+        None => (head, None),
+    };
+    let format = match name {
+        "json" => Format::Json,
+        "markdown" => Format::Markdown,
+        "table" => Format::Table,
+        other => {
+            return Err(format!(
+                "unknown format `{other}` (json, markdown or table): {FORM}"
+            ))
+        }
+    };
+    Ok(ReportOut {
+        format,
+        max_bytes,
+        path: PathBuf::from(path),
+    })
+}
+
+/// Renders every extra report (no colour, 80 columns: they go to files).
+pub fn render_all(
+    analysis: &Analysis,
+    outs: &[ReportOut],
+    opts: &RenderOptions,
+) -> Result<Vec<(PathBuf, String)>, Failure> {
+    let opts = RenderOptions {
+        color: false,
+        width: 80,
+        ..opts.clone()
+    };
+    outs.iter()
+        .map(|out| {
+            let text = match out.max_bytes {
+                Some(limit) => report::render_within(analysis, out.format, &opts, limit),
+                None => report::render(analysis, out.format, &opts),
+            }
+            .map_err(|e| Failure::usage(format!("--report {}: {}", out.path.display(), e.0)))?;
+            Ok((out.path.clone(), text))
+        })
+        .collect()
+}
+
+/// Writes the rendered reports, each atomically.
+pub fn write_all(rendered: &[(PathBuf, String)]) -> Result<(), Failure> {
+    for (path, text) in rendered {
+        emit(text, Some(path))?;
+    }
+    Ok(())
+}

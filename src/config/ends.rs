@@ -1,0 +1,243 @@
+//! Settings per end of a comparison: the `fpcheck.toml` committed at a
+//! revision (read through git objects, never through a link), the working
+//! tree's own file, or one `--config` file for both; flags over all.
+
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+
+use super::{resolve, ConfigError, ConfigFile, Overrides, Runtime, FILE_NAME};
+use crate::safe_io::{self, ReadError};
+
+/// The `fpcheck.toml` committed at the top of `tree` (a commit's tree),
+/// `None` when there is none. `name` names the revision in messages. A link
+/// or a directory in its place is an error, as is a file over the size cap.
+pub fn at_revision(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    name: &str,
+) -> Result<Option<ConfigFile>, ConfigError> {
+    let shown = format!("{FILE_NAME} at {name}");
+    let fail = |why: String| ConfigError::Read {
+        path: crate::term::escape(&shown).into_owned(),
+        why,
+    };
+    let tree = repo
+        .find_tree(tree)
+        .map_err(|e| fail(format!("cannot read the tree: {e}")))?;
+    let Some(entry) = tree.find_entry(FILE_NAME) else {
+        return Ok(None);
+    };
+    let id = entry.object_id();
+    match entry.mode().kind() {
+        gix::objs::tree::EntryKind::Blob | gix::objs::tree::EntryKind::BlobExecutable => {}
+        gix::objs::tree::EntryKind::Link => {
+            return Err(fail(
+                "it is a symbolic link, which fpcheck never follows for its config: commit the file itself".into(),
+            ))
+        }
+        _ => return Err(fail("it is not a file".into())),
+    }
+    let header = repo
+        .find_header(id)
+        .map_err(|e| fail(format!("cannot read its blob {id}: {e}")))?;
+    if header.size() > safe_io::JSON_LIMIT {
+        return Err(fail(
+            ReadError::TooLarge {
+                limit: safe_io::JSON_LIMIT,
+            }
+            .to_string(),
+        ));
+    }
+    let blob = repo
+        .find_blob(id)
+        .map_err(|e| fail(format!("cannot read its blob {id}: {e}")))?;
+    ConfigFile::parse_bytes(&blob.data, &shown).map(Some)
+}
+
+/// Where each end's settings come from.
+#[derive(Clone, Debug)]
+pub enum ConfigChoice {
+    /// Each end's own `fpcheck.toml`: committed at a revision, the working
+    /// tree's file for the working tree.
+    Committed,
+    /// One file for both ends (`--config FILE`).
+    File {
+        /// The file, for messages.
+        path: PathBuf,
+        /// Its contents.
+        file: ConfigFile,
+    },
+    /// No file at all: defaults and flags (a directory outside a repository).
+    None,
+}
+
+/// What the user asked for: where the config comes from, and the flags
+/// that override it at both ends.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// The config's origin.
+    pub choice: ConfigChoice,
+    /// The flags.
+    pub flags: Overrides,
+}
+
+/// One end's settings and where they came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EndSettings {
+    /// The resolved settings.
+    pub runtime: Runtime,
+    /// Where the file came from (`fpcheck.toml at v1.2.0`, `--config x.toml`)
+    /// or `None` when no file applies.
+    pub file: Option<String>,
+}
+
+impl Request {
+    /// Settings from flags only (no file).
+    pub fn flags_only(flags: Overrides) -> Self {
+        Request {
+            choice: ConfigChoice::None,
+            flags,
+        }
+    }
+
+    /// The settings of the revision whose tree is `tree` (`name` in messages).
+    pub fn at_revision(
+        &self,
+        repo: &gix::Repository,
+        tree: ObjectId,
+        name: &str,
+    ) -> Result<EndSettings, ConfigError> {
+        match &self.choice {
+            ConfigChoice::Committed => {
+                let file = at_revision(repo, tree, name)?;
+                let shown = format!("{FILE_NAME} at {name}");
+                self.resolve_end(file.as_ref(), &shown)
+            }
+            _ => self.shared(),
+        }
+    }
+
+    /// The settings of the working tree whose top is `top`.
+    pub fn at_worktree(&self, top: &Path) -> Result<EndSettings, ConfigError> {
+        match &self.choice {
+            ConfigChoice::Committed => {
+                let file = ConfigFile::find_in(top)?.map(|(_, f)| f);
+                self.resolve_end(file.as_ref(), &format!("{FILE_NAME} in the working tree"))
+            }
+            _ => self.shared(),
+        }
+    }
+
+    /// The settings when one file (or none) applies everywhere.
+    pub fn shared(&self) -> Result<EndSettings, ConfigError> {
+        match &self.choice {
+            ConfigChoice::File { path, file } => {
+                self.resolve_end(Some(file), &format!("--config {}", path.display()))
+            }
+            _ => Ok(EndSettings {
+                runtime: resolve(None, &self.flags)?,
+                file: None,
+            }),
+        }
+    }
+
+    fn resolve_end(
+        &self,
+        file: Option<&ConfigFile>,
+        shown: &str,
+    ) -> Result<EndSettings, ConfigError> {
+        let runtime = resolve(file, &self.flags).map_err(|e| match e {
+            ConfigError::Invalid(m) if file.is_some() => {
+                ConfigError::Invalid(format!("{}: {m}", crate::term::escape(shown)))
+            }
+            other => other,
+        })?;
+        Ok(EndSettings {
+            runtime,
+            file: file.map(|_| shown.to_string()),
+        })
+    }
+}
+
+/// What differs between two ends' settings, as `key: old → new` clauses;
+/// empty when the fingerprints were computed alike.
+pub fn differences(from: &Runtime, to: &Runtime) -> Vec<String> {
+    let list = |v: &[String]| format!("[{}]", v.join(", "));
+    let root = |r: &str| {
+        if r.is_empty() {
+            ".".to_string()
+        } else {
+            r.to_string()
+        }
+    };
+    let mut out = Vec::new();
+    if from.root != to.root {
+        out.push(format!("root {} → {}", root(&from.root), root(&to.root)));
+    }
+    if from.rules.extensions != to.rules.extensions {
+        out.push(format!(
+            "extensions {} → {}",
+            list(&from.rules.extensions),
+            list(&to.rules.extensions)
+        ));
+    }
+    if from.rules.exclude != to.rules.exclude {
+        out.push(format!(
+            "exclude {} → {}",
+            list(&from.rules.exclude),
+            list(&to.rules.exclude)
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn differences_name_each_key_that_moved() {
+        let from = Runtime::default();
+        let mut to = Runtime::default();
+        assert!(differences(&from, &to).is_empty());
+        to.root = String::new();
+        to.rules.exclude = vec!["app.py".into()];
+        to.version_file = Some("v.json".into()); // not a fingerprint setting
+        assert_eq!(
+            differences(&from, &to),
+            [
+                "root src → .".to_string(),
+                "exclude [scripts, tests, migrations, crons, __pycache__, node_modules, .git, versions] → [app.py]".to_string()
+            ]
+        );
+    }
+
+    #[test]
+    fn flags_apply_to_both_ends_and_name_the_file_in_errors() {
+        let file = ConfigFile::parse(
+            "[runtimes.a]\nroot = \"a\"\n[runtimes.b]\nroot = \"b\"\n",
+            Path::new("x.toml"),
+        )
+        .unwrap();
+        let request = Request {
+            choice: ConfigChoice::File {
+                path: PathBuf::from("x.toml"),
+                file,
+            },
+            flags: Overrides::default(),
+        };
+        let err = request.shared().unwrap_err().to_string();
+        assert!(
+            err.starts_with("--config x.toml: the config declares several runtimes (a, b)"),
+            "{err}"
+        );
+        let mut request = request;
+        request.flags.runtime = Some("b".into());
+        let end = request.shared().unwrap();
+        assert_eq!(
+            (end.runtime.root.as_str(), end.file.as_deref()),
+            ("b", Some("--config x.toml"))
+        );
+    }
+}

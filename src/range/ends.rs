@@ -1,0 +1,214 @@
+//! Reading one end of a range: a revision's tree or the working tree,
+//! fingerprinted (through the cache when it can be), with its release
+//! metadata and the blob ids that pair its files with the other end's.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use gix::ObjectId;
+
+use super::{RangeError, WORKTREE};
+use crate::cache::FingerprintCache;
+use crate::config::Runtime;
+use crate::fingerprint::{self, Fingerprint};
+use crate::release::{self, Release};
+use crate::select::{Rules, Selection};
+use crate::side::Side;
+use crate::source::git::repo_display;
+use crate::source::{GitSource, Node, RootState, Source, SourceError, WorktreeSource};
+
+/// Everything read of one end.
+pub(super) struct Read {
+    pub(super) side: Side,
+    pub(super) release: Release,
+    pub(super) fp: Fingerprint,
+    /// Path below the root → blob id, for pairing changes.
+    pub(super) ids: BTreeMap<String, ObjectId>,
+    pub(super) root_tree: Option<ObjectId>,
+}
+
+/// Both fingerprints, each end with its own rules; when the selections
+/// (paths and blob ids) are equal the bytes are equal, so they are read and
+/// hashed once for both ends. A cached fingerprint (tree objects only) lets
+/// an unchanged selection be answered without reading a single blob.
+pub(super) fn fingerprint_pair(
+    (from_src, from_sel, from_rules): (&GitSource, Selection, &Rules),
+    (to_src, to_sel, to_rules): (&GitSource, Selection, &Rules),
+    cache: &mut FingerprintCache,
+) -> Result<(Fingerprint, Fingerprint), SourceError> {
+    // Equal files are not enough: a problem (a broken link, a directory
+    // named like a module) makes one side unavailable with the same files.
+    if from_sel.is_available() && to_sel.is_available() && from_sel.identity() == to_sel.identity()
+    {
+        let from_fp = cached_or_hashed(from_src, from_sel, from_rules, cache)?;
+        let mut to_fp = from_fp.clone();
+        to_fp.warnings = to_src.warnings(&to_fp.selection.files)?;
+        return Ok((from_fp, to_fp));
+    }
+    Ok((
+        cached_or_hashed(from_src, from_sel, from_rules, cache)?,
+        cached_or_hashed(to_src, to_sel, to_rules, cache)?,
+    ))
+}
+
+pub(super) fn cached_or_hashed(
+    src: &GitSource,
+    selection: Selection,
+    rules: &Rules,
+    cache: &mut FingerprintCache,
+) -> Result<Fingerprint, SourceError> {
+    let key = selection
+        .is_available()
+        .then(|| FingerprintCache::key(&selection))
+        .flatten();
+    if let Some(digest) = key.as_deref().and_then(|k| cache.get(k)) {
+        let digest = digest.to_string();
+        let warnings = src.warnings(&selection.files)?;
+        return Ok(Fingerprint {
+            digest: Some(digest),
+            selection,
+            unavailable_reason: None,
+            warnings,
+        });
+    }
+    let fp = fingerprint::from_selection(src, rules, selection)?;
+    if let (Some(k), Some(d)) = (key, &fp.digest) {
+        cache.put(k, d.clone());
+    }
+    Ok(fp)
+}
+
+pub(super) fn read_git(src: &GitSource, fp: Fingerprint) -> Result<Read, SourceError> {
+    let release = release::read(src)?;
+    let rev = src.revision();
+    let ids = fp
+        .selection
+        .files
+        .iter()
+        .filter_map(|f| f.content.object_id().map(|id| (f.path.clone(), id)))
+        .collect();
+    let root_tree = match src.root()? {
+        RootState::Dir(Node::Object(id)) => Some(id),
+        _ => None,
+    };
+    Ok(Read {
+        side: Side::new(
+            rev.spec.clone(),
+            rev.commit.map(|c| c.to_string()),
+            false,
+            &release,
+            &fp,
+        ),
+        release,
+        fp,
+        ids,
+        root_tree,
+    })
+}
+
+/// The working tree's end: its files read as its commit would hold them
+/// (links resolved inside the repository, see [`WorktreeSource`]).
+pub(super) fn read_worktree(
+    repo: &gix::Repository,
+    src: &WorktreeSource,
+    rules: &Rules,
+) -> Result<Read, SourceError> {
+    let fp = fingerprint::compute(src, rules)?;
+    let release = release::read(src)?;
+    // Blob ids of the working tree's runtime files pair them with the tree's.
+    let mut ids = BTreeMap::new();
+    for f in &fp.selection.files {
+        let mut bytes = Vec::new();
+        src.read(&f.path, &f.content, &mut |b| bytes.extend_from_slice(b))?;
+        let id = gix::objs::compute_hash(repo.object_hash(), gix::object::Kind::Blob, &bytes)
+            .map_err(|e| SourceError::Repository(format!("cannot hash {}: {e}", f.path)))?;
+        ids.insert(f.path.clone(), id);
+    }
+    Ok(Read {
+        side: Side::new(WORKTREE.into(), None, true, &release, &fp),
+        release,
+        fp,
+        ids,
+        root_tree: None,
+    })
+}
+
+/// The top of the working tree, for `--worktree`.
+pub(super) fn workdir(repo: &gix::Repository) -> Result<PathBuf, SourceError> {
+    repo.workdir()
+        .map(std::path::Path::to_path_buf)
+        .ok_or_else(|| {
+            SourceError::Repository(format!(
+                "{} is a bare repository: it has no working tree for --worktree",
+                repo_display(repo)
+            ))
+        })
+}
+
+/// A runtime root that exists at neither end is a typo (`--root scr`), not a
+/// release whose fingerprint is unavailable: say so and list what exists.
+/// A root missing at one end only is a real release (docs/spec.md: the
+/// fingerprint is unavailable), so it passes.
+pub(super) fn check_roots(
+    from: &dyn Source,
+    to: &dyn Source,
+    from_rt: &Runtime,
+    to_rt: &Runtime,
+    top_dirs: impl FnOnce() -> Vec<String>,
+) -> Result<(), RangeError> {
+    let missing = |s: &dyn Source| matches!(s.root(), Ok(RootState::Missing));
+    if !(missing(from) && missing(to)) {
+        return Ok(());
+    }
+    let shown = |r: &Runtime| {
+        crate::term::escape(if r.root.is_empty() { "." } else { &r.root }).into_owned()
+    };
+    let root = if from_rt.root == to_rt.root {
+        format!("`{}`", shown(to_rt))
+    } else {
+        format!("`{}` (from) / `{}` (to)", shown(from_rt), shown(to_rt))
+    };
+    let dirs = top_dirs();
+    let there = if dirs.is_empty() {
+        "the repository's top holds no directory".to_string()
+    } else {
+        let names: Vec<String> = dirs
+            .iter()
+            .map(|d| crate::term::escape(d).into_owned())
+            .collect();
+        format!("directories at the repository's top: {}", names.join(", "))
+    };
+    Err(RangeError::NoRoot(format!(
+        "the runtime root {root} exists at neither end ({there}): pass --root DIR, or set `root` in fpcheck.toml"
+    )))
+}
+
+/// The directories (and links, which may lead to one) at the top of `tree`.
+pub(super) fn top_dirs_at(repo: &gix::Repository, tree: ObjectId) -> Vec<String> {
+    use gix::objs::tree::EntryKind;
+    let Ok(tree) = repo.find_tree(tree) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = tree
+        .iter()
+        .filter_map(Result::ok)
+        .filter(|e| matches!(e.mode().kind(), EntryKind::Tree))
+        .map(|e| e.filename().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+/// The directories at the top of a working tree, `.git` left out.
+pub(super) fn top_dirs_on_disk(top: &std::path::Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(top) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()) && e.file_name() != ".git")
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    out.sort();
+    out
+}

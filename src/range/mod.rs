@@ -1,0 +1,333 @@
+//! `A..B`: will updating from release A to release B force running clients
+//! to restart, and why. Reads both ends from git objects (or the working
+//! tree for B), decides with [`crate::verdict`], and explains with
+//! [`crate::changes`].
+
+//!
+//! Split by concern: [`spec`] parses what the user typed, [`tags`] finds
+//! the default `from`, [`ends`] reads and fingerprints each end (cache
+//! policy and the working tree included), [`wording`] says what it means.
+
+use serde::Serialize;
+
+use crate::cache::FingerprintCache;
+use crate::changes::{self, Changes};
+use crate::config::{self, EndSettings, Runtime};
+use crate::select::select;
+use crate::side::Side;
+use crate::source::{GitSource, Revision, SourceError};
+use crate::verdict::{self, Reason};
+use crate::warning::Warning;
+
+mod ends;
+mod spec;
+mod tags;
+mod wording;
+
+use ends::Read;
+pub use spec::{check_revision, RangeSpec};
+pub use tags::TagFilter;
+
+/// The JSON schema version of [`Analysis`]; bumped on breaking changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The name the working tree goes by in reports.
+pub const WORKTREE: &str = "WORKTREE";
+
+/// Errors that prevent an answer. None of them may read as "no restart".
+#[derive(Debug, thiserror::Error)]
+pub enum RangeError {
+    /// The repository or an object cannot be read.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// The range is not of a form fpcheck reads.
+    #[error("{0}")]
+    BadRange(String),
+    /// No tag to start from.
+    #[error("{0}")]
+    NoTag(String),
+    /// The runtime root exists at neither end: a typo, not a release.
+    #[error("{0}")]
+    NoRoot(String),
+    /// An end's settings cannot be read or resolved.
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
+    /// The tree diff failed.
+    #[error("cannot compare the trees of {from} and {to}: {message}")]
+    Diff {
+        /// One end.
+        from: String,
+        /// The other.
+        to: String,
+        /// gix's message.
+        message: String,
+    },
+}
+
+/// The report context: everything a renderer or a tool needs. `--format
+/// json` prints exactly this; templates receive it as their context.
+#[derive(Clone, Debug, Serialize)]
+pub struct Analysis {
+    /// See [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Running clients are made to restart by the update, by either path.
+    pub restart_required: bool,
+    /// One reason code.
+    pub reason: Reason,
+    /// One sentence for humans.
+    pub summary: String,
+    /// The row of the spec's behaviour matrix this release corresponds to.
+    pub matrix_row: Option<MatrixRow>,
+    /// `from.version != to.version`.
+    pub version_changed: bool,
+    /// The fingerprints differ or either is unavailable.
+    pub code_changed: bool,
+    /// The updater's path: marker or not, and its reason.
+    pub updater: verdict::UpdaterOutcome,
+    /// The running process's own check.
+    pub process_check: verdict::ProcessCheck,
+    /// The older end.
+    pub from: Side,
+    /// The newer end.
+    pub to: Side,
+    /// The settings that produced the `to` fingerprint (each end is
+    /// fingerprinted with its own committed settings, flags applied).
+    pub settings: Settings,
+    /// The settings that produced the `from` fingerprint.
+    pub from_settings: Settings,
+    /// The `to` end's resolved settings, `version_file` included, for
+    /// `patch` (not part of the report).
+    #[serde(skip)]
+    pub runtime: Runtime,
+    /// What changed, sorted into what counts and what does not.
+    pub changes: Changes,
+    /// The restart is required only because of comment, whitespace or
+    /// docstring changes (see [`crate::classify`]); `null` with `--no-classify`.
+    pub avoidable: Option<bool>,
+    /// Things the releaser must see.
+    pub warnings: Vec<Warning>,
+    /// How the range was chosen, when fpcheck chose it.
+    pub notes: Vec<String>,
+}
+
+/// A row of the behaviour matrix (docs/spec.md section 8).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MatrixRow {
+    /// 1 to 8, in the spec's order.
+    pub number: u8,
+    /// The row's "release touches" column.
+    pub touches: &'static str,
+}
+
+/// The settings in a report.
+#[derive(Clone, Debug, Serialize)]
+pub struct Settings {
+    /// The runtime's name in a multi-runtime config.
+    pub runtime: Option<String>,
+    /// The runtime root from the top of the repository.
+    pub root: String,
+    /// Runtime extensions.
+    pub extensions: Vec<String>,
+    /// Excluded names.
+    pub exclude: Vec<String>,
+    /// Where the config came from (`fpcheck.toml at v1.2.0`, `--config
+    /// FILE`), `null` when no file applied (defaults and flags).
+    pub config: Option<String>,
+}
+
+impl Settings {
+    /// The settings of one end, and where its file came from.
+    pub fn of_end(end: &EndSettings) -> Self {
+        Settings {
+            config: end.file.clone(),
+            ..Settings::of(&end.runtime)
+        }
+    }
+
+    /// The settings of `runtime`, the top of the repository shown as `.`.
+    pub fn of(runtime: &Runtime) -> Self {
+        Settings {
+            config: None,
+            runtime: runtime.name.clone(),
+            root: if runtime.root.is_empty() {
+                ".".into()
+            } else {
+                runtime.root.clone()
+            },
+            extensions: runtime.rules.extensions.clone(),
+            exclude: runtime.rules.exclude.clone(),
+        }
+    }
+}
+
+/// The rows of section 8, in order.
+pub const MATRIX: [&str; 8] = [
+    "a real fix in a runtime file",
+    "a new runtime module",
+    "README / blog / docs only",
+    "CHANGELOG only",
+    "a new file under scripts/",
+    "a migration in migrations/",
+    "\"force_restart\": true",
+    "fingerprint cannot be computed",
+];
+
+/// What to analyse, and how.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The ends as given (defaults resolved by [`analyse`]).
+    pub range: RangeSpec,
+    /// The working tree is the `to` end.
+    pub worktree: bool,
+    /// Where each end's settings come from, and the flags over them.
+    pub settings: config::Request,
+    /// Read and write the fingerprint cache in the git directory.
+    pub persistent_cache: bool,
+}
+
+/// Where the `to` end is read from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum ToSide {
+    /// A revision (default HEAD).
+    Rev(String),
+    /// The repository's working tree.
+    Worktree,
+}
+
+/// Resolves the range (defaults included) and analyses it: each end is
+/// fingerprinted with the settings committed at that end.
+pub fn analyse(repo: &gix::Repository, options: &Options) -> Result<Analysis, RangeError> {
+    let spec = &options.range;
+    if options.worktree && spec.to.is_some() {
+        return Err(RangeError::BadRange(
+            "--worktree makes the working tree the `to` end: give only FROM.. (or nothing)".into(),
+        ));
+    }
+    let mut notes = Vec::new();
+    let (from, to_rev) = match (&spec.from, &spec.to) {
+        (Some(f), t) => (f.clone(), t.clone().unwrap_or_else(|| "HEAD".into())),
+        (None, t) => {
+            let to = t.clone().unwrap_or_else(|| "HEAD".into());
+            let (tag, note) = tags::latest_tag(repo, &to, options.worktree, &options.range.tags)?;
+            notes.push(note);
+            (tag, to)
+        }
+    };
+    let to = if options.worktree {
+        ToSide::Worktree
+    } else {
+        ToSide::Rev(to_rev)
+    };
+    let mut cache = if options.persistent_cache {
+        FingerprintCache::open(repo)
+    } else {
+        FingerprintCache::in_memory()
+    };
+    let mut analysis = analyse_with(repo, &from, &to, &options.settings, &mut cache)?;
+    // A cache that cannot be written costs the next run time, nothing else.
+    let _ = cache.save();
+    analysis.notes = notes;
+    Ok(analysis)
+}
+
+fn analyse_with(
+    repo: &gix::Repository,
+    from: &str,
+    to: &ToSide,
+    request: &config::Request,
+    cache: &mut FingerprintCache,
+) -> Result<Analysis, RangeError> {
+    let from_rev = Revision::parse(repo, from)?;
+    let from_end = request.at_revision(repo, from_rev.tree, from)?;
+    let from_rt = &from_end.runtime;
+    let from_src = GitSource::new(repo.clone(), from_rev.clone(), &from_rt.root)?;
+
+    let (from_read, to_read, changes, to_end) = match to {
+        ToSide::Rev(spec) => {
+            let to_rev = Revision::parse(repo, spec)?;
+            let to_end = request.at_revision(repo, to_rev.tree, spec)?;
+            let to_rt = &to_end.runtime;
+            let to_src = GitSource::new(repo.clone(), to_rev.clone(), &to_rt.root)?;
+            ends::check_roots(&from_src, &to_src, from_rt, to_rt, || {
+                ends::top_dirs_at(repo, to_rev.tree)
+            })?;
+            let from_sel = select(&from_src, &from_rt.rules)?;
+            let to_sel = select(&to_src, &to_rt.rules)?;
+            let (from_fp, to_fp) = ends::fingerprint_pair(
+                (&from_src, from_sel, &from_rt.rules),
+                (&to_src, to_sel, &to_rt.rules),
+                cache,
+            )?;
+            let from_read = ends::read_git(&from_src, from_fp)?;
+            let to_read = ends::read_git(&to_src, to_fp)?;
+            // Changes are sorted by the `to` end's settings: what the new
+            // release's gate counts.
+            let mut changes = changes::between_trees(
+                repo,
+                from_rev.tree,
+                to_rev.tree,
+                (from_read.root_tree, to_read.root_tree),
+                &to_rt.root,
+                &to_rt.rules,
+            )
+            .map_err(|e| RangeError::Diff {
+                from: from.to_string(),
+                to: spec.clone(),
+                message: e.to_string(),
+            })?;
+            changes::add_target_changes(&mut changes, &from_read.ids, &to_read.ids, &to_rt.root);
+            (from_read, to_read, changes, to_end)
+        }
+        ToSide::Worktree => {
+            let top = ends::workdir(repo)?;
+            let to_end = request.at_worktree(&top)?;
+            let to_rt = &to_end.runtime;
+            let to_src = crate::source::WorktreeSource::new(&top, &to_rt.root);
+            ends::check_roots(&from_src, &to_src, from_rt, to_rt, || {
+                ends::top_dirs_on_disk(&top)
+            })?;
+            let from_sel = select(&from_src, &from_rt.rules)?;
+            let from_fp = ends::cached_or_hashed(&from_src, from_sel, &from_rt.rules, cache)?;
+            let from_read = ends::read_git(&from_src, from_fp)?;
+            let to_read = ends::read_worktree(repo, &to_src, &to_rt.rules)?;
+            let changes = changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root);
+            (from_read, to_read, changes, to_end)
+        }
+    };
+    Ok(conclude(from_read, to_read, changes, (&from_end, &to_end)))
+}
+
+fn conclude(
+    from: Read,
+    to: Read,
+    changes: Changes,
+    (from_end, to_end): (&EndSettings, &EndSettings),
+) -> Analysis {
+    let decision = verdict::decide(&from.side.facts(), &to.side.facts());
+    let mut warnings = wording::warnings(&from, &to, &decision);
+    warnings.extend(wording::settings_changed(
+        &from.side, &to.side, from_end, to_end,
+    ));
+    let matrix_row = wording::matrix_row(&decision, &changes, &to.side);
+    let summary = wording::summary(&from.side, &to.side, &decision, &changes);
+    Analysis {
+        schema_version: SCHEMA_VERSION,
+        restart_required: decision.restart_required,
+        reason: decision.reason,
+        summary,
+        matrix_row,
+        version_changed: decision.version_changed,
+        code_changed: decision.code_changed,
+        updater: decision.updater,
+        process_check: decision.process_check,
+        from: from.side,
+        to: to.side,
+        settings: Settings::of_end(to_end),
+        from_settings: Settings::of_end(from_end),
+        runtime: to_end.runtime.clone(),
+        changes,
+        avoidable: None,
+        warnings,
+        notes: Vec::new(),
+    }
+}

@@ -1,0 +1,192 @@
+//! The default `from`: the latest release tag reachable from `to`. Which
+//! tags are releases: `--tag-match`, `--tag-exclude`, the globs of `git
+//! describe --match/--exclude` (one rule for the range without FROM and for
+//! the GitHub Action's default `from`).
+
+use std::borrow::Cow;
+
+use gix::bstr::{BStr, ByteSlice};
+use gix::glob::wildmatch;
+use gix::hashtable::HashMap;
+use gix::ObjectId;
+
+use super::RangeError;
+use crate::source::git::repo_display;
+use crate::source::{Revision, SourceError};
+
+/// The latest tag reachable from `to`; when `to` is itself tagged (and the
+/// working tree is not the `to` end), the tag before it, so that "what did
+/// this release do" has an answer.
+pub(super) fn latest_tag(
+    repo: &gix::Repository,
+    to: &str,
+    worktree: bool,
+    tags: &TagFilter,
+) -> Result<(String, String), RangeError> {
+    let start = Revision::parse(repo, to)?.commit.ok_or_else(|| {
+        RangeError::BadRange(format!(
+            "`{to}` is a tree, not a commit: name FROM explicitly"
+        ))
+    })?;
+    let describe = |id: ObjectId| -> Result<Option<(String, u32)>, RangeError> {
+        nearest(repo, id, tags)
+            .map(|found| found.map(|(name, depth)| (unambiguous_tag(repo, name), depth)))
+            .map_err(|e| RangeError::Source(SourceError::Repository(e)))
+    };
+    let no_tag = || {
+        RangeError::NoTag(format!(
+            "no tag{} is reachable from `{to}` in {}, so there is no previous release to compare with: \
+             name the range (e.g. `fpcheck <commit>..{to}`), or tag the last release",
+            tags.describe(),
+            repo_display(repo)
+        ))
+    };
+    let (tag, depth) = describe(start)?.ok_or_else(no_tag)?;
+    if depth > 0 || worktree {
+        let target = if worktree { "the working tree" } else { to };
+        return Ok((tag.clone(), format!("no range given: comparing {tag}, the latest tag reachable from {to}, with {target}")));
+    }
+    let parent = repo
+        .find_commit(start)
+        .ok()
+        .and_then(|c| c.parent_ids().next().map(|p| p.detach()));
+    let Some(parent) = parent else {
+        return Err(RangeError::NoTag(format!(
+            "`{to}` is tagged {tag} and has no parent, so there is no previous release: name the range"
+        )));
+    };
+    let (previous, _) = describe(parent)?.ok_or_else(|| {
+        RangeError::NoTag(format!(
+            "`{to}` is tagged {tag} and no tag comes before it: name the range (e.g. `fpcheck <commit>..{to}`)"
+        ))
+    })?;
+    Ok((
+        previous.clone(),
+        format!("no range given: {to} is tagged {tag}, so comparing the release before it, {previous}, with {to}"),
+    ))
+}
+
+/// The tag's short name when it reads back as that tag, else its full ref
+/// name: a tag called `HEAD`, or named like another commit's id, must not be
+/// taken for that.
+fn unambiguous_tag(repo: &gix::Repository, name: String) -> String {
+    let full = format!("refs/tags/{name}");
+    let id = |spec: &str| repo.rev_parse_single(spec).ok().map(|id| id.detach());
+    if name.starts_with('-') || id(&name) != id(&full) {
+        full
+    } else {
+        name
+    }
+}
+
+/// Which tags are releases: every tag by default; with `include`, those
+/// matching one of its globs; never one matching an `exclude` glob. Globs
+/// match the name without `refs/tags/`, `*` across `/` as in `git describe`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TagFilter {
+    /// Globs a release tag must match one of (none: every tag).
+    pub include: Vec<String>,
+    /// Globs no release tag matches.
+    pub exclude: Vec<String>,
+}
+
+impl TagFilter {
+    /// Whether the tag `name` (without `refs/tags/`) is a release.
+    pub fn admits(&self, name: &BStr) -> bool {
+        let matches =
+            |glob: &String| wildmatch(glob.as_bytes().as_bstr(), name, wildmatch::Mode::empty());
+        (self.include.is_empty() || self.include.iter().any(matches))
+            && !self.exclude.iter().any(matches)
+    }
+
+    /// The filter in words, for messages: `` matching `v*`, not `*-rc*` ``.
+    pub fn describe(&self) -> String {
+        let list = |globs: &[String]| {
+            globs
+                .iter()
+                .map(|g| format!("`{g}`"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        };
+        match (self.include.is_empty(), self.exclude.is_empty()) {
+            (true, true) => String::new(),
+            (false, true) => format!(" matching {}", list(&self.include)),
+            (true, false) => format!(" not matching {}", list(&self.exclude)),
+            (false, false) => format!(
+                " matching {} and not {}",
+                list(&self.include),
+                list(&self.exclude)
+            ),
+        }
+    }
+}
+
+/// The nearest release tag reachable from `commit`: its name (without
+/// `refs/tags/`) and how many commits lie between it and `commit` (0: the
+/// commit carries it). Among tags of one commit, annotated before
+/// lightweight, then the newest, then the first by name: what
+/// `describe().names(AllTags)` picks, restricted to the filter.
+pub(super) fn nearest(
+    repo: &gix::Repository,
+    commit: ObjectId,
+    filter: &TagFilter,
+) -> Result<Option<(String, u32)>, String> {
+    let names = release_names(repo, filter)?;
+    let cache = repo
+        .commit_graph_if_enabled()
+        .map_err(|e| format!("cannot read the commit graph: {e}"))?;
+    let mut graph = repo.revision_graph(cache.as_ref());
+    let outcome = gix::revision::plumbing::describe(
+        &commit,
+        &mut graph,
+        gix::revision::plumbing::describe::Options {
+            name_by_oid: names,
+            max_candidates: 10,
+            fallback_to_oid: false,
+            first_parent: false,
+        },
+    )
+    .map_err(|e| format!("cannot look up tags: {e}"))?;
+    Ok(outcome.and_then(|o| o.name.map(|n| (n.to_string(), o.depth))))
+}
+
+/// Commit id → the release tag that names it.
+fn release_names(
+    repo: &gix::Repository,
+    filter: &TagFilter,
+) -> Result<HashMap<ObjectId, Cow<'static, BStr>>, String> {
+    let refs = repo
+        .references()
+        .map_err(|e| format!("cannot list the tags: {e}"))?;
+    let tags = refs
+        .tags()
+        .map_err(|e| format!("cannot list the tags: {e}"))?;
+    let mut found: Vec<(ObjectId, u8, i64, Cow<'static, BStr>)> = tags
+        .filter_map(Result::ok)
+        .filter_map(|mut r| {
+            let name = r.name().shorten().to_owned();
+            if !filter.admits(name.as_bstr()) {
+                return None;
+            }
+            let target = r.target().try_id().map(ToOwned::to_owned);
+            let peeled = r.peel_to_id().ok()?.detach();
+            let (annotated, time) = match target {
+                Some(t) if t != peeled => {
+                    let tag = repo.find_object(t).ok()?.try_into_tag().ok()?;
+                    let time = tag
+                        .tagger()
+                        .ok()
+                        .flatten()
+                        .map(|s| s.seconds())
+                        .unwrap_or(0);
+                    (1, time)
+                }
+                _ => (0, 0),
+            };
+            Some((peeled, annotated, time, Cow::Owned(name)))
+        })
+        .collect();
+    // Later entries win in the map: the preferred tag of a commit goes last.
+    found.sort_by(|a, b| (a.1, a.2).cmp(&(b.1, b.2)).then_with(|| b.3.cmp(&a.3)));
+    Ok(found.into_iter().map(|(id, _, _, n)| (id, n)).collect())
+}

@@ -1,0 +1,193 @@
+//! What a report says: warnings with their codes, the behaviour-matrix
+//! row, and the one-sentence summary.
+
+use super::ends::Read;
+use super::{MatrixRow, MATRIX};
+use crate::changes::{Changes, Status, Why};
+use crate::config::{self, EndSettings};
+use crate::release;
+use crate::side::Side;
+use crate::verdict::{Decision, Reason};
+use crate::version;
+use crate::warning::Warning;
+
+pub(super) fn warnings(from: &Read, to: &Read, d: &Decision) -> Vec<Warning> {
+    let mut out: Vec<Warning> = Vec::new();
+    for (read, end) in [(from, "from"), (to, "to")] {
+        out.extend(read.release.warnings.iter().cloned());
+        if let Some(why) = &read.fp.unavailable_reason {
+            out.push(Warning::new(
+                "fingerprint_unavailable",
+                format!(
+                    "the fingerprint of {} ({end}) is unavailable: {why}; the gate treats the code as changed",
+                    read.side.reference
+                ),
+            ));
+        }
+        if end == "to" || to.fp.warnings != read.fp.warnings {
+            out.extend(
+                read.fp
+                    .warnings
+                    .iter()
+                    .map(|w| Warning::new("gitattributes_conversion", w.clone())),
+            );
+        }
+    }
+    let (f, t) = (&from.side, &to.side);
+    if f.force_restart && t.force_restart {
+        out.push(Warning::new(
+            "force_restart_carried_over",
+            format!(
+                "force_restart was already on in {} and is still on in {}: every update to this release restarts clients; turn it off unless this release needs it",
+                f.reference, t.reference
+            ),
+        ));
+    }
+    if t.force_restart && !d.version_changed {
+        out.push(Warning::new(
+            "forced_without_version_change",
+            format!("force_restart is on in {} but the version did not change: the updater writes no marker", t.reference),
+        ));
+    }
+    if d.reason == Reason::CodeChanged && !d.version_changed {
+        out.push(Warning::new(
+            "code_changed_version_unchanged",
+            format!(
+                "runtime code changed but the version did not ({}): the updater writes no marker; running clients only notice at their next fingerprint check",
+                t.version.as_deref().unwrap_or("no version")
+            ),
+        ));
+    }
+    if d.reason == Reason::UnavailableVersionUnchanged {
+        out.push(Warning::new(
+            "restart_undetectable",
+            "a fingerprint is unavailable and the version did not change: neither the updater nor the running process can notice this update; bump the version",
+        ));
+    }
+    if let (Some(a), Some(b)) = (&f.version, &t.version) {
+        if version::compare(b, a) == Some(std::cmp::Ordering::Less) {
+            out.push(Warning::new(
+                "version_went_backwards",
+                format!("the version went backwards: {a} → {b}"),
+            ));
+        }
+    }
+    out.dedup();
+    out
+}
+
+pub(super) fn matrix_row(d: &Decision, changes: &Changes, to: &Side) -> Option<MatrixRow> {
+    let row = |n: u8| {
+        Some(MatrixRow {
+            number: n,
+            touches: MATRIX[usize::from(n) - 1],
+        })
+    };
+    if !d.version_changed {
+        return None;
+    }
+    match d.reason {
+        Reason::CodeChanged => {
+            let all_added = changes.runtime.iter().all(|c| c.status == Status::Added);
+            row(if all_added && !changes.runtime.is_empty() {
+                2
+            } else {
+                1
+            })
+        }
+        Reason::FingerprintUnavailable => row(8),
+        Reason::Forced => row(7),
+        Reason::UnavailableVersionUnchanged => None,
+        Reason::NoRuntimeChange if to.force_restart => row(7),
+        Reason::NoRuntimeChange => {
+            let excluded = |name: &str| {
+                changes
+                    .ignored
+                    .iter()
+                    .any(|c| c.why == Why::Excluded && c.excluded_name.as_deref() == Some(name))
+            };
+            if excluded("migrations") {
+                return row(6);
+            }
+            if excluded("scripts") {
+                return row(5);
+            }
+            let notable: Vec<_> = changes
+                .ignored
+                .iter()
+                .filter(|c| {
+                    let name = c.path.rsplit('/').next().unwrap_or(&c.path);
+                    !release::VERSION_FILES.contains(&name)
+                })
+                .collect();
+            let changelog = |p: &str| {
+                p.rsplit('/')
+                    .next()
+                    .unwrap_or(p)
+                    .to_ascii_uppercase()
+                    .starts_with("CHANGELOG")
+            };
+            if !notable.is_empty() && notable.iter().all(|c| changelog(&c.path)) {
+                row(4)
+            } else {
+                row(3)
+            }
+        }
+    }
+}
+
+pub(super) fn summary(from: &Side, to: &Side, d: &Decision, changes: &Changes) -> String {
+    let head = format!("Updating from {} to {}", from.reference, to.reference);
+    let n = changes.runtime.len();
+    let files = |n: usize| {
+        if n == 1 {
+            "1 runtime file".to_string()
+        } else {
+            format!("{n} runtime files")
+        }
+    };
+    let others = changes.ignored.len();
+    match d.reason {
+        Reason::CodeChanged => format!("{head} forces running clients to restart: {} changed.", files(n)),
+        Reason::Forced => format!("{head} forces running clients to restart: force_restart is on (no runtime file changed)."),
+        Reason::FingerprintUnavailable => format!(
+            "{head} forces running clients to restart: a fingerprint is unavailable, so the code counts as changed."
+        ),
+        Reason::UnavailableVersionUnchanged => format!(
+            "{head} does not restart running clients, but only because nothing can tell: a fingerprint is unavailable and the version did not change."
+        ),
+        Reason::NoRuntimeChange => {
+            let tail = match others {
+                0 => String::new(),
+                1 => " (1 other change does not count)".into(),
+                k => format!(" ({k} other changes do not count)"),
+            };
+            format!("{head} does not restart running clients: no runtime file changed{tail}.")
+        }
+    }
+}
+
+/// `settings_changed`: the ends were fingerprinted with different settings
+/// (each its own committed `fpcheck.toml`). The verdict already compares
+/// what each release's gate computes; the releaser must still see that the
+/// settings moved, and a reviewer that a pull request moved them.
+pub(super) fn settings_changed(
+    from: &Side,
+    to: &Side,
+    from_end: &EndSettings,
+    to_end: &EndSettings,
+) -> Option<Warning> {
+    let what = config::differences(&from_end.runtime, &to_end.runtime);
+    if what.is_empty() {
+        return None;
+    }
+    Some(Warning::new(
+        "settings_changed",
+        format!(
+            "the fingerprint settings differ between {} and {} ({}): each end is fingerprinted with its own settings, as its gate computes it",
+            from.reference,
+            to.reference,
+            what.join("; ")
+        ),
+    ))
+}

@@ -1,0 +1,56 @@
+//! A report that must fit a size limit (GitHub's 1 MiB step summary, its
+//! 65,536-character comments): rendered again with shorter file lists until
+//! it fits, so whole rows are left out and the report says how many ("N more
+//! not shown"), and never cut mid-row or mid-entity.
+
+use crate::range::Analysis;
+
+use super::{render, Format, RenderOptions, ReportError};
+
+/// Renders `analysis` as `format` in at most `max_bytes` bytes (UTF-8, so
+/// also at most `max_bytes` characters): with `opts.max_files` rows per file
+/// list when that fits, else with the longest lists that fit. An error when
+/// even no row at all does not fit (JSON, which lists everything, fits or
+/// not).
+pub fn render_within(
+    analysis: &Analysis,
+    format: Format,
+    opts: &RenderOptions,
+    max_bytes: usize,
+) -> Result<String, ReportError> {
+    let at = |max_files: usize| {
+        render(
+            analysis,
+            format,
+            &RenderOptions {
+                max_files,
+                ..opts.clone()
+            },
+        )
+    };
+    let full = at(opts.max_files)?;
+    if full.len() <= max_bytes {
+        return Ok(full);
+    }
+    let mut best = at(0)?;
+    if best.len() > max_bytes {
+        return Err(ReportError(format!(
+            "the report takes {} bytes even with no file listed, more than the limit of {max_bytes} bytes",
+            best.len()
+        )));
+    }
+    // `fits` fits and `too_many` does not: halve the gap. Longer lists make
+    // a longer report, so this finds the longest lists that fit.
+    let (mut fits, mut too_many) = (0, opts.max_files);
+    while too_many - fits > 1 {
+        let mid = fits + (too_many - fits) / 2;
+        let text = at(mid)?;
+        if text.len() <= max_bytes {
+            fits = mid;
+            best = text;
+        } else {
+            too_many = mid;
+        }
+    }
+    Ok(best)
+}

@@ -1,0 +1,213 @@
+//! A repository's working tree, read as its next commit would hold it.
+//!
+//! `--worktree` asks "what would this release do if I committed it now", so
+//! the answer must be the one git mode gives for that commit: a symbolic
+//! link is resolved by its target text *inside the repository* (as
+//! [`super::GitSource`] walks a tree), never through the file system to
+//! wherever it points. A link to `/etc/passwd` or `../../secret` makes the
+//! fingerprint unavailable, exactly as in the commit, and is never opened;
+//! nothing under `.git` is ever read. (`--dir` keeps the installed gate's
+//! semantics, see [`super::DirSource`].)
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::links::{self, Found, Step};
+use super::{
+    DirSource, Entry, EntryKind, MetaFile, Node, Origin, RootState, Source, SourceError, Target,
+};
+use crate::safe_io::{self, Links};
+use crate::select::display_path;
+
+/// The runtime root of a working tree.
+#[derive(Clone, Debug)]
+pub struct WorktreeSource {
+    top: PathBuf,
+    /// The configured root, normalised (`""` is the top).
+    root: String,
+    /// The real directories from the top down to the root, links in its
+    /// path resolved inside the repository; the root's state otherwise.
+    root_stack: Result<Vec<PathBuf>, RootState>,
+    /// Reads the root's real directories and regular files.
+    dir: DirSource,
+}
+
+impl WorktreeSource {
+    /// The working tree whose top is `top`, rooted at `root` (from the top).
+    pub fn new(top: &Path, root: &str) -> Self {
+        let root: String = root
+            .split('/')
+            .filter(|p| !p.is_empty() && *p != ".")
+            .collect::<Vec<_>>()
+            .join("/");
+        let root_stack = match walk(vec![top.to_path_buf()], root.as_bytes()) {
+            Ok(Found::Dir(stack)) => Ok(stack),
+            Ok(Found::File(_) | Found::Other) => Err(RootState::NotADirectory),
+            Ok(Found::Missing) => Err(RootState::Missing),
+            Ok(other) => Err(RootState::Unresolvable(format!(
+                "is a symbolic link that {}",
+                other.link_failure()
+            ))),
+            Err(e) => Err(RootState::Unresolvable(format!("cannot be read: {e}"))),
+        };
+        let real = match &root_stack {
+            Ok(stack) => stack.last().expect("the top at least").clone(),
+            Err(_) => top.join(&root),
+        };
+        let display = if root.is_empty() { "." } else { root.as_str() };
+        let dir = DirSource::with_display(real, display).without_parent_lookup();
+        WorktreeSource {
+            top: top.to_path_buf(),
+            root,
+            root_stack,
+            dir,
+        }
+    }
+}
+
+/// [`links::walk`] on disk: links are read, never followed by the system.
+fn walk(stack: Vec<PathBuf>, path: &[u8]) -> io::Result<Found<PathBuf, PathBuf>> {
+    links::walk(stack, path, |dir: &PathBuf, name: &[u8]| {
+        // A commit never holds `.git` (git refuses the name at any depth).
+        if name == b".git" {
+            return Ok(Step::Missing);
+        }
+        let here = dir.join(os(name.to_vec()));
+        let meta = match std::fs::symlink_metadata(&here) {
+            Ok(m) => m,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return Ok(Step::Missing)
+            }
+            Err(e) => return Err(e),
+        };
+        let kind = meta.file_type();
+        Ok(if kind.is_symlink() {
+            Step::Link(
+                std::fs::read_link(&here)?
+                    .into_os_string()
+                    .into_encoded_bytes(),
+            )
+        } else if kind.is_dir() {
+            Step::Dir(here)
+        } else if kind.is_file() {
+            Step::File(here)
+        } else {
+            Step::Other
+        })
+    })
+}
+
+fn os(bytes: Vec<u8>) -> OsString {
+    // SAFETY: the bytes come from `as_encoded_bytes` of an OsStr (a link
+    // target or a path read from disk), split at ASCII `/` only.
+    unsafe { OsString::from_encoded_bytes_unchecked(bytes) }
+}
+
+impl Source for WorktreeSource {
+    fn root_display(&self) -> String {
+        self.dir.root_display()
+    }
+
+    fn root(&self) -> Result<RootState, SourceError> {
+        match &self.root_stack {
+            Ok(_) => self.dir.root(),
+            Err(state) => Ok(state.clone()),
+        }
+    }
+
+    fn read_dir(&self, dir: &Node, rel: &[u8]) -> Result<Vec<Entry>, SourceError> {
+        let mut entries = self.dir.read_dir(dir, rel)?;
+        // A commit never holds `.git` (git refuses the name at any depth).
+        entries.retain(|e| e.name != b".git");
+        Ok(entries)
+    }
+
+    fn resolve(&self, rel: &[u8], entry: &Entry) -> Result<Target, SourceError> {
+        if entry.kind != EntryKind::Symlink {
+            return self.dir.resolve(rel, entry);
+        }
+        let Node::Path(link) = &entry.node else {
+            unreachable!("a working tree only hands out paths")
+        };
+        let unreadable = |e: &io::Error| SourceError::Unreadable {
+            path: display_path(&self.root_display(), rel),
+            why: e.to_string(),
+        };
+        let target = std::fs::read_link(link).map_err(|e| unreadable(&e))?;
+        let bytes = target.as_os_str().as_encoded_bytes().to_vec();
+        let shown = String::from_utf8_lossy(&bytes).into_owned();
+        if bytes.starts_with(b"/") {
+            let absolute: Found<PathBuf, PathBuf> = Found::Absolute;
+            return Ok(Target::Unavailable(format!(
+                ": symlink to {shown} {}",
+                absolute.link_failure()
+            )));
+        }
+        // The link's directory: the root's real path, then the real
+        // directories below it that led to the link.
+        let mut stack = self.root_stack.clone().unwrap_or_default();
+        if let Some(i) = rel.iter().rposition(|b| *b == b'/') {
+            for part in links::components(&rel[..i]) {
+                let next = stack.last().expect("the root's stack").join(os(part));
+                stack.push(next);
+            }
+        }
+        Ok(match walk(stack, &bytes) {
+            Ok(Found::File(path)) => Target::File(Node::Path(path)),
+            Ok(other) => {
+                Target::Unavailable(format!(": symlink to {shown} {}", other.link_failure()))
+            }
+            Err(e) => return Err(unreadable(&e)),
+        })
+    }
+
+    fn read(
+        &self,
+        rel: &str,
+        content: &Node,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), SourceError> {
+        self.dir.read(rel, content, sink)
+    }
+
+    fn read_meta(&self, name: &str, in_parent: bool) -> Result<Option<MetaFile>, SourceError> {
+        let dir = if in_parent {
+            if self.root.is_empty() {
+                return Ok(None); // the parent of the top is outside the repository
+            }
+            self.root.rfind('/').map_or("", |i| &self.root[..i])
+        } else {
+            self.root.as_str()
+        };
+        let path = if dir.is_empty() {
+            name.to_string()
+        } else {
+            format!("{dir}/{name}")
+        };
+        let Ok(Found::File(real)) = walk(vec![self.top.clone()], path.as_bytes()) else {
+            return Ok(None);
+        };
+        // As in git mode and for the gate: a version file that cannot be
+        // read is skipped.
+        Ok(
+            safe_io::read_regular(&real, Links::Refuse, safe_io::JSON_LIMIT)
+                .ok()
+                .map(|bytes| MetaFile {
+                    display: path,
+                    bytes,
+                }),
+        )
+    }
+
+    fn origin(&self) -> Origin {
+        Origin::Dir {
+            dir: self.top.join(&self.root).display().to_string(),
+        }
+    }
+}

@@ -1,0 +1,252 @@
+"""Issue 11's edges of the action, under the simulated runner: names that
+would become options, a `path` outside the workspace, a redirect to another
+host, the error line, settings the pull request would choose, and the
+default `from`; with the script's small functions checked alone."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from fixtures import MARKER, Checks, Fixture, commit, git, pr_event, shallow
+from simulated_runner import PR, ROOT, Runner, Stub, dump
+
+# The action's modules, for the unit checks.
+sys.path.insert(0, str(ROOT / ".github" / "action"))
+from fpaction import check, comment, fetch, workflow  # noqa: E402
+
+
+def unit_checks(c: Checks) -> None:
+    """The script's small functions, alone."""
+    clap = (
+        "error: unexpected argument '--no-such-flag' found\n\n"
+        "  tip: to pass '--no-such-flag' as a value, use '-- --no-such-flag'\n\n"
+        "Usage: fpcheck [OPTIONS] [RANGE] [COMMAND]\n\nFor more information, try '--help'.\n"
+    )
+    c.equal(check.error_line(clap), "error: unexpected argument '--no-such-flag' found", "error_line: clap's error, not its last line")
+    c.equal(
+        check.error_line("fpcheck: warning: w\nfpcheck: error: unknown revision `x`\n"),
+        "fpcheck: error: unknown revision `x`",
+        "error_line: fpcheck's error after a warning",
+    )
+    c.equal(check.error_line("killed\n"), "killed", "error_line: no error line, the last line")
+    a, b = "a" * 40, "b" * 40
+    fp = check.Fpcheck("fpcheck", Path("/r"), ["--root=src"], fetch.Rev("--root=x", a), fetch.Rev("HEAD", b))
+    c.equal(
+        fp.command(["--format=json"]),
+        ["fpcheck", "--repo=/r", "--root=src", "--from-name=--root=x", "--to-name=HEAD", "--format=json", "--", f"{a}..{b}"],
+        "fpcheck gets options, then --, then two commit ids (the names only as option values)",
+    )
+    try:
+        check.Fpcheck("fpcheck", Path("/r"), [], fetch.Rev("v1", "v1"), fetch.Rev("HEAD", b)).command([])
+        c.check(False, "a name that is not a commit id is refused")
+    except workflow.Fail:
+        c.check(True, "a name that is not a commit id is refused")
+    c.equal(
+        check.report_flags(7, Path("/t/j.json"), Path("/t/s.md"), Path("/t/c.md")),
+        [
+            "--format=json",
+            "--output=/t/j.json",
+            "--max-files=7",
+            "--report=markdown:1000000=/t/s.md",
+            "--report=markdown:65000=/t/c.md",
+        ],
+        "one fpcheck run writes the JSON, the summary and the comment, each within its limit",
+    )
+    outs = check.step_outputs(
+        {"restart_required": True, "reason": "forced", "from": {"version": "1.0"}, "to": None, "changes": {"runtime": [{"path": "src/a.py"}]}},
+        fetch.Rev("v1", a),
+        fetch.Rev("abc", b),
+        {"json": Path("j"), "summary": Path("s"), "comment": Path("c")},
+    )
+    c.equal(
+        (outs["restart-required"], outs["from-ref"], outs["from-commit"], outs["from-version"], outs["to-version"], outs["changed-runtime-files"]),
+        ("true", "v1", a, "1.0", "", '["src/a.py"]'),
+        "step_outputs: the verdict from the report, the ends as resolved",
+    )
+    c.equal(
+        comment.comment_body("<!-- fpcheck:report -->\nreport\n\n", "k1", "https://gh/acme/s/actions/runs/42"),
+        "<!-- fpcheck:report -->\nreport\n\n<sub>Written by the fpcheck action in [run 42](https://gh/acme/s/actions/runs/42); "
+        "updated in place on every push.</sub>\n<!-- fpcheck:key=k1 -->\n",
+        "comment_body: the report, the footer, the key line",
+    )
+    bot = {"user": {"login": "github-actions[bot]", "type": "Bot"}, "author_association": "NONE"}
+    c.check(comment.is_report({**bot, "body": comment.comment_body(MARKER, "", "")}, ""), "is_report: our comment without a key")
+    c.check(not comment.is_report({**bot, "body": comment.comment_body(MARKER, "k1", "")}, ""), "is_report: a keyed comment is another report")
+    c.check(
+        not comment.trusted_author({"user": {"login": "x", "type": "User"}, "author_association": "CONTRIBUTOR"}),
+        "trusted_author: a contributor's copy of the marker is not ours",
+    )
+    c.equal(comment.origin("https://API.github.com/x"), ("https", "api.github.com", 443), "origin: default port")
+    c.check(
+        comment.origin("http://127.0.0.1:1/a") != comment.origin("http://127.0.0.1:2/a"),
+        "origin: another port is another origin",
+    )
+
+
+def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path) -> None:
+    """Issue 11's edges of the action: names that would become options, a
+    `path` outside the workspace, a redirect to another host, the error
+    line, and settings the pull request would choose."""
+    unit_checks(c)
+    home = tmp / "hostile"
+    home.mkdir()
+    fx = Fixture(home)
+    bin_env = {"FPCHECK_BINARY": str(binary)}
+    no_rc = {"tag-exclude": "*-rc*"}
+    pr = pr_event(fx.head1, fx.merge1, fx.base)
+
+    def tag_on_remote(name: str, sha: str | None) -> None:
+        # git tag refuses names starting with `-`; a remote can hold them.
+        if sha:
+            git(fx.remote, "update-ref", f"refs/tags/{name}", sha)
+        else:
+            git(fx.remote, "update-ref", "-d", f"refs/tags/{name}")
+
+    # ---- H1. the latest tag is named `--root=nowhere`: it must stay a name.
+    tag_on_remote("--root=nowhere", fx.base)
+    ws = fx.checkout("h1", fx.merge1, f"refs/remotes/pull/{PR}/merge")
+    r = runner.run(ws, "pull_request", pr, no_rc, bin_env)
+    tag_on_remote("--root=nowhere", None)
+    c.check(r.ok, "H1: a tag named --root=nowhere: the run succeeds", dump(r))
+    c.equal(r.outputs.get("from-ref"), "--root=nowhere", "H1: from-ref names the tag")
+    c.equal((r.outputs.get("from-commit"), r.outputs.get("to-commit")), (fx.base, fx.head1), "H1: the tag's commit and the head")
+    c.equal((r.outputs.get("restart-required"), r.outputs.get("reason")), ("true", "code_changed"), "H1: the verdict is not flipped")
+    report = json.loads(Path(r.outputs["report-json"]).read_text(encoding="utf-8")) if r.outputs.get("report-json") else {}
+    c.equal(
+        (report.get("from", {}).get("commit"), report.get("to", {}).get("commit"), report.get("settings", {}).get("root")),
+        (fx.base, fx.head1, "src"),
+        "H1: fpcheck compared the commits the outputs name, with the default root",
+    )
+
+    # ---- H2. a tag named `--patch-out=pwned.json`: nothing is written.
+    tag_on_remote("--patch-out=pwned.json", fx.base)
+    ws = fx.checkout("h2", fx.merge1, f"refs/remotes/pull/{PR}/merge")
+    r = runner.run(ws, "pull_request", pr, no_rc, bin_env)
+    tag_on_remote("--patch-out=pwned.json", None)
+    c.check(r.ok, "H2: a tag named --patch-out=FILE: the run succeeds", dump(r))
+    c.equal(r.outputs.get("from-commit"), fx.base, "H2: from-commit is the tag's commit")
+    pwned = [str(f) for f in home.rglob("pwned*")]
+    c.equal(pwned, [], "H2: no patch file written")
+
+    # ---- H3. a tag named `HEAD`, outside a pull request: from is the tag's
+    # commit, not the checkout's HEAD (which is `to`).
+    tag_on_remote("HEAD", fx.base)
+    ws = fx.checkout("h3", fx.head1, "refs/remotes/origin/release/1.2")
+    r = runner.run(ws, "push", {"after": fx.head1}, no_rc, bin_env)
+    tag_on_remote("HEAD", None)
+    c.check(r.ok, "H3: a tag named HEAD: the run succeeds", dump(r))
+    c.equal((r.outputs.get("from-ref"), r.outputs.get("from-commit")), ("HEAD", fx.base), "H3: from is the tag HEAD's commit")
+    c.equal(r.outputs.get("to-commit"), fx.head1, "H3: to is the pushed commit")
+    report = json.loads(Path(r.outputs["report-json"]).read_text(encoding="utf-8")) if r.outputs.get("report-json") else {}
+    c.equal(report.get("from", {}).get("commit"), fx.base, "H3: fpcheck compared the tag's commit, not HEAD with itself")
+    c.equal(r.outputs.get("restart-required"), "true", "H3: restart-required")
+
+    # ---- H4. `path` outside the workspace: refused before any fetch.
+    other = fx.checkout("h4-other", fx.merge1, f"refs/remotes/pull/{PR}/merge")
+    refs_before = git(other, "for-each-ref")
+    ws = fx.checkout("h4", fx.merge1, f"refs/remotes/pull/{PR}/merge")
+    (ws / "out-link").symlink_to(other, target_is_directory=True)
+    for label, path in (("../h4-other", "../h4-other"), ("an absolute path", str(other)), ("a link out", "out-link")):
+        r = runner.run(ws, "pull_request", pr, {**no_rc, "path": path}, bin_env)
+        c.check(not r.ok and r.failed_step == "check", f"H4: path {label}: the check step fails", dump(r))
+        errors = [m for n, _, m in r.commands if n == "error"]
+        c.check(any("input `path`" in m and "outside the workspace" in m for m in errors), f"H4: path {label}: the error says why", repr(errors))
+    c.equal(git(other, "for-each-ref"), refs_before, "H4: nothing fetched into the other repository")
+    c.check(shallow(other) and not (other / ".git" / "fpcheck").exists(), "H4: the other repository is untouched")
+    r = runner.run(ws, "pull_request", pr, {**no_rc, "path": str(ws)}, bin_env)
+    c.check(r.ok, "H4: an absolute path inside the workspace is fine", dump(r))
+    # A workspace that is a plain directory inside some repository: git and
+    # fpcheck would find that repository above it.
+    nested = fx.src / "nested-workspace"
+    nested.mkdir()
+    r = runner.run(nested, "pull_request", pr, no_rc, bin_env)
+    errors = [m for n, _, m in r.commands if n == "error"]
+    c.check(not r.ok and r.failed_step == "check", "H4: a repository above the workspace: refused", dump(r))
+    c.check(any("outside the workspace" in m and str(fx.src.resolve()) in m for m in errors), "H4: the error names it", repr(errors))
+    nested.rmdir()
+
+    # ---- H5. the API redirects to another host: the token never leaves.
+    elsewhere = Stub()
+    try:
+        stub.redirect = elsewhere.url
+        ws = fx.checkout("h5", fx.merge1, f"refs/remotes/pull/{PR}/merge")
+        r = runner.run(ws, "pull_request", pr, {**no_rc, "comment": "true"}, bin_env)
+    finally:
+        stub.redirect = None
+        elsewhere.close()
+    c.check(r.ok, "H5: a refused redirect is a warning, not a failure", dump(r))
+    c.equal([q["authorization"] for q in elsewhere.requests], [], "H5: the other host got no request, so no token")
+    warnings = [m for n, _, m in r.commands if n == "warning"]
+    c.check(any("redirect" in m and "not followed" in m for m in warnings), "H5: the warning says the redirect was refused", repr(warnings))
+
+    # ---- H6. fpcheck fails with a usage error: the error line is the error.
+    wrapper = home / "fpcheck-bad-flag"
+    wrapper.write_text(
+        f'#!/bin/sh\n[ "$1" = --version ] && exec "{binary}" --version\nexec "{binary}" --no-such-flag "$@"\n', encoding="utf-8"
+    )
+    wrapper.chmod(0o755)
+    ws = fx.checkout("h6", fx.merge1, f"refs/remotes/pull/{PR}/merge")
+    r = runner.run(ws, "pull_request", pr, no_rc, {"FPCHECK_BINARY": str(wrapper)})
+    errors = [m for n, _, m in r.commands if n == "error"]
+    c.check(not r.ok and r.failed_step == "check", "H6: fpcheck's failure fails the check step", dump(r))
+    c.check(
+        len(errors) == 1 and "unexpected argument '--no-such-flag'" in errors[0] and "--help" not in errors[0],
+        "H6: the ::error:: line is fpcheck's error, not its last line",
+        repr(errors),
+    )
+
+    # ---- H7. `config` inside the checkout is the pull request's own file:
+    # refused. One outside the checkout, the workflow's, is used.
+    ws = fx.checkout("h7", fx.merge1, f"refs/remotes/pull/{PR}/merge")
+    (ws / "fpcheck.toml").write_text('[runtime]\nexclude = ["server.py"]\n', encoding="utf-8")
+    r = runner.run(ws, "pull_request", pr, {**no_rc, "config": "fpcheck.toml"}, bin_env)
+    errors = [m for n, _, m in r.commands if n == "error"]
+    c.check(not r.ok and r.failed_step == "check", "H7: config in the checkout: refused", dump(r))
+    c.check(any("input `config`" in m and "inside the checkout" in m for m in errors), "H7: the error says why", repr(errors))
+    (home / "workflow.toml").write_text('[runtime]\nroot = "src/app"\n', encoding="utf-8")
+    r = runner.run(ws, "pull_request", pr, {**no_rc, "config": "../workflow.toml"}, bin_env)
+    c.check(r.ok, "H7: a config outside the checkout is used", dump(r))
+    report = json.loads(Path(r.outputs["report-json"]).read_text(encoding="utf-8")) if r.outputs.get("report-json") else {}
+    c.equal(report.get("settings", {}).get("root"), "src/app", "H7: for both ends, as the workflow asked")
+
+    # ---- H9. the default `from` is fpcheck's own rule: the latest release
+    # tag reachable from `to` (here the head), not from the base, which has
+    # moved on to a release the head does not contain.
+    git(fx.src, "checkout", "-q", "main")
+    newer = commit(fx.src, {"README.md": "# server\n\n1.1.1\n"}, "1.1.1 on main")
+    git(fx.src, "tag", "-a", "v1.1.1", "-m", "release 1.1.1")
+    git(fx.src, "push", "-q", str(fx.remote), "main", "v1.1.1")
+    ws = fx.checkout("h9", fx.merge1, f"refs/remotes/pull/{PR}/merge")
+    moved = {**pr, "pull_request": {**pr["pull_request"], "base": {"ref": "main", "sha": newer}}}
+    r = runner.run(ws, "pull_request", moved, no_rc, bin_env)
+    c.check(r.ok, "H9: runs", dump(r))
+    own = subprocess.run(
+        [str(binary), f"--repo={fx.src}", "--format=json", "--tag-exclude=*-rc*", "--", f"..{fx.head1}"],
+        capture_output=True,
+        text=True,
+    )
+    mine = json.loads(own.stdout)["from"] if own.returncode == 0 else {"error": own.stderr}
+    c.equal((r.outputs.get("from-ref"), r.outputs.get("from-commit")), ("v1.1.0", fx.v110), "H9: from is v1.1.0, reachable from the head")
+    c.equal((mine.get("ref"), mine.get("commit")), ("v1.1.0", fx.v110), "H9: fpcheck ..HEAD --tag-exclude picks the same release")
+
+    # ---- H8. a pull request that changes a runtime file and excludes it in
+    # its own fpcheck.toml: still a restart, and the settings change is in
+    # the summary and the comment.
+    git(fx.src, "checkout", "-q", "-b", "sneaky", fx.base)
+    sneaky = commit(
+        fx.src,
+        {"src/app/server.py": "def serve():\n    return 3\n", "fpcheck.toml": '[runtime]\nexclude = ["server.py"]\n'},
+        "exclude what changed",
+    )
+    git(fx.src, "checkout", "-q", "main")
+    merge = fx.publish_pr(sneaky)
+    ws = fx.checkout("h8", merge, f"refs/remotes/pull/{PR}/merge")
+    r = runner.run(ws, "pull_request", pr_event(sneaky, merge, fx.base), {**no_rc, "comment": "true", "comment-key": "h8"}, bin_env)
+    c.check(r.ok, "H8: runs", dump(r))
+    c.equal(r.outputs.get("restart-required"), "true", "H8: the pull request's own config does not hide its change")
+    c.check("settings_changed" in r.summary, "H8: the settings change is in the job summary", r.summary)
+    body = stub.comments[-1]["body"] if stub.comments else ""
+    c.check("fpcheck:key=h8" in body and "settings_changed" in body, "H8: and in the comment", body[-2000:])

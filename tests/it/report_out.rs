@@ -1,0 +1,158 @@
+//! What a script needs of the range command: `--report
+//! FORMAT[:MAX_BYTES]=FILE`, several reports from one run, each within its
+//! size limit by leaving out whole rows (and saying how many); and
+//! `--from-name`/`--to-name`, names for ends given by commit id.
+
+use crate::support::TestRepo;
+
+/// v1 with one module, then 30 new modules with long names.
+fn thirty_new_modules() -> (TestRepo, String, String) {
+    let repo = TestRepo::new();
+    repo.write("src/app.py", "A = 1\n");
+    let from = repo.commit("one");
+    for n in 0..30 {
+        repo.write(&format!("src/{}_{n:02}.py", "m".repeat(60)), "X = 1\n");
+    }
+    let to = repo.commit("thirty");
+    (repo, from, to)
+}
+
+fn rows(markdown: &str) -> Vec<&str> {
+    markdown
+        .lines()
+        .filter(|l| l.starts_with("| added |"))
+        .collect()
+}
+
+#[test]
+fn one_run_writes_every_report_and_each_fits_its_limit_by_whole_rows() {
+    let (repo, from, to) = thirty_new_modules();
+    let range = format!("{from}..{to}");
+    let dir = tempfile::tempdir().unwrap();
+    let (json, full, small) = (
+        dir.path().join("r.json"),
+        dir.path().join("full.md"),
+        dir.path().join("small.md"),
+    );
+    let limit = 2500;
+    let run = repo.fpcheck(&[
+        "--format=json",
+        &format!("--output={}", json.display()),
+        &format!("--report=markdown={}", full.display()),
+        &format!("--report=markdown:{limit}={}", small.display()),
+        "--",
+        &range,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+
+    let alone = repo.fpcheck(&["--format=json", "--", &range]);
+    assert_eq!(std::fs::read_to_string(&json).unwrap(), alone.stdout);
+    let full = std::fs::read_to_string(&full).unwrap();
+    assert_eq!(rows(&full).len(), 30, "{full}");
+    assert!(!full.contains("more not shown"), "{full}");
+
+    let small = std::fs::read_to_string(&small).unwrap();
+    assert!(small.len() <= limit, "{} bytes", small.len());
+    let shown = rows(&small).len();
+    assert!(shown > 0 && shown < 30, "{shown} rows: {small}");
+    assert!(
+        small.contains(&format!("| … | {} more not shown |", 30 - shown)),
+        "{small}"
+    );
+    // Whole rows only: every table line is closed, every entity complete.
+    for line in small.lines().filter(|l| l.starts_with('|')) {
+        assert!(line.ends_with('|'), "a cut row: {line}");
+    }
+    assert!(
+        small.ends_with("</sub>\n") || small.ends_with("</sub>"),
+        "{small}"
+    );
+    // The longest lists that fit: one more row would not.
+    let more = repo.fpcheck(&[
+        "--format=markdown",
+        &format!("--max-files={}", shown + 1),
+        "--",
+        &range,
+    ]);
+    assert!(
+        more.stdout.len() > limit,
+        "{} rows would fit too",
+        shown + 1
+    );
+}
+
+#[test]
+fn a_report_that_cannot_fit_or_a_bad_spec_is_a_usage_error_and_writes_nothing() {
+    let (repo, from, to) = thirty_new_modules();
+    let range = format!("{from}..{to}");
+    let dir = tempfile::tempdir().unwrap();
+    let (main, tiny) = (dir.path().join("main.json"), dir.path().join("tiny.md"));
+    let run = repo.fpcheck(&[
+        "--format=json",
+        &format!("--output={}", main.display()),
+        &format!("--report=markdown:100={}", tiny.display()),
+        "--",
+        &range,
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("even with no file listed") && run.stderr.contains("100 bytes"),
+        "{}",
+        run.stderr
+    );
+    assert!(!main.exists() && !tiny.exists(), "nothing written");
+
+    for (spec, says) in [
+        ("pdf=x", "unknown format `pdf`"),
+        ("markdown:lots=x", "`lots` is not a size"),
+        ("markdown", "FORMAT[:MAX_BYTES]=FILE"),
+        ("json=", "names no file"),
+    ] {
+        let run = repo.fpcheck(&[&format!("--report={spec}"), "--", &range]);
+        assert_eq!(run.code, 2, "{spec}: {}", run.stderr);
+        assert!(run.stderr.contains(says), "{spec}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn names_label_ends_given_by_commit_id_and_nothing_else() {
+    let (repo, from, to) = thirty_new_modules();
+    let range = format!("{from}..{to}");
+    let run = repo.fpcheck(&[
+        "--format=json",
+        "--from-name=--root=nowhere",
+        "--to-name=HEAD",
+        "--",
+        &range,
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let json = run.json();
+    assert_eq!(json["from"]["ref"], "--root=nowhere");
+    assert_eq!(json["from"]["commit"], from.as_str());
+    assert_eq!(json["to"]["ref"], "HEAD");
+    assert_eq!(json["to"]["commit"], to.as_str());
+    assert_eq!(json["settings"]["root"], "src", "a name is never an option");
+    let summary = json["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("Updating from --root=nowhere to HEAD forces"),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains(&from) && !summary.contains(&to),
+        "{summary}"
+    );
+    // The Markdown escapes the name like any ref.
+    let md = repo.fpcheck(&["--format=markdown", "--from-name=<b>x</b>", "--", &range]);
+    assert!(md.stdout.contains("&lt;b&gt;x&lt;/b&gt;"), "{}", md.stdout);
+
+    // Only for an end given as its full commit id.
+    let short = format!("{}..{to}", &from[..12]);
+    let run = repo.fpcheck(&["--from-name=v1", "--", &short]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("needs that end given as its full commit id"),
+        "{}",
+        run.stderr
+    );
+}
