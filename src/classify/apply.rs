@@ -98,20 +98,11 @@ const KEPT_BYTES: usize = 256 << 20;
 /// Parsed files of a history, by path: a file's version in one release is
 /// the `from` side the next time it changes, so each blob is parsed once,
 /// and incrementally from the version before it.
+#[derive(Default)]
 pub struct HistoryStreams {
     classifier: Classifier,
     kept: HashMap<String, (ObjectId, Parsed)>,
     weight: usize,
-}
-
-impl Default for HistoryStreams {
-    fn default() -> Self {
-        HistoryStreams {
-            classifier: Classifier::new(),
-            kept: HashMap::new(),
-            weight: 0,
-        }
-    }
 }
 
 impl HistoryStreams {
