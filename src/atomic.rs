@@ -13,7 +13,10 @@
 //! or a FIFO (`-o /dev/null`, `-o /dev/stdout`, a named pipe a tool reads
 //! from) is written in place, as a shell redirection would: renaming a file
 //! over it would destroy the device node (as root, the machine's own
-//! `/dev/null`) and leave every later reader with a plain file.
+//! `/dev/null`) and leave every later reader with a plain file. Only when
+//! root or the user running fpcheck owns it (and the link to it, if the
+//! target is a link), though: another user's FIFO or link to a device in a
+//! marker directory they can write is replaced (see `is_special`).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -65,6 +68,163 @@ pub fn write_atomic_with(
     sync_dir(&dir)
 }
 
+/// [`write_atomic`] of `top/dir/name`, where no directory below `top` is
+/// followed through a symbolic link: each one is opened with `O_NOFOLLOW`
+/// from the one above, and the temporary file is created and renamed
+/// relative to the last one. A directory swapped for a link after the
+/// caller checked the path (to lead the write out of a working tree) makes
+/// the write fail instead; so does anything but a regular file at `name`.
+/// `top` itself is trusted (the caller's real path of it).
+#[cfg(unix)]
+pub fn write_atomic_beneath(
+    top: &Path,
+    dir: &Path,
+    name: &std::ffi::OsStr,
+    bytes: &[u8],
+) -> io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mut current = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY)
+        .open(top)?;
+    for part in dir.components() {
+        let std::path::Component::Normal(part) = part else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is not a plain path below {}",
+                    dir.display(),
+                    top.display()
+                ),
+            ));
+        };
+        current = beneath::open_dir(&current, part)?;
+    }
+    // `mode_t` is u16 on some systems: the casts are not always no-ops.
+    #[allow(clippy::unnecessary_cast)]
+    let mode = match beneath::mode_nofollow(&current, name)? {
+        Some(mode) if mode & libc::S_IFMT as u32 == libc::S_IFREG as u32 => Some(mode & 0o7777),
+        Some(_) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file (a link, directory or device is never replaced)",
+            ))
+        }
+        None => None,
+    };
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let (tmp, mut file) = loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = std::ffi::OsString::from(format!(
+            ".{}.tmp-{}-{n}",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        match beneath::create_new(&current, &tmp) {
+            Ok(file) => break (tmp, file),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    let result = (|| {
+        file.write_all(bytes)?;
+        if let Some(mode) = mode {
+            file.set_permissions(fs::Permissions::from_mode(mode))?;
+        }
+        file.sync_all()?;
+        drop(file);
+        beneath::rename(&current, &tmp, name)
+    })();
+    if let Err(e) = result {
+        beneath::unlink(&current, &tmp);
+        return Err(e);
+    }
+    current.sync_all()
+}
+
+/// The `*at` calls of [`write_atomic_beneath`], relative to an open directory.
+#[cfg(unix)]
+mod beneath {
+    use std::ffi::{CString, OsStr};
+    use std::fs::File;
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::unix::ffi::OsStrExt;
+
+    fn c_name(name: &OsStr) -> io::Result<CString> {
+        CString::new(name.as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a name holds a NUL byte"))
+    }
+
+    fn checked(fd: libc::c_int) -> io::Result<File> {
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a descriptor just returned by openat, owned by nobody else.
+        Ok(unsafe { File::from_raw_fd(fd) })
+    }
+
+    /// The directory `name` in `dir`; a link there is ELOOP, not followed.
+    pub(super) fn open_dir(dir: &File, name: &OsStr) -> io::Result<File> {
+        let c = c_name(name)?;
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: a valid descriptor and NUL-terminated name.
+        checked(unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags) })
+    }
+
+    /// A new file `name` in `dir` (O_EXCL: never an existing file or link).
+    pub(super) fn create_new(dir: &File, name: &OsStr) -> io::Result<File> {
+        let c = c_name(name)?;
+        let flags =
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: a valid descriptor and NUL-terminated name; mode as for File::create.
+        checked(unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags, 0o666 as libc::c_uint) })
+    }
+
+    /// The mode of what is at `name` in `dir`, a link not followed;
+    /// `None` when nothing is there.
+    pub(super) fn mode_nofollow(dir: &File, name: &OsStr) -> io::Result<Option<u32>> {
+        let c = c_name(name)?;
+        // SAFETY: `stat` is plain data, written by fstatat before it is read.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid descriptor, NUL-terminated name and out pointer.
+        let r = unsafe {
+            libc::fstatat(
+                dir.as_raw_fd(),
+                c.as_ptr(),
+                &mut st,
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+        if r != 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::NotFound {
+                Ok(None)
+            } else {
+                Err(e)
+            };
+        }
+        Ok(Some(st.st_mode as u32))
+    }
+
+    pub(super) fn rename(dir: &File, from: &OsStr, to: &OsStr) -> io::Result<()> {
+        let (from, to) = (c_name(from)?, c_name(to)?);
+        let fd = dir.as_raw_fd();
+        // SAFETY: valid descriptors and NUL-terminated names.
+        if unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    pub(super) fn unlink(dir: &File, name: &OsStr) {
+        if let Ok(c) = c_name(name) {
+            // SAFETY: a valid descriptor and NUL-terminated name.
+            unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) };
+        }
+    }
+}
+
 /// Removes `path` and flushes its directory, so the removal survives a
 /// power loss. A file already gone is not an error.
 pub fn remove_durable(path: &Path) -> io::Result<()> {
@@ -92,17 +252,57 @@ pub fn remove_leftovers(path: &Path) -> io::Result<usize> {
 }
 
 /// True when `path` (links followed, as a write would) is a device, FIFO or
-/// socket: something a rename must not replace.
+/// socket that a rename must not replace: reached through a link that root
+/// or the user running fpcheck owns, or else a device, or a FIFO or socket
+/// that root or that user owns. Anything else is another user's node in a
+/// directory they can write, planted to make a root gate write into a disk
+/// (`MARKER.json -> /dev/sda`) or hang on a FIFO no one reads: it is
+/// replaced, as a regular file would be.
 fn is_special(path: &Path) -> io::Result<bool> {
     match fs::metadata(path) {
         Ok(meta) => {
             let t = meta.file_type();
-            Ok(!t.is_file() && !t.is_dir())
+            if t.is_file() || t.is_dir() {
+                return Ok(false);
+            }
+            Ok(match fs::symlink_metadata(path) {
+                // A link's owner chose its target: `/dev/stdout` (root's)
+                // leads to a pipe that the calling shell's user owns.
+                Ok(link) if link.file_type().is_symlink() => trusted_owner(&link),
+                // Only root makes device nodes (a terminal may belong to
+                // another user); anyone can make a FIFO.
+                _ => is_device(&t) || trusted_owner(&meta),
+            })
         }
         // Nothing there (or a broken link): the rename creates the file.
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(e),
     }
+}
+
+/// Owned by root or by the effective user (as `fs.protected_symlinks`
+/// trusts a link).
+#[cfg(unix)]
+fn trusted_owner(meta: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    meta.uid() == 0 || meta.uid() == unsafe { libc::geteuid() }
+}
+
+#[cfg(not(unix))]
+fn trusted_owner(_meta: &fs::Metadata) -> bool {
+    true
+}
+
+#[cfg(unix)]
+fn is_device(t: &fs::FileType) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    t.is_char_device() || t.is_block_device()
+}
+
+#[cfg(not(unix))]
+fn is_device(_t: &fs::FileType) -> bool {
+    false
 }
 
 /// Writes into an existing special file without creating or truncating
@@ -257,6 +457,65 @@ mod tests {
         assert_eq!(reader.join().unwrap(), b"through the pipe");
         assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
         assert!(leftovers(dir.path()).is_empty());
+    }
+
+    /// The race `patch --write` loses to a concurrent writer of the tree:
+    /// the directory was checked, then swapped for a link out of the tree.
+    #[cfg(unix)]
+    #[test]
+    fn beneath_never_follows_a_directory_swapped_for_a_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let top = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        fs::create_dir_all(top.path().join("a/b")).unwrap();
+        let name = std::ffi::OsStr::new("v.json");
+        write_atomic_beneath(top.path(), Path::new("a/b"), name, b"one").unwrap();
+        let target = top.path().join("a/b/v.json");
+        fs::set_permissions(&target, fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic_beneath(top.path(), Path::new("a/b"), name, b"two").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"two");
+        let mode = fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+        assert!(leftovers(&top.path().join("a/b")).is_empty());
+
+        // `a` becomes a link to a tree outside with the same shape.
+        fs::create_dir_all(outside.path().join("b")).unwrap();
+        fs::rename(top.path().join("a"), top.path().join("a.old")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), top.path().join("a")).unwrap();
+        let err = write_atomic_beneath(top.path(), Path::new("a/b"), name, b"out").unwrap_err();
+        assert!(
+            matches!(err.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR)),
+            "{err}"
+        );
+        assert_eq!(fs::read_dir(outside.path().join("b")).unwrap().count(), 0);
+
+        // A link, a FIFO or a directory at the name itself is never replaced.
+        let dir = top.path().join("a.old/b");
+        fs::remove_file(dir.join("v.json")).unwrap();
+        std::os::unix::fs::symlink("elsewhere.json", dir.join("v.json")).unwrap();
+        let c = std::ffi::CString::new(dir.join("fifo").to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        fs::create_dir(dir.join("sub")).unwrap();
+        for n in ["v.json", "fifo", "sub"] {
+            let err = write_atomic_beneath(
+                top.path(),
+                Path::new("a.old/b"),
+                std::ffi::OsStr::new(n),
+                b"x",
+            )
+            .unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{n}: {err}");
+        }
+        assert!(fs::symlink_metadata(dir.join("v.json"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(!dir.join("elsewhere.json").exists());
+        assert!(leftovers(&dir).is_empty());
+        // A path that climbs is refused before anything is opened.
+        let err = write_atomic_beneath(top.path(), Path::new("../x"), name, b"x").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
     }
 
     #[test]

@@ -257,6 +257,45 @@ pub fn run(dir: &Path) -> Result<Vec<Row>, DemoError> {
     Ok(rows)
 }
 
+/// Checks out HEAD's tree in the repository at `dir` (which has only its
+/// `.git` so far): writes every file and an index that matches them, so
+/// `git status` is clean and `--worktree` compares the files on disk.
+pub fn check_out_head(dir: &Path) -> Result<(), DemoError> {
+    let fail = |e: &dyn std::fmt::Display| DemoError::Build {
+        dir: dir.display().to_string(),
+        message: format!("cannot check out the last release: {e}"),
+    };
+    let repo = gix::open(dir).map_err(|e| fail(&e))?;
+    let tree = repo
+        .head_commit()
+        .map_err(|e| fail(&e))?
+        .tree_id()
+        .map_err(|e| fail(&e))?;
+    let mut index = repo.index_from_tree(&tree).map_err(|e| fail(&e))?;
+    for (entry, path) in index.entries_mut_with_paths() {
+        let rel = path.to_string();
+        let file = dir.join(&rel);
+        // The demo writes regular files only; anything else would be a bug
+        // here, not something to paper over.
+        if entry.mode != gix::index::entry::Mode::FILE {
+            return Err(fail(&format!("{rel} is not a regular file")));
+        }
+        let blob = repo.find_object(entry.id).map_err(|e| fail(&e))?;
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| fail(&e))?;
+        }
+        std::fs::write(&file, &blob.data).map_err(|e| fail(&format!("{rel}: {e}")))?;
+        // The stat the index records is what lets git trust the file
+        // without rehashing it.
+        let meta = gix::index::fs::Metadata::from_path_no_follow(&file).map_err(|e| fail(&e))?;
+        entry.stat = gix::index::entry::Stat::from_fs(&meta).map_err(|e| fail(&e))?;
+    }
+    index
+        .write(gix::index::write::Options::default())
+        .map_err(|e| fail(&e))?;
+    Ok(())
+}
+
 /// Writes `files` as nested trees and commits them on HEAD.
 fn commit(
     repo: &gix::Repository,

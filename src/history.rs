@@ -82,6 +82,12 @@ pub struct ReleaseInfo {
     pub unavailable_reason: Option<String>,
     /// How many runtime files it hashes.
     pub runtime_files: usize,
+    /// The updater's own reading of the version (section 6).
+    #[serde(skip)]
+    pub updater_version: crate::release::UpdaterVersion,
+    /// The version as compared (`Release::version_key`).
+    #[serde(skip)]
+    pub version_key: String,
 }
 
 /// One update, from a release to the next.
@@ -155,6 +161,9 @@ pub struct History {
     pub schema_version: u32,
     /// The repository.
     pub repo: String,
+    /// The repository's name, fit to publish: its `origin` remote without
+    /// credentials (`github.com/acme/server`), else its folder's name.
+    pub name: String,
     /// The settings that produced the fingerprints.
     pub settings: Settings,
     /// Every update, oldest first.
@@ -388,6 +397,7 @@ pub fn run(
     Ok(History {
         schema_version: SCHEMA_VERSION,
         repo: repo_display(repo),
+        name: repo_name(repo),
         settings: Settings::of(runtime),
         releases: steps,
         tags: reads.into_iter().map(|r| r.info).collect(),
@@ -501,6 +511,7 @@ impl<'a> Worker<'a> {
         let src = GitSource::new(self.repo.clone(), rev, &self.runtime.root)?;
         let selection = select(&src, &self.runtime.rules)?;
         let rel = release::read(&src)?;
+        let version_key = rel.version_key();
         let key = FingerprintCache::key(&selection);
         let ids: BTreeMap<String, ObjectId> = selection
             .files
@@ -525,6 +536,8 @@ impl<'a> Worker<'a> {
                 fingerprint,
                 unavailable_reason: reason,
                 runtime_files,
+                version_key,
+                updater_version: rel.updater_version,
             },
             ids,
             tree,
@@ -626,9 +639,12 @@ fn src_root(src: &GitSource) -> String {
 
 fn facts(info: &ReleaseInfo) -> SideFacts {
     SideFacts {
-        version: info.version.clone().unwrap_or_default(),
+        version: info.version_key.clone(),
         fingerprint: info.fingerprint.clone(),
         force_restart: info.force_restart,
+        updater_version: info.updater_version.clone(),
+        // Blobs are always readable: git mode has no unreadable files.
+        version_unreadable: false,
     }
 }
 
@@ -643,7 +659,7 @@ fn step(from: &Read, to: &Read, root: &str) -> Step {
         to_fingerprint: to.info.fingerprint.clone(),
         restart_required: d.restart_required,
         reason: d.reason,
-        marker_reason: d.updater.marker_reason,
+        marker_reason: d.updater.marker_reason.map(|r| r.as_str()),
         version_changed: d.version_changed,
         runtime_files_changed: changes::between_selections(&from.ids, &to.ids, root)
             .runtime
@@ -724,6 +740,38 @@ fn summarise(reads: &[Read], steps: &[Step]) -> Summary {
             .map(|s| s.avoidable)
             .try_fold(0, |n, a| a.map(|a| n + usize::from(a))),
     }
+}
+
+/// A name for `repo` that can be published (a report made in CI shows no
+/// runner's folders): `host/path` of its `origin` remote, with no user,
+/// password or port and no `.git`; for an origin on the local disk, or no
+/// origin, the folder's name.
+pub fn repo_name(repo: &gix::Repository) -> String {
+    let origin = repo
+        .config_snapshot()
+        .string("remote.origin.url")
+        .and_then(|u| gix::url::parse(&u).ok());
+    let trim = |p: &str| -> String {
+        let p = p.trim_matches('/');
+        p.strip_suffix(".git").unwrap_or(p).to_string()
+    };
+    if let Some(url) = &origin {
+        let path = trim(&url.path.to_string());
+        match url.host() {
+            Some(host) if !path.is_empty() => return format!("{host}/{path}"),
+            Some(host) => return host.to_string(),
+            None => {
+                if let Some(last) = path.rsplit('/').next().filter(|l| !l.is_empty()) {
+                    return last.to_string();
+                }
+            }
+        }
+    }
+    let dir = repo.workdir().unwrap_or_else(|| repo.git_dir());
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    dir.file_name()
+        .map(|n| trim(&n.to_string_lossy()))
+        .unwrap_or_else(|| "repository".to_string())
 }
 
 #[cfg(test)]

@@ -1,13 +1,17 @@
-//! The release's version and its escape hatch (docs/spec.md section 5).
+//! The release's version and its escape hatch (docs/spec.md section 5),
+//! and the version as the reference's updater reads it (section 6).
 //!
-//! The gate reads the version from the first of `version.json` then
-//! `package.json` that parses and has a non-empty `"version"` string, each
-//! looked up in the runtime root and then in its parent; `force_restart` is
-//! on when any of those files has a truthy value under Python's rules.
+//! Values follow Python, because the gate is Python: files parse as
+//! `json.loads` does ([`crate::pyjson`]), a version is `str(value).strip()`,
+//! `force_restart` is Python's truthiness. The gate reads the version from
+//! the first of `version.json` then `package.json`, in the runtime root
+//! and then in its parent, whose `"version"` gives non-empty text;
+//! `force_restart` is on when any of those files has a truthy value.
 
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::pyjson::{self, PyStr, PyValue};
 use crate::source::{MetaFile, Source, SourceError};
 use crate::warning::Warning;
 
@@ -17,21 +21,154 @@ pub const VERSION_FILES: [&str; 2] = ["version.json", "package.json"];
 /// What one side of a release says about itself.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Release {
-    /// The version string, when a file provides one.
+    /// The version text, when a file provides one (for people: a lone
+    /// surrogate shows as U+FFFD; compare [`Release::version_key`]).
     pub version: Option<String>,
     /// The file the version came from.
     pub version_file: Option<String>,
     /// Whether the gate considers `force_restart` on.
     pub force_restart: bool,
-    /// The raw JSON value that decided `force_restart` (`null` when absent).
+    /// The raw JSON value that decided `force_restart` (`null` when
+    /// absent; `NaN`, infinities and integers beyond 64 bits as text).
     pub force_restart_raw: Option<Value>,
     /// The file it came from.
     pub force_restart_file: Option<String>,
+    /// The version exactly, as Python holds it.
+    #[serde(skip)]
+    pub version_exact: Option<PyStr>,
+    /// The updater's own reading of the version (section 6).
+    #[serde(skip)]
+    pub updater_version: UpdaterVersion,
+    /// Version files that exist but cannot be read (permissions, a FIFO,
+    /// a directory, too large): the gate cannot rule out what they say.
+    #[serde(skip)]
+    pub unreadable: Vec<String>,
     /// Things the releaser should know (unparsable files, non-boolean values).
     pub warnings: Vec<Warning>,
 }
 
-/// Python's truthiness of a JSON value, as `bool(json.load(...)[key])`.
+impl Release {
+    /// The version as the gate compares it: `""` when none, else its exact
+    /// JSON text (`json.dumps`, ASCII), so two versions compare equal
+    /// exactly when Python's strings are equal (`"\ud800"` and `"\udc00"`
+    /// differ, though both display as U+FFFD).
+    pub fn version_key(&self) -> String {
+        version_key(self.version_exact.as_ref())
+    }
+}
+
+/// See [`Release::version_key`].
+pub fn version_key(version: Option<&PyStr>) -> String {
+    match version {
+        Some(v) if !v.is_empty() => v.to_json(),
+        _ => String::new(),
+    }
+}
+
+/// The version as the reference's updater reads it (section 6): from the
+/// install's home only (the runtime root's parent), the raw `"version"`
+/// value of `version.json` if that file parses as an object (`"unknown"`
+/// when the key is missing; `package.json` is then not looked at), else of
+/// `package.json`, else `"unknown"`. Compared with Python's `!=` on the raw
+/// values: no strip, `1` equals `1.0` and `true`, `NaN` differs from itself.
+#[derive(Clone, Debug)]
+pub struct UpdaterVersion(PyValue);
+
+impl PartialEq for UpdaterVersion {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.py_eq(&other.0)
+    }
+}
+
+impl Default for UpdaterVersion {
+    fn default() -> Self {
+        UpdaterVersion(PyValue::Str(PyStr::from_str("unknown")))
+    }
+}
+
+impl UpdaterVersion {
+    /// A version that is this text.
+    pub fn from_text(text: &str) -> Self {
+        UpdaterVersion(PyValue::Str(PyStr::from_str(text)))
+    }
+
+    /// Python's `self != other` on the raw values.
+    pub fn differs(&self, other: &UpdaterVersion) -> bool {
+        !self.0.py_eq(&other.0)
+    }
+
+    /// The text the marker records: `str(value or "").strip()`.
+    pub fn marker_text(&self) -> String {
+        if !self.0.truthy() {
+            return String::new();
+        }
+        self.0.py_str().strip().display()
+    }
+
+    /// The value as JSON text that [`crate::pyjson::loads`] reads back to
+    /// an equal value (stored in snapshots; may hold `NaN`).
+    pub fn to_json(&self) -> String {
+        dumps(&self.0)
+    }
+
+    /// Reads [`UpdaterVersion::to_json`]'s text back.
+    pub fn from_json(text: &str) -> Option<Self> {
+        pyjson::loads(text.as_bytes()).ok().map(UpdaterVersion)
+    }
+}
+
+/// `json.dumps(value)` (ASCII, Python's `NaN`/`Infinity`): text that
+/// `json.loads` reads back to an equal value.
+pub fn dumps(v: &PyValue) -> String {
+    match v {
+        PyValue::None => "null".into(),
+        PyValue::Bool(b) => b.to_string(),
+        PyValue::Int(i) => i.to_string(),
+        PyValue::Float(f) if f.is_nan() => "NaN".into(),
+        PyValue::Float(f) if f.is_infinite() => {
+            if *f > 0.0 { "Infinity" } else { "-Infinity" }.into()
+        }
+        PyValue::Float(f) => pyjson::float_repr(*f),
+        PyValue::Str(s) => s.to_json(),
+        PyValue::List(items) => {
+            let parts: Vec<String> = items.iter().map(dumps).collect();
+            format!("[{}]", parts.join(", "))
+        }
+        PyValue::Dict(d) => {
+            let parts: Vec<String> = d
+                .iter()
+                .map(|(k, v)| format!("{}: {}", k.to_json(), dumps(v)))
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+    }
+}
+
+/// A Python value as plain JSON, for reports: exact where JSON can say it;
+/// `NaN`, infinities and integers beyond 64 bits become their Python text,
+/// lone surrogates U+FFFD.
+pub fn to_report_json(v: &PyValue) -> Value {
+    match v {
+        PyValue::None => Value::Null,
+        PyValue::Bool(b) => Value::Bool(*b),
+        PyValue::Int(i) => match i.to_i64() {
+            Some(n) => Value::from(n),
+            None => Value::String(i.to_string()),
+        },
+        PyValue::Float(f) => {
+            serde_json::Number::from_f64(*f).map_or_else(|| Value::String(v.repr()), Value::Number)
+        }
+        PyValue::Str(s) => Value::String(s.display()),
+        PyValue::List(items) => Value::Array(items.iter().map(to_report_json).collect()),
+        PyValue::Dict(d) => Value::Object(
+            d.iter()
+                .map(|(k, v)| (k.display(), to_report_json(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// Python's truthiness of a plain JSON value, as `bool(json.load(...)[key])`.
 pub fn python_truthy(v: &Value) -> bool {
     match v {
         Value::Null => false,
@@ -43,64 +180,72 @@ pub fn python_truthy(v: &Value) -> bool {
     }
 }
 
-/// The candidate files in the gate's order: each name in the root, then in
-/// its parent.
-fn candidates(source: &dyn Source) -> Result<Vec<MetaFile>, SourceError> {
+/// The candidate files in the gate's order: `version.json` then
+/// `package.json` in the root, then the same in its parent (the install's
+/// home).
+fn candidates(source: &dyn Source) -> Result<Vec<(MetaFile, bool)>, SourceError> {
     let mut out = Vec::new();
-    for name in VERSION_FILES {
-        for in_parent in [false, true] {
+    for in_parent in [false, true] {
+        for name in VERSION_FILES {
             if let Some(file) = source.read_meta(name, in_parent)? {
-                out.push(file);
+                out.push((file, in_parent));
             }
         }
     }
     Ok(out)
 }
 
-/// Reads the version and `force_restart` as the gate does.
+/// Reads the version and `force_restart` as the gate does (section 5), and
+/// the version as the updater reads it (section 6).
 pub fn read(source: &dyn Source) -> Result<Release, SourceError> {
     let mut release = Release::default();
-    for file in candidates(source)? {
-        let Some(doc) = parse_like_python(&file, &mut release.warnings) else {
+    let mut updater: Option<UpdaterVersion> = None;
+    for (file, in_parent) in candidates(source)? {
+        if let Some(why) = &file.problem {
+            release.warnings.push(Warning::new(
+                "version_file_unreadable",
+                format!(
+                    "{} {why}: fpcheck cannot rule out a version change or force_restart in it, \
+                     so the gate asks for a restart",
+                    file.display
+                ),
+            ));
+            release.unreadable.push(file.display.clone());
+            continue;
+        }
+        let Some(doc) = parse_like_python(&file, &mut release) else {
             continue;
         };
+        if in_parent && updater.is_none() {
+            let raw = doc.get("version").cloned();
+            updater = Some(raw.map_or_else(UpdaterVersion::default, UpdaterVersion));
+        }
         note_version(&mut release, &file.display, doc.get("version"));
         note_force_restart(&mut release, &file.display, doc.get("force_restart"));
     }
+    release.updater_version = updater.unwrap_or_default();
     Ok(release)
 }
 
-/// Parses a version file as the gate's `json.loads` would: strict JSON,
-/// plus Python's extensions (`NaN`, `Infinity`, numbers beyond a double,
-/// lone surrogates), which strict parsers reject. A file Python would read
-/// must not be skipped here: its `force_restart` could be on.
-fn parse_like_python(file: &MetaFile, warnings: &mut Vec<Warning>) -> Option<Value> {
-    let strict = serde_json::from_slice::<Value>(&file.bytes);
-    let parsed = match strict {
-        Ok(v) => Ok(v),
-        Err(e) => match std::str::from_utf8(&file.bytes)
-            .ok()
-            .and_then(python_extensions_to_json)
-        {
-            Some(text) => match serde_json::from_str::<Value>(&text) {
-                Ok(v) => {
-                    warnings.push(Warning::new(
-                        "version_file_python_json",
-                        format!(
-                            "{} uses Python's JSON extensions (NaN, Infinity, out-of-range numbers or lone surrogates): \
-                             the gate reads it, and so does fpcheck, but other tools will not",
-                            file.display
-                        ),
-                    ));
-                    Ok(v)
-                }
-                Err(_) => Err(e),
-            },
-            None => Err(e),
-        },
-    };
-    match parsed {
-        Ok(Value::Object(map)) => Some(Value::Object(map)),
+/// Parses a version file exactly as the gate's `json.loads` would; `None`
+/// (with a warning) when Python would not read it as an object.
+fn parse_like_python(file: &MetaFile, release: &mut Release) -> Option<PyValue> {
+    let warnings = &mut release.warnings;
+    match pyjson::loads(&file.bytes) {
+        Ok(doc @ PyValue::Dict(_)) => {
+            if serde_json::from_slice::<serde::de::IgnoredAny>(&file.bytes).is_err() {
+                warnings.push(Warning::new(
+                    "version_file_python_json",
+                    format!(
+                        "{} is JSON only for Python (NaN, Infinity, lone surrogates, nesting \
+                         deeper than 128, or numbers strict parsers refuse): the gate reads it, \
+                         and so does fpcheck, but other tools may not",
+                        file.display
+                    ),
+                ));
+            }
+            Some(doc)
+        }
         Ok(_) => {
             warnings.push(Warning::new(
                 "version_file_invalid",
@@ -108,11 +253,25 @@ fn parse_like_python(file: &MetaFile, warnings: &mut Vec<Warning>) -> Option<Val
             ));
             None
         }
+        // Another Python (3.12+ nesting, older integer limits) would have
+        // read it: what it says cannot be ruled out.
+        Err(e) if e.python_dependent() => {
+            warnings.push(Warning::new(
+                "version_file_unreadable",
+                format!(
+                    "{}: {e}, but another Python version reads it: fpcheck cannot rule out \
+                     a version change or force_restart in it, so the gate asks for a restart",
+                    file.display
+                ),
+            ));
+            release.unreadable.push(file.display.clone());
+            None
+        }
         Err(e) => {
             warnings.push(Warning::new(
                 "version_file_invalid",
                 format!(
-                    "{} is not valid JSON ({e}): the gate ignores a file its json.loads rejects",
+                    "{} is not valid JSON for Python ({e}): the gate ignores a file its json.loads rejects",
                     file.display
                 ),
             ));
@@ -121,144 +280,52 @@ fn parse_like_python(file: &MetaFile, warnings: &mut Vec<Warning>) -> Option<Val
     }
 }
 
-/// Rewrites Python-only JSON into strict JSON with the same truthiness:
-/// `NaN` and `±Infinity` (truthy floats) become `±1e308`, a number beyond
-/// a double becomes `±1e308` (Python reads it as ±inf, or a big int, both
-/// truthy), and a lone surrogate escape becomes U+FFFD. `None` when there
-/// is nothing to rewrite.
-fn python_extensions_to_json(text: &str) -> Option<String> {
-    let mut out = String::with_capacity(text.len());
-    let mut changed = false;
-    let mut rest = text;
-    while let Some(c) = rest.chars().next() {
-        if c == '"' {
-            let end = string_end(rest);
-            let (s, changed_s) = fix_surrogates(&rest[..end]);
-            changed |= changed_s;
-            out.push_str(&s);
-            rest = &rest[end..];
-        } else if let Some(tail) = rest
-            .strip_prefix("NaN")
-            .or_else(|| rest.strip_prefix("Infinity"))
-        {
-            out.push_str("1e308");
-            changed = true;
-            rest = tail;
-        } else if let Some(tail) = rest.strip_prefix("-Infinity") {
-            out.push_str("-1e308");
-            changed = true;
-            rest = tail;
-        } else if c == '-' || c.is_ascii_digit() {
-            let len = rest
-                .find(|ch: char| !(ch.is_ascii_digit() || "+-.eE".contains(ch)))
-                .unwrap_or(rest.len());
-            let number = &rest[..len];
-            match number.parse::<f64>() {
-                Ok(f) if f.is_infinite() => {
-                    out.push_str(if f < 0.0 { "-1e308" } else { "1e308" });
-                    changed = true;
-                }
-                _ => out.push_str(number),
-            }
-            rest = &rest[len..];
-        } else {
-            out.push(c);
-            rest = &rest[c.len_utf8()..];
-        }
-    }
-    changed.then_some(out)
-}
-
-/// The byte length of the string literal at the start of `text` (quotes
-/// included), or all of it when unterminated.
-fn string_end(text: &str) -> usize {
-    let bytes = text.as_bytes();
-    let mut i = 1;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\\' => i += 2,
-            b'"' => return i + 1,
-            _ => i += 1,
-        }
-    }
-    bytes.len()
-}
-
-/// Replaces `\uD8xx` escapes that do not form a pair with `\uFFFD`.
-fn fix_surrogates(literal: &str) -> (String, bool) {
-    let unit = |s: &str, at: usize| -> Option<u16> {
-        let hex = s.get(at + 2..at + 6)?;
-        (s.get(at..at + 2)? == "\\u")
-            .then(|| u16::from_str_radix(hex, 16).ok())
-            .flatten()
-    };
-    let mut out = String::with_capacity(literal.len());
-    let mut changed = false;
-    let mut i = 0;
-    while i < literal.len() {
-        if literal[i..].starts_with("\\\\") {
-            out.push_str("\\\\");
-            i += 2;
-            continue;
-        }
-        match unit(literal, i) {
-            Some(0xD800..=0xDBFF) if matches!(unit(literal, i + 6), Some(0xDC00..=0xDFFF)) => {
-                out.push_str(&literal[i..i + 12]);
-                i += 12;
-            }
-            Some(0xD800..=0xDFFF) => {
-                out.push_str("\\uFFFD");
-                changed = true;
-                i += 6;
-            }
-            _ => {
-                let c = literal[i..]
-                    .chars()
-                    .next()
-                    .expect("i is on a char boundary");
-                out.push(c);
-                i += c.len_utf8();
-            }
-        }
-    }
-    (out, changed)
-}
-
-fn note_version(release: &mut Release, file: &str, value: Option<&Value>) {
-    if release.version.is_some() {
+/// Section 5: the first file whose `"version"` gives non-empty text as
+/// Python's `str(value).strip()` (so `7` gives `"7"`, `null` `"None"`).
+fn note_version(release: &mut Release, file: &str, value: Option<&PyValue>) {
+    if release.version_exact.is_some() {
         return;
     }
-    match value {
-        Some(Value::String(s)) if !s.is_empty() => {
-            release.version = Some(s.clone());
-            release.version_file = Some(file.to_string());
-        }
-        Some(Value::String(_)) | None => {}
-        Some(other) => release.warnings.push(Warning::new(
+    let Some(value) = value else { return };
+    let text = value.py_str().strip();
+    if text.is_empty() {
+        return;
+    }
+    if !matches!(value, PyValue::Str(_)) {
+        release.warnings.push(Warning::new(
             "version_not_string",
             format!(
-                "{file}: \"version\" is {other}, not a string: the gate skips this file's version"
+                "{file}: \"version\" is {}, not a string: the gate reads it as {}",
+                value.repr(),
+                text.to_json()
             ),
-        )),
+        ));
     }
+    release.version = Some(text.display());
+    release.version_exact = Some(text);
+    release.version_file = Some(file.to_string());
 }
 
-fn note_force_restart(release: &mut Release, file: &str, value: Option<&Value>) {
+fn note_force_restart(release: &mut Release, file: &str, value: Option<&PyValue>) {
     let Some(value) = value else { return };
-    if !matches!(value, Value::Bool(_)) {
-        let gate = if python_truthy(value) { "on" } else { "off" };
+    let on = value.truthy();
+    if !matches!(value, PyValue::Bool(_)) {
+        let gate = if on { "on" } else { "off" };
         release.warnings.push(Warning::new(
             "force_restart_not_boolean",
-            format!("{file}: \"force_restart\" is {value}, not a JSON boolean: the gate reads it as {gate}"),
+            format!(
+                "{file}: \"force_restart\" is {}, not a JSON boolean: the gate reads it as {gate}",
+                dumps(value)
+            ),
         ));
     }
     // The first truthy value decides; otherwise the first value seen is shown.
     if release.force_restart {
         return;
     }
-    if python_truthy(value) || release.force_restart_raw.is_none() {
-        release.force_restart = python_truthy(value);
-        release.force_restart_raw = Some(value.clone());
+    if on || release.force_restart_raw.is_none() {
+        release.force_restart = on;
+        release.force_restart_raw = Some(to_report_json(value));
         release.force_restart_file = Some(file.to_string());
     }
 }
@@ -267,6 +334,10 @@ fn note_force_restart(release: &mut Release, file: &str, value: Option<&Value>) 
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn py(text: &str) -> PyValue {
+        pyjson::loads(text.as_bytes()).unwrap()
+    }
 
     #[test]
     fn truthiness_follows_python() {
@@ -288,29 +359,73 @@ mod tests {
     }
 
     #[test]
-    fn python_json_extensions_keep_their_truthiness() {
-        let fixed = python_extensions_to_json(
-            r#"{"version": "2.0\ud800", "force_restart": NaN, "a": -Infinity, "b": 1e400, "c": "NaN 1e400", "d": "\ud83d\ude00"}"#,
-        )
-        .unwrap();
-        let v: Value = serde_json::from_str(&fixed).unwrap();
-        assert!(python_truthy(&v["force_restart"]));
-        assert!(python_truthy(&v["a"]) && python_truthy(&v["b"]));
-        assert_eq!(v["version"], "2.0\u{fffd}");
-        assert_eq!(v["c"], "NaN 1e400");
-        assert_eq!(v["d"], "\u{1f600}");
-        assert_eq!(python_extensions_to_json(r#"{"version": "1.0"}"#), None);
-    }
-
-    #[test]
     fn non_boolean_force_restart_is_warned_about() {
         let mut r = Release::default();
-        note_force_restart(&mut r, "src/version.json", Some(&json!("false")));
+        note_force_restart(&mut r, "src/version.json", Some(&py("\"false\"")));
         assert!(r.force_restart);
         assert_eq!(r.warnings[0].code, "force_restart_not_boolean");
         assert_eq!(
             r.warnings[0].message,
             "src/version.json: \"force_restart\" is \"false\", not a JSON boolean: the gate reads it as on"
         );
+        let mut r = Release::default();
+        note_force_restart(&mut r, "v.json", Some(&py("NaN")));
+        assert!(r.force_restart);
+        assert_eq!(r.force_restart_raw, Some(json!("nan")));
+    }
+
+    /// Section 5's text, written from the spec: `str(value).strip()`.
+    #[test]
+    fn versions_are_python_text() {
+        for (value, want) in [
+            ("\"7.38.7\"", Some("7.38.7")),
+            ("\" 7.38.7 \"", Some("7.38.7")),
+            ("7", Some("7")),
+            ("1.0", Some("1.0")),
+            ("1e16", Some("1e+16")),
+            ("null", Some("None")),
+            ("true", Some("True")),
+            ("[1, 2]", Some("[1, 2]")),
+            ("\"\"", None),
+            ("\"  \"", None),
+        ] {
+            let mut r = Release::default();
+            note_version(&mut r, "v.json", Some(&py(value)));
+            assert_eq!(r.version.as_deref(), want, "{value}");
+        }
+        let key = |text: &str| {
+            let mut r = Release::default();
+            note_version(&mut r, "v.json", Some(&py(text)));
+            r.version_key()
+        };
+        assert_ne!(key("\"\\ud800\""), key("\"\\udc00\""));
+        assert_eq!(key("\" 1 \""), key("1"));
+    }
+
+    /// The updater's raw reading (section 6): Python's `!=`, no strip.
+    #[test]
+    fn updater_versions_compare_as_python_values() {
+        let v = |t: &str| UpdaterVersion(py(t));
+        for (a, b, differ) in [
+            ("\"1.0.0\"", "\"1.0.0\"", false),
+            ("\" 1.0.0 \"", "\"1.0.0\"", true),
+            ("7", "8", true),
+            ("7", "7.0", false),
+            ("1", "true", false),
+            ("NaN", "NaN", true),
+            ("[NaN]", "[NaN]", false),
+            ("\"\\ud800\"", "\"\\udc00\"", true),
+            ("null", "null", false),
+            ("{\"a\": 1, \"b\": 2}", "{\"b\": 2, \"a\": 1}", false),
+        ] {
+            assert_eq!(v(a).differs(&v(b)), differ, "{a} != {b}");
+            let back = UpdaterVersion::from_json(&v(a).to_json()).unwrap();
+            assert_eq!(dumps(&back.0), dumps(&v(a).0), "{a}");
+        }
+        assert_eq!(v("null").marker_text(), "");
+        assert_eq!(v("0").marker_text(), "");
+        assert_eq!(v("\" 1.2 \"").marker_text(), "1.2");
+        assert_eq!(v("7").marker_text(), "7");
+        assert_eq!(UpdaterVersion::default().marker_text(), "unknown");
     }
 }

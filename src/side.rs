@@ -31,6 +31,15 @@ pub struct Side {
     pub unavailable_reason: Option<String>,
     /// How many runtime files it hashes (0 when unavailable).
     pub runtime_files: usize,
+    /// The updater's own reading of the version (section 6).
+    #[serde(skip)]
+    pub updater_version: crate::release::UpdaterVersion,
+    /// The version as compared (`Release::version_key`).
+    #[serde(skip)]
+    pub version_key: String,
+    /// A version file is there but cannot be read.
+    #[serde(skip)]
+    pub version_unreadable: bool,
 }
 
 impl Side {
@@ -53,15 +62,20 @@ impl Side {
             fingerprint: fp.as_gate_str().to_string(),
             unavailable_reason: fp.unavailable_reason.clone(),
             runtime_files: fp.files().len(),
+            updater_version: release.updater_version.clone(),
+            version_key: release.version_key(),
+            version_unreadable: !release.unreadable.is_empty(),
         }
     }
 
     /// What the decision needs of this side.
     pub fn facts(&self) -> crate::verdict::SideFacts {
         crate::verdict::SideFacts {
-            version: self.version.clone().unwrap_or_default(),
+            version: self.version_key.clone(),
             fingerprint: self.fingerprint.clone(),
             force_restart: self.force_restart,
+            updater_version: self.updater_version.clone(),
+            version_unreadable: self.version_unreadable,
         }
     }
 

@@ -1,19 +1,31 @@
 //! The verdict: two sides of a release in, the gate's decision out.
 //!
-//! Pure functions over docs/spec.md sections 6 (the updater's marker) and
-//! 7 (the running process's own check), so they can be tested as tables.
+//! Sections 6 (the updater's marker) and 7 (the running process's own
+//! check) of docs/spec.md are implemented once, in `gate::decision` and
+//! `gate::check`; this module combines them into the range's verdict.
 
 use serde::Serialize;
 
+use crate::gate::check::{self, Reason as CheckReason};
+use crate::gate::decision::{self, Reason as MarkerReason};
+use crate::gate::marker::MarkerState;
+use crate::release::UpdaterVersion;
+
 /// What the decision needs to know about one side of a release.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SideFacts {
-    /// The version string (`""` when none was found, as the gate reads it).
+    /// The version as compared: `""` when none was found, else its exact
+    /// text (`Release::version_key`).
     pub version: String,
     /// The fingerprint (`""` when unavailable).
     pub fingerprint: String,
     /// Whether `force_restart` is on (Python truthiness).
     pub force_restart: bool,
+    /// The updater's own reading of the version (section 6).
+    pub updater_version: UpdaterVersion,
+    /// A version file is there but cannot be read: its version and
+    /// `force_restart` cannot be ruled out (section 5: err toward restart).
+    pub version_unreadable: bool,
 }
 
 /// One reason code per verdict; documented in the README.
@@ -31,6 +43,12 @@ pub enum Reason {
     /// A fingerprint is unavailable but the version did not change: neither
     /// path of the gate can notice, so running clients keep the old code.
     UnavailableVersionUnchanged,
+    /// The ends' settings differ, and the `to` end fingerprinted with the
+    /// `from` end's settings (what the running release's gate computes)
+    /// differs from the `from` end's fingerprint or is unavailable, though
+    /// the `to` end's own settings show no change. Set by
+    /// [`crate::range`], never by [`decide`].
+    SettingsChangedRuntimeChanged,
 }
 
 impl Reason {
@@ -42,6 +60,7 @@ impl Reason {
             Reason::Forced => "forced",
             Reason::NoRuntimeChange => "no_runtime_change",
             Reason::UnavailableVersionUnchanged => "unavailable_version_unchanged",
+            Reason::SettingsChangedRuntimeChanged => "settings_changed_runtime_changed",
         }
     }
 }
@@ -52,7 +71,7 @@ pub struct UpdaterOutcome {
     /// Whether the updater writes the restart marker.
     pub writes_marker: bool,
     /// `brain_update` or `brain_update_force`, when it does.
-    pub marker_reason: Option<&'static str>,
+    pub marker_reason: Option<MarkerReason>,
 }
 
 /// The running process's own check right after the update (section 7),
@@ -62,7 +81,7 @@ pub struct ProcessCheck {
     /// Whether the check alone makes the process restart.
     pub fires: bool,
     /// `fingerprint_mismatch` or `version_mismatch`, when it does.
-    pub reason: Option<&'static str>,
+    pub reason: Option<CheckReason>,
 }
 
 /// The decision for an update from one side to the other.
@@ -72,7 +91,7 @@ pub struct Decision {
     pub restart_required: bool,
     /// Why, as one code.
     pub reason: Reason,
-    /// `old_version != new_version`.
+    /// Either reading of the version changed (section 6).
     pub version_changed: bool,
     /// Fingerprints differ, or either is unavailable.
     pub code_changed: bool,
@@ -82,22 +101,27 @@ pub struct Decision {
     pub process_check: ProcessCheck,
 }
 
-/// Decides an update from `from` to `to` exactly as the reference gate.
+/// Decides an update from `from` to `to` exactly as the reference gate:
+/// section 6 ([`decision::decide`]) for the updater, section 7
+/// ([`check::check`], with no marker) for the process started on `from`.
 pub fn decide(from: &SideFacts, to: &SideFacts) -> Decision {
     let unavailable = from.fingerprint.is_empty() || to.fingerprint.is_empty();
-    let version_changed = from.version != to.version;
-    let code_changed = from.fingerprint != to.fingerprint || unavailable;
-    // The updater reads force_restart from the release it just installed.
-    let force = to.force_restart;
-    let writes_marker = version_changed && (code_changed || force);
-    let marker_reason = writes_marker.then_some(if force && !code_changed {
-        "brain_update_force"
-    } else {
-        "brain_update"
+    // An unreadable version file may hold a version change or force_restart:
+    // assume both (section 5: never toward "no restart").
+    let unreadable = from.version_unreadable || to.version_unreadable;
+    let d = decision::decide(&decision::Inputs {
+        old_version: &from.version,
+        new_version: &to.version,
+        updater_version_changed: from.updater_version.differs(&to.updater_version) || unreadable,
+        old_fingerprint: &from.fingerprint,
+        new_fingerprint: &to.fingerprint,
+        // The updater reads force_restart from the release it just installed.
+        force_restart: to.force_restart || unreadable,
+        recorded_mismatch: false,
     });
     let process_check = process_check(from, to);
-    let restart_required = writes_marker || process_check.fires;
-    let reason = match (restart_required, unavailable, code_changed) {
+    let restart_required = d.marker.is_some() || process_check.fires;
+    let reason = match (restart_required, unavailable, d.code_changed) {
         (true, true, _) => Reason::FingerprintUnavailable,
         (true, false, true) => Reason::CodeChanged,
         (true, false, false) => Reason::Forced,
@@ -107,11 +131,11 @@ pub fn decide(from: &SideFacts, to: &SideFacts) -> Decision {
     Decision {
         restart_required,
         reason,
-        version_changed,
-        code_changed,
+        version_changed: d.version_changed,
+        code_changed: d.code_changed,
         updater: UpdaterOutcome {
-            writes_marker,
-            marker_reason,
+            writes_marker: d.marker.is_some(),
+            marker_reason: d.marker,
         },
         process_check,
     }
@@ -120,23 +144,17 @@ pub fn decide(from: &SideFacts, to: &SideFacts) -> Decision {
 /// Section 7 for a process started on `from` once `to` is installed, with
 /// no marker: a fingerprint mismatch, or the version fallback.
 fn process_check(from: &SideFacts, to: &SideFacts) -> ProcessCheck {
-    let installed = &to.fingerprint;
-    let process = &from.fingerprint;
-    let usable = !installed.is_empty() && !process.is_empty() && process != "unknown";
-    let reason = if usable && installed != process {
-        Some("fingerprint_mismatch")
-    } else if !usable
-        && !from.version.is_empty()
-        && !to.version.is_empty()
-        && from.version != to.version
-    {
-        Some("version_mismatch")
-    } else {
-        None
-    };
+    let status = check::check(&check::Inputs {
+        marker: &MarkerState::Absent,
+        installed_version: &to.version,
+        installed_fingerprint: &to.fingerprint,
+        process_version: &from.version,
+        process_fingerprint: &from.fingerprint,
+        client: None,
+    });
     ProcessCheck {
-        fires: reason.is_some(),
-        reason,
+        fires: status.restart_required,
+        reason: status.reason,
     }
 }
 
@@ -149,6 +167,8 @@ mod tests {
             version: version.into(),
             fingerprint: fp.into(),
             force_restart: force,
+            updater_version: UpdaterVersion::from_text(version),
+            version_unreadable: false,
         }
     }
 
@@ -158,21 +178,24 @@ mod tests {
         #[rustfmt::skip]
         let rows = [
             // from, to, restart, reason, marker reason, process reason
-            (side("1", "a", false), side("2", "b", false), true, Reason::CodeChanged, Some("brain_update"), Some("fingerprint_mismatch")),
+            (side("1", "a", false), side("2", "b", false), true, Reason::CodeChanged, Some(MarkerReason::BrainUpdate), Some(CheckReason::FingerprintMismatch)),
             (side("1", "a", false), side("2", "a", false), false, Reason::NoRuntimeChange, None, None),
-            (side("1", "a", false), side("2", "a", true), true, Reason::Forced, Some("brain_update_force"), None),
-            (side("1", "a", false), side("2", "", false), true, Reason::FingerprintUnavailable, Some("brain_update"), Some("version_mismatch")),
-            (side("1", "", false), side("2", "a", false), true, Reason::FingerprintUnavailable, Some("brain_update"), Some("version_mismatch")),
+            (side("1", "a", false), side("2", "a", true), true, Reason::Forced, Some(MarkerReason::BrainUpdateForce), None),
+            (side("1", "a", false), side("2", "", false), true, Reason::FingerprintUnavailable, Some(MarkerReason::BrainUpdate), Some(CheckReason::VersionMismatch)),
+            (side("1", "", false), side("2", "a", false), true, Reason::FingerprintUnavailable, Some(MarkerReason::BrainUpdate), Some(CheckReason::VersionMismatch)),
             // Code changed, version did not: only the process check notices.
-            (side("1", "a", false), side("1", "b", false), true, Reason::CodeChanged, None, Some("fingerprint_mismatch")),
+            (side("1", "a", false), side("1", "b", false), true, Reason::CodeChanged, None, Some(CheckReason::FingerprintMismatch)),
             // Forced without a version bump: the updater writes nothing.
             (side("1", "a", false), side("1", "a", true), false, Reason::NoRuntimeChange, None, None),
             // Unavailable and no version bump: nobody can notice.
             (side("1", "a", false), side("1", "", false), false, Reason::UnavailableVersionUnchanged, None, None),
             // Forced while the code changed too: an ordinary update marker.
-            (side("1", "a", false), side("2", "b", true), true, Reason::CodeChanged, Some("brain_update"), Some("fingerprint_mismatch")),
+            (side("1", "a", false), side("2", "b", true), true, Reason::CodeChanged, Some(MarkerReason::BrainUpdate), Some(CheckReason::FingerprintMismatch)),
             // A missing version on one side still counts as a change of version.
-            (side("", "a", false), side("2", "a", true), true, Reason::Forced, Some("brain_update_force"), None),
+            (side("", "a", false), side("2", "a", true), true, Reason::Forced, Some(MarkerReason::BrainUpdateForce), None),
+            // A version file that cannot be read: a change and force_restart
+            // cannot be ruled out.
+            (side("1", "a", false), SideFacts { version_unreadable: true, ..side("1", "a", false) }, true, Reason::Forced, Some(MarkerReason::BrainUpdateForce), None),
         ];
         for (i, (from, to, restart, reason, marker, process)) in rows.into_iter().enumerate() {
             let d = decide(&from, &to);

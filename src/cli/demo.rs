@@ -4,12 +4,14 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::Args;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Color, ContentArrangement, Table};
+use comfy_table::{
+    presets::UTF8_FULL_CONDENSED, Cell, Color, ColumnConstraint, ContentArrangement, Table, Width,
+};
 use serde::Serialize;
 
 use fpcheck::demo::{self, Row};
 
-use super::{exit, print, Failure};
+use super::{count, exit, print, Failure};
 
 /// Show the behaviour matrix on a built-in demo repository (no repository of yours needed)
 ///
@@ -17,11 +19,16 @@ use super::{exit, print, Failure};
 /// matrix (a real fix, a new module, README-only, CHANGELOG-only, a new
 /// scripts/ file, a migration, force_restart, an unavailable fingerprint),
 /// analyses each release against the one before it, and checks every
-/// verdict against the spec. Exits 1 if any row disagrees.
+/// verdict against the behaviour matrix of docs/spec.md (section 8). Exits 1
+/// if any row disagrees. With --keep, the repository stays in DIR with the
+/// last release checked out.
 #[derive(Debug, Args)]
 #[command(after_help = "Then try fpcheck on the demo repository yourself:
   fpcheck demo --keep /tmp/fpdemo
-  cd /tmp/fpdemo && fpcheck v1.0.0..v1.1.0 && fpcheck v1.2.0..v1.3.0 --format markdown")]
+  cd /tmp/fpdemo
+  fpcheck v1.0.0..v1.1.0
+  fpcheck history
+  fpcheck v1.7.0.. --worktree")]
 pub struct DemoArgs {
     /// Build the repository in DIR (created, must be empty) and keep it.
     #[arg(long, value_name = "DIR")]
@@ -65,6 +72,14 @@ pub fn run(args: DemoArgs) -> Result<u8, Failure> {
         code: exit::INPUT,
         message: e.to_string(),
     })?;
+    if args.keep.is_some() {
+        // A kept repository is for trying the other commands: give it the
+        // last release's files, as a clone would have.
+        demo::check_out_head(&dir).map_err(|e| Failure {
+            code: exit::OUTPUT,
+            message: e.to_string(),
+        })?;
+    }
     let all_agree = rows.iter().all(Row::agrees);
     if args.json {
         let out: Vec<JsonRow> = rows
@@ -128,7 +143,7 @@ fn human(rows: &[Row], args: &DemoArgs, all_agree: bool) -> String {
     for r in rows {
         let a = &r.analysis;
         let marker = match a.updater.marker_reason {
-            Some(reason) => format!("yes ({reason})"),
+            Some(reason) => reason.to_string(),
             None => "no".into(),
         };
         let verdict = Cell::new(yes_no(a.restart_required));
@@ -160,15 +175,29 @@ fn human(rows: &[Row], args: &DemoArgs, all_agree: bool) -> String {
             Cell::new(spec),
         ]);
     }
+    // Reason codes are looked up and grepped: keep them whole (the widths
+    // include the padding), and let the
+    // prose column ("release touches") wrap instead.
+    for (column, width) in [(3, 20), (5, 25)] {
+        if let Some(c) = table.column_mut(column) {
+            c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(width)));
+        }
+    }
     let mut out =
         String::from("The behaviour matrix of docs/spec.md section 8, as fpcheck sees it:\n");
     out.push_str(&table.to_string());
     out.push('\n');
     let restarts = rows.iter().filter(|r| r.analysis.restart_required).count();
+    let free = rows.len() - restarts;
     out.push_str(&format!(
-        "{} releases: {restarts} force a restart, {} are free. {}\n",
-        rows.len(),
-        rows.len() - restarts,
+        "{}: {} a restart, {}. {}\n",
+        count(rows.len(), "release", "releases"),
+        count(restarts, "forces", "force"),
+        if free == 1 {
+            "1 is free".to_string()
+        } else {
+            format!("{free} are free")
+        },
         if all_agree {
             "Every verdict agrees with the spec."
         } else {
@@ -177,9 +206,12 @@ fn human(rows: &[Row], args: &DemoArgs, all_agree: bool) -> String {
     ));
     match &args.keep {
         Some(dir) => out.push_str(&format!(
-            "The repository is kept in {}: try `fpcheck v1.0.0..v1.1.0 --repo {}`.\n",
+            "The repository is kept in {}, with {} checked out: \
+             cd there and try `fpcheck v1.0.0..v1.1.0`, `fpcheck history`.\n",
             dir.display(),
-            dir.display()
+            rows.last()
+                .and_then(|r| r.range.split_once(".."))
+                .map_or("the last release", |(_, to)| to),
         )),
         None => out.push_str("Keep the repository to explore it: fpcheck demo --keep DIR\n"),
     }

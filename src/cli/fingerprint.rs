@@ -82,7 +82,15 @@ pub fn run(args: FingerprintArgs) -> Result<u8, Failure> {
             (Box::new(DirSource::new(dir.clone())), runtime)
         }
         None => {
-            let repo = source::git::open_repo(args.repo.as_deref())?;
+            // Only `fingerprint` can read a directory instead: say so here.
+            let repo = source::git::open_repo(args.repo.as_deref()).map_err(|e| match e {
+                fpcheck::SourceError::Repository(m) if args.repo.is_none() => {
+                    Failure::from(fpcheck::SourceError::Repository(format!(
+                        "{m}, or use --dir PATH for an installed runtime"
+                    )))
+                }
+                e => Failure::from(e),
+            })?;
             fpcheck::range::check_revision(&args.rev).map_err(|e| Failure::usage(e.to_string()))?;
             let rev = Revision::parse(&repo, &args.rev)?;
             // The settings committed at that revision, as its gate uses them.
@@ -110,7 +118,10 @@ pub fn run(args: FingerprintArgs) -> Result<u8, Failure> {
         warn_all(&fp.warnings);
         print(&plain(&fp, args.list))?;
         if let Some(reason) = &fp.unavailable_reason {
-            eprintln!("fpcheck: fingerprint unavailable: {reason}");
+            eprintln!(
+                "fpcheck: fingerprint unavailable: {}",
+                fpcheck::term::escape(reason)
+            );
         }
     }
     Ok(if fp.digest.is_some() {

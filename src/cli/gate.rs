@@ -7,22 +7,21 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
-use serde::Serialize;
 
 use fpcheck::atomic;
 use fpcheck::gate::ack::{self, Action};
 use fpcheck::gate::run::{self, Report as GateReport};
 use fpcheck::gate::snapshot::{self, Settings, Snapshot};
 use fpcheck::gate::status::{self, Report as StatusReport};
-use fpcheck::gate::{io_reason, lock, ErrorKind};
+use fpcheck::gate::{document, io_reason, lock, ErrorKind};
+use fpcheck::term::escape;
 
-use super::{exit, print, settings, warn_all, Failure, RuntimeFlags};
+use super::{exit, print, settings, Failure, RuntimeFlags};
 
-/// Schema of the JSON these commands print.
-const JSON_SCHEMA: u32 = 1;
-
-/// Test-only: `pause:MS` sleeps, `fail` fails, between the marker's
-/// temporary write and its rename, so tests can kill a gate mid-write.
+/// Test-only, and only in debug builds (the tests'): `pause:MS` sleeps,
+/// `fail` fails, between the marker's temporary write and its rename, so
+/// tests can kill a gate mid-write. A release build has no such switch.
+#[cfg(debug_assertions)]
 const TEST_HOOK: &str = "FPCHECK_TEST_BEFORE_RENAME";
 
 /// Record the installed runtime's state before an update.
@@ -35,10 +34,12 @@ const TEST_HOOK: &str = "FPCHECK_TEST_BEFORE_RENAME";
 /// fingerprint is recorded as "" with its reason, and warned about: the gate
 /// then treats the code as changed.
 #[derive(Debug, Args)]
-#[command(after_help = "Exit status:
-  0  the snapshot was written (even when the fingerprint is unavailable: see the warning)
-  2  usage error: bad flags or configuration
-  4  the runtime cannot be read
+#[command(after_help = "Exit status (docs/gate.md, \"Exit status\"):
+  0  the snapshot was written (an unavailable fingerprint is warned about)
+  2  usage error: bad flags or configuration; nothing was read or written
+  4  the runtime cannot be read (--dir is missing or not a directory): the
+     snapshot is still written, with the fingerprint unavailable, so that
+     the gate after the update asks for a restart
   5  --out cannot be written
 
 Example:
@@ -72,17 +73,22 @@ pub struct SnapshotArgs {
 ///
 /// Writes are atomic (temporary file, fsync, rename, fsync of the
 /// directory) and serialised with other gates by a lock file beside the
-/// marker (MARKER.json.lock). Clients named with --client are listed in the
-/// marker as "restart", with those of the marker it replaces.
+/// marker (MARKER.json.lock), whose directory is created when missing (a
+/// fresh install). The marker lists each --client (normalised: "Claude-Code"
+/// is claude_code) with its action; an unknown name counts as none, and
+/// with none the marker names claude_code, as the reference does. A new
+/// marker replaces the old one whole.
 #[derive(Debug, Args)]
-#[command(after_help = "Exit status:
-  0  decided; the marker was written if a restart is required (see the output)
-  2  the flags select files differently from the snapshot: restart required, marker written*
-  3  a fingerprint is unavailable: restart required, marker written
-  4  the snapshot or runtime cannot be read: restart required, marker written*
-  5  the marker cannot be locked or written: restart required, NOT written
-  (* when the marker's directory is usable; --json's marker_written says)
-Any non-zero status means: treat the update as requiring a restart.
+#[command(after_help = "Exit status (docs/gate.md, \"Exit status\"):
+  0  decided: the marker was written if and only if a restart is required
+  2  usage error: bad flags; nothing was read or written
+  3  restart required and the marker written, because a fingerprint is
+     unavailable
+  4  restart required and the marker written, because the gate could not
+     decide: the snapshot or the runtime cannot be read or used (foreign,
+     other settings), or a version file cannot be read
+  5  restart required, and the marker could NOT be written or locked
+Only 5 leaves running processes unwarned: treat it as an alert.
 
 Example:
   fpcheck gate --dir /opt/server/src --before before.json \\
@@ -97,7 +103,8 @@ pub struct GateArgs {
     /// The restart marker to write.
     #[arg(long, value_name = "MARKER.json")]
     marker: PathBuf,
-    /// A client that must restart; repeat for several.
+    /// A client that must restart (claude_code, claude_desktop, codex, or
+    /// an alias); repeat for several. None: claude_code.
     #[arg(long = "client", value_name = "NAME")]
     clients: Vec<String>,
     /// Settings: only to check they match the snapshot's (which are used).
@@ -125,15 +132,16 @@ pub struct GateArgs {
 /// within 2 s of the cached stats) reads no runtime file. Any doubt means a
 /// full re-hash; a corrupt cache is ignored and rewritten.
 #[derive(Debug, Args)]
-#[command(after_help = "Exit status:
+#[command(after_help = "Exit status (docs/gate.md, \"Exit status\"):
   0  no restart required
   1  restart required (the reason is printed)
-  3  no restart required, but the installed fingerprint is unavailable: the
-     answer rests on the version fallback
-  2  usage error; 4  the runtime cannot be read
+  2  usage error: bad flags or configuration
+  4  the runtime cannot be read
+Any non-zero status means: restart.
 
 Reasons (the reference's codes): marker_required, marker_corrupt,
-fingerprint_mismatch, version_mismatch; \"\" when no restart.
+fingerprint_mismatch, process_fingerprint_missing, version_mismatch;
+\"\" when no restart.
 
 Example:
   fpcheck status --dir /opt/server/src --marker ~/.server/mcp-restart-required.json \\
@@ -153,7 +161,7 @@ pub struct StatusArgs {
     /// The version the process started with ("" means same as installed).
     #[arg(long, value_name = "V")]
     process_version: String,
-    /// The asking client.
+    /// The asking client (normalised; an unknown name counts as none).
     #[arg(long, value_name = "NAME")]
     client: Option<String>,
     /// Reuse the installed fingerprint while no runtime file changed.
@@ -174,9 +182,10 @@ pub struct StatusArgs {
 /// it stays, so other clients still see it. A --process-fingerprint that
 /// differs from to_fingerprint is refused: that process runs other code.
 #[derive(Debug, Args)]
-#[command(after_help = "Exit status:
+#[command(after_help = "Exit status (docs/gate.md, \"Exit status\"):
   0  acknowledged (marker kept or removed), or no marker
   1  refused: the process did not load the marker's to_fingerprint; restart it
+  2  usage error: bad flags, or --client is not a known client
   4  the marker cannot be read as a JSON object (left untouched)
   5  the marker cannot be locked, written or removed
 
@@ -187,7 +196,8 @@ pub struct AckArgs {
     /// The restart marker.
     #[arg(long, value_name = "MARKER.json")]
     marker: PathBuf,
-    /// The client that restarted.
+    /// The client that restarted (claude_code, claude_desktop, codex, or
+    /// an alias).
     #[arg(long, value_name = "NAME")]
     client: String,
     /// The fingerprint the restarted process computed at startup.
@@ -201,22 +211,17 @@ pub struct AckArgs {
     json: bool,
 }
 
-/// A JSON document of these commands: the schema, then the report.
-#[derive(Serialize)]
-struct Doc<'a, T: Serialize> {
-    schema_version: u32,
-    #[serde(flatten)]
-    body: &'a T,
-}
-
-fn json<T: Serialize>(body: &T) -> String {
-    let doc = Doc {
-        schema_version: JSON_SCHEMA,
-        body,
-    };
-    let mut text = serde_json::to_string_pretty(&doc).expect("plain data serialises");
+fn json<T: serde::Serialize>(body: &T) -> String {
+    let mut text = serde_json::to_string_pretty(&document(body)).expect("plain data serialises");
     text.push('\n');
     text
+}
+
+/// Warnings on stderr, control characters escaped.
+fn warn_all(warnings: &[String]) {
+    for w in warnings {
+        eprintln!("fpcheck: warning: {}", escape(w));
+    }
 }
 
 fn snapshot_settings(flags: &RuntimeFlags) -> Result<Settings, Failure> {
@@ -234,16 +239,22 @@ pub fn run_snapshot(args: SnapshotArgs) -> Result<u8, Failure> {
     warn_all(&snap.warnings);
     if let Some(reason) = &snap.unavailable_reason {
         eprintln!(
-            "fpcheck: warning: the fingerprint is unavailable ({reason}): the gate will treat the code as changed"
+            "fpcheck: warning: the fingerprint is unavailable ({}): the gate will treat the code as changed",
+            escape(reason)
         );
     }
+    let root_problem = snapshot::root_problem(&args.dir);
     let bytes = snap.to_bytes();
     match &args.out {
         None => print(&String::from_utf8_lossy(&bytes))?,
         Some(out) => {
             atomic::write_atomic(out, &bytes).map_err(|e| Failure {
                 code: exit::OUTPUT,
-                message: format!("cannot write {}: {}", out.display(), io_reason(&e)),
+                message: format!(
+                    "cannot write {}: {}",
+                    escape(&out.display().to_string()),
+                    io_reason(&e)
+                ),
             })?;
             if args.json {
                 print(&String::from_utf8_lossy(&bytes))?;
@@ -252,11 +263,19 @@ pub fn run_snapshot(args: SnapshotArgs) -> Result<u8, Failure> {
             }
         }
     }
+    if let Some(why) = root_problem {
+        eprintln!("fpcheck: error: the runtime {}", escape(&why));
+        return Ok(exit::INPUT);
+    }
     Ok(exit::OK)
 }
 
 fn snapshot_summary(s: &Snapshot, out: &Path) -> String {
-    let mut t = format!("snapshot of {} written to {}\n", s.dir, out.display());
+    let mut t = format!(
+        "snapshot of {} written to {}\n",
+        escape(&s.dir),
+        escape(&out.display().to_string())
+    );
     let _ = writeln!(
         t,
         "  version      {}",
@@ -269,7 +288,8 @@ fn snapshot_summary(s: &Snapshot, out: &Path) -> String {
     );
     if s.force_restart {
         let raw = s.force_restart_raw.as_ref().map(|v| v.to_string());
-        let _ = writeln!(t, "  force_restart on ({})", raw.unwrap_or_default());
+        let raw = raw.unwrap_or_default();
+        let _ = writeln!(t, "  force_restart on ({})", escape(&raw));
     }
     t
 }
@@ -285,7 +305,10 @@ pub fn run_gate(args: GateArgs) -> Result<u8, Failure> {
     } else {
         None
     };
+    #[cfg(debug_assertions)]
     let hook = test_hook();
+    #[cfg(not(debug_assertions))]
+    let hook = |_: &Path| -> std::io::Result<()> { Ok(()) };
     let report = run::gate(&run::Request {
         dir: &args.dir,
         before: &args.before,
@@ -301,20 +324,30 @@ pub fn run_gate(args: GateArgs) -> Result<u8, Failure> {
     } else {
         print(&gate_text(&report))?;
     }
-    let code = match report.error_kind {
-        Some(ErrorKind::Usage) => exit::USAGE,
-        Some(ErrorKind::Input) => exit::INPUT,
-        Some(ErrorKind::Output) => exit::OUTPUT,
-        None if report.unavailable() => exit::UNAVAILABLE,
-        None => exit::OK,
-    };
     if let Some(e) = &report.error {
-        eprintln!("fpcheck: error: {e}");
+        eprintln!("fpcheck: error: {}", escape(e));
     }
-    Ok(code)
+    Ok(gate_exit(&report))
+}
+
+/// The gate's exit status: 5 alone means running processes are unwarned;
+/// 3 and 4 say why a marker was written conservatively; 2 is clap's
+/// (nothing ran).
+fn gate_exit(r: &GateReport) -> u8 {
+    if r.restart_required && !r.marker_written {
+        return exit::OUTPUT;
+    }
+    match r.error_kind {
+        Some(ErrorKind::Output) => exit::OUTPUT,
+        Some(ErrorKind::Usage | ErrorKind::Input) => exit::INPUT,
+        None if r.unavailable() => exit::UNAVAILABLE,
+        None if r.conservative.is_some() => exit::INPUT,
+        None => exit::OK,
+    }
 }
 
 /// The fault-injection hook of [`TEST_HOOK`]; a no-op when unset.
+#[cfg(debug_assertions)]
 fn test_hook() -> impl Fn(&Path) -> std::io::Result<()> {
     let spec = std::env::var(TEST_HOOK).unwrap_or_default();
     move |_tmp: &Path| {
@@ -331,8 +364,8 @@ fn gate_text(r: &GateReport) -> String {
     let mut t = String::new();
     let reason = r.reason.map(|x| x.as_str()).unwrap_or("");
     let headline = match (&r.error, &r.conservative, r.restart_required) {
-        (Some(e), _, _) => format!("restart required: the gate could not decide: {e}"),
-        (None, Some(why), _) => format!("restart required ({reason}): {why}"),
+        (Some(e), _, _) => format!("restart required: the gate could not decide: {}", escape(e)),
+        (None, Some(why), _) => format!("restart required ({reason}): {}", escape(why)),
         (None, None, true) if reason == "brain_update_force" => {
             format!("restart required ({reason}): the release sets force_restart")
         }
@@ -346,21 +379,21 @@ fn gate_text(r: &GateReport) -> String {
         (None, None, false) => "no restart: the runtime code did not change".into(),
     };
     let _ = writeln!(t, "{headline}");
-    let from = r.from_version.as_deref().unwrap_or("(none)");
-    let to = r.to_version.as_deref().unwrap_or("(none)");
+    let from = escape(r.from_version.as_deref().unwrap_or("(none)"));
+    let to = escape(r.to_version.as_deref().unwrap_or("(none)"));
     let _ = writeln!(t, "  version      {from} -> {to}");
     let _ = writeln!(
         t,
         "  fingerprint  {} -> {}",
-        short_fp(&r.from_fingerprint),
-        short_fp(&r.to_fingerprint)
+        escape(short_fp(&r.from_fingerprint)),
+        escape(short_fp(&r.to_fingerprint))
     );
     for (side, why) in [
         ("before", &r.from_unavailable_reason),
         ("after", &r.to_unavailable_reason),
     ] {
         if let Some(why) = why {
-            let _ = writeln!(t, "  unavailable  {side}: {why}");
+            let _ = writeln!(t, "  unavailable  {side}: {}", escape(why));
         }
     }
     if r.force_restart {
@@ -372,13 +405,19 @@ fn gate_text(r: &GateReport) -> String {
         } else {
             "DOES NOT MATCH"
         };
-        let _ = writeln!(t, "  recorded     {} {verdict} ({})", rec.value, rec.file);
+        let _ = writeln!(
+            t,
+            "  recorded     {} {verdict} ({})",
+            escape(&rec.value.to_string()),
+            escape(&rec.file)
+        );
     }
     for (i, c) in r.changed_files.iter().flatten().enumerate() {
         let label = if i == 0 { "files" } else { "" };
-        let path = fpcheck::report::printable(&c.path);
+        let path = escape(&fpcheck::report::printable(&c.path)).into_owned();
         let _ = writeln!(t, "  {label:<12} {:<8} {path}", c.change);
     }
+    let marker_path = escape(&r.marker);
     let marker = if r.marker_written {
         let clients: Vec<&str> = r
             .clients
@@ -387,14 +426,14 @@ fn gate_text(r: &GateReport) -> String {
             .map(String::as_str)
             .collect();
         if clients.is_empty() {
-            format!("written: {}", r.marker)
+            format!("written: {marker_path}")
         } else {
-            format!("written: {} (clients: {})", r.marker, clients.join(", "))
+            format!("written: {marker_path} (clients: {})", clients.join(", "))
         }
     } else if r.restart_required {
-        format!("NOT written: {}", r.marker)
+        format!("NOT written: {marker_path}")
     } else {
-        format!("not needed ({})", r.marker)
+        format!("not needed ({marker_path})")
     };
     let _ = writeln!(t, "  marker       {marker}");
     t
@@ -419,8 +458,6 @@ pub fn run_status(args: StatusArgs) -> Result<u8, Failure> {
     }
     Ok(if report.status.restart_required {
         exit::RESTART
-    } else if report.status.installed_fingerprint.is_empty() {
-        exit::UNAVAILABLE
     } else {
         exit::OK
     })
@@ -429,27 +466,33 @@ pub fn run_status(args: StatusArgs) -> Result<u8, Failure> {
 fn status_text(r: &StatusReport) -> String {
     let s = &r.status;
     let mut t = if s.restart_required {
-        format!("restart required ({})\n", s.reason)
+        format!(
+            "restart required ({})\n",
+            s.reason.map_or("", |r| r.as_str())
+        )
     } else {
         "no restart\n".to_string()
     };
     let _ = writeln!(
         t,
         "  installed  {}  {}",
-        or_none(&s.installed_version),
-        or_none(&s.installed_fingerprint)
+        escape(or_none(&s.installed_version)),
+        escape(or_none(&s.installed_fingerprint))
     );
     let _ = writeln!(
         t,
         "  process    {}  {}",
-        or_none(&s.process_version),
-        or_none(&s.process_fingerprint)
+        escape(or_none(&s.process_version)),
+        escape(or_none(&s.process_fingerprint))
     );
     if let Some(why) = &r.installed_unavailable_reason {
-        let _ = writeln!(t, "  unavailable  {why}");
+        let _ = writeln!(t, "  unavailable  {}", escape(why));
+    }
+    if let Some(why) = &r.conservative {
+        let _ = writeln!(t, "  conservative {}", escape(why));
     }
     let marker = match (&r.marker_problem, s.marker_exists) {
-        (Some(why), _) => format!("corrupt: {why}"),
+        (Some(why), _) => format!("corrupt: {}", escape(why)),
         (None, true) => "present".into(),
         (None, false) => "absent".into(),
     };
@@ -458,7 +501,7 @@ fn status_text(r: &StatusReport) -> String {
         let action = action
             .as_str()
             .map_or_else(|| action.to_string(), String::from);
-        let _ = writeln!(t, "  client     {action}");
+        let _ = writeln!(t, "  client     {}", escape(&action));
     }
     t
 }
@@ -476,14 +519,15 @@ pub fn run_ack(args: AckArgs) -> Result<u8, Failure> {
             ErrorKind::Input => exit::INPUT,
             ErrorKind::Output => exit::OUTPUT,
         },
-        message: e.to_string(),
+        message: escape(&e.to_string()).into_owned(),
     })?;
     if args.json {
         print(&json(&report))?;
     } else {
-        let because = report.because.as_deref().unwrap_or("");
+        let because = escape(report.because.as_deref().unwrap_or(""));
+        let marker = escape(&report.marker);
         let line = match report.action {
-            Action::NoMarker => format!("no marker at {}: nothing to acknowledge", report.marker),
+            Action::NoMarker => format!("no marker at {marker}: nothing to acknowledge"),
             Action::Acknowledged => {
                 format!("{} acknowledged; marker kept: {because}", report.client)
             }
@@ -501,8 +545,8 @@ pub fn run_ack(args: AckArgs) -> Result<u8, Failure> {
 
 fn version_line(version: &Option<String>, file: &Option<String>) -> String {
     match (version, file) {
-        (Some(v), Some(f)) => format!("{v} ({f})"),
-        (Some(v), None) => v.clone(),
+        (Some(v), Some(f)) => format!("{} ({})", escape(v), escape(f)),
+        (Some(v), None) => escape(v).into_owned(),
         _ => "(none found)".into(),
     }
 }

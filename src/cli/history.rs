@@ -9,8 +9,11 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Color, ContentArrangement,
 use fpcheck::history::{self, History, HistoryError, Options};
 use fpcheck::report::{self, RenderOptions};
 use fpcheck::source::git::open_repo;
+use fpcheck::verdict::Reason;
 
-use super::{emit, exit, settings, Failure, RuntimeFlags};
+use super::{
+    count, emit, exit, settings, table_width, use_color, ColorWhen, Failure, RuntimeFlags,
+};
 
 /// Show every release's restart verdict, and the restarts the fingerprint saved
 ///
@@ -52,6 +55,9 @@ pub struct HistoryArgs {
     /// Neither read nor write the fingerprint cache in the git directory.
     #[arg(long)]
     no_cache: bool,
+    /// When to colour the table: auto (a terminal without NO_COLOR), always, never.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    color: ColorWhen,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N", default_value_t = 0)]
     threads: usize,
@@ -147,18 +153,64 @@ pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
             report::render_template(&h, report::HISTORY_HTML, "history.html", &opts)
                 .map_err(|e| Failure::usage(e.0))?
         }
-        HistoryFormat::Table => table(&h, args.output.is_none() && std::io::stdout().is_terminal()),
+        HistoryFormat::Table => {
+            let terminal = args.output.is_none() && std::io::stdout().is_terminal();
+            table(
+                &h,
+                use_color(args.color, terminal) && args.output.is_none(),
+                width(terminal),
+            )
+        }
     };
     emit(&text, args.output.as_deref())?;
     Ok(exit::OK)
 }
 
-fn table(h: &History, terminal: bool) -> String {
-    let color = terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+/// The table's width: the terminal's, or `COLUMNS`; a file or a pipe gets
+/// the table's natural width (no wrapping) unless `COLUMNS` says otherwise.
+fn width(terminal: bool) -> Option<u16> {
+    let from_env = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok());
+    match (from_env, terminal) {
+        (Some(w), _) => Some(w),
+        (None, true) => Some(table_width(true)),
+        (None, false) => None,
+    }
+}
+
+/// The reason codes as the table shows them: the long ones abbreviated (the
+/// JSON, Markdown and HTML keep the codes), with the legend line they need.
+fn short_reason(reason: Reason) -> (&'static str, Option<&'static str>) {
+    match reason {
+        Reason::FingerprintUnavailable => (
+            "fp unavailable",
+            Some("fp unavailable = fingerprint_unavailable"),
+        ),
+        Reason::UnavailableVersionUnchanged => (
+            "fp unavail., same version",
+            Some("fp unavail., same version = unavailable_version_unchanged"),
+        ),
+        Reason::NoRuntimeChange => ("no runtime change", None),
+        Reason::CodeChanged => ("code changed", None),
+        Reason::Forced => ("forced", None),
+        Reason::SettingsChangedRuntimeChanged => (
+            "settings hid a change",
+            Some("settings hid a change = settings_changed_runtime_changed"),
+        ),
+    }
+}
+
+fn table(h: &History, color: bool, width: Option<u16>) -> String {
     let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(100);
+    t.load_preset(UTF8_FULL_CONDENSED);
+    match width {
+        Some(w) => {
+            t.set_content_arrangement(ContentArrangement::Dynamic)
+                .set_width(w);
+        }
+        None => {
+            t.set_content_arrangement(ContentArrangement::Disabled);
+        }
+    }
     if color {
         t.enforce_styling();
     } else {
@@ -179,6 +231,7 @@ fn table(h: &History, terminal: bool) -> String {
             fp[..8].to_string()
         }
     };
+    let mut legend: Vec<&str> = Vec::new();
     for s in &h.releases {
         let restart = Cell::new(if s.restart_required { "yes" } else { "no" });
         let restart = match (color, s.restart_required) {
@@ -186,12 +239,22 @@ fn table(h: &History, terminal: bool) -> String {
             (true, false) => restart.fg(Color::Green),
             _ => restart,
         };
+        let (reason, note) = short_reason(s.reason);
+        if let Some(note) = note {
+            if !legend.contains(&note) {
+                legend.push(note);
+            }
+        }
         t.add_row(vec![
-            Cell::new(format!("{} → {}", s.from, s.to)),
             Cell::new(format!(
                 "{} → {}",
-                s.from_version.as_deref().unwrap_or("none"),
-                s.to_version.as_deref().unwrap_or("none")
+                fpcheck::term::escape(&s.from),
+                fpcheck::term::escape(&s.to)
+            )),
+            Cell::new(format!(
+                "{} → {}",
+                fpcheck::term::escape(s.from_version.as_deref().unwrap_or("none")),
+                fpcheck::term::escape(s.to_version.as_deref().unwrap_or("none"))
             )),
             Cell::new(format!(
                 "{} → {}",
@@ -200,9 +263,9 @@ fn table(h: &History, terminal: bool) -> String {
             )),
             restart,
             Cell::new(if s.avoidable == Some(true) {
-                format!("{} (avoidable)", s.reason.as_str())
+                format!("{reason} (avoidable)")
             } else {
-                s.reason.as_str().to_string()
+                reason.to_string()
             }),
             Cell::new(if s.changed_anything {
                 s.runtime_files_changed.to_string()
@@ -213,15 +276,23 @@ fn table(h: &History, terminal: bool) -> String {
     }
     let m = &h.summary;
     let mut out = t.to_string();
+    out.push('\n');
+    if !legend.is_empty() {
+        out.push_str(&format!("reasons: {}\n", legend.join("; ")));
+    }
     out.push_str(&format!(
-        "\n{} releases, {} updates: {} forced a restart ({} only by force_restart), {} were free; \
-         the fingerprint saved {} restarts over restarting on every version bump.",
-        m.releases,
-        m.updates,
+        "{}, {}: {} forced a restart ({} only by force_restart), {} free; \
+         the fingerprint saved {} over restarting on every version bump.",
+        count(m.releases, "release", "releases"),
+        count(m.updates, "update", "updates"),
         m.restarts_forced,
         m.forced_only_by_force_restart,
-        m.free_releases,
-        m.restarts_saved
+        if m.free_releases == 1 {
+            "1 was".to_string()
+        } else {
+            format!("{} were", m.free_releases)
+        },
+        count(m.restarts_saved, "restart", "restarts"),
     ));
     if let Some(n) = m.avoidable_restarts.filter(|n| *n > 0) {
         out.push_str(&format!(
@@ -231,13 +302,21 @@ fn table(h: &History, terminal: bool) -> String {
     }
     if m.unavailable_fingerprints > 0 {
         out.push_str(&format!(
-            " {} releases have no fingerprint.",
-            m.unavailable_fingerprints
+            " {} no fingerprint.",
+            if m.unavailable_fingerprints == 1 {
+                "1 release has".to_string()
+            } else {
+                format!("{} releases have", m.unavailable_fingerprints)
+            }
         ));
     }
     out.push('\n');
     for s in &h.skipped {
-        out.push_str(&format!("skipped {}: {}\n", s.tag, s.why));
+        out.push_str(&format!(
+            "skipped {}: {}\n",
+            fpcheck::term::escape(&s.tag),
+            fpcheck::term::escape(&s.why)
+        ));
     }
     out
 }

@@ -57,7 +57,8 @@ Exit status:
 /// default every .py file under src/, minus scripts/, tests/, migrations/,
 /// crons/, __pycache__/, node_modules/, .git/ and versions/) from git objects
 /// at any revision or from a directory, exactly as the server's restart gate
-/// does, and explains what a release changes.
+/// does, and explains what a release changes. The contract, byte for byte:
+/// docs/spec.md in fpcheck's repository.
 #[derive(Debug, Parser)]
 #[command(
     name = "fpcheck",
@@ -171,10 +172,85 @@ pub fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(f) if f.message.is_empty() => ExitCode::from(f.code),
         Err(f) => {
-            eprintln!("fpcheck: error: {}", f.message);
+            // Messages quote names from the repository (config values, tags,
+            // paths): escaped here, once, for every command.
+            eprintln!("fpcheck: error: {}", fpcheck::term::escape(&f.message));
             ExitCode::from(f.code)
         }
     }
+}
+
+/// Catches the two slips a range is most often written with, before the
+/// range is parsed: two words (`fpcheck v1 v2`, meaning `v1..v2`) and a
+/// mistyped command (`fpcheck histroy`), which would otherwise be read as a
+/// range and answered with "is not a range".
+pub fn check_range_words(range: Option<&str>, stray: Option<&str>) -> Result<(), Failure> {
+    let Some(first) = range else {
+        return Ok(());
+    };
+    if let Some(second) = stray {
+        let hint = if first.contains("..") || second.contains("..") {
+            "write one range, FROM..TO".to_string()
+        } else {
+            format!("did you mean {first}..{second}?")
+        };
+        return Err(Failure::usage(format!(
+            "`{} {}` is two arguments where one range is expected: {hint}",
+            fpcheck::term::escape(first),
+            fpcheck::term::escape(second)
+        )));
+    }
+    if first.contains("..") {
+        return Ok(());
+    }
+    match closest_command(first) {
+        Some(name) => Err(Failure::usage(format!(
+            "`{}` is neither a command nor a range: did you mean `fpcheck {name}`?              (a range is FROM..TO, e.g. v7.10.0..v7.11.0)",
+            fpcheck::term::escape(first)
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The subcommand `word` is a likely typo of: at most two edits away (one
+/// for short names), case aside. (An exact match never gets here: clap
+/// takes it as the subcommand.)
+fn closest_command(word: &str) -> Option<String> {
+    use clap::CommandFactory;
+    let word = word.to_lowercase();
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .filter(|name| name != "help")
+        .map(|name| (edit_distance(&word, &name), name))
+        .filter(|(d, name)| *d <= if name.len() <= 4 { 1 } else { 2 })
+        .min()
+        .map(|(_, name)| name)
+}
+
+/// Levenshtein distance, with a swap of two neighbours counting as one edit
+/// (`histroy` is one slip from `history`).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    d[0] = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 /// Loads the config (`--config`, or `fpcheck.toml` in `top`) and applies the
@@ -245,9 +321,73 @@ pub fn print(text: &str) -> Result<(), Failure> {
     Ok(())
 }
 
+/// Whether to colour output: `--color` as given, `auto` meaning a terminal
+/// without `NO_COLOR`.
+pub fn use_color(when: ColorWhen, terminal: bool) -> bool {
+    match when {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+    }
+}
+
+/// `--color auto|always|never`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum, Default)]
+pub enum ColorWhen {
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+/// The width a table may take: `COLUMNS`, else the terminal's own width,
+/// else 100 on a terminal whose size is unknown, 80 for a file or pipe.
+pub fn table_width(terminal: bool) -> u16 {
+    if let Some(c) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
+        return c;
+    }
+    if terminal {
+        // comfy-table asks the terminal (stdout) for its size.
+        return comfy_table::Table::new().width().unwrap_or(100);
+    }
+    80
+}
+
+/// `n` and the noun that goes with it: "1 release", "2 releases".
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Prints warnings on stderr, one per line.
 pub fn warn_all(warnings: &[String]) {
     for w in warnings {
-        eprintln!("fpcheck: warning: {w}");
+        eprintln!("fpcheck: warning: {}", fpcheck::term::escape(w));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typos_of_commands() {
+        assert_eq!(closest_command("histroy").as_deref(), Some("history"));
+        assert_eq!(
+            closest_command("fingreprint").as_deref(),
+            Some("fingerprint")
+        );
+        assert_eq!(closest_command("pach").as_deref(), Some("patch"));
+        assert_eq!(closest_command("HISTORY").as_deref(), Some("history"));
+        assert_eq!(closest_command("v7.11.0"), None);
+        assert_eq!(closest_command("main"), None);
+        assert_eq!(closest_command("HEAD"), None);
+    }
+
+    #[test]
+    fn distances() {
+        assert_eq!(edit_distance("history", "history"), 0);
+        assert_eq!(edit_distance("histroy", "history"), 1);
+        assert_eq!(edit_distance("", "ack"), 3);
+        assert_eq!(edit_distance("gate", "state"), 2);
     }
 }

@@ -179,7 +179,10 @@ pub fn run(args: PatchArgs) -> Result<u8, Failure> {
     }
     explain(&plan);
     if args.write {
-        eprintln!("fpcheck: {}", write_note(&plan, written));
+        eprintln!(
+            "fpcheck: {}",
+            fpcheck::term::escape(&write_note(&plan, written))
+        );
     }
     print(&format!("{}\n", to_pretty(&plan.patch(format))))?;
     Ok(exit::OK)
@@ -211,7 +214,7 @@ pub fn patch_out(
 /// Every decision on stderr, so that none is silent.
 fn explain(plan: &Plan) {
     for e in &plan.explanations {
-        eprintln!("fpcheck: {}", e.message);
+        eprintln!("fpcheck: {}", fpcheck::term::escape(&e.message));
     }
 }
 

@@ -17,6 +17,10 @@ pub struct RangeArgs {
     /// (to HEAD), or nothing (the latest tag reachable from HEAD..HEAD).
     #[arg(value_name = "RANGE")]
     range: Option<String>,
+    /// A second word where the range was expected (`fpcheck A B`): only
+    /// caught to suggest `A..B`.
+    #[arg(value_name = "TO", hide = true)]
+    stray: Option<String>,
     /// The repository (default: the one around the current directory).
     #[arg(long, value_name = "PATH")]
     repo: Option<PathBuf>,
@@ -114,6 +118,7 @@ impl From<RangeError> for Failure {
 }
 
 pub fn run(args: RangeArgs) -> Result<u8, Failure> {
+    super::check_range_words(args.range.as_deref(), args.stray.as_deref())?;
     let mut spec = RangeSpec::parse(args.range.as_deref())?;
     spec.tags = range::TagFilter {
         include: args.tag_match.clone(),

@@ -234,7 +234,8 @@ impl ConfigFile {
 /// text: only the config's own words may reach a log, and even those are
 /// escaped.
 fn parse_message(text: &str, e: &toml::de::Error) -> String {
-    let what = crate::term::escape(e.message().trim_end()).replace('\n', " ");
+    // Lines joined before escaping: toml's own line breaks are not hostile.
+    let what = crate::term::escape(&e.message().trim_end().replace('\n', " ")).into_owned();
     match e.span() {
         Some(span) => {
             let before = &text.as_bytes()[..span.start.min(text.len())];

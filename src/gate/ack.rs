@@ -15,7 +15,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::check::UNKNOWN;
-use super::marker::{self, MarkerState, CLIENT_OK};
+use super::client::{self, py_strip, Client, OK as CLIENT_OK};
+use super::marker::{self, MarkerState};
 use super::{lock, GateError};
 use crate::atomic;
 
@@ -58,10 +59,12 @@ pub enum Action {
 /// Applies `client`'s acknowledgement to `marker`.
 pub fn acknowledge(
     marker: &Map<String, Value>,
-    client: &str,
+    client: Client,
     process_fingerprint: Option<&str>,
 ) -> Outcome {
-    let proven = process_fingerprint.filter(|fp| !fp.is_empty() && *fp != UNKNOWN);
+    let proven = process_fingerprint
+        .map(py_strip)
+        .filter(|fp| !fp.is_empty() && *fp != UNKNOWN);
     let to = marker::to_fingerprint(marker);
     if let (Some(p), Some(t)) = (proven, to) {
         if p != t {
@@ -83,7 +86,7 @@ pub fn acknowledge(
             ))
         }
     };
-    clients.insert(client.to_string(), Value::String(CLIENT_OK.into()));
+    clients.insert(client.as_str().to_string(), Value::String(CLIENT_OK.into()));
     let pending: Vec<&str> = clients
         .iter()
         .filter(|(_, action)| action.as_str() != Some(CLIENT_OK))
@@ -91,7 +94,7 @@ pub fn acknowledge(
         .collect();
     let because = if !pending.is_empty() {
         format!("clients still to restart: {}", pending.join(", "))
-    } else if to.is_none() {
+    } else if !marker::has_to_fingerprint(marker) || to.is_none() {
         "the marker has no to_fingerprint, so no process can prove it loaded the release".into()
     } else if proven.is_none() {
         "the process has not proven it loaded the marker's to_fingerprint (pass --process-fingerprint)".into()
@@ -110,8 +113,8 @@ pub fn acknowledge(
 pub struct Report {
     /// The marker path.
     pub marker: String,
-    /// The acknowledging client.
-    pub client: String,
+    /// The acknowledging client, normalised.
+    pub client: Client,
     /// What happened.
     pub action: Action,
     /// Whether the marker is gone now.
@@ -121,6 +124,9 @@ pub struct Report {
     pub clients: Option<Map<String, Value>>,
     /// Why the marker stays, or why the acknowledgement was refused.
     pub because: Option<String>,
+    /// The reference's code when the marker stays because the process did
+    /// not prove its fingerprint: `process_fingerprint_missing`.
+    pub pending_reason: Option<super::check::Reason>,
 }
 
 /// Acknowledges `client`'s restart in the marker at `path`, under the same
@@ -132,13 +138,19 @@ pub fn run(
     process_fingerprint: Option<&str>,
     lock_timeout: Duration,
 ) -> Result<Report, GateError> {
+    // An unknown name would acknowledge nobody: say so rather than
+    // pretend (the reference silently does nothing).
+    let client = client::normalise(client).ok_or_else(|| GateError::UnknownClient {
+        name: client.to_string(),
+    })?;
     let mut report = Report {
         marker: path.display().to_string(),
-        client: client.to_string(),
+        client,
         action: Action::NoMarker,
         marker_removed: false,
         clients: None,
         because: None,
+        pending_reason: None,
     };
     // No directory, no marker: nothing to acknowledge, and no place to
     // put a lock file either.
@@ -165,6 +177,14 @@ pub fn run(
             atomic::write_atomic(path, &bytes).map_err(write_err)?;
             report.action = Action::Acknowledged;
             report.clients = marker.get("clients").and_then(Value::as_object).cloned();
+            let all_ok = report
+                .clients
+                .iter()
+                .flat_map(|c| c.values())
+                .all(|a| a.as_str() == Some(CLIENT_OK));
+            if all_ok && marker::has_to_fingerprint(&marker) {
+                report.pending_reason = Some(super::check::Reason::ProcessFingerprintMissing);
+            }
             report.because = Some(because);
         }
         Outcome::Remove { clients } => {
@@ -211,7 +231,9 @@ mod tests {
 
     #[test]
     fn clearing_rules() {
-        let two = json!({"to_fingerprint": T, "clients": {"a": "restart", "b": "ok"}});
+        const R: &str = "restart_session_required";
+        let two = json!({"to_fingerprint": T, "clients": {"codex": R, "claude_code": "ok"}});
+        let both_ok = json!({"codex": "ok", "claude_code": "ok"});
         // (marker, client, process fingerprint, (outcome, clients after))
         type Row = (
             Value,
@@ -222,25 +244,27 @@ mod tests {
         #[rustfmt::skip]
         let rows: Vec<Row> = vec![
             // The last client, with proof: removed.
-            (two.clone(), "a", Some(T), ("remove", Some(json!({"a": "ok", "b": "ok"})))),
+            (two.clone(), "codex", Some(T), ("remove", Some(both_ok.clone()))),
+            (two.clone(), " Codex ", Some(" tttt "), ("remove", Some(both_ok.clone()))),
             // The last client without proof: kept, but marked.
-            (two.clone(), "a", None, ("keep", Some(json!({"a": "ok", "b": "ok"})))),
-            (two.clone(), "a", Some(UNKNOWN), ("keep", Some(json!({"a": "ok", "b": "ok"})))),
-            (two.clone(), "a", Some(""), ("keep", Some(json!({"a": "ok", "b": "ok"})))),
+            (two.clone(), "codex", None, ("keep", Some(both_ok.clone()))),
+            (two.clone(), "codex", Some(UNKNOWN), ("keep", Some(both_ok.clone()))),
+            (two.clone(), "codex", Some(""), ("keep", Some(both_ok.clone()))),
             // Another client still pending: kept.
-            (json!({"to_fingerprint": T, "clients": {"a": "restart", "b": "restart"}}), "a", Some(T), ("keep", Some(json!({"a": "ok", "b": "restart"})))),
-            // A client not listed is added.
-            (json!({"to_fingerprint": T, "clients": {}}), "new", Some(T), ("remove", Some(json!({"new": "ok"})))),
-            (json!({"to_fingerprint": T}), "new", Some(T), ("remove", Some(json!({"new": "ok"})))),
+            (json!({"to_fingerprint": T, "clients": {"codex": R, "claude_desktop": R}}), "codex", Some(T), ("keep", Some(json!({"codex": "ok", "claude_desktop": R})))),
+            // A client not listed is added, under its normalised name.
+            (json!({"to_fingerprint": T, "clients": {}}), "Claude-Code", Some(T), ("remove", Some(json!({"claude_code": "ok"})))),
+            (json!({"to_fingerprint": T}), "desktop", Some(T), ("remove", Some(json!({"claude_desktop": "ok"})))),
             // The wrong bytes: refused, nothing changes.
-            (two.clone(), "a", Some("ffff"), ("refuse", None)),
+            (two.clone(), "codex", Some("ffff"), ("refuse", None)),
             // No to_fingerprint: nothing can be proven, kept.
-            (json!({"to_fingerprint": "", "clients": {"a": "restart"}}), "a", Some(T), ("keep", Some(json!({"a": "ok"})))),
-            (json!({"clients": {"a": "restart"}}), "a", Some(T), ("keep", Some(json!({"a": "ok"})))),
+            (json!({"to_fingerprint": " ", "clients": {"codex": R}}), "codex", Some(T), ("keep", Some(json!({"codex": "ok"})))),
+            (json!({"clients": {"codex": R}}), "codex", Some(T), ("keep", Some(json!({"codex": "ok"})))),
             // A `clients` that is not an object is not rewritten.
-            (json!({"to_fingerprint": T, "clients": ["a"]}), "a", Some(T), ("invalid", None)),
+            (json!({"to_fingerprint": T, "clients": ["codex"]}), "codex", Some(T), ("invalid", None)),
         ];
         for (n, (m, client, fp, want)) in rows.into_iter().enumerate() {
+            let client = client::normalise(client).unwrap();
             let got = acknowledge(&obj(m), client, fp);
             let (kind, clients) = short(&got);
             assert_eq!((kind, clients), (want.0, want.1), "row {n}: {got:?}");
@@ -250,12 +274,12 @@ mod tests {
     #[test]
     fn other_keys_are_kept() {
         let m = obj(
-            json!({"schema_version": 3, "x": [1], "to_fingerprint": T, "clients": {"a": "restart", "b": "restart"}}),
+            json!({"schema_version": 3, "x": [1], "to_fingerprint": T, "clients": {"codex": "r", "claude_code": "r"}}),
         );
-        let Outcome::Keep { marker, because } = acknowledge(&m, "a", Some(T)) else {
+        let Outcome::Keep { marker, because } = acknowledge(&m, Client::Codex, Some(T)) else {
             panic!("kept")
         };
-        assert_eq!(because, "clients still to restart: b");
+        assert_eq!(because, "clients still to restart: claude_code");
         assert_eq!(marker["x"], json!([1]));
         assert_eq!(marker["schema_version"], json!(3));
     }

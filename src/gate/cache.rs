@@ -127,7 +127,10 @@ pub fn lookup(
     files: &[SelectedFile],
     stats: &[Stat],
 ) -> Lookup {
-    let bytes = match std::fs::read(path) {
+    // Bounded and non-blocking: a FIFO or device planted as the cache must
+    // not hang `status` (anything unreadable is a miss, then rewritten).
+    let limit = crate::safe_io::JSON_LIMIT;
+    let bytes = match crate::safe_io::read_regular(path, crate::safe_io::Links::Follow, limit) {
         Ok(b) => b,
         Err(_) => return Lookup::Miss,
     };
@@ -197,6 +200,16 @@ pub fn store(
             .collect(),
     };
     let bytes = serde_json::to_vec(&cache).expect("plain data serialises");
+    // A cache is only ever a regular file: something else planted there (a
+    // FIFO would block the write until a reader comes) is left alone.
+    if let Ok(meta) = std::fs::metadata(path) {
+        if !meta.is_file() {
+            return Err(std::io::Error::other(format!(
+                "it is a {}, not a regular file",
+                crate::safe_io::kind_name(&meta.file_type())
+            )));
+        }
+    }
     atomic::write_atomic(path, &bytes)
 }
 

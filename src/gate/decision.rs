@@ -1,7 +1,8 @@
-//! The gate's decision (docs/spec.md section 6), as a pure function.
+//! The gate's decision (docs/spec.md section 6): the one implementation,
+//! used by `fpcheck gate`, by the range's `updater` field and by `history`.
 //!
 //! ```text
-//! version_changed  = old_version != new_version
+//! version_changed  = section-5 versions differ  or  the updater's raw values differ
 //! code_changed     = old_fp != new_fp  or  old_fp == ""  or  new_fp == ""
 //! marker written  <=> version_changed and (code_changed or force_restart)
 //! marker reason    = "brain_update_force" if force_restart and not code_changed
@@ -13,7 +14,7 @@
 use serde::Serialize;
 
 /// Why a marker is written: the reference's two codes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
     /// The runtime code changed (or could not be compared).
@@ -32,14 +33,23 @@ impl Reason {
     }
 }
 
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// What the gate knows about both sides of an update. Versions and
-/// fingerprints are the gate's strings: `""` when absent or unavailable.
+/// fingerprints are the gate's text: `""` when absent or unavailable.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Inputs<'a> {
-    /// The version before the update.
+    /// The version before the update (section 5).
     pub old_version: &'a str,
-    /// The version after it.
+    /// The version after it (section 5).
     pub new_version: &'a str,
+    /// The updater's own reading of the versions differs (its raw values,
+    /// compared with Python's `!=`; see `release::UpdaterVersion`).
+    pub updater_version_changed: bool,
     /// The fingerprint before the update.
     pub old_fingerprint: &'a str,
     /// The fingerprint after it.
@@ -55,7 +65,7 @@ pub struct Inputs<'a> {
 /// The outcome of section 6.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Decision {
-    /// `old_version != new_version`.
+    /// Either reading of the versions changed.
     pub version_changed: bool,
     /// The code changed, or one side could not be fingerprinted.
     pub code_changed: bool,
@@ -66,7 +76,7 @@ pub struct Decision {
 /// Section 6, exactly (plus `recorded_mismatch`, which only ever adds a
 /// reason for the code to count as changed).
 pub fn decide(i: &Inputs) -> Decision {
-    let version_changed = i.old_version != i.new_version;
+    let version_changed = i.old_version != i.new_version || i.updater_version_changed;
     let code_changed = i.old_fingerprint != i.new_fingerprint
         || i.old_fingerprint.is_empty()
         || i.new_fingerprint.is_empty()
@@ -151,7 +161,7 @@ mod tests {
                 old_fingerprint: of,
                 new_fingerprint: nf,
                 force_restart: force,
-                recorded_mismatch: false,
+                ..Inputs::default()
             });
             assert_eq!(
                 got,
@@ -165,6 +175,37 @@ mod tests {
         }
     }
 
+    /// Section 6: a version change seen by either reading counts.
+    #[test]
+    fn the_updaters_own_reading_counts_too() {
+        #[rustfmt::skip]
+        type Row = (&'static str, &'static str, bool, &'static str, &'static str, bool, Option<Reason>);
+        let rows: &[Row] = &[
+            // Same section-5 text, raw values differ (7 -> 8 in the home,
+            // or " 1.0 " -> "1.0"): a change.
+            ("1.0", "1.0", true, A, B, false, Some(BrainUpdate)),
+            ("1.0", "1.0", true, A, A, true, Some(BrainUpdateForce)),
+            ("1.0", "1.0", true, A, A, false, None),
+            // Section 5 sees a change the updater does not: still a change.
+            ("1.0", "1.1", false, A, B, false, Some(BrainUpdate)),
+            // Neither: no marker, whatever else.
+            ("1.0", "1.0", false, A, B, true, None),
+        ];
+        for (n, &(ov, nv, raw, of, nf, force, want)) in rows.iter().enumerate() {
+            let d = decide(&Inputs {
+                old_version: ov,
+                new_version: nv,
+                updater_version_changed: raw,
+                old_fingerprint: of,
+                new_fingerprint: nf,
+                force_restart: force,
+                recorded_mismatch: false,
+            });
+            assert_eq!(d.marker, want, "row {n}");
+            assert_eq!(d.version_changed, ov != nv || raw, "row {n}");
+        }
+    }
+
     #[test]
     fn a_recorded_mismatch_counts_as_changed_code() {
         let i = Inputs {
@@ -174,55 +215,11 @@ mod tests {
             new_fingerprint: A,
             force_restart: true,
             recorded_mismatch: true,
+            ..Inputs::default()
         };
         let d = decide(&i);
         assert!(d.code_changed);
         assert_eq!(d.marker, Some(BrainUpdate));
-    }
-
-    /// `verdict::decide` (the range analysis) implements section 6 too: the
-    /// two must agree on every combination.
-    #[test]
-    fn agrees_with_the_range_verdict() {
-        use crate::verdict::{self, SideFacts};
-        for ov in ["", "1.0", "1.1"] {
-            for nv in ["", "1.0", "1.1"] {
-                for of in ["", A, B] {
-                    for nf in ["", A, B] {
-                        for force in [false, true] {
-                            let mine = decide(&Inputs {
-                                old_version: ov,
-                                new_version: nv,
-                                old_fingerprint: of,
-                                new_fingerprint: nf,
-                                force_restart: force,
-                                recorded_mismatch: false,
-                            });
-                            let side = |v: &str, fp: &str, force| SideFacts {
-                                version: v.into(),
-                                fingerprint: fp.into(),
-                                force_restart: force,
-                            };
-                            let theirs =
-                                verdict::decide(&side(ov, of, false), &side(nv, nf, force));
-                            assert_eq!(
-                                (
-                                    mine.version_changed,
-                                    mine.code_changed,
-                                    mine.marker.map(Reason::as_str)
-                                ),
-                                (
-                                    theirs.version_changed,
-                                    theirs.code_changed,
-                                    theirs.updater.marker_reason
-                                ),
-                                "{ov:?} {nv:?} {of:?} {nf:?} {force}"
-                            );
-                        }
-                    }
-                }
-            }
-        }
     }
 
     #[test]

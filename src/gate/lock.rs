@@ -1,9 +1,9 @@
 //! Serialising writers of one marker: an exclusive `flock` on a lock file
 //! beside it.
 //!
-//! Two updaters may run `fpcheck gate` (or `ack`) on the same marker at
-//! once; each reads the marker, merges, and replaces it, so without a lock
-//! one could overwrite the other's clients with a stale read. `flock` (via
+//! Gates and `ack`s may run on the same marker at once; `ack` reads the
+//! marker, marks its client and replaces it, so without a lock a gate's new
+//! marker could be overwritten by an ack's stale read. `flock` (via
 //! `fs4`, a maintained cross-platform wrapper already built on the `rustix`
 //! this crate's git stack uses) is released by the kernel when the process
 //! dies, so a `kill -9` never leaves a stale lock behind, unlike a lock made
@@ -52,13 +52,7 @@ pub fn acquire(target: &Path, timeout: Duration) -> Result<Lock, GateError> {
         path: path.display().to_string(),
         why,
     };
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(|e| fail(super::io_reason(&e)))?;
+    let file = open_lock_file(&path).map_err(fail)?;
     let start = Instant::now();
     let mut pause = Duration::from_millis(1);
     loop {
@@ -79,6 +73,38 @@ pub fn acquire(target: &Path, timeout: Duration) -> Result<Lock, GateError> {
             Err(fs4::TryLockError::Error(e)) => return Err(fail(super::io_reason(&e))),
         }
     }
+}
+
+/// Opens (creating if needed) the lock file itself, never what a planted
+/// link points at: a root gate must not create or truncate files elsewhere.
+/// Non-blocking, so a FIFO planted there cannot hang the open; anything but
+/// a regular file is refused.
+fn open_lock_file(path: &Path) -> Result<File, String> {
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+            .mode(0o644);
+    }
+    let file = options.open(path).map_err(|e| {
+        #[cfg(unix)]
+        if e.raw_os_error() == Some(libc::ELOOP) {
+            return "it is a symbolic link, which fpcheck does not follow for a lock: remove it"
+                .to_string();
+        }
+        super::io_reason(&e)
+    })?;
+    let meta = file.metadata().map_err(|e| super::io_reason(&e))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "it is a {}, not a regular file: remove it",
+            crate::safe_io::kind_name(&meta.file_type())
+        ));
+    }
+    Ok(file)
 }
 
 #[cfg(test)]

@@ -5,26 +5,21 @@
 //! `required`) and strict where safety needs it: anything that is not a
 //! JSON object is *corrupt*, which forces a restart (section 7, rule 1).
 
-use std::io;
 use std::path::Path;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::client::py_strip;
 use super::io_reason;
 use crate::release::python_truthy;
+use crate::safe_io::{self, Links, ReadError};
 
 /// The reference's marker file name.
 pub const FILE_NAME: &str = "mcp-restart-required.json";
 
 /// The schema the reference gate writes and reads.
 pub const SCHEMA_VERSION: u32 = 3;
-
-/// A client's action once it has restarted.
-pub const CLIENT_OK: &str = "ok";
-
-/// A client's action while it still has to restart.
-pub const CLIENT_RESTART: &str = "restart";
 
 /// A marker as the gate writes it; field order is the reference's.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -41,11 +36,12 @@ pub struct Marker {
     pub from_fingerprint: String,
     /// The fingerprint after it.
     pub to_fingerprint: String,
-    /// `brain_update` or `brain_update_force`.
-    pub reason: String,
+    /// Why it was written.
+    pub reason: super::decision::Reason,
     /// UTC, `YYYY-MM-DDTHH:MM:SSZ`.
     pub updated_at: String,
-    /// Client name to action (`"restart"`, or `"ok"` once acknowledged).
+    /// Client name to action (`restart_session_required`,
+    /// `restart_client_required`, or `"ok"` once acknowledged).
     pub clients: Map<String, Value>,
 }
 
@@ -86,21 +82,32 @@ impl MarkerState {
 }
 
 /// Reads the marker at `path`. Only "no such file" means absent: any other
-/// failure (permissions, a parent that is not a directory, a directory in
-/// its place) is corrupt, because the answer cannot rule a marker out.
+/// failure (permissions, a parent that is not a directory, a directory, a
+/// FIFO or a device in its place, a file over 16 MiB) is corrupt, because
+/// the answer cannot rule a marker out. Never blocks, never reads more than
+/// [`safe_io::JSON_LIMIT`] bytes.
 pub fn read(path: &Path) -> MarkerState {
-    match std::fs::read(path) {
+    match safe_io::read_regular(path, Links::Follow, safe_io::JSON_LIMIT) {
         Ok(bytes) => parse(&bytes),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => MarkerState::Absent,
-        Err(e) => MarkerState::Corrupt(format!("cannot be read: {}", io_reason(&e))),
+        Err(ReadError::Missing) => MarkerState::Absent,
+        Err(ReadError::Io(e)) => MarkerState::Corrupt(format!("cannot be read: {}", io_reason(&e))),
+        Err(e) => MarkerState::Corrupt(e.to_string()),
     }
 }
 
 /// Parses marker bytes.
+///
+/// Parsed exactly as the reference's `json.loads` parses it (`NaN`, deep
+/// nesting, duplicate keys: last wins), then held as plain JSON: what the
+/// checks look at (`required`'s truthiness, `to_fingerprint`, `clients`
+/// entries equal to `"ok"`) is the same in both (`NaN` becomes the truthy
+/// text `"nan"`, a lone surrogate U+FFFD).
 pub fn parse(bytes: &[u8]) -> MarkerState {
-    match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Object(map)) => MarkerState::Present(map),
-        Ok(other) => MarkerState::Corrupt(format!("is not a JSON object (found {})", kind(&other))),
+    match crate::pyjson::loads(bytes) {
+        Ok(v) => match crate::release::to_report_json(&v) {
+            Value::Object(map) => MarkerState::Present(map),
+            other => MarkerState::Corrupt(format!("is not a JSON object (found {})", kind(&other))),
+        },
         Err(e) => MarkerState::Corrupt(format!("is not valid JSON: {e}")),
     }
 }
@@ -111,38 +118,29 @@ pub fn required(marker: &Map<String, Value>) -> bool {
     marker.get("required").is_none_or(python_truthy)
 }
 
-/// The marker's `to_fingerprint` when it has one (a non-empty string).
+/// The marker's `to_fingerprint` when it has one: a string, stripped,
+/// non-empty.
 pub fn to_fingerprint(marker: &Map<String, Value>) -> Option<&str> {
     match marker.get("to_fingerprint") {
-        Some(Value::String(s)) if !s.is_empty() => Some(s),
+        Some(Value::String(s)) if !py_strip(s).is_empty() => Some(py_strip(s)),
         _ => None,
     }
 }
 
-/// Whether the marker "has a `to_fingerprint`" in the reference's sense:
-/// the value is truthy.
+/// Whether the marker has a non-empty `to_fingerprint` in the reference's
+/// sense, `str(value or "").strip() != ""`: any truthy value that is not
+/// a blank string (a number, say, is "there", though no fingerprint).
 pub fn has_to_fingerprint(marker: &Map<String, Value>) -> bool {
-    marker.get("to_fingerprint").is_some_and(python_truthy)
+    match marker.get("to_fingerprint") {
+        Some(Value::String(s)) => !py_strip(s).is_empty(),
+        Some(v) => python_truthy(v),
+        None => false,
+    }
 }
 
 /// The action recorded for `client`, if any.
 pub fn client_action<'a>(marker: &'a Map<String, Value>, client: &str) -> Option<&'a Value> {
     marker.get("clients")?.as_object()?.get(client)
-}
-
-/// The `clients` of a new marker: every client of the marker it replaces
-/// and every client named now must restart (again), since the release they
-/// restarted into is being replaced too.
-pub fn clients_for_new(previous: &MarkerState, named: &[String]) -> Map<String, Value> {
-    let mut clients = Map::new();
-    let old = previous
-        .object()
-        .and_then(|m| m.get("clients"))
-        .and_then(Value::as_object);
-    for name in old.into_iter().flat_map(|o| o.keys()).chain(named) {
-        clients.insert(name.clone(), Value::String(CLIENT_RESTART.into()));
-    }
-    clients
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -174,9 +172,9 @@ mod tests {
             to_version: "1.1".into(),
             from_fingerprint: "a".repeat(64),
             to_fingerprint: "b".repeat(64),
-            reason: "brain_update".into(),
+            reason: super::super::decision::Reason::BrainUpdate,
             updated_at: "2026-04-27T10:00:00Z".into(),
-            clients: obj(json!({"codex": "restart"})),
+            clients: obj(json!({"codex": "restart_session_required"})),
         };
         let v: Value = serde_json::from_slice(&m.to_bytes()).unwrap();
         let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
@@ -215,6 +213,19 @@ mod tests {
     }
 
     #[test]
+    fn markers_parse_as_python_does() {
+        // NaN is truthy; a duplicate key's last value wins; deep nesting is
+        // fine: none of these is corrupt for the reference.
+        let MarkerState::Present(m) = parse(b"{\"required\": false, \"required\": NaN}") else {
+            panic!("read")
+        };
+        assert!(required(&m));
+        let deep = format!("{{\"x\": {}1{}}}", "[".repeat(300), "]".repeat(300));
+        assert!(matches!(parse(deep.as_bytes()), MarkerState::Present(_)));
+        assert!(matches!(parse(b"{\"a\": -NaN}"), MarkerState::Corrupt(_)));
+    }
+
+    #[test]
     fn required_defaults_to_true_and_follows_python() {
         for (m, want) in [
             (json!({}), true),
@@ -226,18 +237,6 @@ mod tests {
         ] {
             assert_eq!(required(&obj(m.clone())), want, "{m}");
         }
-    }
-
-    #[test]
-    fn new_clients_merge_old_ones_as_restart() {
-        let prev = MarkerState::Present(obj(json!({"clients": {"a": "ok", "b": "restart"}})));
-        let got = clients_for_new(&prev, &["c".into(), "a".into()]);
-        assert_eq!(
-            Value::Object(got),
-            json!({"a": "restart", "b": "restart", "c": "restart"})
-        );
-        let got = clients_for_new(&MarkerState::Corrupt("x".into()), &[]);
-        assert!(got.is_empty());
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! - [`status`]: the running process's question, [`check`] (section 7),
 //!   optionally through a [`cache`] of file stats;
 //! - [`ack`]: a client confirms its restart; the marker goes once no one
-//!   needs it.
+//!   needs it;
+//! - [`client`]: the known clients, their actions, and name normalisation.
 //!
 //! The decisions are pure functions; the modules around them only read and
 //! write files, and never fail open: what cannot be read counts as
@@ -18,6 +19,7 @@
 pub mod ack;
 pub mod cache;
 pub mod check;
+pub mod client;
 pub mod clock;
 pub mod decision;
 pub mod lock;
@@ -92,6 +94,15 @@ pub enum GateError {
         /// What is wrong with it.
         why: String,
     },
+    /// A client name that is not a known client.
+    #[error(
+        "{name:?} is not a known client: use claude_code, claude_desktop or codex \
+         (or an alias: claude, claudecode, claude_desktop_app, desktop)"
+    )]
+    UnknownClient {
+        /// The name as given.
+        name: String,
+    },
     /// The runtime cannot be read at all.
     #[error(transparent)]
     Source(#[from] SourceError),
@@ -112,7 +123,9 @@ impl GateError {
     /// The class of this error.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            GateError::SettingsMismatch { .. } => ErrorKind::Usage,
+            GateError::SettingsMismatch { .. } | GateError::UnknownClient { .. } => {
+                ErrorKind::Usage
+            }
             GateError::SnapshotUnreadable { .. }
             | GateError::SnapshotInvalid { .. }
             | GateError::MarkerCorrupt { .. }
@@ -120,4 +133,26 @@ impl GateError {
             GateError::Lock { .. } | GateError::Write { .. } => ErrorKind::Output,
         }
     }
+}
+
+/// The schema of the JSON documents `snapshot`, `gate`, `status` and `ack`
+/// print (the snapshot file has its own, [`snapshot::SCHEMA_VERSION`]).
+pub const JSON_SCHEMA: u32 = 1;
+
+/// The JSON document of a gate command's report (`gate --json`,
+/// `status --json`, `ack --json`): `schema_version` first, then the
+/// report's fields. The CLI prints exactly this; the Python package returns
+/// it.
+pub fn document<T: serde::Serialize>(report: &T) -> serde_json::Value {
+    #[derive(serde::Serialize)]
+    struct Doc<'a, T: serde::Serialize> {
+        schema_version: u32,
+        #[serde(flatten)]
+        body: &'a T,
+    }
+    serde_json::to_value(Doc {
+        schema_version: JSON_SCHEMA,
+        body: report,
+    })
+    .expect("reports are plain data")
 }

@@ -14,8 +14,9 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::client::{self, Client};
 use super::decision::{self, Reason};
-use super::marker::{self, Marker, SCHEMA_VERSION};
+use super::marker::{Marker, SCHEMA_VERSION};
 use super::snapshot::{self, FileChange, Recorded, Settings, Snapshot};
 use super::{clock, lock, ErrorKind, GateError};
 use crate::atomic;
@@ -29,7 +30,9 @@ pub struct Request<'a> {
     pub before: &'a Path,
     /// The marker file.
     pub marker: &'a Path,
-    /// Clients that must restart (`clients` of the marker).
+    /// Clients that must restart, as given: normalised here (section 6);
+    /// unknown names count as none, with a warning. None known: the
+    /// reference's default, `claude_code`.
     pub clients: &'a [String],
     /// Settings given on the command line; `None` uses the snapshot's.
     pub settings: Option<Settings>,
@@ -68,10 +71,14 @@ pub struct Report {
     pub code_changed: Option<bool>,
     /// The new release's `force_restart`.
     pub force_restart: bool,
-    /// The version before (`null`: none found, or no snapshot).
+    /// The version before (section 5; `null`: none found, or no snapshot).
     pub from_version: Option<String>,
-    /// The version after.
+    /// The version after (section 5).
     pub to_version: Option<String>,
+    /// The updater's raw reading before (section 6), as JSON text.
+    pub updater_from_version: Option<String>,
+    /// The updater's raw reading after, as JSON text.
+    pub updater_to_version: Option<String>,
     /// The fingerprint before (`""` when unavailable or unknown).
     pub from_fingerprint: String,
     /// The fingerprint after.
@@ -89,6 +96,8 @@ pub struct Report {
     pub conservative: Option<String>,
     /// The marker's clients, when written.
     pub clients: Option<Map<String, Value>>,
+    /// Whether the marker's directory was created (a fresh install).
+    pub marker_dir_created: bool,
     /// What went wrong, when something did.
     pub error: Option<String>,
     /// The class of that error, for the exit code.
@@ -118,6 +127,7 @@ impl Report {
 pub fn gate(req: &Request) -> Report {
     let mut report = Report {
         marker: req.marker.display().to_string(),
+        warnings: unknown_client_warnings(req.clients),
         ..Report::default()
     };
     let (before, after) = read_both(req, &mut report);
@@ -153,16 +163,18 @@ fn read_both(req: &Request, report: &mut Report) -> (Option<Snapshot>, Option<Sn
         .map_err(|e| report.fail(e.into()))
         .ok();
     if let Some(b) = &before {
+        report.updater_from_version = Some(b.updater_version.clone());
         report.from_version = b.version.clone();
         report.from_fingerprint = b.fingerprint.clone();
         report.from_unavailable_reason = b.unavailable_reason.clone();
     }
     if let Some(a) = &after {
+        report.updater_to_version = Some(a.updater_version.clone());
         report.to_version = a.version.clone();
         report.to_fingerprint = a.fingerprint.clone();
         report.to_unavailable_reason = a.unavailable_reason.clone();
         report.force_restart = a.force_restart;
-        report.warnings = a.warnings.clone();
+        report.warnings.extend(a.warnings.iter().cloned());
         report.recorded_fingerprint = a
             .recorded_fingerprint
             .as_ref()
@@ -186,6 +198,25 @@ fn read_both(req: &Request, report: &mut Report) -> (Option<Snapshot>, Option<Sn
 /// other gates and proves the marker's directory usable, so a broken one
 /// fails here instead of passing silently.
 fn write_under_lock(req: &Request, report: &mut Report) {
+    // A fresh install has no marker directory yet: the reference creates
+    // it, and so does the gate when a marker is to be written. With nothing
+    // to write, a missing directory holds no marker and needs no lock.
+    if let Some(dir) = req.marker.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if report.reason.is_none() && std::fs::symlink_metadata(dir).is_err() {
+            return;
+        }
+        if report.reason.is_some() && !dir.exists() {
+            match std::fs::create_dir_all(dir) {
+                Ok(()) => report.marker_dir_created = true,
+                Err(e) => {
+                    return report.fail(GateError::Write {
+                        path: dir.display().to_string(),
+                        why: super::io_reason(&e),
+                    })
+                }
+            }
+        }
+    }
     let _held = match lock::acquire(req.marker, req.lock_timeout) {
         Ok(held) => held,
         Err(e) => return report.fail(e),
@@ -218,17 +249,16 @@ fn decide(report: &mut Report, before: &Snapshot, after: &Snapshot) {
     let inputs = decision::Inputs {
         old_version: before.version_str(),
         new_version: after.version_str(),
+        updater_version_changed: before.updater().differs(&after.updater()),
         old_fingerprint: &before.fingerprint,
         new_fingerprint: &after.fingerprint,
         force_restart: after.force_restart,
         recorded_mismatch,
     };
     let d = decision::decide(&inputs);
-    let (reason, overridden) = decision::never_fail_open(&inputs, &d);
+    let (mut reason, overridden) = decision::never_fail_open(&inputs, &d);
     report.version_changed = Some(d.version_changed);
     report.code_changed = Some(d.code_changed);
-    report.reason = reason;
-    report.restart_required = reason.is_some();
     report.changed_files = snapshot::changed_files(before, after);
     if overridden {
         report.conservative = Some(
@@ -236,6 +266,21 @@ fn decide(report: &mut Report, before: &Snapshot, after: &Snapshot) {
                 .into(),
         );
     }
+    let unreadable: Vec<&str> = before
+        .unreadable_version_files
+        .iter()
+        .chain(&after.unreadable_version_files)
+        .map(String::as_str)
+        .collect();
+    if reason.is_none() && !unreadable.is_empty() {
+        reason = Some(Reason::BrainUpdate);
+        report.conservative = Some(format!(
+            "version files cannot be read ({}): a version change or force_restart cannot be ruled out",
+            unreadable.join(", ")
+        ));
+    }
+    report.reason = reason;
+    report.restart_required = reason.is_some();
 }
 
 fn check_recorded(r: &Recorded, after: &Snapshot) -> RecordedCheck {
@@ -256,16 +301,23 @@ fn write_marker(
     // Temporary files of gates killed mid-write: only writers holding this
     // lock make them, so none is live. Failing to sweep them is harmless.
     let _ = atomic::remove_leftovers(req.marker);
-    let previous = marker::read(req.marker);
-    let clients = marker::clients_for_new(&previous, req.clients);
+    let clients = client::for_marker(&known_clients(req.clients));
+    // The marker's versions are the updater's raw values, as
+    // `str(value or "").strip()`; unknown (no snapshot) is "".
+    let text = |json: &Option<String>| {
+        json.as_deref()
+            .and_then(crate::release::UpdaterVersion::from_json)
+            .map(|v| v.marker_text())
+            .unwrap_or_default()
+    };
     let m = Marker {
         schema_version: SCHEMA_VERSION,
         required: true,
-        from_version: report.from_version.clone().unwrap_or_default(),
-        to_version: report.to_version.clone().unwrap_or_default(),
+        from_version: text(&report.updater_from_version),
+        to_version: text(&report.updater_to_version),
         from_fingerprint: report.from_fingerprint.clone(),
         to_fingerprint: report.to_fingerprint.clone(),
-        reason: reason.as_str().into(),
+        reason,
         updated_at: clock::now_utc(),
         clients: clients.clone(),
     };
@@ -276,6 +328,25 @@ fn write_marker(
         }
     })?;
     Ok(clients)
+}
+
+/// The known clients among `names`, normalised (section 6).
+pub fn known_clients(names: &[String]) -> Vec<Client> {
+    names.iter().filter_map(|n| client::normalise(n)).collect()
+}
+
+/// Warnings for names that are not known clients.
+pub fn unknown_client_warnings(names: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .filter(|n| client::normalise(n).is_none())
+        .map(|n| {
+            format!(
+                "{n:?} is not a known client (claude_code, claude_desktop, codex, or an alias): \
+                 it counts as no client, as in the reference gate"
+            )
+        })
+        .collect()
 }
 
 fn default_settings() -> Settings {

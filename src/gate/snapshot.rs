@@ -14,7 +14,8 @@ use serde_json::Value;
 use super::clock;
 use super::GateError;
 use crate::fingerprint::compute_detailed;
-use crate::release;
+use crate::release::{self, UpdaterVersion};
+use crate::safe_io::{self, Links, ReadError};
 use crate::select::Rules;
 use crate::source::{DirSource, Source, SourceError};
 
@@ -22,7 +23,7 @@ use crate::source::{DirSource, Source, SourceError};
 pub const KIND: &str = "fpcheck-snapshot";
 
 /// The snapshot schema this fpcheck writes and reads.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The settings a snapshot was taken with; the gate must use the same.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,6 +79,14 @@ pub struct Snapshot {
     pub version: Option<String>,
     /// The file it came from.
     pub version_file: Option<String>,
+    /// The version exactly, as JSON text (`json.dumps`: a lone surrogate
+    /// stays itself); `""` when none. This is what the gate compares.
+    pub version_key: String,
+    /// The updater's own reading of the version (section 6), as JSON text
+    /// (Python's: it may hold `NaN` or a lone surrogate).
+    pub updater_version: String,
+    /// Version files that are there but cannot be read.
+    pub unreadable_version_files: Vec<String>,
     /// `force_restart` under Python's truthiness.
     pub force_restart: bool,
     /// The raw JSON value that decided it (`null` when absent).
@@ -101,7 +110,12 @@ pub struct Snapshot {
 impl Snapshot {
     /// The version as the gate compares it (`""` when none).
     pub fn version_str(&self) -> &str {
-        self.version.as_deref().unwrap_or("")
+        &self.version_key
+    }
+
+    /// The updater's reading (validated when the snapshot was loaded).
+    pub fn updater(&self) -> UpdaterVersion {
+        UpdaterVersion::from_json(&self.updater_version).unwrap_or_default()
     }
 
     /// Pretty JSON with a final newline.
@@ -129,14 +143,18 @@ pub fn take(dir: &Path, settings: &Settings) -> Result<Snapshot, SourceError> {
         .collect();
     let mut warnings: Vec<String> = rel.warnings.iter().map(|w| w.message.clone()).collect();
     warnings.extend(fp.warnings.iter().cloned());
+    let version_key = rel.version_key();
     Ok(Snapshot {
         kind: KIND.into(),
         schema_version: SCHEMA_VERSION,
         fpcheck_version: env!("CARGO_PKG_VERSION").into(),
         taken_at: clock::now_utc(),
         dir: dir.display().to_string(),
+        version_key,
         version: rel.version,
         version_file: rel.version_file,
+        updater_version: rel.updater_version.to_json(),
+        unreadable_version_files: rel.unreadable,
         force_restart: rel.force_restart,
         force_restart_raw: rel.force_restart_raw,
         force_restart_file: rel.force_restart_file,
@@ -147,6 +165,32 @@ pub fn take(dir: &Path, settings: &Settings) -> Result<Snapshot, SourceError> {
         files,
         warnings,
     })
+}
+
+/// Why the runtime root itself cannot be read (missing, not a directory,
+/// unreadable), as a sentence fragment; `None` when it is a directory.
+/// Section 3 makes the fingerprint unavailable then; `snapshot` also says
+/// so in its exit status.
+pub fn root_problem(dir: &Path) -> Option<String> {
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => match std::fs::read_dir(dir) {
+            Ok(_) => None,
+            Err(e) => Some(format!(
+                "{} cannot be read: {}",
+                dir.display(),
+                super::io_reason(&e)
+            )),
+        },
+        Ok(_) => Some(format!("{} is not a directory", dir.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Some(format!("{} does not exist", dir.display()))
+        }
+        Err(e) => Some(format!(
+            "{} cannot be read: {}",
+            dir.display(),
+            super::io_reason(&e)
+        )),
+    }
 }
 
 /// The first `version.json` (the runtime root's, then its parent's) that
@@ -173,9 +217,16 @@ fn recorded(source: &dyn Source) -> Result<Option<Recorded>, SourceError> {
 /// wrote: a foreign or corrupt file must never read as "unchanged".
 pub fn load(path: &Path) -> Result<Snapshot, GateError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| GateError::SnapshotUnreadable {
-        path: name.clone(),
-        why: super::io_reason(&e),
+    // Bounded and non-blocking: a FIFO or a link to a device must not hang
+    // the gate or exhaust its memory (it then fails closed: restart).
+    let bytes = safe_io::read_regular(path, Links::Follow, safe_io::JSON_LIMIT).map_err(|e| {
+        GateError::SnapshotUnreadable {
+            path: name.clone(),
+            why: match e {
+                ReadError::Io(e) => super::io_reason(&e),
+                e => e.to_string(),
+            },
+        }
     })?;
     parse(&bytes).map_err(|why| GateError::SnapshotInvalid { path: name, why })
 }
@@ -220,6 +271,9 @@ fn validate(s: &Snapshot) -> Result<(), String> {
         ));
     } else if s.files.is_empty() {
         return Err("a fingerprint with no files".into());
+    }
+    if UpdaterVersion::from_json(&s.updater_version).is_none() {
+        return Err("updater_version is not JSON text".into());
     }
     if let Some((path, _)) = s.files.iter().find(|(_, d)| !is_digest(d)) {
         return Err(format!("the digest of {path} is not 64 hex digits"));
@@ -336,8 +390,8 @@ mod tests {
             ),
             (with("kind", "other".into()), "not an fpcheck snapshot"),
             (
-                with("schema_version", 2.into()),
-                "snapshot schema_version 2",
+                with("schema_version", 1.into()),
+                "snapshot schema_version 1",
             ),
             (with("fingerprint", "abc".into()), "is not 64 hex digits"),
             (

@@ -26,7 +26,8 @@ pub struct Request<'a> {
     pub process_fingerprint: &'a str,
     /// The version it started with (`""`: same as installed).
     pub process_version: &'a str,
-    /// The asking client.
+    /// The asking client, as given (normalised here; an unknown name
+    /// counts as no client, with a warning).
     pub client: Option<&'a str>,
     /// The cache file, if any.
     pub cache: Option<&'a Path>,
@@ -56,6 +57,10 @@ pub struct Report {
     pub installed_unavailable_reason: Option<String>,
     /// Why the marker is corrupt.
     pub marker_problem: Option<String>,
+    /// Why the answer goes beyond section 7, when it does: a version file
+    /// that cannot be read while the fingerprints cannot prove the process
+    /// current.
+    pub conservative: Option<String>,
     /// How the cache served (absent without `--cache`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheUse>,
@@ -68,6 +73,10 @@ pub fn status(req: &Request) -> Result<Report, SourceError> {
     let source = DirSource::new(req.dir);
     let rel = release::read(&source)?;
     let mut warnings: Vec<String> = rel.warnings.iter().map(|w| w.message.clone()).collect();
+    let client = req.client.and_then(super::client::normalise);
+    if let Some(name) = req.client.filter(|_| client.is_none()) {
+        warnings.extend(super::run::unknown_client_warnings(&[name.to_string()]));
+    }
     let (fingerprint, unavailable, cache) = installed(&source, req, &mut warnings)?;
     let marker = marker::read(req.marker);
     let status = check::check(&check::Inputs {
@@ -76,9 +85,23 @@ pub fn status(req: &Request) -> Result<Report, SourceError> {
         installed_fingerprint: &fingerprint,
         process_version: req.process_version,
         process_fingerprint: req.process_fingerprint,
-        client: req.client,
+        client,
     });
+    let mut status = status;
+    let mut conservative = None;
+    // Section 7 falls back to the versions when the fingerprints cannot
+    // prove the process current; an unreadable version file could hide the
+    // installed version and with it a mismatch. Err toward restart.
+    if !status.restart_required && !status.fingerprint_match && !rel.unreadable.is_empty() {
+        status.restart_required = true;
+        status.reason = Some(check::Reason::VersionMismatch);
+        conservative = Some(format!(
+            "version files cannot be read ({}) and the fingerprints cannot prove the process current",
+            rel.unreadable.join(", ")
+        ));
+    }
     Ok(Report {
+        conservative,
         status,
         installed_unavailable_reason: unavailable,
         marker_problem: match marker {

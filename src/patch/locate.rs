@@ -91,7 +91,11 @@ impl Worktree {
             )));
         };
         let in_git = self.git_dirs.iter().any(|g| real.starts_with(g))
-            || inside.components().any(|c| c.as_os_str() == ".git");
+            // In any case: `.GIT` is the git directory on a case-insensitive
+            // disk, and git refuses the name everywhere.
+            || inside
+                .components()
+                .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"));
         if in_git {
             return Err(PatchError::BadVersionFile(format!(
                 "{rel} resolves to {}, inside the git directory: fpcheck never reads or writes there; give a version file of the working tree",
@@ -99,6 +103,30 @@ impl Worktree {
             )));
         }
         Ok(Some(real))
+    }
+
+    /// Replaces `real` (a path from [`Worktree::real_path`]) atomically,
+    /// walking down from the top without following a link: a directory
+    /// swapped for a link since `real_path` checked it fails the write
+    /// rather than leading it out of the working tree.
+    pub fn write(&self, real: &Path, bytes: &[u8]) -> std::io::Result<()> {
+        #[cfg(unix)]
+        {
+            let inside = real.strip_prefix(&self.top).map_err(|_| {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, "outside the working tree")
+            })?;
+            let (Some(dir), Some(name)) = (inside.parent(), inside.file_name()) else {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "names no file",
+                ));
+            };
+            crate::atomic::write_atomic_beneath(&self.top, dir, name, bytes)
+        }
+        #[cfg(not(unix))]
+        {
+            crate::atomic::write_atomic(real, bytes)
+        }
     }
 
     /// The bytes of `rel`, `None` when it does not exist; a link to a file

@@ -318,7 +318,24 @@ pub fn prepare(
     };
     let place = Place::to_side(repo, analysis, options.worktree)?;
     let files = locate::locate(&place, &runtime.root, explicit)?;
-    plan(&Facts::of(analysis), &files, options.force_restart)
+    let mut plan = plan(&Facts::of(analysis), &files, options.force_restart)?;
+    plan.explanations.extend(hidden_by_settings(analysis));
+    Ok(plan)
+}
+
+/// The settings cross-check found a runtime change that the `to` end's own
+/// settings hide: the fingerprint recorded here is computed with those
+/// settings, so it does not show the change. Say so; the verdict is already
+/// a restart (`settings_changed_runtime_changed`).
+fn hidden_by_settings(a: &Analysis) -> Option<Explanation> {
+    let check = a.settings_check.as_ref()?;
+    (check.runtime_changed && !a.code_changed).then(|| Explanation {
+        code: "settings_changed_runtime_changed",
+        message: format!(
+            "under the settings of {} the runtime code changed, but {}'s own settings hide it: the runtime_fingerprint recorded here does not show the change; revert the settings change, or bump the version and pass --force-restart so that the updater restarts clients",
+            a.from.reference, a.to.reference
+        ),
+    })
 }
 
 /// Computes the patch of `files.target` for a release with `facts`;
@@ -414,13 +431,14 @@ fn missing(files: &VersionFiles, desired: &mut Vec<(&str, Value)>) -> Vec<Explan
 }
 
 /// The version the gate reads from `files` (in its lookup order): the
-/// first object with a non-empty `"version"` string, as in
+/// first object whose `"version"` gives non-empty text as Python's
+/// `str(value).strip()`, parsed as `json.loads` does, as in
 /// [`crate::release::read`].
 fn gate_version(files: &[(String, Vec<u8>)]) -> Option<(String, String)> {
     files.iter().find_map(|(path, bytes)| {
-        let doc: Value = serde_json::from_slice(bytes).ok()?;
-        let version = doc.get("version")?.as_str().filter(|v| !v.is_empty())?;
-        Some((version.to_string(), path.clone()))
+        let doc = crate::pyjson::loads(bytes).ok()?;
+        let version = doc.get("version")?.py_str().strip();
+        (!version.is_empty()).then(|| (version.display(), path.clone()))
     })
 }
 
@@ -485,12 +503,11 @@ pub fn write(repo: &gix::Repository, plan: &Plan) -> Result<bool, PatchError> {
     if plan.is_empty() {
         return Ok(false);
     }
-    crate::atomic::write_atomic(&path, plan.text.as_bytes()).map_err(|source| {
-        PatchError::Write {
+    tree.write(&path, plan.text.as_bytes())
+        .map_err(|source| PatchError::Write {
             path: plan.version_file.clone(),
             source,
-        }
-    })?;
+        })?;
     Ok(true)
 }
 

@@ -19,11 +19,13 @@ use crate::source::{GitSource, Revision, SourceError};
 use crate::verdict::{self, Reason};
 use crate::warning::Warning;
 
+mod cross;
 mod ends;
 mod spec;
 mod tags;
 mod wording;
 
+pub use cross::SettingsCheck;
 use ends::Read;
 pub use spec::{check_revision, RangeSpec};
 pub use tags::TagFilter;
@@ -95,6 +97,11 @@ pub struct Analysis {
     pub settings: Settings,
     /// The settings that produced the `from` fingerprint.
     pub from_settings: Settings,
+    /// When the settings differ between the ends: the `to` end fingerprinted
+    /// with the `from` end's settings; `null` when the settings are equal.
+    /// A change there requires a restart even when the `to` end's own
+    /// settings show none (`settings_changed_runtime_changed`).
+    pub settings_check: Option<SettingsCheck>,
     /// The `to` end's resolved settings, `version_file` included, for
     /// `patch` (not part of the report).
     #[serde(skip)]
@@ -242,7 +249,7 @@ fn analyse_with(
     let from_rt = &from_end.runtime;
     let from_src = GitSource::new(repo.clone(), from_rev.clone(), &from_rt.root)?;
 
-    let (from_read, to_read, changes, to_end) = match to {
+    let (from_read, to_read, changes, to_end, check) = match to {
         ToSide::Rev(spec) => {
             let to_rev = Revision::parse(repo, spec)?;
             let to_end = request.at_revision(repo, to_rev.tree, spec)?;
@@ -276,7 +283,10 @@ fn analyse_with(
                 message: e.to_string(),
             })?;
             changes::add_target_changes(&mut changes, &from_read.ids, &to_read.ids, &to_rt.root);
-            (from_read, to_read, changes, to_end)
+            let check = cross::needed(&from_end, &to_end)
+                .then(|| cross::at_revision(repo, &to_rev, &from_end, &from_read.fp, cache))
+                .transpose()?;
+            (from_read, to_read, changes, to_end, check)
         }
         ToSide::Worktree => {
             let top = ends::workdir(repo)?;
@@ -291,10 +301,19 @@ fn analyse_with(
             let from_read = ends::read_git(&from_src, from_fp)?;
             let to_read = ends::read_worktree(repo, &to_src, &to_rt.rules)?;
             let changes = changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root);
-            (from_read, to_read, changes, to_end)
+            let check = cross::needed(&from_end, &to_end)
+                .then(|| cross::at_worktree(&top, &from_end, &from_read.fp))
+                .transpose()?;
+            (from_read, to_read, changes, to_end, check)
         }
     };
-    Ok(conclude(from_read, to_read, changes, (&from_end, &to_end)))
+    Ok(conclude(
+        from_read,
+        to_read,
+        changes,
+        (&from_end, &to_end),
+        check,
+    ))
 }
 
 fn conclude(
@@ -302,12 +321,22 @@ fn conclude(
     to: Read,
     changes: Changes,
     (from_end, to_end): (&EndSettings, &EndSettings),
+    check: Option<SettingsCheck>,
 ) -> Analysis {
-    let decision = verdict::decide(&from.side.facts(), &to.side.facts());
+    let mut decision = verdict::decide(&from.side.facts(), &to.side.facts());
     let mut warnings = wording::warnings(&from, &to, &decision);
     warnings.extend(wording::settings_changed(
         &from.side, &to.side, from_end, to_end,
     ));
+    // Fail-closed whichever end's settings are believed: a change under the
+    // running release's settings is a restart even if the new settings hide it.
+    if let Some(c) = check.as_ref().filter(|c| c.runtime_changed) {
+        if !decision.restart_required {
+            decision.restart_required = true;
+            decision.reason = Reason::SettingsChangedRuntimeChanged;
+            warnings.push(wording::hidden_by_settings(&from.side, &to.side, c));
+        }
+    }
     let matrix_row = wording::matrix_row(&decision, &changes, &to.side);
     let summary = wording::summary(&from.side, &to.side, &decision, &changes);
     Analysis {
@@ -324,6 +353,7 @@ fn conclude(
         to: to.side,
         settings: Settings::of_end(to_end),
         from_settings: Settings::of_end(from_end),
+        settings_check: check,
         runtime: to_end.runtime.clone(),
         changes,
         avoidable: None,

@@ -97,20 +97,46 @@ pub(super) fn matrix_row(d: &Decision, changes: &Changes, to: &Side) -> Option<M
         }
         Reason::FingerprintUnavailable => row(8),
         Reason::Forced => row(7),
-        Reason::UnavailableVersionUnchanged => None,
+        Reason::UnavailableVersionUnchanged | Reason::SettingsChangedRuntimeChanged => None,
         Reason::NoRuntimeChange if to.force_restart => row(7),
         Reason::NoRuntimeChange => {
-            let excluded = |name: &str| {
+            let under = |name: &str| -> Vec<Status> {
                 changes
                     .ignored
                     .iter()
-                    .any(|c| c.why == Why::Excluded && c.excluded_name.as_deref() == Some(name))
+                    .filter(|c| c.why == Why::Excluded && c.excluded_name.as_deref() == Some(name))
+                    .map(|c| c.status)
+                    .collect()
             };
-            if excluded("migrations") {
-                return row(6);
+            // The label says what happened: "new" only when every change
+            // there is an added file.
+            let label = |n: u8, statuses: &[Status], one_new, many_new, other| {
+                let touches = match statuses {
+                    [Status::Added] => one_new,
+                    s if s.iter().all(|s| *s == Status::Added) => many_new,
+                    _ => other,
+                };
+                Some(MatrixRow { number: n, touches })
+            };
+            let migrations = under("migrations");
+            if !migrations.is_empty() {
+                return label(
+                    6,
+                    &migrations,
+                    MATRIX[5],
+                    "new migrations in migrations/",
+                    "a change in migrations/",
+                );
             }
-            if excluded("scripts") {
-                return row(5);
+            let scripts = under("scripts");
+            if !scripts.is_empty() {
+                return label(
+                    5,
+                    &scripts,
+                    MATRIX[4],
+                    "new files under scripts/",
+                    "a change under scripts/",
+                );
             }
             let notable: Vec<_> = changes
                 .ignored
@@ -153,6 +179,10 @@ pub(super) fn summary(from: &Side, to: &Side, d: &Decision, changes: &Changes) -
         Reason::FingerprintUnavailable => format!(
             "{head} forces running clients to restart: a fingerprint is unavailable, so the code counts as changed."
         ),
+        Reason::SettingsChangedRuntimeChanged => format!(
+            "{head} forces running clients to restart: the fingerprint settings changed, and under {}'s settings (what the running release's gate computes) the runtime code changed; {}'s own settings hide it.",
+            from.reference, to.reference
+        ),
         Reason::UnavailableVersionUnchanged => format!(
             "{head} does not restart running clients, but only because nothing can tell: a fingerprint is unavailable and the version did not change."
         ),
@@ -190,4 +220,27 @@ pub(super) fn settings_changed(
             what.join("; ")
         ),
     ))
+}
+
+/// `settings_changed_runtime_changed`: the `to` end's own settings show no
+/// runtime change, but under the `from` end's settings its code differs.
+pub(super) fn hidden_by_settings(from: &Side, to: &Side, check: &super::SettingsCheck) -> Warning {
+    let under = match (&check.fingerprint, &check.unavailable_reason) {
+        (Some(fp), _) => format!(
+            "is {}, not {}",
+            fp.get(..12).unwrap_or(fp),
+            from.short_fingerprint()
+        ),
+        (None, why) => format!(
+            "is unavailable ({})",
+            why.as_deref().unwrap_or("no reason given")
+        ),
+    };
+    Warning::new(
+        "settings_changed_runtime_changed",
+        format!(
+            "under the settings of {} (what the running release's gate computes), the runtime fingerprint of {} {under}: the running code changed, and only {}'s own settings hide it; restart required",
+            from.reference, to.reference, to.reference
+        ),
+    )
 }

@@ -188,13 +188,24 @@ impl Source for DirSource {
             self.root.clone()
         };
         let path = dir.join(name);
-        match fs::read(&path) {
+        // Bounded and non-blocking: a FIFO or a link to a device here must
+        // neither hang nor exhaust memory. A file that is there but cannot
+        // be read is reported, never silently skipped (the gate errs toward
+        // "restart" on it).
+        let display = self.meta_display(name, in_parent);
+        let limit = crate::safe_io::JSON_LIMIT;
+        match crate::safe_io::read_regular(&path, crate::safe_io::Links::Follow, limit) {
             Ok(bytes) => Ok(Some(MetaFile {
-                display: self.meta_display(name, in_parent),
+                display,
                 bytes,
+                problem: None,
             })),
-            // The gate skips a version file it cannot read; so do we.
-            Err(_) => Ok(None),
+            Err(e) if e.is_missing() => Ok(None),
+            Err(e) => Ok(Some(MetaFile {
+                display,
+                bytes: Vec::new(),
+                problem: Some(e.to_string()),
+            })),
         }
     }
 

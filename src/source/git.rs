@@ -32,8 +32,7 @@ pub fn open_repo(path: Option<&Path>) -> Result<gix::Repository, SourceError> {
     }
     let mut repo = gix::discover(&start).map_err(|e| {
         SourceError::Repository(format!(
-            "{} is not in a git repository ({e}): run fpcheck inside one, pass --repo PATH, \
-             or use --dir PATH for an installed runtime",
+            "{} is not in a git repository ({e}): run fpcheck inside one, or pass --repo PATH",
             start.display()
         ))
     })?;
@@ -531,6 +530,7 @@ impl Source for GitSource {
             Found::Blob(id) => Ok(Some(MetaFile {
                 display: path.clone(),
                 bytes: self.blob(id, &path)?,
+                problem: None,
             })),
             _ => Ok(None),
         }

@@ -90,8 +90,11 @@ pub enum Target {
 pub struct MetaFile {
     /// The path as the user knows it (`src/version.json`).
     pub display: String,
-    /// Its bytes.
+    /// Its bytes (empty when `problem` is set).
     pub bytes: Vec<u8>,
+    /// Why a file that is there cannot be read (permissions, a FIFO, a
+    /// directory, too large): what it says cannot be ruled out.
+    pub problem: Option<String>,
 }
 
 /// Errors reading a source. `Unreadable` is a property of the tree being

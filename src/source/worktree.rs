@@ -69,8 +69,9 @@ impl WorktreeSource {
 /// [`links::walk`] on disk: links are read, never followed by the system.
 fn walk(stack: Vec<PathBuf>, path: &[u8]) -> io::Result<Found<PathBuf, PathBuf>> {
     links::walk(stack, path, |dir: &PathBuf, name: &[u8]| {
-        // A commit never holds `.git` (git refuses the name at any depth).
-        if name == b".git" {
+        // A commit never holds `.git` (git refuses the name at any depth, in
+        // any case: `.GIT` is the git directory on a case-insensitive disk).
+        if name.eq_ignore_ascii_case(b".git") {
             return Ok(Step::Missing);
         }
         let here = dir.join(os(name.to_vec()));
@@ -93,6 +94,9 @@ fn walk(stack: Vec<PathBuf>, path: &[u8]) -> io::Result<Found<PathBuf, PathBuf>>
                     .into_os_string()
                     .into_encoded_bytes(),
             )
+        } else if kind.is_dir() && is_nested_repository(&here) {
+            // The commit holds a gitlink here, whose files it cannot see.
+            Step::Other
         } else if kind.is_dir() {
             Step::Dir(here)
         } else if kind.is_file() {
@@ -101,6 +105,12 @@ fn walk(stack: Vec<PathBuf>, path: &[u8]) -> io::Result<Found<PathBuf, PathBuf>>
             Step::Other
         })
     })
+}
+
+/// A directory holding `.git` (a checked-out submodule, a nested clone):
+/// `git add` records it as a gitlink (mode 160000), not as its files.
+fn is_nested_repository(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join(".git")).is_ok()
 }
 
 fn os(bytes: Vec<u8>) -> OsString {
@@ -123,8 +133,16 @@ impl Source for WorktreeSource {
 
     fn read_dir(&self, dir: &Node, rel: &[u8]) -> Result<Vec<Entry>, SourceError> {
         let mut entries = self.dir.read_dir(dir, rel)?;
-        // A commit never holds `.git` (git refuses the name at any depth).
-        entries.retain(|e| e.name != b".git");
+        // A commit never holds `.git` (git refuses the name at any depth, in
+        // any case).
+        entries.retain(|e| !e.name.eq_ignore_ascii_case(b".git"));
+        for entry in &mut entries {
+            if let (EntryKind::Dir, Node::Path(path)) = (entry.kind, &entry.node) {
+                if is_nested_repository(path) {
+                    entry.kind = EntryKind::Submodule;
+                }
+            }
+        }
         Ok(entries)
     }
 
@@ -190,19 +208,34 @@ impl Source for WorktreeSource {
         } else {
             format!("{dir}/{name}")
         };
-        let Ok(Found::File(real)) = walk(vec![self.top.clone()], path.as_bytes()) else {
-            return Ok(None);
-        };
-        // As in git mode and for the gate: a version file that cannot be
-        // read is skipped.
-        Ok(
-            safe_io::read_regular(&real, Links::Refuse, safe_io::JSON_LIMIT)
-                .ok()
-                .map(|bytes| MetaFile {
+        let real = match walk(vec![self.top.clone()], path.as_bytes()) {
+            Ok(Found::File(real)) => real,
+            // A FIFO, socket or device where the gate reads: not skipped.
+            Ok(Found::Other) => {
+                return Ok(Some(MetaFile {
                     display: path,
-                    bytes,
-                }),
-        )
+                    bytes: Vec::new(),
+                    problem: Some("is not a regular file".into()),
+                }))
+            }
+            _ => return Ok(None),
+        };
+        // As for the gate: a version file that is there but cannot be read
+        // is reported (`problem`), so the release reading errs toward
+        // "restart" and says so.
+        match safe_io::read_regular(&real, Links::Refuse, safe_io::JSON_LIMIT) {
+            Ok(bytes) => Ok(Some(MetaFile {
+                display: path,
+                bytes,
+                problem: None,
+            })),
+            Err(e) if e.is_missing() => Ok(None),
+            Err(e) => Ok(Some(MetaFile {
+                display: path,
+                bytes: Vec::new(),
+                problem: Some(e.to_string()),
+            })),
+        }
     }
 
     fn origin(&self) -> Origin {

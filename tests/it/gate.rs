@@ -13,6 +13,9 @@ use sha2::Digest;
 
 use crate::support::{fpcheck_in, Run};
 
+mod edges;
+mod model;
+
 /// The vectors' `base` tree and its `plugin-changed` sibling.
 const BASE_FP: &str = "3c43745c84d45b3a91549d9f364119f930f26b9b87ab5772fd95040bd8d043d6";
 const V2_FP: &str = "7e11f47df4a9b650ebefd470c871f4726d28e8e17cfec79fb8bd4d1271f9aa22";
@@ -34,6 +37,8 @@ fn release_a() -> Release {
         ("src/tests/noise.py", "# excluded\n"),
         ("src/migrations/0001.py", "# excluded\n"),
         ("src/version.json", "{\"version\": \"1.0.0\"}\n"),
+        // The install's home: where the updater itself reads the version.
+        ("version.json", "{\"version\": \"1.0.0\"}\n"),
         ("README.md", "# docs\n"),
         ("CHANGELOG.md", "# changes\n"),
     ]
@@ -46,6 +51,7 @@ fn release_a() -> Release {
 fn bumped() -> Release {
     let mut r = release_a();
     r.insert("src/version.json", "{\"version\": \"1.1.0\"}\n".into());
+    r.insert("version.json", "{\"version\": \"1.1.0\"}\n".into());
     r
 }
 
@@ -241,7 +247,8 @@ fn snapshot_records_the_release_and_every_file_digest() {
     );
     let snap: Value = serde_json::from_slice(&std::fs::read(h.join(BEFORE)).unwrap()).unwrap();
     assert_eq!(snap["kind"], "fpcheck-snapshot");
-    assert_eq!(snap["schema_version"], 1);
+    assert_eq!(snap["schema_version"], 2);
+    assert_eq!(snap["updater_version"], "\"1.0.0\"");
     assert_eq!(snap["version"], "1.0.0");
     assert_eq!(snap["version_file"], "app/src/version.json");
     assert_eq!(snap["force_restart"], false);
@@ -307,7 +314,7 @@ fn a_code_change_writes_the_marker_naming_the_changed_file() {
             "from_fingerprint": BASE_FP,
             "to_fingerprint": V2_FP,
             "reason": "brain_update",
-            "clients": {"codex": "restart", "claude_code": "restart"},
+            "clients": {"claude_code": "restart_session_required", "codex": "restart_session_required"},
         })
     );
 
@@ -320,7 +327,7 @@ fn a_code_change_writes_the_marker_naming_the_changed_file() {
     assert_eq!(
         run.stdout,
         format!(
-            "restart required (brain_update): the runtime code changed\n  version      1.0.0 -> 1.1.0\n  fingerprint  {} -> {}\n  files        modified plugins/memory.py\n  marker       written: {MARKER}\n",
+            "restart required (brain_update): the runtime code changed\n  version      1.0.0 -> 1.1.0\n  fingerprint  {} -> {}\n  files        modified plugins/memory.py\n  marker       written: {MARKER} (clients: claude_code)\n",
             &BASE_FP[..12],
             &V2_FP[..12]
         )
@@ -469,7 +476,7 @@ fn the_behaviour_matrix_as_simulated_updates() {
                         "from_fingerprint": BASE_FP,
                         "to_fingerprint": want_fp.as_gate_str(),
                         "reason": reason,
-                        "clients": {},
+                        "clients": {"claude_code": "restart_session_required"},
                     }),
                     "{}",
                     row.name
@@ -605,7 +612,7 @@ fn status_gives_every_reason_code_of_section_7() {
         let _ = std::fs::remove_file(h.join(MARKER));
     };
     let ok_marker = format!(
-        "{{\"schema_version\": 3, \"required\": true, \"to_fingerprint\": \"{BASE_FP}\", \"clients\": {{\"codex\": \"ok\", \"desk\": \"restart\"}}}}"
+        "{{\"schema_version\": 3, \"required\": true, \"to_fingerprint\": \"{BASE_FP}\", \"clients\": {{\"codex\": \"ok\", \"claude_desktop\": \"restart_client_required\"}}}}"
     );
     // (setup, process fp, process version, client, restart, reason, exit)
     type Setup<'a> = Box<dyn Fn() + 'a>;
@@ -629,10 +636,17 @@ fn status_gives_every_reason_code_of_section_7() {
         (Box::new(no_marker), "unknown", "1.0.0", None, false, "", 0),
         (Box::new(no_marker), "unknown", "", None, false, "", 0),
         (Box::new(|| marker(&ok_marker)), BASE_FP, "1.0.0", None, true, "marker_required", 1),
+        (Box::new(|| marker(&ok_marker)), BASE_FP, "1.0.0", Some("desktop"), true, "marker_required", 1),
         (Box::new(|| marker(&ok_marker)), BASE_FP, "1.0.0", Some("desk"), true, "marker_required", 1),
         (Box::new(|| marker(&ok_marker)), BASE_FP, "1.0.0", Some("codex"), false, "", 0),
-        (Box::new(|| marker(&ok_marker)), "unknown", "1.0.0", Some("codex"), true, "marker_required", 1),
-        (Box::new(|| marker(&ok_marker)), V2_FP, "1.0.0", Some("codex"), true, "marker_required", 1),
+        (Box::new(|| marker(&ok_marker)), BASE_FP, "1.0.0", Some(" CODEX "), false, "", 0),
+        // An acknowledged client: the marker no longer speaks for it, but
+        // the other signals do (the reference as of v7.38.7).
+        (Box::new(|| marker(&ok_marker)), "unknown", "1.0.0", Some("codex"), false, "", 0),
+        (Box::new(|| marker(&ok_marker)), V2_FP, "1.0.0", Some("codex"), true, "fingerprint_mismatch", 1),
+        (Box::new(|| marker(&ok_marker)), "unknown", "0.9.0", Some("codex"), true, "version_mismatch", 1),
+        // Not acknowledged, and the process cannot show its fingerprint.
+        (Box::new(|| marker(&ok_marker)), "unknown", "1.0.0", Some("desktop"), true, "marker_required", 1),
         (Box::new(|| marker("{}")), BASE_FP, "1.0.0", None, true, "marker_required", 1),
         (Box::new(|| marker("{\"required\": false}")), BASE_FP, "1.0.0", None, false, "", 0),
         (Box::new(|| marker("{oops")), BASE_FP, "1.0.0", Some("codex"), true, "marker_corrupt", 1),
@@ -676,9 +690,11 @@ fn status_gives_every_reason_code_of_section_7() {
             "version_match": true,
             "marker_exists": true,
             "marker_corrupt": false,
+            "client": "codex",
             "client_action": "ok",
             "installed_unavailable_reason": null,
             "marker_problem": null,
+            "conservative": null,
             "warnings": [],
         })
     );
@@ -693,8 +709,8 @@ fn status_gives_every_reason_code_of_section_7() {
         .unwrap()
         .starts_with(&format!("{MARKER} is not valid JSON")));
 
-    // An unavailable installed fingerprint: the versions decide (rule 4),
-    // and a "no restart" resting on them exits 3.
+    // An unavailable installed fingerprint: the versions decide (rule 4);
+    // "no restart" is exit 0 whatever it rests on.
     no_marker();
     let mut broken = release_a();
     broken.insert("src/plugins/gone.py", "-> nowhere.py".into());
@@ -710,7 +726,7 @@ fn status_gives_every_reason_code_of_section_7() {
     let run = h.status(BASE_FP, "1.0.0", &[]);
     assert_eq!(
         (run.code, &run.json()["restart_required"]),
-        (3, &json!(false))
+        (0, &json!(false))
     );
 }
 
@@ -736,7 +752,8 @@ fn status_prints_a_human_answer() {
     );
 }
 
-/// A marker from A to B for clients `codex` and `desk`.
+/// A marker from A to B for clients `codex` and `claude_desktop` (named
+/// by an alias).
 fn host_with_marker() -> Host {
     let h = Host::new();
     h.install(&release_a());
@@ -744,7 +761,7 @@ fn host_with_marker() -> Host {
     let mut b = bumped();
     b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
     h.install(&b);
-    let run = h.gate(&["--client", "codex", "--client", "desk"]);
+    let run = h.gate(&["--client", "codex", "--client", "Desktop"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     h
 }
@@ -771,18 +788,21 @@ fn ack_clears_the_marker_only_when_every_client_proved_the_new_code() {
             "client": "codex",
             "action": "acknowledged",
             "marker_removed": false,
-            "clients": {"codex": "ok", "desk": "restart"},
-            "because": "clients still to restart: desk",
+            "clients": {"claude_desktop": "restart_client_required", "codex": "ok"},
+            "because": "clients still to restart: claude_desktop",
+            "pending_reason": null,
         })
     );
     assert_eq!(
         h.marker().unwrap()["clients"],
-        json!({"codex": "ok", "desk": "restart"})
+        json!({"claude_desktop": "restart_client_required", "codex": "ok"})
     );
-    // codex runs on; desk still restarts.
+    // codex runs on; the desktop client still restarts.
     let s = h.status(V2_FP, "1.1.0", &["--client", "codex"]).json();
     assert_eq!(s["restart_required"], false);
-    let s = h.status(V2_FP, "1.1.0", &["--client", "desk"]).json();
+    let s = h
+        .status(V2_FP, "1.1.0", &["--client", "claude_desktop"])
+        .json();
     assert_eq!(
         (&s["restart_required"], &s["reason"]),
         (&json!(true), &json!("marker_required"))
@@ -790,7 +810,7 @@ fn ack_clears_the_marker_only_when_every_client_proved_the_new_code() {
 
     // The old code: refused, nothing changes.
     let before = h.marker_bytes();
-    let run = ack("desk", Some(BASE_FP));
+    let run = ack("claude-desktop", Some(BASE_FP));
     assert_eq!(run.code, 1);
     let j = run.json();
     assert_eq!(j["action"], "refused");
@@ -801,7 +821,7 @@ fn ack_clears_the_marker_only_when_every_client_proved_the_new_code() {
     assert_eq!(h.marker_bytes(), before);
 
     // "unknown" proves nothing: marked, kept.
-    let j = ack("desk", Some("unknown")).json();
+    let j = ack("claude-desktop", Some("unknown")).json();
     assert_eq!(
         (&j["action"], &j["marker_removed"]),
         (&json!("acknowledged"), &json!(false))
@@ -813,7 +833,7 @@ fn ack_clears_the_marker_only_when_every_client_proved_the_new_code() {
     assert!(h.marker().is_some());
 
     // The last client with proof: removed.
-    let run = ack("desk", Some(V2_FP));
+    let run = ack("claude-desktop", Some(V2_FP));
     assert_eq!(run.code, 0);
     let j = run.json();
     assert_eq!(
@@ -823,12 +843,26 @@ fn ack_clears_the_marker_only_when_every_client_proved_the_new_code() {
     assert!(!h.join(MARKER).exists());
 
     // No marker: nothing to do.
-    let run = ack("desk", Some(V2_FP));
+    let run = ack("claude-desktop", Some(V2_FP));
     assert_eq!((run.code, &run.json()["action"]), (0, &json!("no_marker")));
+
+    // A name that is no known client acknowledges nobody: a usage error.
+    h.write(MARKER, "{\"required\": true}");
+    let run = ack("desk", Some(V2_FP));
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("\"desk\" is not a known client"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        std::fs::read(h.join(MARKER)).unwrap(),
+        b"{\"required\": true}"
+    );
 
     // A corrupt marker is left alone.
     h.write(MARKER, "{oops");
-    let run = ack("desk", Some(V2_FP));
+    let run = ack("claude-desktop", Some(V2_FP));
     assert_eq!(run.code, 4);
     assert!(
         run.stderr.starts_with(&format!(
@@ -911,8 +945,11 @@ for k in ('from_version', 'to_version', 'from_fingerprint', 'to_fingerprint', 'r
     assert type(m[k]) is str, k
 assert re.fullmatch(r'\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\dZ', m['updated_at'])
 assert m['reason'] in ('brain_update', 'brain_update_force')
-assert m['clients'] == {{'codex': 'restart', 'desk': 'restart'}}
+assert m['clients'] == {{'claude_desktop': 'restart_client_required', 'codex': 'restart_session_required'}}
 assert m['to_fingerprint'] == '{V2_FP}' and m['from_fingerprint'] == '{BASE_FP}'
+# Byte for byte what the reference's writer produces for the same payload.
+raw = open('{MARKER}', encoding='utf-8').read()
+assert raw == json.dumps(m, indent=2, ensure_ascii=False) + '\n', raw
 print('ok')
 "#
     );
@@ -939,6 +976,7 @@ fn host_ready_for_a_second_marker() -> Host {
     let h = host_with_marker();
     let mut c = bumped();
     c.insert("src/version.json", "{\"version\": \"1.2.0\"}\n".into());
+    c.insert("version.json", "{\"version\": \"1.2.0\"}\n".into());
     c.insert("src/plugins/memory.py", "def hello(): return 'v3'\n".into());
     h.install(&c);
     h
@@ -1007,8 +1045,12 @@ fn a_gate_killed_mid_write_leaves_the_old_marker_and_no_stale_lock() {
         (&m["from_version"], &m["to_version"]),
         (&json!("1.0.0"), &json!("1.2.0"))
     );
-    // Clients of the replaced marker must restart again.
-    assert_eq!(m["clients"], json!({"codex": "restart", "desk": "restart"}));
+    // A new marker replaces the old one whole: its clients are this gate's
+    // (none named: the reference's default).
+    assert_eq!(
+        m["clients"],
+        json!({"claude_code": "restart_session_required"})
+    );
     assert_eq!(h.temp_files(), Vec::<String>::new());
 }
 
@@ -1039,10 +1081,20 @@ fn concurrent_gates_serialise_and_all_leave_a_valid_marker() {
     let mut b = bumped();
     b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
     h.install(&b);
-    // Each gate pauses inside its critical section (between its read of the
-    // previous marker and its rename): without the lock, a later rename
-    // would drop the clients merged by an earlier one.
-    let names: Vec<String> = (0..6).map(|i| format!("client{i}")).collect();
+    // Each gate pauses inside its critical section (just before its
+    // rename); the lock makes them take turns, and every marker left is
+    // whole and one of theirs.
+    let names: Vec<String> = [
+        "codex",
+        "claude",
+        "desktop",
+        "Codex",
+        "claude-code",
+        "DESKTOP",
+    ]
+    .iter()
+    .map(|n| n.to_string())
+    .collect();
     let children: Vec<Child> = names
         .iter()
         .map(|name| {
@@ -1065,11 +1117,12 @@ fn concurrent_gates_serialise_and_all_leave_a_valid_marker() {
     }
     let m = h.marker().unwrap();
     assert_schema_3(&m);
-    let clients: BTreeMap<String, Value> = names
-        .iter()
-        .map(|n| (n.clone(), json!("restart")))
-        .collect();
-    assert_eq!(m["clients"], json!(clients));
+    let possible = [
+        json!({"codex": "restart_session_required"}),
+        json!({"claude_code": "restart_session_required"}),
+        json!({"claude_desktop": "restart_client_required"}),
+    ];
+    assert!(possible.contains(&m["clients"]), "{}", m["clients"]);
     assert_eq!(h.temp_files(), Vec::<String>::new());
 }
 
@@ -1088,7 +1141,7 @@ fn an_unreadable_or_foreign_snapshot_asks_for_a_restart() {
             Box::new(|| {
                 let _ = std::fs::remove_file(h.join(BEFORE));
             }),
-            format!("cannot read the snapshot {BEFORE}: No such file or directory"),
+            format!("cannot read the snapshot {BEFORE}: does not exist"),
         ),
         (
             "a directory",
@@ -1096,7 +1149,7 @@ fn an_unreadable_or_foreign_snapshot_asks_for_a_restart() {
                 let _ = std::fs::remove_file(h.join(BEFORE));
                 std::fs::create_dir(h.join(BEFORE)).unwrap();
             }),
-            format!("cannot read the snapshot {BEFORE}: Is a directory"),
+            format!("cannot read the snapshot {BEFORE}: is a directory, not a regular file"),
         ),
         (
             "truncated",
@@ -1110,8 +1163,8 @@ fn an_unreadable_or_foreign_snapshot_asks_for_a_restart() {
         ),
         (
             "another schema",
-            Box::new(|| h.write(BEFORE, &good.replace("\"schema_version\": 1", "\"schema_version\": 9"))),
-            format!("{BEFORE} is not a usable snapshot: snapshot schema_version 9, this fpcheck reads 1"),
+            Box::new(|| h.write(BEFORE, &good.replace("\"schema_version\": 2", "\"schema_version\": 9"))),
+            format!("{BEFORE} is not a usable snapshot: snapshot schema_version 9, this fpcheck reads 2"),
         ),
     ];
     for (name, setup, error) in cases {
@@ -1152,7 +1205,7 @@ fn an_unreadable_or_foreign_snapshot_asks_for_a_restart() {
                 "from_fingerprint": "",
                 "to_fingerprint": BASE_FP,
                 "reason": "brain_update",
-                "clients": {},
+                "clients": {"claude_code": "restart_session_required"},
             }),
             "{name}"
         );
@@ -1224,10 +1277,10 @@ fn an_unusable_marker_directory_fails_closed() {
     h.install(&release_a());
     h.snapshot();
     h.install(&bumped()); // docs-only: no marker would be needed
-    for marker in [
-        "state/before.json/mcp-restart-required.json",
-        "state/missing/mcp-restart-required.json",
-    ] {
+                          // (A missing directory is no longer unusable: it is created when a
+                          // marker is needed; see edges::a_fresh_install_gets_its_marker_directory.)
+    #[allow(clippy::single_element_loop)]
+    for marker in ["state/before.json/mcp-restart-required.json"] {
         let run = h.fpcheck(&[
             "gate", "--dir", "app/src", "--before", BEFORE, "--marker", marker, "--json",
         ]);
@@ -1293,7 +1346,9 @@ fn settings_that_differ_from_the_snapshot_are_refused_conservatively() {
     h.snapshot();
     h.install(&bumped());
     let run = h.gate(&["--exclude", "tests"]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
+    // 4, not 2: a usage error (2) means nothing was written; here the
+    // marker was.
+    assert_eq!(run.code, 4, "{}", run.stderr);
     let j = run.json();
     assert_eq!(
         (&j["restart_required"], &j["marker_written"]),

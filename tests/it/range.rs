@@ -209,10 +209,11 @@ fn version_files_missing_empty_invalid_or_not_a_string() {
         (Some(""), Some("version_file_invalid"), Value::Null),
         (Some("{not json"), Some("version_file_invalid"), Value::Null),
         (Some("[1, 2]"), Some("version_file_invalid"), Value::Null),
+        // Section 5: the gate reads str(7) = "7".
         (
             Some("{\"version\": 7}"),
             Some("version_not_string"),
-            Value::Null,
+            json!("7"),
         ),
     ] {
         match content {

@@ -1,0 +1,774 @@
+//! The gate's edges from docs/spec.md sections 5-7 and issue 11's hostile
+//! files, through the CLI: expected answers are written from the spec.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::{bumped, release_a, Host, BASE_FP, BEFORE, MARKER, V2_FP};
+use crate::support::Run;
+
+/// Runs fpcheck, failing the test instead of hanging when it blocks (a FIFO
+/// that is opened for reading blocks forever).
+fn run_bounded(h: &Host, args: &[&str]) -> Run {
+    let mut child = h.spawn(args, &[]);
+    let start = Instant::now();
+    loop {
+        if let Some(_status) = child.try_wait().unwrap() {
+            let out = child.wait_with_output().unwrap();
+            return Run {
+                code: out.status.code().unwrap_or(-1),
+                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            };
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("fpcheck {args:?} hung");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn c_path(p: &Path) -> std::ffi::CString {
+    std::ffi::CString::new(p.to_str().unwrap()).unwrap()
+}
+
+fn mkfifo(p: &Path) {
+    let _ = std::fs::remove_file(p);
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c_path(p).as_ptr(), 0o600) }, 0);
+}
+
+/// A character device like /dev/zero (1, 5), made inside a temp dir: an
+/// endless source of bytes that never touches the real /dev.
+fn mkzero(p: &Path) {
+    let _ = std::fs::remove_file(p);
+    let dev = libc::makedev(1, 5);
+    // SAFETY: a valid NUL-terminated path; tests run as root.
+    let rc = unsafe { libc::mknod(c_path(p).as_ptr(), libc::S_IFCHR | 0o600, dev) };
+    assert_eq!(
+        rc,
+        0,
+        "mknod needs root: {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+/// A file one byte over the 16 MiB cap (sparse: no real disk used).
+fn huge(p: &Path) {
+    let f = std::fs::File::create(p).unwrap();
+    f.set_len(16 * 1024 * 1024 + 1).unwrap();
+}
+
+fn gate_code_change(h: &Host) -> Run {
+    let mut b = bumped();
+    b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
+    h.install(&b);
+    h.gate(&[])
+}
+
+#[test]
+fn the_updater_reads_raw_values_in_the_home() {
+    // {"version": 7} -> {"version": 8} in the install's home, section 5's
+    // text unchanged in the root: a version change (section 6).
+    let h = Host::new();
+    let mut a = release_a();
+    a.insert("version.json", "{\"version\": 7}\n".into());
+    h.install(&a);
+    h.snapshot();
+    let mut b = release_a();
+    b.insert("version.json", "{\"version\": 8}\n".into());
+    b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
+    h.install(&b);
+    let run = h.gate(&[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(
+        (&j["version_changed"], &j["reason"]),
+        (&json!(true), &json!("brain_update"))
+    );
+    assert_eq!(
+        (&j["from_version"], &j["to_version"]),
+        (&json!("1.0.0"), &json!("1.0.0"))
+    );
+    assert_eq!(
+        (&j["updater_from_version"], &j["updater_to_version"]),
+        (&json!("7"), &json!("8"))
+    );
+    let m = h.marker().unwrap();
+    assert_eq!(
+        (&m["from_version"], &m["to_version"]),
+        (&json!("7"), &json!("8"))
+    );
+
+    // " 7.38.7 " -> "7.38.7": the updater sees a change (no strip); the
+    // marker records stripped text.
+    let h = Host::new();
+    let mut a = release_a();
+    a.insert("version.json", "{\"version\": \" 7.38.7 \"}\n".into());
+    h.install(&a);
+    h.snapshot();
+    let mut b = release_a();
+    b.insert("version.json", "{\"version\": \"7.38.7\"}\n".into());
+    b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
+    h.install(&b);
+    let j = h.gate(&[]).json();
+    assert_eq!(j["version_changed"], true);
+    let m = h.marker().unwrap();
+    assert_eq!(
+        (&m["from_version"], &m["to_version"]),
+        (&json!("7.38.7"), &json!("7.38.7"))
+    );
+
+    // A version.json without "version" reads "unknown" and hides
+    // package.json; null gives "" in the marker.
+    let h = Host::new();
+    let mut a = release_a();
+    a.insert("version.json", "{\"name\": \"x\"}\n".into());
+    a.insert("package.json", "{\"version\": \"1.0.0\"}\n".into());
+    h.install(&a);
+    h.snapshot();
+    let mut b = a.clone();
+    b.insert("package.json", "{\"version\": \"2.0.0\"}\n".into());
+    b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
+    h.install(&b);
+    let j = h.gate(&[]).json();
+    assert_eq!(j["updater_to_version"], "\"unknown\"");
+    assert_eq!(j["version_changed"], false, "neither reading changed");
+    let mut c = b.clone();
+    c.insert("version.json", "{\"version\": null}\n".into());
+    h.install(&c);
+    let j = h.gate(&[]).json();
+    assert_eq!(j["version_changed"], true, "\"unknown\" -> None");
+    let m = h.marker().unwrap();
+    assert_eq!(
+        (&m["from_version"], &m["to_version"]),
+        (&json!("unknown"), &json!(""))
+    );
+}
+
+#[test]
+fn version_files_parse_as_python_does() {
+    // Nested 200 deep: valid for Python. The release forces a restart.
+    let h = Host::new();
+    h.install(&release_a());
+    h.snapshot();
+    let mut b = release_a();
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    b.insert(
+        "src/version.json",
+        format!("{{\"deep\": {deep}, \"version\": \"1.1.0\", \"force_restart\": true}}\n"),
+    );
+    b.insert("src/package.json", "{\"version\": \"1.0.0\"}\n".into());
+    h.install(&b);
+    let j = h.gate(&[]).json();
+    assert_eq!(
+        (&j["to_version"], &j["reason"]),
+        (&json!("1.1.0"), &json!("brain_update_force"))
+    );
+    assert_eq!(j["marker_written"], true);
+
+    // Lone surrogates are different strings: a version change.
+    let h = Host::new();
+    let mut a = release_a();
+    a.insert("src/version.json", "{\"version\": \"\\ud800\"}\n".into());
+    h.install(&a);
+    h.snapshot();
+    let mut b = a.clone();
+    b.insert("src/version.json", "{\"version\": \"\\udc00\"}\n".into());
+    b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
+    h.install(&b);
+    let j = h.gate(&[]).json();
+    assert_eq!(
+        (&j["version_changed"], &j["reason"]),
+        (&json!(true), &json!("brain_update"))
+    );
+
+    // -NaN is not JSON for Python: the file is skipped (with a warning), and
+    // package.json gives the version.
+    let h = Host::new();
+    let mut a = release_a();
+    a.insert(
+        "src/version.json",
+        "{\"version\": \"9.9.9\", \"force_restart\": -NaN}\n".into(),
+    );
+    a.insert("src/package.json", "{\"version\": \"1.0.0\"}\n".into());
+    h.install(&a);
+    let run = h.status(BASE_FP, "1.0.0", &[]);
+    let j = run.json();
+    assert_eq!(j["installed_version"], "1.0.0");
+    assert!(
+        j["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("not valid JSON for Python"),
+        "{}",
+        j["warnings"]
+    );
+
+    // null and true read as "None" and "True" (str(value)).
+    for (raw, text) in [
+        ("null", "None"),
+        ("true", "True"),
+        ("7", "7"),
+        ("\" 7.38.7 \"", "7.38.7"),
+    ] {
+        let mut a = release_a();
+        a.insert("src/version.json", format!("{{\"version\": {raw}}}\n"));
+        h.install(&a);
+        let j = h.status(BASE_FP, "", &[]).json();
+        assert_eq!(j["installed_version"], text, "{raw}");
+    }
+}
+
+#[test]
+fn a_fresh_install_gets_its_marker_directory() {
+    let h = Host::new();
+    h.install(&release_a());
+    h.snapshot();
+    h.install(&{
+        let mut b = bumped();
+        b.insert("src/plugins/memory.py", "x = 2\n".into());
+        b
+    });
+    let marker = "home/.nexo/operations/mcp-restart-required.json";
+    let run = h.fpcheck(&[
+        "gate", "--dir", "app/src", "--before", BEFORE, "--marker", marker, "--json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(
+        (&j["marker_written"], &j["marker_dir_created"]),
+        (&json!(true), &json!(true))
+    );
+    assert!(h.join(marker).is_file());
+    // No marker to write: no directory made.
+    let run = h.fpcheck(&[
+        "gate",
+        "--dir",
+        "app/src",
+        "--before",
+        BEFORE,
+        "--marker",
+        "other/m.json",
+        "--json",
+    ]);
+    assert_eq!(run.json()["marker_written"], true);
+    h.snapshot();
+    let run = h.fpcheck(&[
+        "gate",
+        "--dir",
+        "app/src",
+        "--before",
+        BEFORE,
+        "--marker",
+        "third/m.json",
+        "--json",
+    ]);
+    assert_eq!(
+        (run.code, &run.json()["marker_written"]),
+        (0, &json!(false)),
+        "{}",
+        run.stderr
+    );
+    assert!(!h.join("third").exists());
+}
+
+#[test]
+fn hostile_markers_never_hang_and_read_as_corrupt() {
+    let h = Host::new();
+    h.install(&release_a());
+    let m = h.join(MARKER);
+    for (name, make) in [
+        ("FIFO", mkfifo as fn(&Path)),
+        ("device", mkzero),
+        ("huge", huge),
+    ] {
+        make(&m);
+        let run = run_bounded(
+            &h,
+            &[
+                "status",
+                "--dir",
+                "app/src",
+                "--marker",
+                MARKER,
+                "--process-fingerprint",
+                BASE_FP,
+                "--process-version",
+                "1.0.0",
+                "--json",
+            ],
+        );
+        let j = run.json();
+        assert_eq!(
+            (run.code, &j["reason"]),
+            (1, &json!("marker_corrupt")),
+            "{name}"
+        );
+        let _ = std::fs::remove_file(&m);
+    }
+    // A link to a device elsewhere is followed, then refused.
+    let outside = tempfile::tempdir().unwrap();
+    mkzero(&outside.path().join("zero"));
+    std::os::unix::fs::symlink(outside.path().join("zero"), &m).unwrap();
+    let run = run_bounded(
+        &h,
+        &[
+            "status",
+            "--dir",
+            "app/src",
+            "--marker",
+            MARKER,
+            "--process-fingerprint",
+            BASE_FP,
+            "--process-version",
+            "1.0.0",
+            "--json",
+        ],
+    );
+    assert_eq!(
+        run.json()["marker_problem"],
+        format!("{MARKER} is a character device, not a regular file")
+    );
+}
+
+#[test]
+fn hostile_snapshots_fail_closed_and_still_write_the_marker() {
+    for (name, make, why) in [
+        ("FIFO", mkfifo as fn(&Path), "is a FIFO, not a regular file"),
+        (
+            "device",
+            mkzero,
+            "is a character device, not a regular file",
+        ),
+        ("huge", huge, "is larger than 16777216 bytes"),
+    ] {
+        let h = Host::new();
+        h.install(&release_a());
+        make(&h.join(BEFORE));
+        h.install(&bumped());
+        let run = run_bounded(&h, &Host::gate_args(&[]));
+        assert_eq!(run.code, 4, "{name}: {}", run.stderr);
+        let j = run.json();
+        assert_eq!(
+            j["error"],
+            format!("cannot read the snapshot {BEFORE}: {why}"),
+            "{name}"
+        );
+        assert_eq!(
+            (&j["restart_required"], &j["marker_written"]),
+            (&json!(true), &json!(true))
+        );
+        assert!(h.marker().is_some(), "{name}");
+    }
+}
+
+#[test]
+fn unreadable_version_files_are_warned_about_and_ask_for_a_restart() {
+    for (name, make) in [
+        ("FIFO", (|p: &Path| mkfifo(p)) as fn(&Path)),
+        ("device", |p: &Path| mkzero(p)),
+        ("huge", |p: &Path| huge(p)),
+        ("directory", |p: &Path| std::fs::create_dir(p).unwrap()),
+    ] {
+        // A docs-only update (no marker by section 6) whose package.json
+        // cannot be read: fpcheck cannot rule out what it says.
+        let h = Host::new();
+        h.install(&release_a());
+        h.snapshot();
+        h.install(&bumped());
+        let bad = h.join("app/src/package.json");
+        make(&bad);
+        let run = run_bounded(&h, &Host::gate_args(&[]));
+        assert_eq!(run.code, 4, "{name}: {}", run.stderr);
+        let j = run.json();
+        assert_eq!(
+            (&j["restart_required"], &j["marker_written"]),
+            (&json!(true), &json!(true)),
+            "{name}"
+        );
+        assert_eq!(
+            j["conservative"],
+            "version files cannot be read (app/src/package.json): a version change or force_restart cannot be ruled out",
+            "{name}"
+        );
+        assert!(
+            run.stderr
+                .contains("fpcheck: warning: app/src/package.json "),
+            "{name}: {}",
+            run.stderr
+        );
+        // status answers (bounded) and says why.
+        let run = run_bounded(
+            &h,
+            &[
+                "status",
+                "--dir",
+                "app/src",
+                "--marker",
+                "none.json",
+                "--process-fingerprint",
+                BASE_FP,
+                "--process-version",
+                "1.1.0",
+                "--json",
+            ],
+        );
+        assert_eq!(run.code, 0, "{name}: {}", run.stderr);
+        assert!(
+            run.json()["warnings"][0]
+                .as_str()
+                .unwrap()
+                .starts_with("app/src/package.json "),
+            "{name}"
+        );
+        // Without a usable process fingerprint, section 7 would fall back
+        // to the versions, which the unreadable file may hide: restart.
+        let run = run_bounded(
+            &h,
+            &[
+                "status",
+                "--dir",
+                "app/src",
+                "--marker",
+                "none.json",
+                "--process-fingerprint",
+                "unknown",
+                "--process-version",
+                "1.1.0",
+                "--json",
+            ],
+        );
+        let j = run.json();
+        assert_eq!(
+            (run.code, &j["reason"]),
+            (1, &json!("version_mismatch")),
+            "{name}"
+        );
+        assert_eq!(
+            j["conservative"],
+            "version files cannot be read (app/src/package.json) and the fingerprints cannot prove the process current",
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_link_planted_at_the_lock_is_never_followed() {
+    let h = Host::new();
+    h.install(&release_a());
+    h.snapshot();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("created-by-root");
+    std::os::unix::fs::symlink(&target, h.join(&format!("{MARKER}.lock"))).unwrap();
+    let run = gate_code_change(&h);
+    assert_eq!(run.code, 5, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["marker_written"], false);
+    assert_eq!(
+        j["error"],
+        format!("cannot lock {MARKER}.lock: it is a symbolic link, which fpcheck does not follow for a lock: remove it")
+    );
+    assert!(!target.exists(), "the link's target was created");
+    // A FIFO there is refused too, without hanging.
+    std::fs::remove_file(h.join(&format!("{MARKER}.lock"))).unwrap();
+    mkfifo(&h.join(&format!("{MARKER}.lock")));
+    let run = run_bounded(&h, &Host::gate_args(&[]));
+    assert_eq!(run.code, 5, "{}", run.stderr);
+    assert!(run.json()["error"]
+        .as_str()
+        .unwrap()
+        .ends_with("it is a FIFO, not a regular file: remove it"));
+}
+
+#[test]
+fn control_characters_are_escaped_for_people_and_exact_in_json() {
+    let h = Host::new();
+    h.install(&release_a());
+    h.snapshot();
+    let mut b = bumped();
+    b.insert(
+        "src/version.json",
+        "{\"version\": \"1.1.0\\u001b[2J\\u0007\", \"force_restart\": \"\\u001b\"}\n".into(),
+    );
+    h.install(&b);
+    let run = h.fpcheck(&[
+        "gate", "--dir", "app/src", "--before", BEFORE, "--marker", MARKER,
+    ]);
+    assert!(
+        !run.stdout.contains('\u{1b}') && !run.stderr.contains('\u{1b}'),
+        "{run:?}",
+        run = (&run.stdout, &run.stderr)
+    );
+    assert!(
+        run.stdout.contains("1.0.0 -> 1.1.0\\x1b[2J\\x07"),
+        "{}",
+        run.stdout
+    );
+    let run = h.gate(&[]);
+    assert_eq!(run.json()["to_version"], "1.1.0\u{1b}[2J\u{7}");
+    let run = h.status(BASE_FP, "1.0.0\u{1b}", &[]);
+    assert_eq!(
+        run.json()["process_version"],
+        "1.0.0\u{1b}",
+        "JSON keeps the exact text"
+    );
+    let run = h.fpcheck(&[
+        "status",
+        "--dir",
+        "app/src",
+        "--marker",
+        MARKER,
+        "--process-fingerprint",
+        "\u{1b}]0;x\u{7}",
+        "--process-version",
+        "1.0.0",
+    ]);
+    assert!(!run.stdout.contains('\u{1b}'), "{}", run.stdout);
+    assert!(run.stdout.contains("\\x1b]0;x\\x07"), "{}", run.stdout);
+}
+
+#[test]
+fn snapshot_of_a_missing_runtime_exits_4_and_still_records_it() {
+    let h = Host::new();
+    let run = h.fpcheck(&["snapshot", "--dir", "nonexistent", "--out", BEFORE]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .ends_with("fpcheck: error: the runtime nonexistent does not exist\n"),
+        "{}",
+        run.stderr
+    );
+    let snap: Value = serde_json::from_slice(&std::fs::read(h.join(BEFORE)).unwrap()).unwrap();
+    assert_eq!(snap["fingerprint"], "");
+    // The gate after a fresh install then asks for a restart.
+    h.install(&release_a());
+    let run = h.fpcheck(&[
+        "gate", "--dir", "app/src", "--before", BEFORE, "--marker", MARKER, "--json",
+    ]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert_eq!(run.json()["marker_written"], true);
+}
+
+#[test]
+fn a_usage_error_writes_nothing() {
+    let h = Host::new();
+    h.install(&release_a());
+    let run = h.fpcheck(&["gate", "--dir", "app/src", "--marker", MARKER]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(h.marker().is_none());
+}
+
+#[test]
+fn status_and_gate_answer_every_client_alias() {
+    // Written from section 6: the name as given, what it means.
+    let rows = [
+        ("claude_code", Some("claude_code")),
+        ("claude", Some("claude_code")),
+        ("claudecode", Some("claude_code")),
+        ("Claude-Code", Some("claude_code")),
+        (" CLAUDE CODE ", Some("claude_code")),
+        ("claude_desktop", Some("claude_desktop")),
+        ("claude_desktop_app", Some("claude_desktop")),
+        ("Claude Desktop App", Some("claude_desktop")),
+        ("desktop", Some("claude_desktop")),
+        ("codex", Some("codex")),
+        ("CODEX", Some("codex")),
+        ("foo", None),
+    ];
+    let h = Host::new();
+    h.install(&release_a());
+    h.snapshot();
+    let mut b = bumped();
+    b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
+    h.install(&b);
+    for (name, want) in rows {
+        let run = h.gate(&["--client", name]);
+        assert_eq!(run.code, 0, "{name}: {}", run.stderr);
+        let action = |c: &str| {
+            if c == "claude_desktop" {
+                "restart_client_required"
+            } else {
+                "restart_session_required"
+            }
+        };
+        let clients = match want {
+            Some(c) => json!({ c: action(c) }),
+            // An unknown name counts as none: the default client.
+            None => json!({"claude_code": "restart_session_required"}),
+        };
+        assert_eq!(h.marker().unwrap()["clients"], clients, "{name}");
+        if want.is_none() {
+            assert!(
+                run.stderr.contains("is not a known client"),
+                "{}",
+                run.stderr
+            );
+        }
+        // The client acknowledges under its normalised name...
+        let mut m = h.marker().unwrap();
+        if let Some(c) = want {
+            m["clients"][c] = json!("ok");
+        } else {
+            m["clients"]["foo"] = json!("ok");
+        }
+        h.write(MARKER, &m.to_string());
+        // ...and its status then runs on; an unknown name stays bound.
+        let s = h.status(V2_FP, "1.1.0", &["--client", name]).json();
+        assert_eq!(s["restart_required"], want.is_none(), "{name}");
+        assert_eq!(
+            s["client"],
+            want.map_or(Value::Null, |c| json!(c)),
+            "{name}"
+        );
+    }
+}
+
+/// The range's `updater` and `process_check` fields come from the same
+/// sections 6 and 7 as the gate: written from the spec, row by row.
+#[test]
+fn the_range_reports_sections_6_and_7_as_the_gate_decides() {
+    use crate::support::TestRepo;
+    // (root version.json, home version.json, code changes?, updater, process check)
+    type Row = (
+        &'static str,
+        &'static str,
+        bool,
+        Option<&'static str>,
+        Option<&'static str>,
+    );
+    #[rustfmt::skip]
+    let rows: &[Row] = &[
+        // Section 5 sees 1.0.0 both times (the root's file wins); the
+        // updater's raw reading in the home changes: a version change.
+        ("{\"version\": \"1.0.0\"}", "{\"version\": \" 1.0.0 \"}", true, Some("brain_update"), Some("fingerprint_mismatch")),
+        ("{\"version\": \"1.0.0\"}", "{\"version\": 8}", false, None, None),
+        ("{\"version\": \"1.0.0\", \"force_restart\": 1}", "{\"version\": 8}", false, Some("brain_update_force"), None),
+        // Neither reading changes: no marker; the process still sees new code.
+        ("{\"version\": \"1.0.0\"}", "{\"version\": 7}", true, None, Some("fingerprint_mismatch")),
+        // " 1.0.0 " is 1.0.0 for section 5; the home is unchanged.
+        ("{\"version\": \" 1.0.0 \"}", "{\"version\": 7}", true, None, Some("fingerprint_mismatch")),
+    ];
+    for (n, &(root, home, code, updater, process)) in rows.iter().enumerate() {
+        let repo = TestRepo::new();
+        repo.write("src/server.py", "def main(): pass\n")
+            .write("src/version.json", "{\"version\": \"1.0.0\"}")
+            .write("version.json", "{\"version\": 7}");
+        repo.commit("1.0.0");
+        repo.tag("v1.0.0");
+        repo.write("src/version.json", root)
+            .write("version.json", home);
+        if code {
+            repo.write("src/server.py", "def main(): return 2\n");
+        }
+        repo.commit("next");
+        let run = repo.fpcheck(&["v1.0.0..", "--format", "json"]);
+        assert_eq!(run.code, 0, "row {n}: {}", run.stderr);
+        let j = run.json();
+        assert_eq!(
+            (
+                &j["updater"]["writes_marker"],
+                &j["updater"]["marker_reason"]
+            ),
+            (&json!(updater.is_some()), &json!(updater)),
+            "row {n}"
+        );
+        assert_eq!(
+            (&j["process_check"]["fires"], &j["process_check"]["reason"]),
+            (&json!(process.is_some()), &json!(process)),
+            "row {n}"
+        );
+    }
+}
+
+#[test]
+fn a_hostile_status_cache_is_a_miss_not_a_hang() {
+    let h = Host::new();
+    h.install(&release_a());
+    for make in [mkfifo as fn(&Path), mkzero, huge] {
+        make(&h.join("state/fp.cache"));
+        let run = run_bounded(
+            &h,
+            &[
+                "status",
+                "--dir",
+                "app/src",
+                "--marker",
+                MARKER,
+                "--process-fingerprint",
+                BASE_FP,
+                "--process-version",
+                "1.0.0",
+                "--cache",
+                "state/fp.cache",
+                "--json",
+            ],
+        );
+        let j = run.json();
+        assert_eq!(
+            (run.code, &j["cache"]),
+            (0, &json!("miss")),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(j["installed_fingerprint"], BASE_FP);
+        let _ = std::fs::remove_file(h.join("state/fp.cache"));
+    }
+}
+
+#[test]
+fn a_version_file_only_some_pythons_read_asks_for_a_restart() {
+    // 2,000 levels: Python 3.11 raises RecursionError, 3.12+ reads it.
+    let h = Host::new();
+    h.install(&release_a());
+    h.snapshot();
+    let mut b = bumped();
+    let deep = format!("{}1{}", "[".repeat(2000), "]".repeat(2000));
+    b.insert(
+        "src/package.json",
+        format!("{{\"deep\": {deep}, \"force_restart\": true}}\n"),
+    );
+    h.install(&b);
+    let run = h.gate(&[]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["marker_written"], true);
+    assert!(
+        j["conservative"]
+            .as_str()
+            .unwrap()
+            .starts_with("version files cannot be read (app/src/package.json)"),
+        "{}",
+        j["conservative"]
+    );
+}
+
+#[test]
+fn the_range_errs_toward_restart_on_an_unreadable_worktree_version_file() {
+    use crate::support::TestRepo;
+    let repo = TestRepo::new();
+    repo.write("src/server.py", "def main(): pass\n")
+        .write("version.json", "{\"version\": \"1.0.0\"}");
+    repo.commit("1.0.0");
+    repo.tag("v1.0.0");
+    // Docs-only change, and a FIFO where package.json would be read.
+    repo.write("README.md", "# docs\n");
+    mkfifo(&repo.join("src/package.json"));
+    let run = repo.fpcheck(&["v1.0.0..", "--worktree", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(
+        (&j["restart_required"], &j["updater"]["marker_reason"]),
+        (&json!(true), &json!("brain_update_force"))
+    );
+    let codes: Vec<&str> = j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"version_file_unreadable"), "{codes:?}");
+}

@@ -1,0 +1,262 @@
+//! Issue 11, the settings cross-check: when the ends' settings differ, the
+//! `to` end is also fingerprinted with the `from` end's settings, and a
+//! change there is a restart (`settings_changed_runtime_changed`) even when
+//! the `to` end's own settings show none.
+
+use serde_json::{json, Value};
+
+use crate::support::{fpcheck_in, TestRepo};
+
+/// The fingerprint `fpcheck fingerprint --dir` computes for a directory
+/// holding `files` (default settings): an independent path to the value
+/// the cross-check must report.
+fn dir_fingerprint(files: &[(&str, &str)]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, text) in files {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let run = fpcheck_in(dir.path(), &["fingerprint", "--dir", "src", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let fp = run.json()["fingerprint"].as_str().unwrap().to_string();
+    assert_eq!(fp.len(), 64, "{fp}");
+    fp
+}
+
+fn warning<'a>(j: &'a Value, code: &str) -> Option<&'a Value> {
+    j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == code)
+        .map(|w| &w["message"])
+}
+
+fn base() -> (TestRepo, String) {
+    let repo = TestRepo::new();
+    repo.write("src/app.py", "def main(): return 1\n")
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit("1.0.0");
+    repo.tag("v1.0.0");
+    let old = dir_fingerprint(&[("src/app.py", "def main(): return 1\n")]);
+    (repo, old)
+}
+
+/// (a) The pull request excludes the only runtime file it changes, version
+/// unchanged: its own end is unavailable (`unavailable_version_unchanged`
+/// before the fix); under v1.0.0's settings the code changed.
+#[test]
+fn excluding_the_changed_file_is_a_restart_by_the_cross_check() {
+    let (repo, old) = base();
+    repo.write("src/app.py", "def main(): return 2\n")
+        .write("fpcheck.toml", "[runtime]\nexclude = [\"app.py\"]\n");
+    repo.commit("the pull request");
+    let new = dir_fingerprint(&[("src/app.py", "def main(): return 2\n")]);
+
+    let run = repo.fpcheck(&["v1.0.0..HEAD", "--format", "json", "--exit-code"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["restart_required"], true);
+    assert_eq!(j["reason"], "settings_changed_runtime_changed");
+    assert_eq!(j["from"]["fingerprint"], old.as_str());
+    assert_eq!(j["to"]["fingerprint"], "");
+    assert_eq!(
+        j["settings_check"],
+        json!({
+            "settings": "from",
+            "fingerprint": new,
+            "unavailable_reason": null,
+            "runtime_changed": true,
+        })
+    );
+    assert_eq!(
+        j["summary"],
+        "Updating from v1.0.0 to HEAD forces running clients to restart: the fingerprint settings changed, and under v1.0.0's settings (what the running release's gate computes) the runtime code changed; HEAD's own settings hide it."
+    );
+    assert_eq!(
+        warning(&j, "settings_changed_runtime_changed").unwrap(),
+        &Value::from(format!(
+            "under the settings of v1.0.0 (what the running release's gate computes), the runtime fingerprint of HEAD is {}, not {}: the running code changed, and only HEAD's own settings hide it; restart required",
+            &new[..12],
+            &old[..12]
+        ))
+    );
+    assert!(warning(&j, "settings_changed").is_some(), "{j}");
+
+    // The table and the Markdown say it too.
+    let table = repo.fpcheck(&["v1.0.0..HEAD"]);
+    assert!(
+        table
+            .stdout
+            .starts_with("RESTART REQUIRED (settings_changed_runtime_changed)"),
+        "{}",
+        table.stdout
+    );
+    assert!(
+        table
+            .stdout
+            .contains("! settings_changed_runtime_changed: under the settings of v1.0.0"),
+        "{}",
+        table.stdout
+    );
+    let md = repo.fpcheck(&["v1.0.0..HEAD", "--format", "markdown"]);
+    assert!(
+        md.stdout
+            .contains("**Reason:** `settings_changed_runtime_changed`"),
+        "{}",
+        md.stdout
+    );
+    assert!(
+        md.stdout
+            .contains("**settings&#95;changed&#95;runtime&#95;changed**")
+            || md.stdout.contains("**settings_changed_runtime_changed**"),
+        "{}",
+        md.stdout
+    );
+}
+
+/// The same pull request still in the working tree (`--worktree`).
+#[test]
+fn excluding_the_changed_file_in_the_working_tree_is_a_restart() {
+    let (repo, old) = base();
+    repo.write("src/app.py", "def main(): return 2\n")
+        .write("fpcheck.toml", "[runtime]\nexclude = [\"app.py\"]\n");
+    let new = dir_fingerprint(&[("src/app.py", "def main(): return 2\n")]);
+    let run = repo.fpcheck(&["v1.0.0..", "--worktree", "--format", "json"]);
+    let j = run.json();
+    assert_eq!(j["restart_required"], true, "{j}");
+    assert_eq!(j["reason"], "settings_changed_runtime_changed");
+    assert_eq!(j["from"]["fingerprint"], old.as_str());
+    assert_eq!(j["settings_check"]["fingerprint"], new.as_str());
+    assert_eq!(j["settings_check"]["runtime_changed"], true);
+}
+
+/// (b) The pull request moves the root to a copy of the old code and
+/// changes the real one: its own settings give the old fingerprint
+/// (`no_runtime_change` before the fix), with or without a version bump.
+#[test]
+fn a_root_moved_to_a_copy_of_the_old_code_is_a_restart() {
+    let (repo, old) = base();
+    repo.write("old/app.py", "def main(): return 1\n")
+        .write("src/app.py", "def main(): return 2\n")
+        .write("fpcheck.toml", "[runtime]\nroot = \"old\"\n");
+    repo.commit("the pull request");
+    let new = dir_fingerprint(&[("src/app.py", "def main(): return 2\n")]);
+    let j = repo.fpcheck(&["v1.0.0..HEAD", "--format", "json"]).json();
+    assert_eq!(j["to"]["fingerprint"], old.as_str(), "{j}");
+    assert_eq!(j["code_changed"], false);
+    assert_eq!(j["restart_required"], true);
+    assert_eq!(j["reason"], "settings_changed_runtime_changed");
+    assert_eq!(j["settings"]["root"], "old");
+    assert_eq!(j["from_settings"]["root"], "src");
+    assert_eq!(
+        j["settings_check"],
+        json!({
+            "settings": "from",
+            "fingerprint": new,
+            "unavailable_reason": null,
+            "runtime_changed": true,
+        })
+    );
+
+    // With a version bump too: the verdict was no_runtime_change.
+    repo.write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("bump");
+    let run = repo.fpcheck(&["v1.0.0..HEAD", "--format", "json", "--exit-code"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["reason"], "settings_changed_runtime_changed");
+    assert_eq!(j["matrix_row"], Value::Null);
+
+    // `patch` records HEAD's own fingerprint (its gate's), and says that
+    // fingerprint hides the change.
+    let run = repo.fpcheck(&["patch", "v1.0.0..HEAD", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let p = run.json();
+    assert_eq!(p["patch"]["runtime_fingerprint"], old.as_str(), "{p}");
+    let hidden: Vec<&Value> = p["explanations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["code"] == "settings_changed_runtime_changed")
+        .collect();
+    assert_eq!(
+        hidden,
+        [&json!({
+            "code": "settings_changed_runtime_changed",
+            "message": "under the settings of v1.0.0 the runtime code changed, but HEAD's own settings hide it: the runtime_fingerprint recorded here does not show the change; revert the settings change, or bump the version and pass --force-restart so that the updater restarts clients",
+        })]
+    );
+}
+
+/// A settings change that changes nothing the gate hashes, under either
+/// end's settings: no restart, the `settings_changed` warning only.
+#[test]
+fn a_harmless_settings_change_is_only_a_warning() {
+    let (repo, old) = base();
+    // Widen the extensions with a kind no file has: nothing hashed changes.
+    repo.write("docs/readme.md", "docs\n").write(
+        "fpcheck.toml",
+        "[runtime]\nextensions = [\".py\", \".pyx\"]\n",
+    );
+    repo.commit("harmless settings");
+    let run = repo.fpcheck(&["v1.0.0..HEAD", "--format", "json", "--exit-code"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["restart_required"], false);
+    assert_eq!(j["reason"], "no_runtime_change");
+    assert_eq!(j["to"]["fingerprint"], old.as_str());
+    assert_eq!(
+        j["settings_check"],
+        json!({
+            "settings": "from",
+            "fingerprint": old,
+            "unavailable_reason": null,
+            "runtime_changed": false,
+        })
+    );
+    assert!(warning(&j, "settings_changed").is_some(), "{j}");
+    assert_eq!(warning(&j, "settings_changed_runtime_changed"), None);
+
+    // No settings change at all: no cross-check in the report.
+    let j = repo.fpcheck(&["HEAD..HEAD", "--format", "json"]).json();
+    assert_eq!(j["settings_check"], Value::Null);
+    // Flags that override both ends leave nothing to cross-check.
+    let j = repo
+        .fpcheck(&["v1.0.0..HEAD", "--format", "json", "--ext", ".py"])
+        .json();
+    assert_eq!(j["settings_check"], Value::Null, "{j}");
+}
+
+/// The symmetric case: the pull request widens the settings (stops
+/// excluding a file it changes). Its own settings already see the change
+/// (`code_changed`); the cross-check, under the old exclusion, does not, and
+/// is reported as such without lowering the verdict.
+#[test]
+fn widened_settings_restart_by_their_own_fingerprint() {
+    let repo = TestRepo::new();
+    repo.write("src/app.py", "def main(): return 1\n")
+        .write("src/gen.py", "G = 1\n")
+        .write("fpcheck.toml", "[runtime]\nexclude = [\"gen.py\"]\n")
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit("1.0.0");
+    repo.tag("v1.0.0");
+    repo.write("src/gen.py", "G = 2\n").remove("fpcheck.toml");
+    repo.commit("widen");
+    let old = dir_fingerprint(&[("src/app.py", "def main(): return 1\n")]);
+    let j = repo.fpcheck(&["v1.0.0..HEAD", "--format", "json"]).json();
+    assert_eq!(j["restart_required"], true, "{j}");
+    assert_eq!(j["reason"], "code_changed");
+    assert_eq!(j["from"]["fingerprint"], old.as_str());
+    assert_eq!(
+        j["settings_check"],
+        json!({
+            "settings": "from",
+            "fingerprint": old,
+            "unavailable_reason": null,
+            "runtime_changed": false,
+        })
+    );
+    assert_eq!(warning(&j, "settings_changed_runtime_changed"), None);
+}
