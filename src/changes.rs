@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use gix::ObjectId;
 use serde::Serialize;
 
+use crate::classify::ChangeKind;
 use crate::select::{Class, Rules};
 
 /// How a path changed.
@@ -53,6 +54,10 @@ pub struct RuntimeChange {
     /// For renames, where it was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub old_path: Option<String>,
+    /// What the change is to Python (see [`crate::classify`]); absent with
+    /// `--no-classify`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change_kind: Option<ChangeKind>,
 }
 
 /// Why a changed path does not count.
@@ -211,6 +216,7 @@ pub fn add_target_changes(
                     path: full,
                     status: Status::TargetChanged,
                     old_path: None,
+                    change_kind: None,
                 });
             }
         }
@@ -223,6 +229,7 @@ fn change(root: &str, path: &str, status: Status, old: Option<&String>) -> Runti
         path: join(root, path),
         status,
         old_path: old.map(|o| join(root, o)),
+        change_kind: None,
     }
 }
 
@@ -261,6 +268,7 @@ fn classify_under_root(changes: &mut Changes, raw: Raw, root: &str, rules: &Rule
             path: join(root, &raw.path),
             status: raw.status,
             old_path: raw.old_path.map(|p| join(root, &p)),
+            change_kind: None,
         }),
         (_, class) => {
             let (why, excluded_name) = match class {

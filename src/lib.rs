@@ -17,6 +17,7 @@ extern crate self as fpcheck;
 pub mod atomic;
 pub mod cache;
 pub mod changes;
+pub mod classify;
 /// The command line, shared by the binary and the Python package's
 /// `fpcheck` command; not a stable API.
 #[doc(hidden)]

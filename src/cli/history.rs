@@ -62,6 +62,9 @@ pub struct HistoryArgs {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N", default_value_t = 0)]
     threads: usize,
+    /// Do not tell restarts caused only by comments or docstrings.
+    #[arg(long)]
+    no_classify: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -107,6 +110,7 @@ pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
         skip_prereleases: args.skip_prereleases,
         persistent_cache: !args.no_cache,
         threads: args.threads,
+        classify: !args.no_classify,
     };
     let show_progress =
         std::io::stderr().is_terminal() && !matches!(args.format, HistoryFormat::Json);
@@ -266,7 +270,11 @@ fn table(h: &History, color: bool, width: Option<u16>) -> String {
                 short(&s.to_fingerprint)
             )),
             restart,
-            Cell::new(reason),
+            Cell::new(if s.avoidable == Some(true) {
+                format!("{reason} (avoidable)")
+            } else {
+                reason.to_string()
+            }),
             Cell::new(if s.changed_anything {
                 s.runtime_files_changed.to_string()
             } else {
@@ -294,6 +302,12 @@ fn table(h: &History, color: bool, width: Option<u16>) -> String {
         },
         count(m.restarts_saved, "restart", "restarts"),
     ));
+    if let Some(n) = m.avoidable_restarts.filter(|n| *n > 0) {
+        out.push_str(&format!(
+            " {n} restart{} forced only by comments or docstrings (avoidable).",
+            if n == 1 { " was" } else { "s were" }
+        ));
+    }
     if m.unavailable_fingerprints > 0 {
         out.push_str(&format!(
             " {} no fingerprint.",

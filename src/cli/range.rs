@@ -75,6 +75,10 @@ pub struct RangeArgs {
     /// When to colour the table: auto (a terminal without NO_COLOR), always, never.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     color: ColorArg,
+    /// Do not tell comment- and docstring-only changes from code (no
+    /// `change_kind`, `avoidable` is null).
+    #[arg(long)]
+    no_classify: bool,
     /// Also write the version.json patch of this release (what `fpcheck
     /// patch RANGE` prints) to FILE; its explanations go to stderr.
     #[arg(long, value_name = "FILE")]
@@ -144,6 +148,16 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
         },
         &args.runtime.runtime,
     )?;
+    // Before the ends are renamed: classification reads them by revision.
+    if !args.no_classify {
+        match &mut outcome {
+            Outcome::One(analysis) => fpcheck::classify::annotate(&repo, analysis),
+            Outcome::Many(many) => many
+                .runtimes
+                .iter_mut()
+                .for_each(|r| fpcheck::classify::annotate(&repo, &mut r.analysis)),
+        }
+    }
     for (end, name) in [(End::From, &args.from_name), (End::To, &args.to_name)] {
         if let Some(name) = name {
             match &mut outcome {

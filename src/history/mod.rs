@@ -47,6 +47,8 @@ pub struct Options {
     pub persistent_cache: bool,
     /// Worker threads (0: one per core).
     pub threads: usize,
+    /// Tell restarts caused only by comments or docstrings ([`crate::classify`]).
+    pub classify: bool,
 }
 
 /// Errors that prevent a history.
@@ -128,6 +130,9 @@ pub struct Step {
     pub runtime_files_changed: usize,
     /// Whether the release changed anything at all (its tree differs).
     pub changed_anything: bool,
+    /// The restart was required only because of comment, whitespace or
+    /// docstring changes; `null` when not classified.
+    pub avoidable: Option<bool>,
 }
 
 /// The record at a glance.
@@ -148,6 +153,9 @@ pub struct Summary {
     /// Restarts the fingerprint saved compared with restarting on every
     /// version bump.
     pub restarts_saved: usize,
+    /// Restarts forced only by comment, whitespace or docstring changes;
+    /// `null` when not classified.
+    pub avoidable_restarts: Option<usize>,
 }
 
 /// A tag left out, and why.
@@ -235,10 +243,13 @@ pub fn run(
     }
     // A cache that cannot be written only costs the next run some time.
     let _ = cache.save();
-    let steps: Vec<Step> = reads
+    let mut steps: Vec<Step> = reads
         .windows(2)
         .map(|w| step(&w[0], &w[1], &runtime.root))
         .collect();
+    if opts.classify {
+        classify_steps(repo, &reads, &mut steps, &runtime.root, opts.threads);
+    }
     let summary = summarise(&reads, &steps);
     Ok(History {
         schema_version: SCHEMA_VERSION,
@@ -375,7 +386,58 @@ fn step(from: &Read, to: &Read, root: &str) -> Step {
             .runtime
             .len(),
         changed_anything: from.tree != to.tree,
+        avoidable: None,
     }
+}
+
+/// Marks the avoidable restarts. Only restarts caused by changed code are
+/// looked at, and each stops at its first `code` file. Updates are spread
+/// over the threads in runs of consecutive ones, so that each thread parses
+/// a file's next version incrementally from the one before.
+fn classify_steps(
+    repo: &gix::Repository,
+    reads: &[Read],
+    steps: &mut [Step],
+    root: &str,
+    threads: usize,
+) {
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+    .clamp(1, steps.len().max(1));
+    let chunk = steps.len().div_ceil(threads).max(1);
+    let sync = repo.clone().into_sync();
+    std::thread::scope(|s| {
+        for (n, part) in steps.chunks_mut(chunk).enumerate() {
+            let sync = &sync;
+            s.spawn(move || {
+                let mut repo = sync.to_thread_local();
+                repo.objects.set_pack_cache(|| {
+                    Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
+                        32 << 20,
+                    ))
+                });
+                let mut streams = crate::classify::HistoryStreams::default();
+                for (i, step) in part.iter_mut().enumerate() {
+                    let (from, to) = (&reads[n * chunk + i], &reads[n * chunk + i + 1]);
+                    let candidate = step.restart_required
+                        && step.reason == Reason::CodeChanged
+                        && !to.info.force_restart;
+                    step.avoidable = Some(
+                        candidate
+                            && streams.all_cosmetic(
+                                &repo,
+                                (from.tree, to.tree),
+                                root,
+                                &changes::between_selections(&from.ids, &to.ids, root),
+                                (&from.ids, &to.ids),
+                            ),
+                    );
+                }
+            });
+        }
+    });
 }
 
 fn summarise(reads: &[Read], steps: &[Step]) -> Summary {
@@ -394,5 +456,9 @@ fn summarise(reads: &[Read], steps: &[Step]) -> Summary {
             .iter()
             .filter(|s| s.version_changed && !s.restart_required)
             .count(),
+        avoidable_restarts: steps
+            .iter()
+            .map(|s| s.avoidable)
+            .try_fold(0, |n, a| a.map(|a| n + usize::from(a))),
     }
 }

@@ -111,6 +111,9 @@ pub struct Analysis {
     pub runtime: Runtime,
     /// What changed, sorted into what counts and what does not.
     pub changes: Changes,
+    /// The restart is required only because of comment, whitespace or
+    /// docstring changes (see [`crate::classify`]); `null` with `--no-classify`.
+    pub avoidable: Option<bool>,
     /// Things the releaser must see.
     pub warnings: Vec<Warning>,
     /// How the range was chosen, when fpcheck chose it.
@@ -424,6 +427,7 @@ fn conclude(
         settings_check: check,
         runtime: to_end.runtime.clone(),
         changes,
+        avoidable: None,
         warnings,
         notes: Vec::new(),
     }

@@ -129,9 +129,19 @@ fn changes(out: &mut String, a: &Analysis, opts: &RenderOptions) {
             Some(old) => format!("{} -> {}", clean(old), clean(&c.path)),
             None => clean(&c.path),
         };
-        out.push_str(&format!("  {:<2} {path}\n", c.status.letter()));
+        let kind = c
+            .change_kind
+            .map(|k| format!("  ({})", k.as_str()))
+            .unwrap_or_default();
+        out.push_str(&format!("  {:<2} {path}{kind}\n", c.status.letter()));
     }
     more(out, runtime.len(), opts.max_files);
+    if a.avoidable == Some(true) {
+        out.push_str(&format!(
+            "{}\n",
+            crate::classify::avoidable_sentence(runtime.len())
+        ));
+    }
     let ignored = &a.changes.ignored;
     if ignored.is_empty() {
         if !a.changes.ignored_complete {

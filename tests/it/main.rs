@@ -3,6 +3,7 @@
 mod support;
 
 mod action;
+mod classify;
 mod fingerprint;
 mod gate;
 mod history;

@@ -65,7 +65,7 @@ fn a_real_fix_forces_a_restart_and_names_the_file() {
     assert_eq!(j["to"]["fingerprint"], to_fp.trim());
     assert_eq!(
         j["changes"]["runtime"],
-        json!([{"path": "src/plugins/memory.py", "status": "modified"}])
+        json!([{"path": "src/plugins/memory.py", "status": "modified", "change_kind": "code"}])
     );
     assert_eq!(
         j["changes"]["ignored"],
@@ -118,8 +118,8 @@ fn renames_and_mode_changes() {
     assert_eq!(
         j["changes"]["runtime"],
         json!([
-            {"path": "src/plugins/store.py", "status": "renamed", "old_path": "src/plugins/memory.py"},
-            {"path": "src/server.py", "status": "mode_changed"},
+            {"path": "src/plugins/store.py", "status": "renamed", "old_path": "src/plugins/memory.py", "change_kind": "code"},
+            {"path": "src/server.py", "status": "mode_changed", "change_kind": "code"},
         ])
     );
 }
@@ -134,7 +134,7 @@ fn mode_only_change_does_not_restart() {
     assert_eq!(j["restart_required"], false);
     assert_eq!(
         j["changes"]["runtime"],
-        json!([{"path": "src/server.py", "status": "mode_changed"}])
+        json!([{"path": "src/server.py", "status": "mode_changed", "change_kind": "code"}])
     );
 }
 
@@ -481,9 +481,9 @@ fn worktree_mode_asks_before_committing() {
     assert_eq!(
         j["changes"]["runtime"],
         json!([
-            {"path": "src/main.py", "status": "renamed", "old_path": "src/server.py"},
-            {"path": "src/plugins/memory.py", "status": "modified"},
-            {"path": "src/plugins/new.py", "status": "added"},
+            {"path": "src/main.py", "status": "renamed", "old_path": "src/server.py", "change_kind": "code"},
+            {"path": "src/plugins/memory.py", "status": "modified", "change_kind": "code"},
+            {"path": "src/plugins/new.py", "status": "added", "change_kind": "code"},
         ])
     );
     let dir_fp = repo.fpcheck(&["fingerprint", "--dir", "src"]).stdout;
@@ -638,5 +638,9 @@ fn the_table_escapes_control_characters_in_names() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(!run.stdout.contains('\u{1b}'), "{}", run.stdout);
     assert!(!run.stdout.contains('\u{7}'), "{}", run.stdout);
-    assert!(run.stdout.contains("src/evil\\x1b[2J\\x07.py"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("src/evil\\x1b[2J\\x07.py"),
+        "{}",
+        run.stdout
+    );
 }

@@ -20,7 +20,7 @@ fn thirty_new_modules() -> (TestRepo, String, String) {
 fn rows(markdown: &str) -> Vec<&str> {
     markdown
         .lines()
-        .filter(|l| l.starts_with("| added |"))
+        .filter(|l| l.starts_with("| added |") || l.starts_with("| added (code) |"))
         .collect()
 }
 

@@ -1,0 +1,202 @@
+//! Which changes to a runtime file alter what Python executes, and which are
+//! only cosmetic: `layout` (comments, blank lines, whitespace between
+//! tokens), `docstrings` (also module, class and function docstrings), or
+//! `code` (anything else, and anything either side of which does not parse).
+//!
+//! The gate restarts for any changed byte, and fpcheck keeps reproducing
+//! that: this is advice to releasers ("this restart could have waited"),
+//! never an input to the verdict. Both sides are parsed with tree-sitter's
+//! Python grammar (see docs/classify.md for why) and compared as streams of
+//! syntax-tree events, so that nothing here tokenises Python by hand.
+
+use serde::Serialize;
+
+mod apply;
+mod indent;
+mod stream;
+
+pub use apply::{annotate, avoidable, avoidable_sentence, HistoryStreams};
+pub use stream::Stream;
+
+/// How a runtime file changed, as far as Python is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// Only comments, blank lines or whitespace that is not indentation.
+    Layout,
+    /// Also module, class or function docstrings (visible as `__doc__`).
+    Docstrings,
+    /// Anything else; also files that do not parse, links, additions,
+    /// deletions, renames and mode changes.
+    Code,
+}
+
+impl ChangeKind {
+    /// The name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Layout => "layout",
+            ChangeKind::Docstrings => "docstrings",
+            ChangeKind::Code => "code",
+        }
+    }
+
+    /// `layout` or `docstrings`: the restart could have waited for this file.
+    pub fn is_cosmetic(self) -> bool {
+        self != ChangeKind::Code
+    }
+}
+
+/// A reusable Python parser (building one loads the grammar; reuse it for
+/// many files).
+pub struct Classifier {
+    parser: tree_sitter::Parser,
+    kinds: stream::Kinds,
+}
+
+/// One parsed version of a file, kept so that its next version can be
+/// parsed incrementally (tree-sitter reuses the unchanged subtrees, and
+/// gives the same tree as a fresh parse).
+pub struct Parsed {
+    tree: Option<tree_sitter::Tree>,
+    stream: Option<Stream<'static>>,
+    source: Vec<u8>,
+}
+
+impl Parsed {
+    /// The file's events, `None` when it does not parse.
+    pub fn stream(&self) -> Option<&Stream<'static>> {
+        self.stream.as_ref()
+    }
+
+    /// Roughly how many bytes it holds (its source, twice, and events).
+    pub fn weight(&self) -> usize {
+        self.source.len() * 2 + self.stream.as_ref().map_or(0, |s| s.len() * 16)
+    }
+}
+
+impl Classifier {
+    /// A parser for Python.
+    pub fn new() -> Self {
+        let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
+        let mut parser = tree_sitter::Parser::new();
+        parser
+            .set_language(&language)
+            .expect("the bundled grammar matches the tree-sitter version");
+        Classifier {
+            parser,
+            kinds: stream::Kinds::new(&language),
+        }
+    }
+
+    /// The event stream of one file, `None` when it does not parse as
+    /// Python 3 (an error or missing node, Python 2 statements, an
+    /// indentation Python would reject).
+    pub fn stream<'s>(&mut self, source: &'s [u8]) -> Option<Stream<'s>> {
+        let tree = self.parser.parse(source, None)?;
+        self.stream_of(&tree, source)
+    }
+
+    fn stream_of<'s>(&self, tree: &tree_sitter::Tree, source: &'s [u8]) -> Option<Stream<'s>> {
+        let root = tree.root_node();
+        if root.has_error() {
+            return None;
+        }
+        stream::build(root, source, &self.kinds)
+    }
+
+    /// Parses `source`; with `previous` (the file's older version),
+    /// incrementally from its tree.
+    pub fn parse(&mut self, source: Vec<u8>, previous: Option<&Parsed>) -> Parsed {
+        let old = previous.and_then(|p| {
+            let mut tree = p.tree.clone()?;
+            tree.edit(&edit_between(&p.source, &source));
+            Some(tree)
+        });
+        let tree = self.parser.parse(&source, old.as_ref());
+        let stream = tree
+            .as_ref()
+            .and_then(|t| self.stream_of(t, &source))
+            .map(Stream::into_owned);
+        Parsed {
+            tree,
+            stream,
+            source,
+        }
+    }
+
+    /// How `new` differs from `old` (each parsed once, `new` incrementally).
+    pub fn classify(&mut self, old: &[u8], new: &[u8]) -> ChangeKind {
+        let old = self.parse(old.to_vec(), None);
+        let new = self.parse(new.to_vec(), Some(&old));
+        compare_parsed(&old, &new)
+    }
+}
+
+impl Default for Classifier {
+    fn default() -> Self {
+        Classifier::new()
+    }
+}
+
+/// Compares two parsed versions (`code` when either does not parse).
+pub fn compare_parsed(old: &Parsed, new: &Parsed) -> ChangeKind {
+    match (old.stream(), new.stream()) {
+        (Some(a), Some(b)) => compare(a, b),
+        _ => ChangeKind::Code,
+    }
+}
+
+/// The edit that turns `old` into `new`: the span between their common
+/// prefix and common suffix.
+fn edit_between(old: &[u8], new: &[u8]) -> tree_sitter::InputEdit {
+    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let room = old.len().min(new.len()) - prefix;
+    let suffix = old
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take(room)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (old_end, new_end) = (old.len() - suffix, new.len() - suffix);
+    tree_sitter::InputEdit {
+        start_byte: prefix,
+        old_end_byte: old_end,
+        new_end_byte: new_end,
+        start_position: point(old, prefix),
+        old_end_position: point(old, old_end),
+        new_end_position: point(new, new_end),
+    }
+}
+
+/// Row and byte column of `at`, as tree-sitter counts them.
+fn point(source: &[u8], at: usize) -> tree_sitter::Point {
+    let before = &source[..at];
+    let row = before.iter().filter(|b| **b == b'\n').count();
+    let column = at
+        - before
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i + 1);
+    tree_sitter::Point { row, column }
+}
+
+/// Compares two parsed files.
+pub fn compare(a: &Stream<'_>, b: &Stream<'_>) -> ChangeKind {
+    if a.same_as(b, true) {
+        ChangeKind::Layout
+    } else if a.same_as(b, false) {
+        ChangeKind::Docstrings
+    } else {
+        ChangeKind::Code
+    }
+}
+
+/// Classifies one pair of files with a fresh parser.
+pub fn classify(old: &[u8], new: &[u8]) -> ChangeKind {
+    Classifier::new().classify(old, new)
+}
+
+#[cfg(test)]
+mod tests;

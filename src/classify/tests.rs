@@ -1,0 +1,177 @@
+use super::*;
+
+fn kind(old: &str, new: &str) -> ChangeKind {
+    classify(old.as_bytes(), new.as_bytes())
+}
+
+#[test]
+fn comments_blank_lines_and_spaces_are_layout() {
+    let old = "import os\n\ndef f(a, b=1):\n    return a + b  # sum\n";
+    let new = "# header\nimport os\n\n\n\ndef f( a,b = 1 ) :\n    # why\n    return (a+b)  \n";
+    // The parentheses are tokens: code.
+    assert_eq!(kind(old, new), ChangeKind::Code);
+    let new = "# header\nimport os\n\n\n\ndef f( a,b = 1 ) :\n    # why\n\n    return a+b\n";
+    assert_eq!(kind(old, new), ChangeKind::Layout);
+}
+
+#[test]
+fn consistent_reindentation_is_layout_but_moving_a_statement_out_is_code() {
+    let old = "def f():\n    x = 1\n    return x\n";
+    assert_eq!(
+        kind(old, "def f():\n        x = 1\n        return x\n"),
+        ChangeKind::Layout
+    );
+    assert_eq!(
+        kind("if a:\n    b()\n    c()\n", "if a:\n    b()\nc()\n"),
+        ChangeKind::Code
+    );
+}
+
+#[test]
+fn newlines_inside_brackets_and_backslash_continuations_are_layout() {
+    assert_eq!(
+        kind("x = f(1, 2)\n", "x = f(\n    1,\n        2,\n)\n"),
+        ChangeKind::Code, // the trailing comma is a token
+    );
+    assert_eq!(
+        kind("x = f(1, 2)\n", "x = f(\n    1,\n        2\n)\n"),
+        ChangeKind::Layout
+    );
+    assert_eq!(
+        kind("x = 1 + 2\n", "x = 1 + \\\n    2\n"),
+        ChangeKind::Layout
+    );
+    // A significant newline splits a statement in two.
+    assert_eq!(kind("x = 1 + 2\n", "x = 1\n+ 2\n"), ChangeKind::Code);
+    assert_eq!(kind("a = 1; b = 2\n", "a = 1\nb = 2\n"), ChangeKind::Code);
+}
+
+#[test]
+fn string_contents_and_prefixes_are_compared_exactly() {
+    assert_eq!(kind("x = 'a b'\n", "x = 'a  b'\n"), ChangeKind::Code);
+    assert_eq!(kind("x = 'a'\n", "x = \"a\"\n"), ChangeKind::Code);
+    assert_eq!(kind("x = 'a'\n", "x = r'a'\n"), ChangeKind::Code);
+    assert_eq!(kind("x = f'{a}'\n", "x = f'{ a }'\n"), ChangeKind::Code);
+    assert_eq!(kind("x = f'{a!r}'\n", "x = f'{a!s}'\n"), ChangeKind::Code);
+    assert_eq!(kind("x = 1.0\n", "x = 1.00\n"), ChangeKind::Code);
+    assert_eq!(kind("x = 'a' 'b'\n", "x = 'a'   'b'\n"), ChangeKind::Layout);
+}
+
+#[test]
+fn docstrings_of_modules_classes_and_functions() {
+    let old = "\"\"\"Module.\"\"\"\nclass A:\n    '''A.'''\n    def f(self):\n        \"Doc.\"\n        return 1\n";
+    let new = "\"\"\"Module, better.\"\"\"\nclass A:\n    '''A, better.'''\n    def f(self):\n        \"\"\"Doc,\n        longer.\"\"\"\n        return 1\n";
+    assert_eq!(kind(old, new), ChangeKind::Docstrings);
+    // Added and removed docstrings.
+    assert_eq!(
+        kind(
+            "def f():\n    return 1\n",
+            "def f():\n    'Doc.'\n    return 1\n"
+        ),
+        ChangeKind::Docstrings
+    );
+    assert_eq!(
+        kind("# c\n'''Doc.'''\nx = 1\n", "x = 1\n"),
+        ChangeKind::Docstrings
+    );
+    // Not docstrings: a second string statement, an f-string, bytes, a
+    // string in a plain block.
+    assert_eq!(
+        kind(
+            "def f():\n    'a'\n    'b'\n",
+            "def f():\n    'a'\n    'c'\n"
+        ),
+        ChangeKind::Code
+    );
+    assert_eq!(
+        kind("def f():\n    f'a{x}'\n", "def f():\n    f'b{x}'\n"),
+        ChangeKind::Code
+    );
+    assert_eq!(kind("b'a'\n", "b'b'\n"), ChangeKind::Code);
+    assert_eq!(
+        kind("if a:\n    'x'\n", "if a:\n    'y'\n"),
+        ChangeKind::Code
+    );
+    // Adding a docstring in front of a docstring turns the old one into code.
+    assert_eq!(
+        kind(
+            "def f():\n    'a'\n    return 1\n",
+            "def f():\n    'b'\n    'a'\n    return 1\n"
+        ),
+        ChangeKind::Code
+    );
+}
+
+#[test]
+fn python_3_13_syntax_parses() {
+    let src = concat!(
+        "type Point[T] = tuple[T, T]\n",
+        "def first[T: (int, str), *Ts, **P](xs: list[T]) -> T:\n    return xs[0]\n",
+        "class Box[T]:\n    pass\n",
+        "match command.split():\n    case [\"go\", direction] if direction:\n        pass\n    case {\"x\": x, **rest}:\n        pass\n    case Point(x=0) | None:\n        pass\n    case _:\n        pass\n",
+        "songs = {'a': 1}\n",
+        "msg = f\"{'\\n'.join(songs)} {f\"{songs[\"a\"]:>{width}}\"}\"\n",
+        "try:\n    pass\nexcept* ValueError as e:\n    pass\n",
+        "async def g():\n    async with a as b, c:\n        await b\n",
+        "with (open(p) as f, open(q) as g):\n    pass\n",
+        "print(x := 1, *a, **k)\n",
+    );
+    let mut c = Classifier::new();
+    assert!(c.stream(src.as_bytes()).is_some(), "3.13 syntax must parse");
+    let spaced = src.replace("-> T", "->  T").replace("case _:", "case _ :");
+    assert_eq!(kind(src, &spaced), ChangeKind::Layout);
+    let nested = src.replace("songs[\"a\"]", "songs[\"b\"]");
+    assert_eq!(kind(src, &nested), ChangeKind::Code);
+    let comment_in_fstring = "x = f'''{a # c\n}'''\n";
+    assert!(c.stream(comment_in_fstring.as_bytes()).is_some());
+}
+
+#[test]
+fn what_does_not_parse_is_code() {
+    assert_eq!(kind("x = (1\n", "x = (1  \n"), ChangeKind::Code);
+    assert_eq!(kind("x = 1\n", "x = 1\n)\n"), ChangeKind::Code);
+    // Python 2.
+    assert_eq!(kind("print 'a'\n", "print  'a'\n"), ChangeKind::Code);
+    // Indentation Python rejects, though the tree could look the same.
+    assert_eq!(kind("x = 1\n", "  x = 1\n"), ChangeKind::Code);
+    assert_eq!(
+        kind("def f():\n    a\n    b\n", "def f():\n    a\n\tb\n"),
+        ChangeKind::Code
+    );
+    assert_eq!(
+        kind(
+            "def f():\n    if a:\n        b\n    c\n",
+            "def f():\n    if a:\n        b\n  c\n"
+        ),
+        ChangeKind::Code
+    );
+    assert_eq!(
+        kind(
+            "if a:\n    b\nelse:\n    c\n",
+            "if a:\n    b\n else:\n    c\n"
+        ),
+        ChangeKind::Code
+    );
+    // Characters tree-sitter skips as space but Python does not.
+    assert_eq!(kind("x = 1\n", "x =\u{200b} 1\n"), ChangeKind::Code);
+    assert_eq!(kind("x = 1\n", "x =\u{a0}1\n"), ChangeKind::Code);
+    assert_eq!(kind("x = 1\n", "\u{feff}x = 1\n"), ChangeKind::Code);
+}
+
+#[test]
+fn the_encoding_declaration_is_not_a_comment() {
+    assert_eq!(
+        kind(
+            "# -*- coding: latin-1 -*-\nx = 1\n",
+            "# -*- coding: utf-8 -*-\nx = 1\n"
+        ),
+        ChangeKind::Code
+    );
+    assert_eq!(
+        kind(
+            "#!/usr/bin/env python\n# hi\nx = 1\n",
+            "#!/usr/bin/python3\n# ho\nx = 1\n"
+        ),
+        ChangeKind::Layout
+    );
+}
