@@ -377,12 +377,23 @@ pub fn plan(facts: &Facts, files: &VersionFiles, force_restart: bool) -> Result<
     if !final_on {
         explanations.extend(force::elsewhere(&files.target, &files.others));
     }
+    finish(&doc, files, desired, explanations)
+}
+
+/// The plan that sets the `desired` keys that differ in `doc`, its new text
+/// checked to parse back to the intended value.
+fn finish(
+    doc: &scan::Document,
+    files: &VersionFiles,
+    desired: Vec<(&str, Value)>,
+    explanations: Vec<Explanation>,
+) -> Result<Plan, PatchError> {
     let set: Vec<(String, Value)> = desired
         .into_iter()
         .filter(|(key, value)| doc.value.get(*key) != Some(value))
         .map(|(key, value)| (key.to_string(), value))
         .collect();
-    let text = edit::apply(&doc, &set);
+    let text = edit::apply(doc, &set);
     let after = with(&doc.value, &set);
     verify(&text, &after, &files.target)?;
     Ok(Plan {

@@ -14,8 +14,8 @@
 use serde_json::{Map, Value};
 
 use super::{
-    edit, locate, missing, scan, verify, with, Chosen, Explanation, Facts, Options, PatchError,
-    Place, Plan, KEYS,
+    finish, locate, missing, scan, Chosen, Explanation, Facts, Options, PatchError, Place, Plan,
+    KEYS,
 };
 use crate::range::RuntimesAnalysis;
 
@@ -90,23 +90,5 @@ pub fn prepare_runtimes(
             ),
         });
     }
-    let set: Vec<(String, Value)> = desired
-        .into_iter()
-        .filter(|(key, value)| doc.value.get(*key) != Some(value))
-        .map(|(key, value)| (key.to_string(), value))
-        .collect();
-    let text = edit::apply(&doc, &set);
-    let after = with(&doc.value, &set);
-    verify(&text, &after, &files.target)?;
-    Ok(Plan {
-        version_file: files.target.clone(),
-        chosen: files.chosen,
-        exists: files.bytes.is_some(),
-        before: doc.value.clone(),
-        after,
-        set,
-        explanations,
-        original: files.bytes.clone().unwrap_or_default(),
-        text,
-    })
+    finish(&doc, &files, desired, explanations)
 }

@@ -67,8 +67,10 @@ fn every_runtime_gets_a_verdict_and_the_json_says_any() {
     assert_eq!(server["settings"]["root"], "server");
     assert_eq!(
         server["changes"]["runtime"],
-        json!([{"path": "server/app.py", "status": "modified"}])
+        json!([{"path": "server/app.py", "status": "modified", "change_kind": "code"}])
     );
+    // Each runtime's changes are classified as a single runtime's are.
+    assert_eq!(server["avoidable"], false);
     assert_eq!(server["from"]["version"], "1.0.0");
     assert_eq!(server["to"]["version"], "1.1.0");
     assert_eq!(j["runtimes"][1]["settings"]["root"], "worker");
