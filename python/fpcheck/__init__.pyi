@@ -111,7 +111,9 @@ def analyse(
     by default the repository's own), ``runtime`` (its name in a
     multi-runtime config), ``worktree`` (compare ``from_rev`` with the
     working tree), ``use_cache`` (the fingerprint cache in the git
-    directory, default True). An unknown keyword raises ``TypeError``.
+    directory, default True), ``classify`` (each runtime change's
+    ``change_kind`` and the top-level ``avoidable``, default True; False is
+    the CLI's ``--no-classify``). An unknown keyword raises ``TypeError``.
     """
 
 def status(

@@ -136,12 +136,16 @@ struct AnalyseSettings {
     runtime: Option<String>,
     worktree: bool,
     use_cache: bool,
+    /// Classify runtime changes (layout / docstrings / code), as the CLI
+    /// does unless `--no-classify`.
+    classify: bool,
 }
 
 impl AnalyseSettings {
     fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let mut s = AnalyseSettings {
             use_cache: true,
+            classify: true,
             ..Default::default()
         };
         let Some(kwargs) = kwargs else { return Ok(s) };
@@ -158,10 +162,11 @@ impl AnalyseSettings {
                 "runtime" => s.runtime = Some(value.extract()?),
                 "worktree" => s.worktree = value.extract()?,
                 "use_cache" => s.use_cache = value.extract()?,
+                "classify" => s.classify = value.extract()?,
                 other => {
                     return Err(pyo3::exceptions::PyTypeError::new_err(format!(
                         "analyse() got an unexpected keyword argument '{other}' \
-                         (known: root, extensions, exclude, config, runtime, worktree, use_cache)"
+                         (known: root, extensions, exclude, config, runtime, worktree, use_cache, classify)"
                     )))
                 }
             }
@@ -200,7 +205,7 @@ fn analyse<'py>(
             Revision::parse(&repo, &to_rev).map_err(Error::revision)?;
             Some(to_rev)
         };
-        let analysis = range::analyse(
+        let mut analysis = range::analyse(
             &repo,
             &range::Options {
                 range: RangeSpec {
@@ -214,6 +219,9 @@ fn analyse<'py>(
                 persistent_cache: s.use_cache,
             },
         )?;
+        if s.classify {
+            fpcheck::classify::annotate(&repo, &mut analysis);
+        }
         // The CLI's `--format json` text, parsed back: the same object.
         fpcheck::report::render(
             &analysis,

@@ -53,6 +53,14 @@ def test_analyse_is_the_cli_json(repo: Path) -> None:
     assert cli.returncode == 0, cli.stderr
     assert got == json.loads(cli.stdout)
     assert got["restart_required"] is True
+    assert got["changes"]["runtime"][0]["change_kind"] == "code"
+    assert got["avoidable"] is False
+    plain = fpcheck.analyse(repo, "v1.0.0", "v1.1.0", classify=False)
+    cli = fpcheck_cli(
+        "v1.0.0..v1.1.0", "--repo", str(repo), "--format", "json", "--no-classify"
+    )
+    assert plain == json.loads(cli.stdout)
+    assert "change_kind" not in plain["changes"]["runtime"][0]
     quiet = fpcheck.analyse(repo, "v1.1.0", use_cache=False)
     assert quiet["restart_required"] is False
     narrowed = fpcheck.analyse(repo, "v1.0.0", "v1.1.0", exclude=["plugins"])
