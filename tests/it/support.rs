@@ -212,3 +212,17 @@ pub fn hex_decode(s: &str) -> Vec<u8> {
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
         .collect()
 }
+
+/// v1.0.0 (src/app.py, version 1.0.0), then v1.1.0 changing src/app.py.
+pub fn two_releases() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("src/app.py", "def main(): return 1\n")
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit("1.0.0");
+    repo.tag("v1.0.0");
+    repo.write("src/app.py", "def main(): return 2\n")
+        .write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("1.1.0");
+    repo.tag("v1.1.0");
+    repo
+}

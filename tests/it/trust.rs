@@ -8,21 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{Run, TestRepo};
-
-/// v1.0.0 (src/app.py, version 1.0.0), then v1.1.0 changing src/app.py.
-fn two_releases() -> TestRepo {
-    let repo = TestRepo::new();
-    repo.write("src/app.py", "def main(): return 1\n")
-        .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
-    repo.write("src/app.py", "def main(): return 2\n")
-        .write("version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("1.1.0");
-    repo.tag("v1.1.0");
-    repo
-}
+use crate::support::{two_releases, Run, TestRepo};
 
 fn json(run: &Run) -> Value {
     assert!(
