@@ -241,7 +241,7 @@ pub fn check_range_words(range: Option<&str>, stray: Option<&str>) -> Result<(),
     }
     match closest_command(first) {
         Some(name) => Err(Failure::usage(format!(
-            "`{}` is neither a command nor a range: did you mean `fpcheck {name}`?              (a range is FROM..TO, e.g. v7.10.0..v7.11.0)",
+            "`{}` is neither a command nor a range: did you mean `fpcheck {name}`? (a range is FROM..TO, e.g. v7.10.0..v7.11.0)",
             fpcheck::term::escape(first)
         ))),
         None => Ok(()),

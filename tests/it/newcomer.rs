@@ -121,6 +121,13 @@ fn two_words_instead_of_a_range_and_mistyped_commands_get_a_suggestion() {
             run.stderr
         );
         assert!(!run.stderr.contains("is not a range"), "{}", run.stderr);
+        // One sentence, one space between its parts.
+        assert!(
+            run.stderr
+                .contains("`? (a range is FROM..TO, e.g. v7.10.0..v7.11.0)"),
+            "{}",
+            run.stderr
+        );
     }
     // A word that is no command's typo keeps the range's own message.
     let run = repo.fpcheck(&["v7.11.0"]);
