@@ -9,7 +9,7 @@ use fpcheck::range::{self, Outcome, RangeError, RangeSpec};
 use fpcheck::report::{self, End, Format, RenderOptions};
 use fpcheck::source::git::open_repo;
 
-use super::{emit, exit, request, Failure, RuntimeFlags};
+use super::{emit, exit, request, use_color, ColorWhen, Failure, RuntimeFlags};
 
 #[derive(Debug, Args, Default)]
 pub struct RangeArgs {
@@ -74,7 +74,7 @@ pub struct RangeArgs {
     no_cache: bool,
     /// When to colour the table: auto (a terminal without NO_COLOR), always, never.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
-    color: ColorArg,
+    color: ColorWhen,
     /// Do not tell comment- and docstring-only changes from code (no
     /// `change_kind`, `avoidable` is null).
     #[arg(long)]
@@ -94,14 +94,6 @@ enum FormatArg {
     Table,
     Json,
     Markdown,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum, Default)]
-enum ColorArg {
-    #[default]
-    Auto,
-    Always,
-    Never,
 }
 
 impl From<RangeError> for Failure {
@@ -172,13 +164,7 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
     }
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let opts = RenderOptions {
-        color: match args.color {
-            ColorArg::Always => true,
-            ColorArg::Never => false,
-            ColorArg::Auto => {
-                to_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-            }
-        } && args.output.is_none(),
+        color: use_color(args.color, to_terminal) && args.output.is_none(),
         max_files: args.max_files,
         width: terminal_width(to_terminal),
     };
