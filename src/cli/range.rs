@@ -125,9 +125,12 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
     };
     let settings = request(&flags, args.root.clone(), true)?;
     let template = match &args.template {
-        Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
-            Failure::usage(format!("cannot read the template {}: {e}", path.display()))
-        })?),
+        Some(path) => Some((
+            path.display().to_string(),
+            std::fs::read_to_string(path).map_err(|e| {
+                Failure::usage(format!("cannot read the template {}: {e}", path.display()))
+            })?,
+        )),
         None => None,
     };
     let mut outcome = range::analyse_runtimes(
@@ -169,19 +172,11 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
         width: terminal_width(to_terminal),
     };
     let text = match (&template, args.format) {
-        (Some(t), _) => {
-            let name = args
-                .template
-                .as_ref()
-                .expect("template path")
-                .display()
-                .to_string();
-            match &outcome {
-                Outcome::One(analysis) => report::render_template(analysis, t, &name, &opts),
-                Outcome::Many(many) => report::render_template(many, t, &name, &opts),
-            }
-            .map_err(|e| Failure::usage(e.0))?
+        (Some((name, t)), _) => match &outcome {
+            Outcome::One(analysis) => report::render_template(analysis, t, name, &opts),
+            Outcome::Many(many) => report::render_template(many, t, name, &opts),
         }
+        .map_err(|e| Failure::usage(e.0))?,
         (None, f) => {
             let format = match f.unwrap_or(FormatArg::Table) {
                 FormatArg::Table => Format::Table,
