@@ -16,7 +16,7 @@
 //! `/dev/null`) and leave every later reader with a plain file. Only when
 //! root or the user running fpcheck owns it (and the link to it, if the
 //! target is a link), though: another user's FIFO or link to a device in a
-//! marker directory they can write is replaced (see `is_special`).
+//! marker directory they can write is replaced (see `special_node`).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -44,8 +44,8 @@ pub fn write_atomic_with(
     bytes: &[u8],
     before_rename: impl FnOnce(&Path) -> io::Result<()>,
 ) -> io::Result<()> {
-    if is_special(path)? {
-        return write_in_place(path, bytes);
+    if let Some(node) = special_node(path)? {
+        return write_in_place(path, &node, bytes);
     }
     let dir = parent_dir(path);
     let (tmp, mut file) = create_temp(&dir, path)?;
@@ -251,31 +251,35 @@ pub fn remove_leftovers(path: &Path) -> io::Result<usize> {
     Ok(removed)
 }
 
-/// True when `path` (links followed, as a write would) is a device, FIFO or
+/// `Some` when `path` (links followed, as a write would) is a device, FIFO or
 /// socket that a rename must not replace: reached through a link that root
 /// or the user running fpcheck owns, or else a device, or a FIFO or socket
 /// that root or that user owns. Anything else is another user's node in a
 /// directory they can write, planted to make a root gate write into a disk
 /// (`MARKER.json -> /dev/sda`) or hang on a FIFO no one reads: it is
 /// replaced, as a regular file would be.
-fn is_special(path: &Path) -> io::Result<bool> {
+///
+/// Gives the metadata of the node judged special, so that
+/// [`write_in_place`] can check it opened that very node.
+fn special_node(path: &Path) -> io::Result<Option<fs::Metadata>> {
     match fs::metadata(path) {
         Ok(meta) => {
             let t = meta.file_type();
             if t.is_file() || t.is_dir() {
-                return Ok(false);
+                return Ok(None);
             }
-            Ok(match fs::symlink_metadata(path) {
+            let special = match fs::symlink_metadata(path) {
                 // A link's owner chose its target: `/dev/stdout` (root's)
                 // leads to a pipe that the calling shell's user owns.
                 Ok(link) if link.file_type().is_symlink() => trusted_owner(&link),
                 // Only root makes device nodes (a terminal may belong to
                 // another user); anyone can make a FIFO.
                 _ => is_device(&t) || trusted_owner(&meta),
-            })
+            };
+            Ok(special.then_some(meta))
         }
         // Nothing there (or a broken link): the rename creates the file.
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -307,7 +311,10 @@ fn is_device(_t: &fs::FileType) -> bool {
 
 /// Writes into an existing special file without creating or truncating
 /// anything; a FIFO blocks until a reader opens it, as with `> fifo`.
-fn write_in_place(path: &Path, bytes: &[u8]) -> io::Result<()> {
+/// Nothing is written unless the file opened is `node`, the one judged
+/// special: a name swapped since (for a link to a regular file, in a
+/// directory another user can write) is refused, not written over.
+fn write_in_place(path: &Path, node: &fs::Metadata, bytes: &[u8]) -> io::Result<()> {
     let mut options = OpenOptions::new();
     options.write(true);
     #[cfg(unix)]
@@ -317,8 +324,28 @@ fn write_in_place(path: &Path, bytes: &[u8]) -> io::Result<()> {
         options.custom_flags(libc::O_NOCTTY);
     }
     let mut file = options.open(path)?;
+    if !same_node(&file.metadata()?, node) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "{} was replaced while fpcheck was writing it: nothing written; run again",
+                path.display()
+            ),
+        ));
+    }
     file.write_all(bytes)?;
     file.flush()
+}
+
+#[cfg(unix)]
+fn same_node(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_node(a: &fs::Metadata, b: &fs::Metadata) -> bool {
+    a.file_type() == b.file_type()
 }
 
 /// The directory holding `path` (`.` for a bare file name).
@@ -457,6 +484,26 @@ mod tests {
         assert_eq!(reader.join().unwrap(), b"through the pipe");
         assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
         assert!(leftovers(dir.path()).is_empty());
+    }
+
+    /// The name judged a FIFO is swapped for a link to a regular file
+    /// before the write opens it: the file is left alone.
+    #[cfg(unix)]
+    #[test]
+    fn a_special_file_swapped_before_the_write_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let node = special_node(&fifo).unwrap().expect("our FIFO is special");
+        let victim = dir.path().join("victim");
+        fs::write(&victim, b"precious").unwrap();
+        fs::remove_file(&fifo).unwrap();
+        std::os::unix::fs::symlink(&victim, &fifo).unwrap();
+        let err = write_in_place(&fifo, &node, b"overwritten").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+        assert_eq!(fs::read(&victim).unwrap(), b"precious");
     }
 
     /// The race `patch --write` loses to a concurrent writer of the tree:
