@@ -286,12 +286,11 @@ fn classify_under_root(changes: &mut Changes, raw: Raw, root: &str, rules: &Rule
     }
 }
 
-/// Non-tree changes between two trees (absent = empty).
 /// Why two trees cannot be compared: gix's error, or a tree nested deeper
 /// than git reads.
 pub type DiffError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The changes between two trees, and whether the diff stopped at git's
+/// The non-tree changes between two trees (absent = empty), and whether the diff stopped at git's
 /// depth limit (the changes are then those found before it).
 fn diff(
     repo: &gix::Repository,

@@ -237,7 +237,9 @@ pub fn run(
             How::Hashed => stats.hashed += 1,
             How::Unavailable => {}
         }
-        if let (Some(key), false) = (&r.key, r.info.fingerprint.is_empty()) {
+        // Only new fingerprints: putting a cached one back would parse the
+        // whole cache file for nothing (a reused one's key was hashed here).
+        if let (Some(key), How::Hashed) = (&r.key, r.how) {
             cache.put(key.clone(), r.info.fingerprint.clone());
         }
     }

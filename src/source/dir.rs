@@ -163,7 +163,17 @@ impl Source for DirSource {
             unreachable!("a directory source only hands out paths")
         };
         let fail = |e: io::Error| self.unreadable(rel.as_bytes(), &e);
-        let mut file = fs::File::open(path).map_err(fail)?;
+        // The walk saw a regular file, but whoever controls the tree can swap
+        // in a FIFO or a device before this open: refuse it, never block.
+        let mut file = crate::safe_io::open_regular(path, crate::safe_io::Links::Follow).map_err(
+            |e| match e {
+                crate::safe_io::ReadError::Io(e) => fail(e),
+                other => SourceError::Unreadable {
+                    path: display_path(&self.display, rel.as_bytes()),
+                    why: other.to_string(),
+                },
+            },
+        )?;
         let mut buf = vec![0u8; 256 * 1024];
         loop {
             match file.read(&mut buf) {
@@ -234,5 +244,33 @@ fn io_reason(e: &io::Error) -> String {
     match text.find(" (os error") {
         Some(i) => text[..i].to_string(),
         None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file swapped for a FIFO after the walk is refused, not waited on.
+    #[test]
+    fn a_fifo_swapped_in_after_the_walk_is_unreadable_not_a_hang() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("app.py");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let src = DirSource::with_display(dir.path(), "rt");
+        let err = src
+            .read("app.py", &Node::Path(fifo), &mut |_| {
+                panic!("nothing to read")
+            })
+            .unwrap_err();
+        match err {
+            SourceError::Unreadable { path, why } => {
+                assert_eq!(path, "rt/app.py");
+                assert_eq!(why, "is a FIFO, not a regular file");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
     }
 }

@@ -24,20 +24,31 @@ impl GitSource {
     fn attribute_files(&self) -> Result<Vec<(String, ObjectId)>, SourceError> {
         let mut found = Vec::new();
         if let Some(stack) = &self.root_stack {
-            let parts: Vec<&str> = self.root.split('/').filter(|p| !p.is_empty()).collect();
+            // The real path of each tree, found from its parent: the root's
+            // path may pass through links and `..`, so its own segments do
+            // not name the trees above it.
+            let mut dir: Vec<String> = Vec::new();
             for (depth, tree) in stack[..stack.len() - 1].iter().enumerate() {
                 let entries = self.tree_entries(*tree, "a directory above the runtime root")?;
                 if let Some((_, _, id)) = entries.iter().find(|(name, kind, _)| {
                     name == b".gitattributes"
                         && matches!(kind, GitKind::Blob | GitKind::BlobExecutable)
                 }) {
-                    let dir = parts[..depth].join("/");
                     let path = if dir.is_empty() {
                         ".gitattributes".to_string()
                     } else {
-                        format!("{dir}/.gitattributes")
+                        format!("{}/.gitattributes", dir.join("/"))
                     };
                     found.push((path, *id));
+                }
+                let next = stack[depth + 1];
+                match entries
+                    .iter()
+                    .find(|(_, kind, id)| *kind == GitKind::Tree && *id == next)
+                {
+                    Some((name, _, _)) => dir.push(String::from_utf8_lossy(name).into_owned()),
+                    // The walk went from each tree to one of its subtrees.
+                    None => break,
                 }
             }
         }
@@ -133,5 +144,49 @@ impl GitSource {
             )
         }));
         Ok(warnings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::source::git::{open_repo, GitSource, Revision};
+    use std::path::Path;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let out = std::process::Command::new("git")
+            .current_dir(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+            .args(["-c", "init.defaultBranch=main", "-c", "core.symlinks=true"])
+            .args(args)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// A root that is a link deeper than its own path: the trees above it
+    /// outnumber its segments (this sliced past them and panicked).
+    #[test]
+    fn attributes_above_a_linked_root_are_named_by_their_real_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path();
+        git(top, &["init", "-q"]);
+        std::fs::create_dir_all(top.join("a/b/c")).unwrap();
+        std::fs::write(top.join("a/b/c/x.py"), b"x = 1\n").unwrap();
+        std::fs::write(top.join("a/b/.gitattributes"), b"*.py text\n").unwrap();
+        std::os::unix::fs::symlink("a/b/c", top.join("src")).unwrap();
+        git(top, &["add", "-A"]);
+        git(top, &["commit", "-qm", "linked root"]);
+        let repo = open_repo(Some(top)).unwrap();
+        let rev = Revision::parse(&repo, "HEAD").unwrap();
+        let src = GitSource::new(repo, rev, "src").unwrap();
+        let found = src.attribute_files().unwrap();
+        let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["a/b/.gitattributes"]);
     }
 }

@@ -217,7 +217,11 @@ fn stream_packed(
             continue;
         };
         let offset = index.pack_offset_at_index(i);
-        let mut pack = std::fs::File::open(idx.with_extension("pack"))?;
+        // Not necessarily the pack gix read the header from: a FIFO or a
+        // device planted beside a copied index must not block or stream.
+        let Some(mut pack) = open_object_file(&idx.with_extension("pack")) else {
+            return Ok(false);
+        };
         pack.seek(SeekFrom::Start(offset))?;
         let head = gix::odb::pack::data::Entry::from_read(
             &mut std::io::BufReader::with_capacity(64, &mut pack),
@@ -244,12 +248,18 @@ fn stream_loose(
     sink: &mut dyn FnMut(&[u8]),
 ) -> std::io::Result<bool> {
     let hex = id.to_hex().to_string();
-    let Ok(mut file) = std::fs::File::open(objects.join(&hex[..2]).join(&hex[2..])) else {
+    let Some(mut file) = open_object_file(&objects.join(&hex[..2]).join(&hex[2..])) else {
         return Ok(false);
     };
     let header = format!("blob {size}\0");
     inflate_stream(&mut file, size, header.as_bytes(), sink)?;
     Ok(true)
+}
+
+/// Opens a pack or loose object file only when it is a regular file, without
+/// blocking on a FIFO; `None` leaves the blob to gix's whole read.
+fn open_object_file(path: &Path) -> Option<std::fs::File> {
+    crate::safe_io::open_regular(path, crate::safe_io::Links::Follow).ok()
 }
 
 /// Inflates the zlib stream in `input` piece by piece into `sink`, after
@@ -314,6 +324,24 @@ mod tests {
     use crate::source::git::{open_repo, GitSource, Revision};
     use sha2::{Digest, Sha256};
     use std::path::Path;
+
+    #[test]
+    fn a_fifo_or_a_link_to_one_is_never_opened_as_an_object_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pack-x.pack");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let link = dir.path().join("ab");
+        std::os::unix::fs::symlink(&fifo, &link).unwrap();
+        let plain = dir.path().join("plain.pack");
+        std::fs::write(&plain, b"PACK").unwrap();
+        // Before the fix, opening the FIFO blocked here for ever.
+        assert!(open_object_file(&fifo).is_none());
+        assert!(open_object_file(&link).is_none());
+        assert!(open_object_file(dir.path()).is_none());
+        assert!(open_object_file(&plain).is_some());
+    }
 
     fn git(dir: &Path, args: &[&str]) {
         let out = std::process::Command::new("git")
