@@ -2,12 +2,10 @@
 //! path of [`crate::watch`] in front of it.
 //!
 //! A cold or doubtful call is the library's own `status` (the CLI's code,
-//! with the file cache when a path is given). A warm call reads what
-//! section 7 reads besides the fingerprint (the release's version, the
-//! marker) and applies the same `check`, building the same `Report`: only
-//! the installed fingerprint comes from the watcher. ADAPTER: when the
-//! library exposes `status` with an injectable installed fingerprint, this
-//! file should call that instead of re-assembling the report.
+//! with the file cache when a path is given). A warm call is the same
+//! library answer (the release's version and the marker read now): only
+//! the installed fingerprint comes from the watcher, handed to the
+//! library's `gate::status::status_with`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
