@@ -10,9 +10,9 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
-/// `text` with every control character (C0, DEL, C1) and every Unicode
-/// bidirectional control written as a visible escape (`\e`-style `\x1b`,
-/// `\u{202e}`); unchanged (borrowed) when there is none.
+/// `text` with every control character (C0, DEL, C1), every Unicode
+/// bidirectional control and every backslash written as a visible escape
+/// (`\x1b`, `\u{202e}`, `\\`); unchanged (borrowed) when there is none.
 pub fn escape(text: &str) -> Cow<'_, str> {
     if !text.chars().any(needs_escape) {
         return Cow::Borrowed(text);
@@ -21,6 +21,8 @@ pub fn escape(text: &str) -> Cow<'_, str> {
     for c in text.chars() {
         if !needs_escape(c) {
             out.push(c);
+        } else if c == '\\' {
+            out.push_str("\\\\");
         } else if (c as u32) < 0x100 {
             let _ = write!(out, "\\x{:02x}", c as u32);
         } else {
@@ -31,8 +33,11 @@ pub fn escape(text: &str) -> Cow<'_, str> {
 }
 
 fn needs_escape(c: char) -> bool {
-    c.is_control()
-        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    // A backslash is escaped too, so that a name spelling `\x1b` in plain
+    // text never reads like an escaped ESC.
+    c == '\\'
+        || c.is_control()
+        || matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 #[cfg(test)]
@@ -46,5 +51,8 @@ mod tests {
         assert_eq!(escape("x\ny\tz\u{7f}\u{9b}"), "x\\x0ay\\x09z\\x7f\\x9b");
         assert_eq!(escape("evil\u{202e}yp.txt"), "evil\\u{202e}yp.txt");
         assert_eq!(escape("café ✓"), "café ✓");
+        // A literal `\x1b` in a name cannot pass for an escaped ESC.
+        assert_eq!(escape("a\\x1b"), "a\\\\x1b");
+        assert_eq!(escape("\u{61c}"), "\\u{61c}");
     }
 }
