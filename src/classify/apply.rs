@@ -18,8 +18,9 @@ use crate::safe_io::{self, Links};
 use crate::source::Revision;
 use crate::verdict::Reason;
 
-/// The most bytes of a working-tree file read for classification; a larger
-/// "Python file" is `code`.
+/// The most bytes of a file (working tree or blob) read for classification;
+/// a larger "Python file" is `code` (parsing it would take memory many times
+/// its size).
 const FILE_LIMIT: u64 = 64 << 20;
 
 /// Whether a restart is avoidable: it is required only because of files
@@ -74,9 +75,12 @@ pub fn annotate(repo: &gix::Repository, analysis: &mut Analysis) {
         let kind = match change.status {
             Status::Modified => {
                 match (from.read(repo, &change.path), to.read(repo, &change.path)) {
-                    (Some(old), Some(new)) => classifier
-                        .get_or_insert_with(Classifier::new)
-                        .classify(&old, &new),
+                    (Some(old), Some(new)) => {
+                        let classifier = classifier.get_or_insert_with(Classifier::new);
+                        let old = classifier.parse(old, None);
+                        let new = classifier.parse(new, Some(&old));
+                        super::compare_parsed(&old, &new)
+                    }
                     _ => ChangeKind::Code,
                 }
             }
@@ -139,7 +143,7 @@ impl HistoryStreams {
     }
 
     fn classify(&mut self, repo: &gix::Repository, path: &str, a: ObjectId, b: ObjectId) -> bool {
-        let read = |id: ObjectId| repo.find_blob(id).ok().map(|blob| blob.detach().data);
+        let read = |id: ObjectId| read_blob(repo, id);
         let old = match self.kept.remove(path) {
             Some((id, parsed)) if id == a => {
                 self.weight -= parsed.weight();
@@ -189,15 +193,21 @@ impl Bytes {
     /// a link, a missing or unreadable file.
     fn read(&self, repo: &gix::Repository, path: &str) -> Option<Vec<u8>> {
         match self {
-            Bytes::Tree(tree) => {
-                let id = blob_at(repo, (*tree)?, path)?;
-                Some(repo.find_blob(id).ok()?.detach().data)
-            }
+            Bytes::Tree(tree) => read_blob(repo, blob_at(repo, (*tree)?, path)?),
             Bytes::Worktree(dir) => {
                 safe_io::read_regular(&dir.as_ref()?.join(path), Links::Refuse, FILE_LIMIT).ok()
             }
         }
     }
+}
+
+/// The bytes of blob `id`, `None` when it is unreadable or larger than
+/// [`FILE_LIMIT`] (its header is checked before anything is loaded).
+fn read_blob(repo: &gix::Repository, id: ObjectId) -> Option<Vec<u8>> {
+    if repo.find_header(id).ok()?.size() > FILE_LIMIT {
+        return None;
+    }
+    Some(repo.find_blob(id).ok()?.detach().data)
 }
 
 /// The blob at `path` of `tree`, when it is a regular file (not a link).

@@ -702,6 +702,29 @@ fn a_comment_only_release_is_an_avoidable_restart() {
 }
 
 #[test]
+fn a_file_over_the_read_limit_is_code_without_being_parsed() {
+    // A 64 MiB comment: more than classification reads from a blob (a parse
+    // would take memory many times its size), so the change counts as code.
+    let big = format!("x = 1\n#{}\n", "a".repeat(64 << 20));
+    let repo = TestRepo::new();
+    repo.write("src/big.py", &big)
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit("1.0.0");
+    repo.tag("v1.0.0");
+    repo.write("src/big.py", big.replacen("#a", "#b", 1))
+        .write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("1.1.0");
+    repo.tag("v1.1.0");
+    let j = json_of(&repo, &[]);
+    assert_eq!(j["restart_required"], true);
+    assert_eq!(j["avoidable"], false);
+    assert_eq!(
+        j["changes"]["runtime"],
+        json!([{"path": "src/big.py", "status": "modified", "change_kind": "code"}])
+    );
+}
+
+#[test]
 fn docstrings_and_layout_in_two_files_are_avoidable_together() {
     let repo = release(|r| {
         r.write("src/server.py", SERVER.replace("Serve.", "Serve forever."))
