@@ -192,7 +192,6 @@ impl From<RangeError> for Error {
             RangeError::NoTag(m) => Error::Revision(m),
             RangeError::NoRoot(m) => Error::Config(m),
             RangeError::Config(c) => Error::from(c),
-            diff @ RangeError::Diff { .. } => Error::Repository(diff.to_string()),
         }
     }
 }

@@ -57,16 +57,6 @@ pub enum RangeError {
     /// An end's settings cannot be read or resolved.
     #[error(transparent)]
     Config(#[from] config::ConfigError),
-    /// The tree diff failed.
-    #[error("cannot compare the trees of {from} and {to}: {message}")]
-    Diff {
-        /// One end.
-        from: String,
-        /// The other.
-        to: String,
-        /// gix's message.
-        message: String,
-    },
 }
 
 /// The report context: everything a renderer or a tool needs. `--format
@@ -330,20 +320,13 @@ fn analyse_with(
                     );
                     changes
                 }
-                // A tree the diff cannot parse or that is too deep (a
-                // malformed tree) has already made a fingerprint
-                // unavailable: the verdict stands, and the selections still
-                // tell what changed.
-                Err(_) if from_read.fp.digest.is_none() || to_read.fp.digest.is_none() => {
-                    changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root)
-                }
-                Err(e) => {
-                    return Err(RangeError::Diff {
-                        from: from.to_string(),
-                        to: spec.clone(),
-                        message: e.to_string(),
-                    })
-                }
+                // The verdict comes from the fingerprints; the diff only
+                // explains it. A tree the diff cannot parse (a name with a
+                // NUL under an excluded folder, a tree too deep) must not
+                // turn a decided verdict into an error: the selections
+                // still tell what changed in the runtime, and the list of
+                // ignored changes is marked incomplete.
+                Err(_) => changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root),
             };
             let check = cross::needed(&from_end, &to_end)
                 .then(|| cross::at_revision(repo, &to_rev, &from_end, &from_read.fp, cache))

@@ -725,3 +725,30 @@ fn an_oversized_gitattributes_is_skipped_with_a_warning() {
          the conversions it may set are not reported"
     );
 }
+
+/// A tree the diff cannot parse under an excluded folder leaves the
+/// fingerprint available: the verdict stands, explained from the
+/// selections, instead of the range failing (found by the property test).
+#[test]
+fn an_unparsable_tree_under_an_excluded_folder_does_not_stop_the_range() {
+    let repo = base();
+    let g = open(&repo);
+    let app = blob(&g, b"app = 2\n");
+    let tests = raw_tree(&g, &[("100644", b"n\0ul.py", app)]);
+    let src = raw_tree(
+        &g,
+        &[("100644", b"app.py", app), ("40000", b"tests", tests)],
+    );
+    commit_tree(&repo, top_with_src(&g, src, "1.0.0"), "v1.0.0", "v1.0.1");
+    let run = repo.fpcheck(&["v1.0.0..v1.0.1", "--format", "json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["restart_required"], true);
+    assert_eq!(j["reason"], "code_changed");
+    assert_eq!(
+        j["changes"]["runtime"][0]["path"], "src/app.py",
+        "{}",
+        run.stdout
+    );
+    assert_eq!(j["changes"]["ignored_complete"], false);
+}
