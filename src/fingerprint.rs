@@ -7,6 +7,7 @@ use sha2::{Digest, Sha256};
 
 use crate::select::{select, Problem, Rules, SelectedFile, Selection};
 use crate::source::{Node, Source, SourceError};
+use crate::warning::Warning;
 
 /// A computed fingerprint, or why there is none.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,7 +19,7 @@ pub struct Fingerprint {
     /// Why there is no digest, naming the path at fault.
     pub unavailable_reason: Option<String>,
     /// Things a releaser should know about these bytes.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 impl Fingerprint {

@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::source::{
     Entry, EntryKind, Node, RootState, Source, SourceError, Target, MAX_TREE_DEPTH,
 };
+use crate::warning::{Code, Warning};
 
 /// The excluded names of the reference gate (spec section 1).
 pub const DEFAULT_EXCLUDE: [&str; 8] = [
@@ -140,10 +141,15 @@ impl Selection {
     }
 
     /// Warnings for the directories skipped because they cannot be read.
-    pub fn skipped_warnings(&self) -> Vec<String> {
+    pub fn skipped_warnings(&self) -> Vec<Warning> {
         self.skipped
             .iter()
-            .map(|p| format!("{p}: skipped, as the reference gate's Path.rglob skips a directory it cannot read"))
+            .map(|p| {
+                Warning::new(
+                    Code::DirectorySkipped,
+                    format!("{p}: skipped, as the reference gate's Path.rglob skips a directory it cannot read"),
+                )
+            })
             .collect()
     }
 
@@ -398,7 +404,10 @@ mod tests {
         );
         assert_eq!(
             fp.warnings,
-            ["src/locked: Permission denied: skipped, as the reference gate's Path.rglob skips a directory it cannot read"]
+            [Warning::new(
+                Code::DirectorySkipped,
+                "src/locked: Permission denied: skipped, as the reference gate's Path.rglob skips a directory it cannot read"
+            )]
         );
     }
 

@@ -64,7 +64,8 @@ struct Output<'a> {
     #[serde(flatten)]
     origin: &'a Origin,
     settings: Settings<'a>,
-    warnings: &'a [String],
+    #[serde(serialize_with = "fpcheck::warning::messages")]
+    warnings: &'a [fpcheck::warning::Warning],
 }
 
 #[derive(Serialize)]

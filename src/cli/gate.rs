@@ -16,7 +16,7 @@ use fpcheck::gate::status::{self, Report as StatusReport};
 use fpcheck::gate::{document, io_reason, lock, ErrorKind};
 use fpcheck::term::escape;
 
-use super::{exit, print, settings, Failure, RuntimeFlags};
+use super::{exit, print, settings, warn_all, Failure, RuntimeFlags};
 
 /// Test-only, and only in debug builds (the tests'): `pause:MS` sleeps,
 /// `fail` fails, between the marker's temporary write and its rename, so
@@ -215,13 +215,6 @@ fn json<T: serde::Serialize>(body: &T) -> String {
     let mut text = serde_json::to_string_pretty(&document(body)).expect("plain data serialises");
     text.push('\n');
     text
-}
-
-/// Warnings on stderr, control characters escaped.
-fn warn_all(warnings: &[String]) {
-    for w in warnings {
-        eprintln!("fpcheck: warning: {}", escape(w));
-    }
 }
 
 fn snapshot_settings(flags: &RuntimeFlags) -> Result<Settings, Failure> {

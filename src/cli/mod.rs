@@ -394,10 +394,10 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// Prints warnings on stderr, one per line.
-pub fn warn_all(warnings: &[String]) {
+/// Prints warnings on stderr, one per line, control characters escaped.
+pub fn warn_all(warnings: &[fpcheck::warning::Warning]) {
     for w in warnings {
-        eprintln!("fpcheck: warning: {}", fpcheck::term::escape(w));
+        eprintln!("fpcheck: warning: {}", fpcheck::term::escape(&w.message));
     }
 }
 

@@ -18,6 +18,7 @@ use crate::release::{self, UpdaterVersion};
 use crate::safe_io::{self, Links, ReadError};
 use crate::select::Rules;
 use crate::source::{DirSource, Source, SourceError};
+use crate::warning::{self, Warning};
 
 /// Names the file kind, so a foreign JSON file is never read as a snapshot.
 pub const KIND: &str = "fpcheck-snapshot";
@@ -103,8 +104,10 @@ pub struct Snapshot {
     pub settings: Settings,
     /// Each selected file's own SHA-256, by path (empty when unavailable).
     pub files: BTreeMap<String, String>,
-    /// Things to know about the version files or the bytes.
-    pub warnings: Vec<String>,
+    /// Things to know about the version files or the bytes: `warnings`
+    /// (the messages) and `warning_codes` in the file.
+    #[serde(flatten, with = "warning::split")]
+    pub warnings: Vec<Warning>,
 }
 
 impl Snapshot {
@@ -141,7 +144,7 @@ pub fn take(dir: &Path, settings: &Settings) -> Result<Snapshot, SourceError> {
         .zip(&detailed.file_digests)
         .map(|(f, d)| (f.path.clone(), d.clone()))
         .collect();
-    let mut warnings: Vec<String> = rel.warnings.iter().map(|w| w.message.clone()).collect();
+    let mut warnings = rel.warnings.clone();
     warnings.extend(fp.warnings.iter().cloned());
     let version_key = rel.version_key();
     Ok(Snapshot {

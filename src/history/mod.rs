@@ -30,10 +30,6 @@ use worker::{Blobs, How, Read, Worker};
 /// The JSON schema version of [`History`].
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// The warning code for tags of equal version precedence on different
-/// commits.
-pub const EQUAL_VERSION_TAGS: &str = "equal_version_tags";
-
 /// What to analyse.
 #[derive(Clone, Debug, Default)]
 pub struct Options {

@@ -6,10 +6,10 @@ use std::collections::HashMap;
 
 use gix::ObjectId;
 
-use super::{HistoryError, Options, Skipped, EQUAL_VERSION_TAGS};
+use super::{HistoryError, Options, Skipped};
 use crate::source::git::peel_to_commit;
 use crate::source::SourceError;
-use crate::warning::Warning;
+use crate::warning::{Code, Warning};
 
 /// A candidate release tag, before it is read.
 #[derive(Clone, Debug)]
@@ -183,7 +183,7 @@ fn order_by_ancestry(
     if run.len() > MAX_ORDERED {
         let names: Vec<String> = run.iter().map(|t| format!("`{}`", t.name)).collect();
         warnings.push(Warning::new(
-            EQUAL_VERSION_TAGS,
+            Code::EqualVersionTags,
             format!(
                 "{} tags ({}) name versions of equal precedence ({}) on different commits, too \
                  many to order by commit ancestry: they keep their order by name, so verdicts \
@@ -231,7 +231,7 @@ fn order_by_ancestry(
         ));
     }
     message.push_str("; give each release its own version");
-    warnings.push(Warning::new(EQUAL_VERSION_TAGS, message));
+    warnings.push(Warning::new(Code::EqualVersionTags, message));
     ordered
 }
 

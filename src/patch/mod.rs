@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 use crate::config::Runtime;
 use crate::range::Analysis;
 use crate::source::SourceError;
+use crate::warning::Code;
 
 pub mod edit;
 pub mod force;
@@ -125,14 +126,9 @@ pub enum PatchFormat {
     JsonPatch,
 }
 
-/// One decision of the patch, in a sentence, with a stable code.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Explanation {
-    /// A stable snake_case code (listed in docs/patch.md).
-    pub code: &'static str,
-    /// What was decided and why.
-    pub message: String,
-}
+/// One decision of the patch, in a sentence, with a stable code (listed in
+/// docs/patch.md): the same shape as a warning of the range.
+pub type Explanation = crate::warning::Warning;
 
 /// What the patch needs to know about the release, taken from an
 /// [`Analysis`] (a plain struct so that the rules can be tested alone).
@@ -332,7 +328,7 @@ pub fn prepare(
 fn hidden_by_settings(a: &Analysis) -> Option<Explanation> {
     let check = a.settings_check.as_ref()?;
     (check.runtime_changed && !a.code_changed).then(|| Explanation {
-        code: "settings_changed_runtime_changed",
+        code: Code::SettingsChangedRuntimeChanged,
         message: format!(
             "under the settings of {} the runtime code changed, but {}'s own settings hide it: the runtime_fingerprint recorded here does not show the change; revert the settings change, or bump the version and pass --force-restart so that the updater restarts clients",
             a.from.reference, a.to.reference
@@ -357,7 +353,7 @@ pub fn plan(facts: &Facts, files: &VersionFiles, force_restart: bool) -> Result<
     desired.push((KEYS[1], Value::from(facts.fingerprint.as_str())));
     if let Some(why) = &facts.unavailable_reason {
         explanations.push(Explanation {
-            code: "fingerprint_unavailable",
+            code: Code::FingerprintUnavailable,
             message: format!(
                 "the fingerprint of {} is unavailable ({why}): runtime_fingerprint is recorded as \"\", which the gate treats as changed code",
                 facts.to
@@ -413,7 +409,7 @@ fn finish(
 /// from wherever the gate finds it now (usually package.json).
 fn missing(files: &VersionFiles, desired: &mut Vec<(&str, Value)>) -> Vec<Explanation> {
     let mut out = vec![Explanation {
-        code: "version_file_missing",
+        code: Code::VersionFileMissing,
         message: format!(
             "{} has no {} (the gate looks for {}): the patch applies to an empty object, and --write creates the file",
             files.place,
@@ -424,7 +420,7 @@ fn missing(files: &VersionFiles, desired: &mut Vec<(&str, Value)>) -> Vec<Explan
     match gate_version(&files.others) {
         Some((version, from)) => {
             out.push(Explanation {
-                code: "version_copied",
+                code: Code::VersionCopied,
                 message: format!(
                     "version {version} is copied from {from} into the new {}: the gate takes the version from the first file of its lookup that has one, so keep both in step from now on",
                     files.target
@@ -433,7 +429,7 @@ fn missing(files: &VersionFiles, desired: &mut Vec<(&str, Value)>) -> Vec<Explan
             desired.push((KEYS[0], Value::from(version)));
         }
         None => out.push(Explanation {
-            code: "version_missing",
+            code: Code::VersionMissing,
             message: format!(
                 "no version file at {} has a \"version\": the new {} has none either, and without one the updater never writes a marker",
                 files.place, files.target
@@ -462,7 +458,7 @@ fn outside_lookup(files: &VersionFiles) -> Option<Explanation> {
         return None;
     }
     Some(Explanation {
-        code: "version_file_not_read_by_gate",
+        code: Code::VersionFileNotReadByGate,
         message: format!(
             "{} is not where the gate looks ({}): it will not read these keys there",
             files.target,

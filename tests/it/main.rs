@@ -22,3 +22,4 @@ mod tags;
 mod trust;
 mod trust_review;
 mod vectors;
+mod warnings;

@@ -15,6 +15,7 @@ use gix::ObjectId;
 
 use super::{Entry, EntryKind, MetaFile, Node, Origin, RootState, Source, SourceError, Target};
 use crate::select::{display_path, SelectedFile};
+use crate::warning::Warning;
 
 mod attributes;
 mod blob;
@@ -245,7 +246,7 @@ impl Source for GitSource {
         self.root_stack.as_ref().map_or(0, |s| s.len() - 1)
     }
 
-    fn warnings(&self, files: &[SelectedFile]) -> Result<Vec<String>, SourceError> {
+    fn warnings(&self, files: &[SelectedFile]) -> Result<Vec<Warning>, SourceError> {
         if files.is_empty() || !self.may_have_attributes()? {
             return Ok(Vec::new());
         }
