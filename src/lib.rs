@@ -24,6 +24,7 @@ pub mod classify;
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod error;
 pub mod fingerprint;
 pub mod gate;
 pub mod history;

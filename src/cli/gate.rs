@@ -241,13 +241,12 @@ pub fn run_snapshot(args: SnapshotArgs) -> Result<u8, Failure> {
     match &args.out {
         None => print(&String::from_utf8_lossy(&bytes))?,
         Some(out) => {
-            atomic::write_atomic(out, &bytes).map_err(|e| Failure {
-                code: exit::OUTPUT,
-                message: format!(
+            atomic::write_atomic(out, &bytes).map_err(|e| {
+                Failure::output(format!(
                     "cannot write {}: {}",
                     escape(&out.display().to_string()),
                     io_reason(&e)
-                ),
+                ))
             })?;
             if args.json {
                 print(&String::from_utf8_lossy(&bytes))?;
@@ -331,8 +330,10 @@ fn gate_exit(r: &GateReport) -> u8 {
         return exit::OUTPUT;
     }
     match r.error_kind {
-        Some(ErrorKind::Output) => exit::OUTPUT,
-        Some(ErrorKind::Usage | ErrorKind::Input) => exit::INPUT,
+        // A gate that met a contradiction in its inputs still failed
+        // closed (marker written): 4, as an unreadable input.
+        Some(ErrorKind::Usage) => exit::INPUT,
+        Some(kind) => exit::of(kind),
         None if r.unavailable() => exit::UNAVAILABLE,
         None if r.conservative.is_some() => exit::INPUT,
         None => exit::OK,
@@ -505,15 +506,7 @@ pub fn run_ack(args: AckArgs) -> Result<u8, Failure> {
         &args.client,
         args.process_fingerprint.as_deref(),
         Duration::from_secs(args.lock_timeout),
-    )
-    .map_err(|e| Failure {
-        code: match e.kind() {
-            ErrorKind::Usage => exit::USAGE,
-            ErrorKind::Input => exit::INPUT,
-            ErrorKind::Output => exit::OUTPUT,
-        },
-        message: escape(&e.to_string()).into_owned(),
-    })?;
+    )?;
     if args.json {
         print(&json(&report))?;
     } else {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Color, ContentArrangement, Table};
 
-use fpcheck::history::{self, History, HistoryError, Options};
+use fpcheck::history::{self, History, Options};
 use fpcheck::report::{self, RenderOptions};
 use fpcheck::source::git::open_repo;
 use fpcheck::term::escape;
@@ -75,19 +75,6 @@ enum HistoryFormat {
     Html,
 }
 
-impl From<HistoryError> for Failure {
-    fn from(e: HistoryError) -> Self {
-        match e {
-            HistoryError::Usage(m) => Failure::usage(m),
-            HistoryError::UnknownTag(m) | HistoryError::Internal(m) => Failure {
-                code: exit::INPUT,
-                message: m,
-            },
-            HistoryError::Source(s) => s.into(),
-        }
-    }
-}
-
 pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
     let span = match &args.span {
         Some(text) => match text.split_once("..") {
@@ -138,9 +125,9 @@ pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
         eprintln!("fpcheck: warning: {}: {}", w.code, escape(&w.message));
     }
     if h.tags.is_empty() {
-        return Err(Failure {
-            code: exit::INPUT,
-            message: format!(
+        return Err(Failure::new(
+            fpcheck::error::Kind::Input,
+            format!(
                 "no release tags{} in {}: releases are tags that parse as versions (v1.2.3)",
                 args.tags
                     .as_deref()
@@ -148,7 +135,7 @@ pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
                     .unwrap_or_default(),
                 h.repo
             ),
-        });
+        ));
     }
     let opts = RenderOptions::default();
     let text = match args.format {

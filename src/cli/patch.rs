@@ -96,24 +96,6 @@ impl From<FormatArg> for PatchFormat {
     }
 }
 
-impl From<PatchError> for Failure {
-    fn from(e: PatchError) -> Self {
-        let code = match &e {
-            PatchError::BadVersionFile(_)
-            | PatchError::NoWorktree(_)
-            | PatchError::WrongCheckout(_) => exit::USAGE,
-            PatchError::Write { .. } | PatchError::Raced(_) | PatchError::Internal(_) => {
-                exit::OUTPUT
-            }
-            _ => exit::INPUT,
-        };
-        Failure {
-            code,
-            message: e.to_string(),
-        }
-    }
-}
-
 /// `--json`.
 #[derive(Serialize)]
 struct Output<'a> {
@@ -220,10 +202,8 @@ pub fn patch_out(
     explain(&plan);
     let format = PatchFormat::from(format.unwrap_or_default());
     let text = format!("{}\n", to_pretty(&plan.patch(format)));
-    fpcheck::atomic::write_atomic(path, text.as_bytes()).map_err(|e| Failure {
-        code: exit::OUTPUT,
-        message: format!("cannot write {}: {e}", path.display()),
-    })
+    fpcheck::atomic::write_atomic(path, text.as_bytes())
+        .map_err(|e| Failure::output(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Every decision on stderr, so that none is silent.

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use fpcheck::range::{self, Outcome, RangeError, RangeSpec};
+use fpcheck::range::{self, Outcome, RangeSpec};
 use fpcheck::report::{self, End, Format, RenderOptions};
 use fpcheck::source::git::open_repo;
 
@@ -94,19 +94,6 @@ enum FormatArg {
     Table,
     Json,
     Markdown,
-}
-
-impl From<RangeError> for Failure {
-    fn from(e: RangeError) -> Self {
-        let code = match e {
-            RangeError::BadRange(_) | RangeError::NoRoot(_) | RangeError::Config(_) => exit::USAGE,
-            _ => exit::INPUT,
-        };
-        Failure {
-            code,
-            message: e.to_string(),
-        }
-    }
 }
 
 pub fn run(args: RangeArgs) -> Result<u8, Failure> {

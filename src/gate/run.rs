@@ -20,6 +20,7 @@ use super::marker::{Marker, SCHEMA_VERSION};
 use super::snapshot::{self, FileChange, Recorded, Settings, Snapshot};
 use super::{clock, lock, ErrorKind, GateError};
 use crate::atomic;
+use crate::error::Classified;
 use crate::select::Rules;
 use crate::warning::{self, Code, Warning};
 

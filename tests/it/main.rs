@@ -4,6 +4,7 @@ mod support;
 
 mod action;
 mod classify;
+mod errors;
 mod fingerprint;
 mod gate;
 mod history;
