@@ -41,6 +41,16 @@ impl Fingerprint {
     }
 }
 
+/// How many hex digits of a fingerprint the reports show.
+pub const SHORT_DIGITS: usize = 12;
+
+/// A fingerprint's first [`SHORT_DIGITS`] hex digits, as the reports show
+/// it; `None` for the gate's `""` (unavailable), which each report words
+/// its own way.
+pub fn short(fingerprint: &str) -> Option<&str> {
+    (!fingerprint.is_empty()).then(|| &fingerprint[..fingerprint.len().min(SHORT_DIGITS)])
+}
+
 /// Selects and hashes the runtime files of `source`.
 pub fn compute(source: &dyn Source, rules: &Rules) -> Result<Fingerprint, SourceError> {
     let selection = select(source, rules)?;

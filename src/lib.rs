@@ -30,6 +30,7 @@ pub mod gate;
 pub mod history;
 pub mod init;
 pub mod patch;
+pub mod pretty;
 pub mod pyjson;
 pub mod range;
 pub mod release;

@@ -280,17 +280,22 @@ fn parse_like_python(file: &MetaFile, release: &mut Release) -> Option<PyValue> 
     }
 }
 
+/// Section 5's text of a `"version"` value: Python's `str(value).strip()`;
+/// `None` when that is empty, and the gate reads on to the next file.
+pub fn version_text(value: &PyValue) -> Option<PyStr> {
+    let text = value.py_str().strip();
+    (!text.is_empty()).then_some(text)
+}
+
 /// Section 5: the first file whose `"version"` gives non-empty text as
 /// Python's `str(value).strip()` (so `7` gives `"7"`, `null` `"None"`).
 fn note_version(release: &mut Release, file: &str, value: Option<&PyValue>) {
     if release.version_exact.is_some() {
         return;
     }
-    let Some(value) = value else { return };
-    let text = value.py_str().strip();
-    if text.is_empty() {
+    let Some((value, text)) = value.and_then(|v| Some((v, version_text(v)?))) else {
         return;
-    }
+    };
     if !matches!(value, PyValue::Str(_)) {
         release.warnings.push(Warning::new(
             Code::VersionNotString,

@@ -99,6 +99,24 @@ pub struct SelectedFile {
     pub content: Node,
 }
 
+/// A runtime root as one spelling: `./src/` and `src` are one root, and
+/// `.` (or `""`) is the top of the repository, written `""`.
+pub fn normalise_root(root: &str) -> String {
+    root.split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// A normalised root as people read it: the top of the repository is `.`.
+pub fn show_root(root: &str) -> &str {
+    if root.is_empty() {
+        "."
+    } else {
+        root
+    }
+}
+
 /// Why a fingerprint cannot be computed, naming the path at fault.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Problem {

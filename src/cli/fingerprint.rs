@@ -174,7 +174,5 @@ fn json(
         },
         warnings: &fp.warnings,
     };
-    let mut text = serde_json::to_string_pretty(&out).expect("plain data serialises");
-    text.push('\n');
-    text
+    fpcheck::pretty::json(&out)
 }

@@ -212,9 +212,7 @@ pub struct AckArgs {
 }
 
 fn json<T: serde::Serialize>(body: &T) -> String {
-    let mut text = serde_json::to_string_pretty(&document(body)).expect("plain data serialises");
-    text.push('\n');
-    text
+    fpcheck::pretty::json(&document(body))
 }
 
 fn snapshot_settings(flags: &RuntimeFlags) -> Result<Settings, Failure> {
@@ -547,11 +545,7 @@ fn fp_line(fp: &str, files: usize) -> String {
 }
 
 fn short_fp(fp: &str) -> &str {
-    if fp.is_empty() {
-        "(unavailable)"
-    } else {
-        &fp[..fp.len().min(12)]
-    }
+    fpcheck::fingerprint::short(fp).unwrap_or("(unavailable)")
 }
 
 fn or_none(s: &str) -> &str {

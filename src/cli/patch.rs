@@ -168,7 +168,7 @@ pub fn run(args: PatchArgs) -> Result<u8, Failure> {
             explanations: &plan.explanations,
             written,
         };
-        print(&format!("{}\n", to_pretty(&out)))?;
+        print(&fpcheck::pretty::json(&out))?;
         return Ok(exit::OK);
     }
     explain(&plan);
@@ -178,7 +178,7 @@ pub fn run(args: PatchArgs) -> Result<u8, Failure> {
             fpcheck::term::escape(&write_note(&plan, written))
         );
     }
-    print(&format!("{}\n", to_pretty(&plan.patch(format))))?;
+    print(&fpcheck::pretty::json(&plan.patch(format)))?;
     Ok(exit::OK)
 }
 
@@ -201,7 +201,7 @@ pub fn patch_out(
     };
     explain(&plan);
     let format = PatchFormat::from(format.unwrap_or_default());
-    let text = format!("{}\n", to_pretty(&plan.patch(format)));
+    let text = fpcheck::pretty::json(&plan.patch(format));
     fpcheck::atomic::write_atomic(path, text.as_bytes())
         .map_err(|e| Failure::output(format!("cannot write {}: {e}", path.display())))
 }
@@ -228,8 +228,4 @@ fn refused(e: PatchError, write: bool) -> Failure {
         failure.message.push_str(" (nothing was written)");
     }
     failure
-}
-
-fn to_pretty<T: Serialize>(value: &T) -> String {
-    serde_json::to_string_pretty(value).expect("JSON values always serialise")
 }

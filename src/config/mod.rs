@@ -296,11 +296,7 @@ pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<Runtime, 
         .unwrap_or_else(|| DEFAULT_ROOT.to_string());
     check_root(&root)?;
     // `./src/` and `src` are one root; `.` is the top of the repository.
-    let root = root
-        .split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect::<Vec<_>>()
-        .join("/");
+    let root = crate::select::normalise_root(&root);
     Ok(Runtime {
         name,
         root,

@@ -123,9 +123,7 @@ impl Snapshot {
 
     /// Pretty JSON with a final newline.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut bytes = serde_json::to_vec_pretty(self).expect("plain data serialises");
-        bytes.push(b'\n');
-        bytes
+        crate::pretty::json_bytes(self)
     }
 }
 

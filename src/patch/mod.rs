@@ -193,7 +193,11 @@ impl Facts {
 
     /// Why the gate counts the code as changed, as a clause.
     fn code_change(&self) -> String {
-        let short = |fp: &str| fp.get(..12).unwrap_or("unavailable").to_string();
+        let short = |fp: &str| {
+            crate::fingerprint::short(fp)
+                .unwrap_or("unavailable")
+                .to_string()
+        };
         if self.fingerprint.is_empty() {
             format!("the fingerprint of {} is unavailable", self.to)
         } else if self.from_fingerprint.is_empty() {
@@ -446,8 +450,8 @@ fn missing(files: &VersionFiles, desired: &mut Vec<(&str, Value)>) -> Vec<Explan
 fn gate_version(files: &[(String, Vec<u8>)]) -> Option<(String, String)> {
     files.iter().find_map(|(path, bytes)| {
         let doc = crate::pyjson::loads(bytes).ok()?;
-        let version = doc.get("version")?.py_str().strip();
-        (!version.is_empty()).then(|| (version.display(), path.clone()))
+        let version = crate::release::version_text(doc.get("version")?)?;
+        Some((version.display(), path.clone()))
     })
 }
 

@@ -149,11 +149,7 @@ impl Settings {
         Settings {
             config: None,
             runtime: runtime.name.clone(),
-            root: if runtime.root.is_empty() {
-                ".".into()
-            } else {
-                runtime.root.clone()
-            },
+            root: crate::select::show_root(&runtime.root).to_string(),
             extensions: runtime.rules.extensions.clone(),
             exclude: runtime.rules.exclude.clone(),
         }

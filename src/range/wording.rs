@@ -223,7 +223,7 @@ pub(super) fn hidden_by_settings(from: &Side, to: &Side, check: &super::Settings
     let under = match (&check.fingerprint, &check.unavailable_reason) {
         (Some(fp), _) => format!(
             "is {}, not {}",
-            fp.get(..12).unwrap_or(fp),
+            crate::fingerprint::short(fp).unwrap_or(fp),
             from.short_fingerprint()
         ),
         (None, why) => format!(

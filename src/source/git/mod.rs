@@ -47,7 +47,7 @@ impl GitSource {
     /// The tree at `rev`, rooted at `root` (a path from the top of the
     /// repository, e.g. `src`; `""` or `.` for the top itself).
     pub fn new(repo: gix::Repository, rev: Revision, root: &str) -> Result<Self, SourceError> {
-        let root = normalise_root(root);
+        let root = crate::select::normalise_root(root);
         let mut source = GitSource {
             repo,
             blobs: OnceCell::new(),
@@ -109,21 +109,9 @@ impl GitSource {
     }
 }
 
-fn normalise_root(root: &str) -> String {
-    let parts: Vec<&str> = root
-        .split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect();
-    parts.join("/")
-}
-
 impl Source for GitSource {
     fn root_display(&self) -> String {
-        if self.root.is_empty() {
-            ".".into()
-        } else {
-            self.root.clone()
-        }
+        crate::select::show_root(&self.root).to_string()
     }
 
     fn root(&self) -> Result<RootState, SourceError> {
