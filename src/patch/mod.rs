@@ -15,15 +15,16 @@ use serde_json::{json, Map, Value};
 
 use crate::config::Runtime;
 use crate::range::Analysis;
-use crate::source::SourceError;
 use crate::warning::Code;
 
 pub mod edit;
+mod error;
 pub mod force;
 pub mod locate;
 mod runtimes;
 pub mod scan;
 
+pub use error::PatchError;
 pub use locate::{check_checkout, Chosen, Place, VersionFiles, Worktree};
 pub use runtimes::{prepare_runtimes, RUNTIMES_KEY};
 
@@ -38,82 +39,6 @@ pub const KEYS: [&str; 4] = [
     "runtime_fingerprint_spec",
     "force_restart",
 ];
-
-/// Why no patch can be made or written. Every message names the file.
-#[derive(Debug, thiserror::Error)]
-pub enum PatchError {
-    /// The version file is not JSON.
-    #[error("{path}:{line}:{column}: not valid JSON: {message}")]
-    InvalidJson {
-        /// The file, from the top of the repository.
-        path: String,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// serde_json's message, without its position.
-        message: String,
-    },
-    /// The version file is JSON but not an object.
-    #[error("{path}:{line}: the document is {found}, not a JSON object")]
-    NotAnObject {
-        /// The file.
-        path: String,
-        /// Where the document starts.
-        line: usize,
-        /// What it is instead.
-        found: &'static str,
-    },
-    /// A key appears twice in one object.
-    #[error("{path}:{line}: duplicate key \"{key}\" in {} (first at line {first_line}): the gate would silently use the last one", if pointer.is_empty() { "the top-level object" } else { pointer.as_str() })]
-    DuplicateKey {
-        /// The file.
-        path: String,
-        /// The second occurrence.
-        line: usize,
-        /// The first.
-        first_line: usize,
-        /// The key.
-        key: String,
-        /// The object holding it, as a JSON Pointer (`""`: the top).
-        pointer: String,
-    },
-    /// A file cannot be read.
-    #[error("cannot read {path}: {message}")]
-    Read {
-        /// The file.
-        path: String,
-        /// Why.
-        message: String,
-    },
-    /// The repository cannot be read.
-    #[error(transparent)]
-    Source(#[from] SourceError),
-    /// `--version-file` (or the config's) is unusable.
-    #[error("{0}")]
-    BadVersionFile(String),
-    /// `--write` without a working tree.
-    #[error("{0}")]
-    NoWorktree(String),
-    /// `--write` when the `to` side is not checked out.
-    #[error("{0}")]
-    WrongCheckout(String),
-    /// The file changed on disk since it was read.
-    #[error("{0} changed while fpcheck was reading it: nothing was written; run again")]
-    Raced(String),
-    /// The write failed; the file is untouched.
-    #[error("cannot write {path}: {source}")]
-    Write {
-        /// The file.
-        path: String,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// The edited text does not say what the patch says: a bug, caught
-    /// before anything is written.
-    #[error("internal error, nothing was written: {0}")]
-    Internal(String),
-}
 
 /// The printed form of a patch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -525,90 +450,4 @@ pub fn write(repo: &gix::Repository, plan: &Plan) -> Result<bool, PatchError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn facts() -> Facts {
-        Facts {
-            from: "v1.0.0".into(),
-            to: "v1.1.0".into(),
-            from_fingerprint: "a".repeat(64),
-            fingerprint: "b".repeat(64),
-            unavailable_reason: None,
-            code_changed: true,
-            version_changed: true,
-            previous_force: false,
-            previous_raw: None,
-            root: "src".into(),
-            extensions: vec![".py".into()],
-            exclude: vec!["tests".into()],
-        }
-    }
-
-    fn files(bytes: Option<&str>, others: &[(&str, &str)]) -> VersionFiles {
-        VersionFiles {
-            target: "src/version.json".into(),
-            chosen: Chosen::Lookup,
-            bytes: bytes.map(|b| b.as_bytes().to_vec()),
-            others: others
-                .iter()
-                .map(|(p, b)| (p.to_string(), b.as_bytes().to_vec()))
-                .collect(),
-            lookup: locate::gate_lookup("src"),
-            place: "v1.1.0".into(),
-        }
-    }
-
-    #[test]
-    fn merge_patch_deletes_stale_nested_keys() {
-        let f = files(
-            Some("{\"version\": \"1.1.0\", \"runtime_fingerprint_spec\": {\"algorithm\": \"fpcheck-runtime-v1\", \"note\": 1}}"),
-            &[],
-        );
-        let plan = plan(&facts(), &f, false).unwrap();
-        assert_eq!(
-            plan.merge_patch(),
-            json!({
-                "runtime_fingerprint": "b".repeat(64),
-                "runtime_fingerprint_spec": {
-                    "hash": "sha256", "root": "src", "extensions": [".py"],
-                    "exclude": ["tests"], "note": null
-                }
-            })
-        );
-        assert_eq!(
-            plan.json_patch()[1],
-            json!({"op": "replace", "path": "/runtime_fingerprint_spec", "value": facts().spec()})
-        );
-    }
-
-    #[test]
-    fn a_missing_file_takes_the_version_from_package_json() {
-        let f = files(
-            None,
-            &[(
-                "package.json",
-                "{\"version\": \"2.0.0\", \"force_restart\": 1}",
-            )],
-        );
-        let plan = plan(&facts(), &f, false).unwrap();
-        assert!(!plan.exists);
-        assert_eq!(
-            plan.set.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
-            ["version", "runtime_fingerprint", "runtime_fingerprint_spec"]
-        );
-        assert!(plan
-            .text
-            .starts_with("{\n  \"version\": \"2.0.0\",\n  \"runtime_fingerprint\": \"bbbb"));
-        assert!(plan.text.ends_with("\n  }\n}\n"));
-        let codes: Vec<_> = plan.explanations.iter().map(|e| e.code).collect();
-        assert_eq!(
-            codes,
-            [
-                "version_file_missing",
-                "version_copied",
-                "force_restart_elsewhere"
-            ]
-        );
-    }
-}
+mod tests;

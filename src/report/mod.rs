@@ -3,7 +3,6 @@
 //! `templates/` (or a user's own, with the same context); `table` is for a
 //! terminal.
 
-
 use crate::range::Analysis;
 
 mod fit;
