@@ -11,6 +11,8 @@
 //! [`source`] (where bytes come from) → [`select`] (which files count) →
 //! [`fingerprint`] (the hash).
 
+#![warn(missing_docs, unreachable_pub)]
+
 // `cli` names this crate `fpcheck::`, as it did when it lived in the binary.
 extern crate self as fpcheck;
 

@@ -9,19 +9,34 @@ pub fn parse(text: &str) -> Option<semver::Version> {
     semver::Version::parse(t).ok()
 }
 
+/// `v7.10` or `7.10.0.1` as its numbers; `None` unless every part is one.
+pub fn dotted(text: &str) -> Option<Vec<u64>> {
+    text.strip_prefix('v')
+        .unwrap_or(text)
+        .split('.')
+        .map(|p| p.parse().ok())
+        .collect()
+}
+
+/// Parses a tag name as a version: semver with an optional `v`, or one or
+/// two dotted numbers (`v7.10` is 7.10.0).
+pub fn parse_tag(name: &str) -> Option<semver::Version> {
+    if let Some(v) = parse(name) {
+        return Some(v);
+    }
+    match dotted(name)?.as_slice() {
+        [a] => Some(semver::Version::new(*a, 0, 0)),
+        [a, b] => Some(semver::Version::new(*a, *b, 0)),
+        _ => None,
+    }
+}
+
 /// Compares two version strings by precedence.
 pub fn compare(a: &str, b: &str) -> Option<Ordering> {
     if let (Some(x), Some(y)) = (parse(a), parse(b)) {
         return Some(x.cmp_precedence(&y));
     }
-    let nums = |s: &str| -> Option<Vec<u64>> {
-        s.strip_prefix('v')
-            .unwrap_or(s)
-            .split('.')
-            .map(|p| p.parse().ok())
-            .collect()
-    };
-    Some(nums(a)?.cmp(&nums(b)?))
+    Some(dotted(a)?.cmp(&dotted(b)?))
 }
 
 #[cfg(test)]

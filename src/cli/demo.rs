@@ -29,7 +29,7 @@ use super::{count, exit, print, Failure};
   fpcheck v1.0.0..v1.1.0
   fpcheck history
   fpcheck v1.7.0.. --worktree")]
-pub struct DemoArgs {
+pub(super) struct DemoArgs {
     /// Build the repository in DIR (created, must be empty) and keep it.
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
@@ -50,7 +50,7 @@ struct JsonRow<'a> {
     analysis: &'a fpcheck::range::Analysis,
 }
 
-pub fn run(args: DemoArgs) -> Result<u8, Failure> {
+pub(super) fn run(args: DemoArgs) -> Result<u8, Failure> {
     let temp;
     let dir = match &args.keep {
         Some(dir) => {

@@ -26,7 +26,7 @@ use super::{exit, print, request, warn_all, Failure, RuntimeFlags};
   fpcheck fingerprint --rev v7.11.0 --list
   fpcheck fingerprint --rev v7.11.0 --root app --exclude tests,scripts
   fpcheck fingerprint --dir ~/.local/share/server/src --json")]
-pub struct FingerprintArgs {
+pub(super) struct FingerprintArgs {
     /// The repository (default: the one around the current directory).
     #[arg(long, value_name = "PATH", conflicts_with = "dir")]
     repo: Option<PathBuf>,
@@ -76,7 +76,7 @@ struct Settings<'a> {
     exclude: &'a [String],
 }
 
-pub fn run(args: FingerprintArgs) -> Result<u8, Failure> {
+pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
     let (source, runtime): (Box<dyn Source>, _) = match &args.dir {
         Some(dir) => {
             let runtime = request(&args.runtime, None, false)?.shared()?.runtime;

@@ -44,7 +44,7 @@ const TEST_HOOK: &str = "FPCHECK_TEST_BEFORE_RENAME";
 
 Example:
   fpcheck snapshot --dir /opt/server/src --out /var/lib/server/before.json")]
-pub struct SnapshotArgs {
+pub(super) struct SnapshotArgs {
     /// The installed runtime root (e.g. /opt/server/src).
     #[arg(long, value_name = "RUNTIME")]
     dir: PathBuf,
@@ -93,7 +93,7 @@ Only 5 leaves running processes unwarned: treat it as an alert.
 Example:
   fpcheck gate --dir /opt/server/src --before before.json \\
       --marker ~/.server/mcp-restart-required.json --client claude_code --client codex")]
-pub struct GateArgs {
+pub(super) struct GateArgs {
     /// The installed runtime root, after the update.
     #[arg(long, value_name = "RUNTIME")]
     dir: PathBuf,
@@ -147,7 +147,7 @@ Example:
   fpcheck status --dir /opt/server/src --marker ~/.server/mcp-restart-required.json \\
       --process-fingerprint 3c43...d6 --process-version 7.11.0 \\
       --client codex --cache /tmp/fp.cache --json")]
-pub struct StatusArgs {
+pub(super) struct StatusArgs {
     /// The installed runtime root.
     #[arg(long, value_name = "RUNTIME")]
     dir: PathBuf,
@@ -192,7 +192,7 @@ pub struct StatusArgs {
 Example:
   fpcheck ack --marker ~/.server/mcp-restart-required.json --client codex \\
       --process-fingerprint 7e11...22")]
-pub struct AckArgs {
+pub(super) struct AckArgs {
     /// The restart marker.
     #[arg(long, value_name = "MARKER.json")]
     marker: PathBuf,
@@ -224,7 +224,7 @@ fn snapshot_settings(flags: &RuntimeFlags) -> Result<Settings, Failure> {
     })
 }
 
-pub fn run_snapshot(args: SnapshotArgs) -> Result<u8, Failure> {
+pub(super) fn run_snapshot(args: SnapshotArgs) -> Result<u8, Failure> {
     let settings = snapshot_settings(&args.runtime)?;
     let snap = snapshot::take(&args.dir, &settings)?;
     warn_all(&snap.warnings);
@@ -284,7 +284,7 @@ fn snapshot_summary(s: &Snapshot, out: &Path) -> String {
     t
 }
 
-pub fn run_gate(args: GateArgs) -> Result<u8, Failure> {
+pub(super) fn run_gate(args: GateArgs) -> Result<u8, Failure> {
     let flags = &args.runtime;
     let given = flags.config.is_some()
         || !flags.runtime.is_empty()
@@ -431,7 +431,7 @@ fn gate_text(r: &GateReport) -> String {
     t
 }
 
-pub fn run_status(args: StatusArgs) -> Result<u8, Failure> {
+pub(super) fn run_status(args: StatusArgs) -> Result<u8, Failure> {
     let rt = settings(&args.runtime, None, None)?;
     let report = status::status(&status::Request {
         dir: &args.dir,
@@ -498,7 +498,7 @@ fn status_text(r: &StatusReport) -> String {
     t
 }
 
-pub fn run_ack(args: AckArgs) -> Result<u8, Failure> {
+pub(super) fn run_ack(args: AckArgs) -> Result<u8, Failure> {
     let report = ack::run(
         &args.marker,
         &args.client,

@@ -29,7 +29,7 @@ use super::{
   fpcheck history
   fpcheck history v7.9.30..v7.11.8
   fpcheck history --tags 'v7.*' --format html --output releases.html")]
-pub struct HistoryArgs {
+pub(super) struct HistoryArgs {
     /// Only the releases from FROM to TO (tags, inclusive).
     #[arg(value_name = "FROM..TO")]
     span: Option<String>,
@@ -75,7 +75,7 @@ enum HistoryFormat {
     Html,
 }
 
-pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
+pub(super) fn run(args: HistoryArgs) -> Result<u8, Failure> {
     let span = match &args.span {
         Some(text) => match text.split_once("..") {
             Some((a, b)) if !a.is_empty() && !b.is_empty() && !b.starts_with('.') => {

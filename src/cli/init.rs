@@ -14,7 +14,7 @@ use super::{exit, print, Failure};
 /// (server.py, __main__.py, [project.scripts] in pyproject.toml). Never
 /// replaces an existing file; nothing found is executed.
 #[derive(Debug, Args)]
-pub struct InitArgs {
+pub(super) struct InitArgs {
     /// The repository (default: the one around the current directory).
     #[arg(long, value_name = "PATH")]
     repo: Option<PathBuf>,
@@ -29,7 +29,7 @@ pub struct InitArgs {
     max_entries: usize,
 }
 
-pub fn run(args: InitArgs) -> Result<u8, Failure> {
+pub(super) fn run(args: InitArgs) -> Result<u8, Failure> {
     let repo = open_repo(args.repo.as_deref())?;
     let top = repo
         .workdir()

@@ -40,7 +40,7 @@ use super::{exit, print, request, Failure, RuntimeFlags};
   fpcheck patch v7.10.0.. --worktree --write      # before committing the release
   fpcheck patch v7.10.0..v7.11.0 --patch-format json-patch
   fpcheck v7.10.0..v7.11.0 --patch-out version.patch.json")]
-pub struct PatchArgs {
+pub(super) struct PatchArgs {
     /// The releases: FROM..TO, FROM.. (to HEAD), or nothing (the latest tag
     /// reachable from HEAD..HEAD).
     #[arg(value_name = "RANGE")]
@@ -111,7 +111,7 @@ struct Output<'a> {
     written: bool,
 }
 
-pub fn run(args: PatchArgs) -> Result<u8, Failure> {
+pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
     let spec = RangeSpec::parse(args.range.as_deref())?;
     let repo = open_repo(args.repo.as_deref())?;
     // `--runtime` (repeatable) narrows the runtimes; the request names none.
@@ -184,7 +184,7 @@ pub fn run(args: PatchArgs) -> Result<u8, Failure> {
 
 /// `fpcheck FROM..TO --patch-out FILE`: the patch `fpcheck patch FROM..TO`
 /// prints, written to FILE; explanations on stderr.
-pub fn patch_out(
+pub(super) fn patch_out(
     repo: &gix::Repository,
     outcome: &range::Outcome,
     worktree: bool,

@@ -12,7 +12,7 @@ use fpcheck::source::git::open_repo;
 use super::{emit, exit, request, use_color, ColorWhen, Failure, RuntimeFlags};
 
 #[derive(Debug, Args, Default)]
-pub struct RangeArgs {
+pub(super) struct RangeArgs {
     /// The releases to compare: FROM..TO (e.g. v7.10.0..v7.11.0), FROM..
     /// (to HEAD), or nothing (the latest tag reachable from HEAD..HEAD).
     #[arg(value_name = "RANGE")]
@@ -96,7 +96,7 @@ enum FormatArg {
     Markdown,
 }
 
-pub fn run(args: RangeArgs) -> Result<u8, Failure> {
+pub(super) fn run(args: RangeArgs) -> Result<u8, Failure> {
     super::check_range_words(args.range.as_deref(), args.stray.as_deref())?;
     let mut spec = RangeSpec::parse(args.range.as_deref())?;
     spec.tags = range::TagFilter {

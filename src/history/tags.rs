@@ -23,19 +23,7 @@ pub(super) struct Tag {
 /// Parses a tag name as a version: semver with an optional `v`, or one to
 /// three dotted numbers (`v7.10` is 7.10.0).
 pub fn tag_version(name: &str) -> Option<semver::Version> {
-    let text = name.strip_prefix('v').unwrap_or(name);
-    if let Ok(v) = semver::Version::parse(text) {
-        return Some(v);
-    }
-    let parts: Vec<u64> = text
-        .split('.')
-        .map(|p| p.parse().ok())
-        .collect::<Option<_>>()?;
-    match parts.as_slice() {
-        [a] => Some(semver::Version::new(*a, 0, 0)),
-        [a, b] => Some(semver::Version::new(*a, *b, 0)),
-        _ => None,
-    }
+    crate::version::parse_tag(name)
 }
 
 /// Lists the release tags in precedence order, folding tags on one commit.

@@ -209,7 +209,7 @@ fn prime_all(
 }
 
 /// `server restarts; worker does not` (`a and b restart` when they agree).
-pub fn summary(runtimes: &[NamedAnalysis]) -> String {
+pub(super) fn summary(runtimes: &[NamedAnalysis]) -> String {
     let names = |restart: bool| -> Vec<String> {
         runtimes
             .iter()
