@@ -13,18 +13,20 @@ use serde::Serialize;
 
 use crate::cache::FingerprintCache;
 use crate::changes;
-use crate::config::Runtime;
-use crate::range::Settings;
+use crate::config::{self, Runtime};
+use crate::range::{Settings, SettingsCheck};
 use crate::source::git::repo_display;
 use crate::source::SourceError;
 use crate::verdict::{self, Reason, SideFacts};
 use crate::warning::Warning;
 
+mod settings;
 mod tags;
 mod worker;
 
 pub use tags::tag_version;
 use tags::{order_equal_versions, release_tags, restrict, Tag};
+use settings::Plan;
 use worker::{Blobs, How, Read, Worker};
 
 /// The JSON schema version of [`History`].
@@ -64,6 +66,9 @@ pub enum HistoryError {
     /// unknown revision in a range, the input cannot be read.
     #[error("{0}")]
     UnknownTag(String),
+    /// A release's settings cannot be read or resolved.
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
     /// A worker thread panicked: a bug, never a verdict.
     #[error("a worker thread failed (a bug in fpcheck): {0}")]
     Internal(String),
@@ -133,6 +138,16 @@ pub struct Step {
     /// The restart was required only because of comment, whitespace or
     /// docstring changes; `null` when not classified.
     pub avoidable: Option<bool>,
+    /// When the two releases' settings differ: the newer release
+    /// fingerprinted with the older one's settings (see
+    /// [`SettingsCheck`]); left out when the settings are equal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settings_check: Option<SettingsCheck>,
+    /// Things to know about this update (`settings_changed`,
+    /// `settings_changed_runtime_changed`, `runtime_not_declared`); left
+    /// out when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Warning>,
 }
 
 /// The record at a glance.
@@ -167,7 +182,7 @@ pub struct Skipped {
     pub why: String,
 }
 
-/// The whole report; `--format json` prints exactly this.
+/// The whole report of one runtime; `--format json` prints exactly this.
 #[derive(Clone, Debug, Serialize)]
 pub struct History {
     /// See [`SCHEMA_VERSION`].
@@ -177,7 +192,17 @@ pub struct History {
     /// The repository's name, fit to publish: its `origin` remote without
     /// credentials (`github.com/acme/server`), else its folder's name.
     pub name: String,
-    /// The settings that produced the fingerprints.
+    /// The runtime's record.
+    #[serde(flatten)]
+    pub record: Record,
+}
+
+/// One runtime's history: in [`History`] for one runtime, in
+/// [`RuntimesHistory`] (with its name) for several.
+#[derive(Clone, Debug, Serialize)]
+pub struct Record {
+    /// The settings of the newest release (each release is fingerprinted
+    /// with the settings committed at it; see the updates' warnings).
     pub settings: Settings,
     /// Every update, oldest first.
     pub releases: Vec<Step>,
@@ -189,8 +214,16 @@ pub struct History {
     pub skipped: Vec<Skipped>,
     /// Things to know about the order of the releases, with stable codes.
     pub warnings: Vec<Warning>,
-    /// How the work went: fingerprints reused, blobs read.
+    /// How the work went: fingerprints reused, blobs read (for the whole
+    /// run, shared by every runtime).
     pub stats: Stats,
+}
+
+impl Record {
+    /// Any update forced a restart.
+    pub fn restart_required(&self) -> bool {
+        self.releases.iter().any(|s| s.restart_required)
+    }
 }
 
 /// What the run did, for the curious and for benchmarks.
@@ -206,37 +239,277 @@ pub struct Stats {
     pub blobs_read: usize,
 }
 
-/// Runs the history of `repo`. `progress(done, total)` is called as
+/// What a run answers: one runtime (the single-runtime report) or several.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// A single runtime: the config declares one, or `--runtime` chose one.
+    One(Box<History>),
+    /// Several runtimes.
+    Many(RuntimesHistory),
+}
+
+impl Outcome {
+    /// Any update of any runtime forced a restart (`--exit-code`).
+    pub fn restart_required(&self) -> bool {
+        match self {
+            Outcome::One(h) => h.record.restart_required(),
+            Outcome::Many(m) => m.restart_required,
+        }
+    }
+}
+
+/// The history of several runtimes: `--format json` prints exactly this.
+#[derive(Clone, Debug, Serialize)]
+pub struct RuntimesHistory {
+    /// See [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The repository.
+    pub repo: String,
+    /// The repository's name, fit to publish (see [`History::name`]).
+    pub name: String,
+    /// Any update of any runtime forced a restart.
+    pub restart_required: bool,
+    /// `server: 2 of 5 updates restarted; worker: 0 of 5 updates restarted`.
+    pub summary: String,
+    /// One single-runtime history per runtime, in name order.
+    pub runtimes: Vec<NamedRecord>,
+    /// How the whole run went (blobs shared by the runtimes read once).
+    pub stats: Stats,
+}
+
+/// One runtime's history with its name.
+#[derive(Clone, Debug, Serialize)]
+pub struct NamedRecord {
+    /// The `NAME` of `[runtimes.NAME]`.
+    pub name: String,
+    /// Exactly the single-runtime history, less the repository's names.
+    #[serde(flatten)]
+    pub record: Record,
+}
+
+/// Runs the history of `repo` for one runtime: the one `request` names, or
+/// the only one declared. Each release is fingerprinted with the settings
+/// committed at it (flags over all). `progress(done, total)` is called as
 /// releases are read.
 pub fn run(
     repo: &gix::Repository,
-    runtime: &Runtime,
+    request: &config::Request,
     opts: &Options,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<History, HistoryError> {
+    let name = request.flags.runtime.clone();
+    let (tags, skipped, warnings) = listed(repo, opts)?;
+    let committed = settings::committed(repo, request, &tags)?;
+    let mut records = records(
+        repo,
+        request,
+        opts,
+        &[name],
+        (&tags, &committed),
+        (&skipped, &warnings),
+        progress,
+    )?;
+    let (_, record) = records.pop().expect("one runtime asked, one record");
+    Ok(History {
+        schema_version: SCHEMA_VERSION,
+        repo: repo_display(repo),
+        name: repo_name(repo),
+        record,
+    })
+}
+
+/// Runs the history for the runtimes `chosen` (`--runtime`, repeatable), or
+/// every runtime declared in any release when none is chosen. One chosen
+/// runtime, or configs declaring at most one, give [`Outcome::One`]:
+/// exactly the single-runtime history. As `fpcheck A..B` does for several
+/// runtimes (`crate::range::analyse_runtimes`).
+pub fn run_runtimes(
+    repo: &gix::Repository,
+    request: &config::Request,
+    opts: &Options,
+    chosen: &[String],
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Outcome, HistoryError> {
+    let single = |name: Option<&String>| -> Result<Outcome, HistoryError> {
+        let mut request = request.clone();
+        request.flags.runtime = name.cloned();
+        run(repo, &request, opts, progress).map(|h| Outcome::One(Box::new(h)))
+    };
+    let chosen: Vec<String> = {
+        let mut seen = std::collections::BTreeSet::new();
+        chosen
+            .iter()
+            .filter(|n| seen.insert(n.as_str()))
+            .cloned()
+            .collect()
+    };
+    if chosen.len() == 1 {
+        return single(chosen.first());
+    }
+    let (tags, skipped, warnings) = listed(repo, opts)?;
+    let committed = settings::committed(repo, request, &tags)?;
+    let all = settings::declared_anywhere(request, &committed);
+    if chosen.is_empty() && all.len() <= 1 {
+        return single(None);
+    }
+    if let Some(bad) = chosen.iter().find(|n| !all.contains(*n)) {
+        let list: Vec<&str> = all.iter().map(String::as_str).collect();
+        return Err(HistoryError::Config(config::ConfigError::Invalid(format!(
+            "--runtime {}: no such runtime in any release (declared: {})",
+            crate::term::escape(bad),
+            if list.is_empty() {
+                "none".into()
+            } else {
+                list.join(", ")
+            }
+        ))));
+    }
+    if request.flags.root.is_some() {
+        return Err(HistoryError::Config(config::ConfigError::Invalid(
+            "--root names one runtime's root, but several runtimes are analysed: pick one with --runtime NAME, or set `root` under each [runtimes.NAME]".into(),
+        )));
+    }
+    let names: Vec<Option<String>> = all
+        .into_iter()
+        .filter(|n| chosen.is_empty() || chosen.contains(n))
+        .map(Some)
+        .collect();
+    let records = records(
+        repo,
+        request,
+        opts,
+        &names,
+        (&tags, &committed),
+        (&skipped, &warnings),
+        progress,
+    )?;
+    let runtimes: Vec<NamedRecord> = records
+        .into_iter()
+        .map(|(name, record)| NamedRecord {
+            name: name.unwrap_or_default(),
+            record,
+        })
+        .collect();
+    let mut stats = runtimes
+        .iter()
+        .fold(Stats::default(), |mut total, r| {
+            total.cached += r.record.stats.cached;
+            total.reused += r.record.stats.reused;
+            total.hashed += r.record.stats.hashed;
+            total
+        });
+    stats.blobs_read = runtimes.first().map_or(0, |r| r.record.stats.blobs_read);
+    Ok(Outcome::Many(RuntimesHistory {
+        schema_version: SCHEMA_VERSION,
+        repo: repo_display(repo),
+        name: repo_name(repo),
+        restart_required: runtimes.iter().any(|r| r.record.restart_required()),
+        summary: runtimes_summary(&runtimes),
+        runtimes,
+        stats,
+    }))
+}
+
+/// `server: 2 of 5 updates restarted; worker: 0 of 5 updates restarted`.
+pub fn runtimes_summary(runtimes: &[NamedRecord]) -> String {
+    runtimes
+        .iter()
+        .map(|r| {
+            let s = &r.record.summary;
+            format!(
+                "{}: {} of {} restarted",
+                crate::term::escape(&r.name),
+                s.restarts_forced,
+                if s.updates == 1 {
+                    "1 update".to_string()
+                } else {
+                    format!("{} updates", s.updates)
+                }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The release tags in order, the tags left out, and the warnings about
+/// their order.
+fn listed(
+    repo: &gix::Repository,
+    opts: &Options,
+) -> Result<(Vec<Tag>, Vec<Skipped>, Vec<Warning>), HistoryError> {
     let (tags, skipped) = release_tags(repo, opts)?;
     let mut warnings = Vec::new();
     let mut tags = order_equal_versions(repo, tags, &mut warnings);
     if let Some(span) = &opts.span {
         tags = restrict(tags, span)?;
     }
+    Ok((tags, skipped, warnings))
+}
+
+/// One release read for one runtime, and the cross-check of the update
+/// that ends at it.
+struct Slot {
+    release: usize,
+    plan: Plan,
+    own: usize,
+    cross: Option<usize>,
+}
+
+/// The records of the runtimes `names`, from one pass of the workers over
+/// every (release, settings) pair: blobs shared by several runtimes are
+/// inflated once, and each runtime's releases are consecutive jobs so that
+/// a worker resumes its hasher after their shared prefix.
+fn records(
+    repo: &gix::Repository,
+    request: &config::Request,
+    opts: &Options,
+    names: &[Option<String>],
+    (tags, committed): (&[Tag], &[settings::Committed]),
+    (skipped, warnings): (&[Skipped], &[Warning]),
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<(Option<String>, Record)>, HistoryError> {
+    let mut plans = Vec::with_capacity(names.len());
+    for name in names {
+        plans.push(settings::plans(request, name.as_deref(), committed)?);
+    }
+    // Every release with its own settings first (the usual case, reused
+    // prefixes and all), then the cross-checks, which are rare.
+    let mut jobs: Vec<(&Tag, &Runtime)> = Vec::new();
+    let mut slots: Vec<Vec<Slot>> = Vec::with_capacity(names.len());
+    for runtime_plans in &plans {
+        let mut mine = Vec::new();
+        for (i, plan) in runtime_plans.iter().enumerate() {
+            if let Some(plan) = plan {
+                mine.push(Slot {
+                    release: i,
+                    plan: plan.clone(),
+                    own: jobs.len(),
+                    cross: None,
+                });
+                jobs.push((&tags[i], &plan.end.runtime));
+            }
+        }
+        slots.push(mine);
+    }
+    for (runtime_slots, runtime_plans) in slots.iter_mut().zip(&plans) {
+        for k in 1..runtime_slots.len() {
+            let (before, after) = runtime_slots.split_at_mut(k);
+            let (from, to) = (&before[k - 1], &mut after[0]);
+            let withdrawn = from.plan.borrowed.as_ref().is_some_and(|b| b.withdrawn);
+            if !withdrawn && crate::range::settings_differ(&from.plan.end, &to.plan.end) {
+                to.cross = Some(jobs.len());
+                let from_plan = runtime_plans[from.release].as_ref().expect("a planned release");
+                jobs.push((&tags[to.release], &from_plan.end.runtime));
+            }
+        }
+    }
     let mut cache = if opts.persistent_cache {
         FingerprintCache::open(repo)
     } else {
         FingerprintCache::in_memory()
     };
-    let (reads, blobs_read) = read_all(repo, runtime, &tags, &cache, opts, progress)?;
-    let mut stats = Stats {
-        blobs_read,
-        ..Stats::default()
-    };
+    let (reads, blobs_read) = read_all(repo, &jobs, &cache, opts, progress)?;
     for r in &reads {
-        match r.how {
-            How::Cached => stats.cached += 1,
-            How::Reused => stats.reused += 1,
-            How::Hashed => stats.hashed += 1,
-            How::Unavailable => {}
-        }
         // Only new fingerprints: putting a cached one back would parse the
         // whole cache file for nothing (a reused one's key was hashed here).
         if let (Some(key), How::Hashed) = (&r.key, r.how) {
@@ -245,32 +518,109 @@ pub fn run(
     }
     // A cache that cannot be written only costs the next run some time.
     let _ = cache.save();
-    let mut steps: Vec<Step> = reads
+    let mut out = Vec::with_capacity(names.len());
+    for (name, runtime_slots) in names.iter().zip(slots) {
+        let record = record(
+            repo,
+            opts,
+            name.as_deref(),
+            &runtime_slots,
+            &reads,
+            (tags, skipped, warnings),
+            blobs_read,
+        );
+        out.push((name.clone(), record));
+    }
+    Ok(out)
+}
+
+/// One runtime's record from its reads.
+fn record(
+    repo: &gix::Repository,
+    opts: &Options,
+    name: Option<&str>,
+    slots: &[Slot],
+    reads: &[Read],
+    (tags, skipped, warnings): (&[Tag], &[Skipped], &[Warning]),
+    blobs_read: usize,
+) -> Record {
+    let mut stats = Stats {
+        blobs_read,
+        ..Stats::default()
+    };
+    for slot in slots {
+        for job in std::iter::once(slot.own).chain(slot.cross) {
+            match reads[job].how {
+                How::Cached => stats.cached += 1,
+                How::Reused => stats.reused += 1,
+                How::Hashed => stats.hashed += 1,
+                How::Unavailable => {}
+            }
+        }
+    }
+    // A release before the first declaration has no fingerprint: that
+    // release had no gate for the runtime.
+    let own: Vec<Read> = slots
+        .iter()
+        .map(|slot| {
+            let mut read = reads[slot.own].clone();
+            if let Some(b) = slot.plan.borrowed.as_ref().filter(|b| b.withdrawn) {
+                read.info.fingerprint = String::new();
+                read.info.unavailable_reason = Some(b.why.clone());
+                read.info.runtime_files = 0;
+            }
+            read
+        })
+        .collect();
+    let mut steps: Vec<Step> = slots
         .windows(2)
-        .map(|w| step(&w[0], &w[1], &runtime.root))
+        .zip(own.windows(2))
+        .map(|(s, r)| {
+            step(
+                (&r[0], &r[1]),
+                (&s[0].plan, &s[1].plan),
+                s[1].cross.map(|c| &reads[c]),
+            )
+        })
         .collect();
     if opts.classify {
-        classify_steps(repo, &reads, &mut steps, &runtime.root, opts.threads);
+        classify_steps(repo, &own, &mut steps, opts.threads);
     }
-    let summary = summarise(&reads, &steps);
-    Ok(History {
-        schema_version: SCHEMA_VERSION,
-        repo: repo_display(repo),
-        name: repo_name(repo),
-        settings: Settings::of(runtime),
+    let mut warnings = warnings.to_vec();
+    if let (Some(name), Some(first)) = (name, slots.first()) {
+        if first.release > 0 {
+            warnings.push(Warning::new(
+                "runtime_not_declared",
+                format!(
+                    "runtime `{}` is not declared before {}: its history starts at {}, and {} earlier release{} left out",
+                    crate::term::escape(name),
+                    tags[first.release + usize::from(first.plan.borrowed.is_some())].name,
+                    tags[first.release].name,
+                    first.release,
+                    if first.release == 1 { " is" } else { "s are" }
+                ),
+            ));
+        }
+    }
+    let summary = summarise(&own, &steps);
+    let newest = slots
+        .last()
+        .map(|s| Settings::of(&s.plan.end.runtime))
+        .unwrap_or_else(|| Settings::of(&Runtime::default()));
+    Record {
+        settings: newest,
         releases: steps,
-        tags: reads.into_iter().map(|r| r.info).collect(),
+        tags: own.into_iter().map(|r| r.info).collect(),
         summary,
-        skipped,
+        skipped: skipped.to_vec(),
         warnings,
         stats,
-    })
+    }
 }
 
 fn read_all(
     repo: &gix::Repository,
-    runtime: &Runtime,
-    tags: &[Tag],
+    jobs: &[(&Tag, &Runtime)],
     cache: &FingerprintCache,
     opts: &Options,
     progress: &(dyn Fn(usize, usize) + Sync),
@@ -279,13 +629,13 @@ fn read_all(
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     }
-    .clamp(1, tags.len().max(1));
+    .clamp(1, jobs.len().max(1));
     let sync = repo.clone().into_sync();
     let blobs = Mutex::new(Blobs::default());
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let chunk = tags.len().div_ceil(threads).max(1);
+    let chunk = jobs.len().div_ceil(threads).max(1);
     let results: Vec<Result<Vec<Read>, HistoryError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = tags
+        let handles: Vec<_> = jobs
             .chunks(chunk)
             .map(|part| {
                 let (sync, blobs, done) = (&sync, &blobs, &done);
@@ -296,12 +646,12 @@ fn read_all(
                             32 << 20,
                         ))
                     });
-                    let mut worker = Worker::new(&repo, runtime, cache, blobs);
+                    let mut worker = Worker::new(&repo, cache, blobs);
                     let mut out = Vec::with_capacity(part.len());
-                    for tag in part {
-                        out.push(worker.read(tag)?);
+                    for (tag, runtime) in part {
+                        out.push(worker.read(tag, runtime)?);
                         let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                        progress(n, tags.len());
+                        progress(n, jobs.len());
                     }
                     Ok(out)
                 })
@@ -321,7 +671,7 @@ fn read_all(
             })
             .collect()
     });
-    let mut all = Vec::with_capacity(tags.len());
+    let mut all = Vec::with_capacity(jobs.len());
     for r in results {
         all.extend(r?);
     }
@@ -371,8 +721,59 @@ fn facts(info: &ReleaseInfo) -> SideFacts {
     }
 }
 
-fn step(from: &Read, to: &Read, root: &str) -> Step {
-    let d = verdict::decide(&facts(&from.info), &facts(&to.info));
+/// One update, decided as the range decides `from..to`: each release with
+/// its own settings, a release before the runtime's first declaration
+/// without a fingerprint, and, when the settings changed, the `to` release
+/// also read with the `from` release's settings (`cross`), fail-closed.
+fn step(
+    (from, to): (&Read, &Read),
+    (from_plan, to_plan): (&Plan, &Plan),
+    cross: Option<&Read>,
+) -> Step {
+    let (from_ref, to_ref) = (from.info.tag.as_str(), to.info.tag.as_str());
+    let mut warnings = Vec::new();
+    if let Some(b) = from_plan.borrowed.as_ref().filter(|b| b.withdrawn) {
+        warnings.push(Warning::new(
+            "runtime_not_declared",
+            format!(
+                "{}: its fingerprint there is taken as unavailable (the safe side: the code counts as changed)",
+                b.why
+            ),
+        ));
+    }
+    if let Some(b) = &to_plan.borrowed {
+        warnings.push(Warning::new(
+            "runtime_not_declared",
+            format!(
+                "{}: that release is read with the settings of the last release that declares it, as the installed gate reads it after the update",
+                b.why
+            ),
+        ));
+    }
+    let mut d = verdict::decide(&facts(&from.info), &facts(&to.info));
+    warnings.extend(crate::range::settings_changed(
+        (from_ref, to_ref),
+        &from_plan.end,
+        &to_plan.end,
+    ));
+    let available = |fp: &str| (!fp.is_empty()).then(|| fp.to_string());
+    let settings_check = cross.map(|c| {
+        SettingsCheck::new(
+            available(&c.info.fingerprint),
+            c.info.unavailable_reason.clone(),
+            available(&from.info.fingerprint).as_deref(),
+        )
+    });
+    if let Some(check) = &settings_check {
+        if check.enforce(&mut d) {
+            let short = from.info.fingerprint.get(..12).unwrap_or("unavailable");
+            warnings.push(crate::range::hidden_by_settings(
+                (from_ref, to_ref),
+                short,
+                check,
+            ));
+        }
+    }
     Step {
         from: from.info.tag.clone(),
         to: to.info.tag.clone(),
@@ -384,11 +785,13 @@ fn step(from: &Read, to: &Read, root: &str) -> Step {
         reason: d.reason,
         marker_reason: d.updater.marker_reason.map(|r| r.as_str()),
         version_changed: d.version_changed,
-        runtime_files_changed: changes::between_selections(&from.ids, &to.ids, root)
+        runtime_files_changed: changes::between_selections(&from.ids, &to.ids, &to.root)
             .runtime
             .len(),
         changed_anything: from.tree != to.tree,
         avoidable: None,
+        settings_check,
+        warnings,
     }
 }
 
@@ -396,13 +799,7 @@ fn step(from: &Read, to: &Read, root: &str) -> Step {
 /// looked at, and each stops at its first `code` file. Updates are spread
 /// over the threads in runs of consecutive ones, so that each thread parses
 /// a file's next version incrementally from the one before.
-fn classify_steps(
-    repo: &gix::Repository,
-    reads: &[Read],
-    steps: &mut [Step],
-    root: &str,
-    threads: usize,
-) {
+fn classify_steps(repo: &gix::Repository, reads: &[Read], steps: &mut [Step], threads: usize) {
     let threads = match threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
@@ -423,6 +820,8 @@ fn classify_steps(
                 let mut streams = crate::classify::HistoryStreams::default();
                 for (i, step) in part.iter_mut().enumerate() {
                     let (from, to) = (&reads[n * chunk + i], &reads[n * chunk + i + 1]);
+                    // Changes are sorted by the newer release's settings.
+                    let root = to.root.as_str();
                     let candidate = step.restart_required
                         && step.reason == Reason::CodeChanged
                         && !to.info.force_restart;
