@@ -142,8 +142,7 @@ pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
             bar.set_position(done as u64);
         }
     };
-    let outcome =
-        history::run_runtimes(&repo, &settings, &opts, &args.runtime.runtime, &progress)?;
+    let outcome = history::run_runtimes(&repo, &settings, &opts, &args.runtime.runtime, &progress)?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -157,16 +156,29 @@ pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
     };
     // The order warnings are the same in every runtime's record: once.
     if let Some((_, first)) = records.first() {
-        for w in first.warnings.iter().filter(|w| w.code != "runtime_not_declared") {
+        for w in first
+            .warnings
+            .iter()
+            .filter(|w| w.code != "runtime_not_declared")
+        {
             eprintln!("fpcheck: warning: {}: {}", w.code, escape(&w.message));
         }
     }
     for (name, record) in &records {
-        let only = record.warnings.iter().filter(|w| w.code == "runtime_not_declared");
+        let only = record
+            .warnings
+            .iter()
+            .filter(|w| w.code == "runtime_not_declared");
         let updates = record.releases.iter().flat_map(|s| &s.warnings);
         for w in only.chain(updates) {
-            let whose = name.map(|n| format!("runtime {}: ", escape(n))).unwrap_or_default();
-            eprintln!("fpcheck: warning: {whose}{}: {}", w.code, escape(&w.message));
+            let whose = name
+                .map(|n| format!("runtime {}: ", escape(n)))
+                .unwrap_or_default();
+            eprintln!(
+                "fpcheck: warning: {whose}{}: {}",
+                w.code,
+                escape(&w.message)
+            );
         }
     }
     if records.iter().all(|(_, r)| r.tags.is_empty()) {

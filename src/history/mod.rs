@@ -24,9 +24,9 @@ mod settings;
 mod tags;
 mod worker;
 
+use settings::Plan;
 pub use tags::tag_version;
 use tags::{order_equal_versions, release_tags, restrict, Tag};
-use settings::Plan;
 use worker::{Blobs, How, Read, Worker};
 
 /// The JSON schema version of [`History`].
@@ -298,17 +298,8 @@ pub fn run(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<History, HistoryError> {
     let name = request.flags.runtime.clone();
-    let (tags, skipped, warnings) = listed(repo, opts)?;
-    let committed = settings::committed(repo, request, &tags)?;
-    let mut records = records(
-        repo,
-        request,
-        opts,
-        &[name],
-        (&tags, &committed),
-        (&skipped, &warnings),
-        progress,
-    )?;
+    let listed = listed(repo, request, opts)?;
+    let mut records = records(repo, request, opts, &[name], &listed, progress)?;
     let (_, record) = records.pop().expect("one runtime asked, one record");
     Ok(History {
         schema_version: SCHEMA_VERSION,
@@ -346,23 +337,13 @@ pub fn run_runtimes(
     if chosen.len() == 1 {
         return single(chosen.first());
     }
-    let (tags, skipped, warnings) = listed(repo, opts)?;
-    let committed = settings::committed(repo, request, &tags)?;
-    let all = settings::declared_anywhere(request, &committed);
+    let listed = listed(repo, request, opts)?;
+    let all = settings::declared_anywhere(request, &listed.committed);
     if chosen.is_empty() && all.len() <= 1 {
         return single(None);
     }
     if let Some(bad) = chosen.iter().find(|n| !all.contains(*n)) {
-        let list: Vec<&str> = all.iter().map(String::as_str).collect();
-        return Err(HistoryError::Config(config::ConfigError::Invalid(format!(
-            "--runtime {}: no such runtime in any release (declared: {})",
-            crate::term::escape(bad),
-            if list.is_empty() {
-                "none".into()
-            } else {
-                list.join(", ")
-            }
-        ))));
+        return Err(settings::unknown_runtime(bad, &all));
     }
     if request.flags.root.is_some() {
         return Err(HistoryError::Config(config::ConfigError::Invalid(
@@ -374,15 +355,7 @@ pub fn run_runtimes(
         .filter(|n| chosen.is_empty() || chosen.contains(n))
         .map(Some)
         .collect();
-    let records = records(
-        repo,
-        request,
-        opts,
-        &names,
-        (&tags, &committed),
-        (&skipped, &warnings),
-        progress,
-    )?;
+    let records = records(repo, request, opts, &names, &listed, progress)?;
     let runtimes: Vec<NamedRecord> = records
         .into_iter()
         .map(|(name, record)| NamedRecord {
@@ -390,14 +363,12 @@ pub fn run_runtimes(
             record,
         })
         .collect();
-    let mut stats = runtimes
-        .iter()
-        .fold(Stats::default(), |mut total, r| {
-            total.cached += r.record.stats.cached;
-            total.reused += r.record.stats.reused;
-            total.hashed += r.record.stats.hashed;
-            total
-        });
+    let mut stats = runtimes.iter().fold(Stats::default(), |mut total, r| {
+        total.cached += r.record.stats.cached;
+        total.reused += r.record.stats.reused;
+        total.hashed += r.record.stats.hashed;
+        total
+    });
     stats.blobs_read = runtimes.first().map_or(0, |r| r.record.stats.blobs_read);
     Ok(Outcome::Many(RuntimesHistory {
         schema_version: SCHEMA_VERSION,
@@ -431,19 +402,33 @@ pub fn runtimes_summary(runtimes: &[NamedRecord]) -> String {
         .join("; ")
 }
 
-/// The release tags in order, the tags left out, and the warnings about
-/// their order.
+/// The releases of a run: the tags in order with each one's committed
+/// config, the tags left out, and the warnings about their order.
+struct Listed {
+    tags: Vec<Tag>,
+    committed: Vec<settings::Committed>,
+    skipped: Vec<Skipped>,
+    warnings: Vec<Warning>,
+}
+
 fn listed(
     repo: &gix::Repository,
+    request: &config::Request,
     opts: &Options,
-) -> Result<(Vec<Tag>, Vec<Skipped>, Vec<Warning>), HistoryError> {
+) -> Result<Listed, HistoryError> {
     let (tags, skipped) = release_tags(repo, opts)?;
     let mut warnings = Vec::new();
     let mut tags = order_equal_versions(repo, tags, &mut warnings);
     if let Some(span) = &opts.span {
         tags = restrict(tags, span)?;
     }
-    Ok((tags, skipped, warnings))
+    let committed = settings::committed(repo, request, &tags)?;
+    Ok(Listed {
+        tags,
+        committed,
+        skipped,
+        warnings,
+    })
 }
 
 /// One release read for one runtime, and the cross-check of the update
@@ -464,13 +449,17 @@ fn records(
     request: &config::Request,
     opts: &Options,
     names: &[Option<String>],
-    (tags, committed): (&[Tag], &[settings::Committed]),
-    (skipped, warnings): (&[Skipped], &[Warning]),
+    listed: &Listed,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<(Option<String>, Record)>, HistoryError> {
+    let tags = &listed.tags;
     let mut plans = Vec::with_capacity(names.len());
     for name in names {
-        plans.push(settings::plans(request, name.as_deref(), committed)?);
+        plans.push(settings::plans(
+            request,
+            name.as_deref(),
+            &listed.committed,
+        )?);
     }
     // Every release with its own settings first (the usual case, reused
     // prefixes and all), then the cross-checks, which are rare.
@@ -498,7 +487,9 @@ fn records(
             let withdrawn = from.plan.borrowed.as_ref().is_some_and(|b| b.withdrawn);
             if !withdrawn && crate::range::settings_differ(&from.plan.end, &to.plan.end) {
                 to.cross = Some(jobs.len());
-                let from_plan = runtime_plans[from.release].as_ref().expect("a planned release");
+                let from_plan = runtime_plans[from.release]
+                    .as_ref()
+                    .expect("a planned release");
                 jobs.push((&tags[to.release], &from_plan.end.runtime));
             }
         }
@@ -526,7 +517,7 @@ fn records(
             name.as_deref(),
             &runtime_slots,
             &reads,
-            (tags, skipped, warnings),
+            listed,
             blobs_read,
         );
         out.push((name.clone(), record));
@@ -541,9 +532,10 @@ fn record(
     name: Option<&str>,
     slots: &[Slot],
     reads: &[Read],
-    (tags, skipped, warnings): (&[Tag], &[Skipped], &[Warning]),
+    listed: &Listed,
     blobs_read: usize,
 ) -> Record {
+    let tags = &listed.tags;
     let mut stats = Stats {
         blobs_read,
         ..Stats::default()
@@ -586,7 +578,7 @@ fn record(
     if opts.classify {
         classify_steps(repo, &own, &mut steps, opts.threads);
     }
-    let mut warnings = warnings.to_vec();
+    let mut warnings = listed.warnings.clone();
     if let (Some(name), Some(first)) = (name, slots.first()) {
         if first.release > 0 {
             warnings.push(Warning::new(
@@ -612,7 +604,7 @@ fn record(
         releases: steps,
         tags: own.into_iter().map(|r| r.info).collect(),
         summary,
-        skipped: skipped.to_vec(),
+        skipped: listed.skipped.clone(),
         warnings,
         stats,
     }

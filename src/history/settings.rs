@@ -52,10 +52,12 @@ pub(super) struct Borrowed {
 
 /// The tree of `tag`'s commit.
 pub(super) fn tree_of(repo: &gix::Repository, tag: &Tag) -> Result<ObjectId, HistoryError> {
-    let fail = |what: &str, e: &dyn std::error::Error| SourceError::Repository(format!(
-        "cannot read the {what} of {}: {e}",
-        crate::term::escape(&tag.name)
-    ));
+    let fail = |what: &str, e: &dyn std::error::Error| {
+        SourceError::Repository(format!(
+            "cannot read the {what} of {}: {e}",
+            crate::term::escape(&tag.name)
+        ))
+    };
     let commit = repo
         .find_commit(tag.commit)
         .map_err(|e| fail("commit", &e))?;
@@ -130,6 +132,9 @@ pub(super) fn plans(
         )
     };
     let first = own.iter().position(Option::is_some);
+    if let (None, Some(n)) = (first, name) {
+        return Err(unknown_runtime(n, &declared_anywhere(&request, committed)));
+    }
     let mut last: Option<&EndSettings> = None;
     let mut out = Vec::with_capacity(committed.len());
     for (i, (c, end)) in committed.iter().zip(&own).enumerate() {
@@ -160,4 +165,18 @@ pub(super) fn plans(
         out.push(plan);
     }
     Ok(out)
+}
+
+/// `--runtime NAME` that no release declares.
+pub(super) fn unknown_runtime(name: &str, declared: &BTreeSet<String>) -> HistoryError {
+    let list: Vec<&str> = declared.iter().map(String::as_str).collect();
+    HistoryError::Config(config::ConfigError::Invalid(format!(
+        "--runtime {}: no such runtime in any release (declared: {})",
+        crate::term::escape(name),
+        if list.is_empty() {
+            "none".into()
+        } else {
+            list.join(", ")
+        }
+    )))
 }

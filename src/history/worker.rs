@@ -111,7 +111,8 @@ impl<'a> Worker<'a> {
             .iter()
             .filter_map(|f| f.content.object_id().map(|id| (f.path.clone(), id)))
             .collect();
-        let (fingerprint, reason, how) = self.fingerprint(&src, &runtime.rules, selection, key.as_deref())?;
+        let (fingerprint, reason, how) =
+            self.fingerprint(&src, &runtime.rules, selection, key.as_deref())?;
         let runtime_files = if fingerprint.is_empty() { 0 } else { ids.len() };
         Ok(Read {
             info: ReleaseInfo {

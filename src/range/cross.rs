@@ -35,7 +35,11 @@ pub struct SettingsCheck {
 
 impl SettingsCheck {
     fn of(cross: Fingerprint, from: &Fingerprint) -> Self {
-        Self::new(cross.digest, cross.unavailable_reason, from.digest.as_deref())
+        Self::new(
+            cross.digest,
+            cross.unavailable_reason,
+            from.digest.as_deref(),
+        )
     }
 
     /// The check from the `to` end's fingerprint under the `from` end's

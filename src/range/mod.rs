@@ -29,11 +29,11 @@ mod wording;
 
 pub(crate) use cross::needed as settings_differ;
 pub use cross::SettingsCheck;
-pub(crate) use wording::{hidden_by_settings, settings_changed};
 use ends::Read;
 pub use multi::{analyse_runtimes, NamedAnalysis, Outcome, RuntimesAnalysis};
 pub use spec::{check_revision, RangeSpec};
 pub use tags::TagFilter;
+pub(crate) use wording::{hidden_by_settings, settings_changed};
 
 /// The JSON schema version of [`Analysis`]; bumped on breaking changes.
 pub const SCHEMA_VERSION: u32 = 1;

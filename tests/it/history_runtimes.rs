@@ -8,7 +8,8 @@ use crate::support::TestRepo;
 const TWO: &str = "[runtimes.server]\nroot = \"server\"\n[runtimes.worker]\nroot = \"worker\"\n";
 /// `admin` lives inside the server's root: the runtimes overlap.
 const THREE: &str = "[runtimes.admin]\nroot = \"server/admin\"\n[runtimes.server]\nroot = \"server\"\n[runtimes.worker]\nroot = \"worker\"\n";
-const NO_WORKER: &str = "[runtimes.admin]\nroot = \"server/admin\"\n[runtimes.server]\nroot = \"server\"\n";
+const NO_WORKER: &str =
+    "[runtimes.admin]\nroot = \"server/admin\"\n[runtimes.server]\nroot = \"server\"\n";
 
 /// v1.0.0 server and worker; v1.1.0 fixes the server; v1.2.0 changes the
 /// worker and starts declaring `admin`; v1.3.0 stops declaring `worker`
@@ -44,7 +45,14 @@ fn monorepo() -> TestRepo {
 }
 
 fn run_json(repo: &TestRepo, args: &[&str]) -> Value {
-    let mut all = vec!["history", "--format", "json", "--no-cache", "--threads", "1"];
+    let mut all = vec![
+        "history",
+        "--format",
+        "json",
+        "--no-cache",
+        "--threads",
+        "1",
+    ];
     all.extend_from_slice(args);
     let run = repo.fpcheck(&all);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -83,7 +91,15 @@ fn one_history_per_runtime_each_update_as_the_range_decides_it() {
     let top: Vec<&String> = j.as_object().unwrap().keys().collect();
     assert_eq!(
         top,
-        ["schema_version", "repo", "name", "restart_required", "summary", "runtimes", "stats"]
+        [
+            "schema_version",
+            "repo",
+            "name",
+            "restart_required",
+            "summary",
+            "runtimes",
+            "stats"
+        ]
     );
     assert_eq!(j["restart_required"], true);
     assert_eq!(
@@ -91,7 +107,10 @@ fn one_history_per_runtime_each_update_as_the_range_decides_it() {
         "admin: 1 of 2 updates restarted; server: 1 of 3 updates restarted; worker: 2 of 3 updates restarted"
     );
     let runtimes = j["runtimes"].as_array().unwrap();
-    let names: Vec<&str> = runtimes.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = runtimes
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["admin", "server", "worker"]);
     assert_eq!(
         verdicts(&runtimes[0]),
@@ -121,7 +140,11 @@ fn one_history_per_runtime_each_update_as_the_range_decides_it() {
     for r in runtimes {
         let name = r["name"].as_str().unwrap();
         for s in r["releases"].as_array().unwrap() {
-            let span = format!("{}..{}", s["from"].as_str().unwrap(), s["to"].as_str().unwrap());
+            let span = format!(
+                "{}..{}",
+                s["from"].as_str().unwrap(),
+                s["to"].as_str().unwrap()
+            );
             let range = repo.fpcheck(&[&span, "--format", "json", "--no-cache"]);
             assert_eq!(range.code, 0, "{name} {span}: {}", range.stderr);
             let range = range.json()["runtimes"]
@@ -136,8 +159,14 @@ fn one_history_per_runtime_each_update_as_the_range_decides_it() {
                 (&s["restart_required"], &s["reason"]),
                 "{name} {span}"
             );
-            assert_eq!(range["from"]["fingerprint"], s["from_fingerprint"], "{name} {span}");
-            assert_eq!(range["to"]["fingerprint"], s["to_fingerprint"], "{name} {span}");
+            assert_eq!(
+                range["from"]["fingerprint"], s["from_fingerprint"],
+                "{name} {span}"
+            );
+            assert_eq!(
+                range["to"]["fingerprint"], s["to_fingerprint"],
+                "{name} {span}"
+            );
         }
     }
     // A runtime declared late and one dropped say so on the update.
@@ -175,10 +204,20 @@ fn one_history_per_runtime_each_update_as_the_range_decides_it() {
 fn overlapping_runtimes_read_each_blob_once() {
     let repo = monorepo();
     let all = run_json(&repo, &[]);
-    let read = |args: &[&str]| run_json(&repo, args)["stats"]["blobs_read"].as_u64().unwrap();
-    let (server, worker) = (read(&["--runtime", "server"]), read(&["--runtime", "worker"]));
+    let read = |args: &[&str]| {
+        run_json(&repo, args)["stats"]["blobs_read"]
+            .as_u64()
+            .unwrap()
+    };
+    let (server, worker) = (
+        read(&["--runtime", "server"]),
+        read(&["--runtime", "worker"]),
+    );
     // admin's files are all inside server's root: no blob read twice.
-    assert_eq!(all["stats"]["blobs_read"].as_u64().unwrap(), server + worker);
+    assert_eq!(
+        all["stats"]["blobs_read"].as_u64().unwrap(),
+        server + worker
+    );
     assert!(server > 0 && worker > 0);
 }
 
@@ -202,15 +241,40 @@ fn runtime_narrows_and_every_format_has_one_part_per_runtime() {
         "admin: 1 of 2 updates restarted; server: 1 of 3 updates restarted; worker: 2 of 3 updates restarted"
     );
     for name in ["admin", "server", "worker"] {
-        assert_eq!(table.stdout.matches(&format!("== runtime {name} ==")).count(), 1);
+        assert_eq!(
+            table
+                .stdout
+                .matches(&format!("== runtime {name} =="))
+                .count(),
+            1
+        );
     }
-    assert!(table.stderr.contains("fpcheck: warning: runtime worker: runtime_not_declared:"), "{}", table.stderr);
+    assert!(
+        table
+            .stderr
+            .contains("fpcheck: warning: runtime worker: runtime_not_declared:"),
+        "{}",
+        table.stderr
+    );
 
     let md = repo.fpcheck(&["history", "--no-cache", "--format", "markdown"]);
     assert_eq!(md.code, 0, "{}", md.stderr);
-    assert!(md.stdout.starts_with("## Release history: restart verdicts\n\nadmin: 1 of 2 updates restarted;"), "{}", md.stdout);
+    assert!(
+        md.stdout.starts_with(
+            "## Release history: restart verdicts\n\nadmin: 1 of 2 updates restarted;"
+        ),
+        "{}",
+        md.stdout
+    );
     for name in ["admin", "server", "worker"] {
-        assert_eq!(md.stdout.matches(&format!("### Runtime <code>{name}</code>")).count(), 1, "{}", md.stdout);
+        assert_eq!(
+            md.stdout
+                .matches(&format!("### Runtime <code>{name}</code>"))
+                .count(),
+            1,
+            "{}",
+            md.stdout
+        );
     }
 
     let html = repo.fpcheck(&["history", "--no-cache", "--format", "html"]);
@@ -218,20 +282,51 @@ fn runtime_narrows_and_every_format_has_one_part_per_runtime() {
     assert_eq!(html.stdout.matches("<svg ").count(), 3);
     assert_eq!(html.stdout.matches("<!DOCTYPE html>").count(), 1);
     for name in ["admin", "server", "worker"] {
-        assert!(html.stdout.contains(&format!("<h2>Runtime <code>{name}</code></h2>")));
+        assert!(html
+            .stdout
+            .contains(&format!("<h2>Runtime <code>{name}</code></h2>")));
     }
 
     // --exit-code: 1 when any runtime's update restarts, 0 when none does.
     let any = repo.fpcheck(&["history", "--no-cache", "--exit-code", "--format", "json"]);
     assert_eq!(any.code, 1, "{}", any.stderr);
     let none = repo.fpcheck(&[
-        "history", "v1.1.0..v1.3.0", "--no-cache", "--exit-code", "--runtime", "server", "--format", "json",
+        "history",
+        "v1.1.0..v1.3.0",
+        "--no-cache",
+        "--exit-code",
+        "--runtime",
+        "server",
+        "--format",
+        "json",
     ]);
     assert_eq!(none.code, 0, "{}", none.stderr);
 
-    let bad = repo.fpcheck(&["history", "--no-cache", "--runtime", "nope", "--runtime", "server"]);
+    let bad = repo.fpcheck(&[
+        "history",
+        "--no-cache",
+        "--runtime",
+        "nope",
+        "--runtime",
+        "server",
+    ]);
     assert_eq!(bad.code, 2, "{}", bad.stderr);
-    assert!(bad.stderr.contains("--runtime nope: no such runtime in any release (declared: admin, server, worker)"), "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains(
+            "--runtime nope: no such runtime in any release (declared: admin, server, worker)"
+        ),
+        "{}",
+        bad.stderr
+    );
+    let one_bad = repo.fpcheck(&["history", "--no-cache", "--runtime", "nope"]);
+    assert_eq!(one_bad.code, 2, "{}", one_bad.stderr);
+    assert!(
+        one_bad.stderr.contains(
+            "--runtime nope: no such runtime in any release (declared: admin, server, worker)"
+        ),
+        "{}",
+        one_bad.stderr
+    );
     let root = repo.fpcheck(&["history", "--no-cache", "--root", "server"]);
     assert_eq!(root.code, 2, "{}", root.stderr);
 }
@@ -251,5 +346,10 @@ fn a_single_runtime_config_keeps_its_output() {
     assert_eq!(j["settings"]["runtime"], "only");
     assert_eq!(verdicts(&j), ["v1.0.0..v1.1.0 true code_changed"]);
     let md = repo.fpcheck(&["history", "--no-cache", "--format", "markdown"]);
-    assert!(md.stdout.starts_with("## Release history: restart verdicts\n\n2 releases, 1 update:"), "{}", md.stdout);
+    assert!(
+        md.stdout
+            .starts_with("## Release history: restart verdicts\n\n2 releases, 1 update:"),
+        "{}",
+        md.stdout
+    );
 }

@@ -21,7 +21,11 @@ fn verdicts(j: &Value) -> Vec<(String, bool, String)> {
         .iter()
         .map(|s| {
             (
-                format!("{}..{}", s["from"].as_str().unwrap(), s["to"].as_str().unwrap()),
+                format!(
+                    "{}..{}",
+                    s["from"].as_str().unwrap(),
+                    s["to"].as_str().unwrap()
+                ),
                 s["restart_required"].as_bool().unwrap(),
                 s["reason"].as_str().unwrap().to_string(),
             )
@@ -129,7 +133,11 @@ fn moving_the_root_to_a_copy_is_caught_by_the_cross_check_in_every_format() {
     let j = json(&repo, &[]);
     assert_eq!(
         verdicts(&j),
-        [v("v1.0.0..v1.1.0", true, "settings_changed_runtime_changed")]
+        [v(
+            "v1.0.0..v1.1.0",
+            true,
+            "settings_changed_runtime_changed"
+        )]
     );
     let step = &j["releases"][0];
     // Each release's own fingerprint is the same code...
@@ -155,7 +163,11 @@ fn moving_the_root_to_a_copy_is_caught_by_the_cross_check_in_every_format() {
 
     let table = repo.fpcheck(&["history", "--no-cache", "--color", "never"]);
     assert_eq!(table.code, 0, "{}", table.stderr);
-    assert!(table.stdout.contains("settings hid a change"), "{}", table.stdout);
+    assert!(
+        table.stdout.contains("settings hid a change"),
+        "{}",
+        table.stdout
+    );
     assert!(
         table.stdout.contains("warning v1.0.0 → v1.1.0: settings_changed_runtime_changed: under the settings of v1.0.0"),
         "{}",
@@ -168,18 +180,37 @@ fn moving_the_root_to_a_copy_is_caught_by_the_cross_check_in_every_format() {
     );
     let md = repo.fpcheck(&["history", "--no-cache", "--format", "markdown"]);
     assert_eq!(md.code, 0, "{}", md.stderr);
-    assert!(md.stdout.contains("| **yes** | `settings_changed_runtime_changed` |"), "{}", md.stdout);
+    assert!(
+        md.stdout
+            .contains("| **yes** | `settings_changed_runtime_changed` |"),
+        "{}",
+        md.stdout
+    );
     assert!(
         md.stdout.contains("- <code>v1.0.0</code> → <code>v1.1.0</code>: **settings_changed**: the fingerprint settings differ"),
         "{}",
         md.stdout
     );
-    assert!(md.stdout.contains("**settings_changed_runtime_changed**: under the settings"), "{}", md.stdout);
+    assert!(
+        md.stdout
+            .contains("**settings_changed_runtime_changed**: under the settings"),
+        "{}",
+        md.stdout
+    );
     let html = repo.fpcheck(&["history", "--no-cache", "--format", "html"]);
     assert_eq!(html.code, 0, "{}", html.stderr);
-    assert!(html.stdout.contains("<span class=\"pill warn\">settings_changed_runtime_changed</span>"), "{}", html.stdout);
+    assert!(
+        html.stdout
+            .contains("<span class=\"pill warn\">settings_changed_runtime_changed</span>"),
+        "{}",
+        html.stdout
+    );
     assert!(html.stdout.contains("<h3>Warnings</h3>"));
-    assert!(html.stdout.contains("(root src → decoy)"), "{}", html.stdout);
+    assert!(
+        html.stdout.contains("(root src → decoy)"),
+        "{}",
+        html.stdout
+    );
     // --exit-code: an update forced a restart.
     let code = repo.fpcheck(&["history", "--no-cache", "--exit-code", "--format", "json"]);
     assert_eq!(code.code, 1, "{}", code.stderr);
@@ -192,7 +223,10 @@ fn settings_that_never_change_share_every_fingerprint_and_add_nothing() {
     for (i, body) in ["a = 1\n", "a = 1\n", "a = 2\n"].iter().enumerate() {
         repo.write("app/a.py", body)
             .write("app/b.py", "b = 1\n")
-            .write("app/version.json", format!("{{\"version\": \"1.{i}.0\"}}\n"));
+            .write(
+                "app/version.json",
+                format!("{{\"version\": \"1.{i}.0\"}}\n"),
+            );
         repo.commit("r");
         repo.tag(&format!("v1.{i}.0"));
     }
@@ -206,7 +240,9 @@ fn settings_that_never_change_share_every_fingerprint_and_add_nothing() {
     );
     for step in j["releases"].as_array().unwrap() {
         let keys: Vec<&String> = step.as_object().unwrap().keys().collect();
-        assert!(!keys.iter().any(|k| *k == "warnings" || *k == "settings_check"));
+        assert!(!keys
+            .iter()
+            .any(|k| *k == "warnings" || *k == "settings_check"));
     }
     // One fingerprint hashed per distinct selection, none for a cross-check.
     assert_eq!(j["stats"]["hashed"], 2);
@@ -217,7 +253,8 @@ fn settings_that_never_change_share_every_fingerprint_and_add_nothing() {
 #[test]
 fn a_broken_config_at_a_release_names_the_release() {
     let repo = TestRepo::new();
-    repo.write("src/a.py", "a\n").write("fpcheck.toml", "[runtime]\nrot = 1\n");
+    repo.write("src/a.py", "a\n")
+        .write("fpcheck.toml", "[runtime]\nrot = 1\n");
     repo.commit("1");
     repo.tag("v1.0.0");
     repo.write("fpcheck.toml", "[runtime]\n");
@@ -226,7 +263,8 @@ fn a_broken_config_at_a_release_names_the_release() {
     let run = repo.fpcheck(&["history", "--no-cache"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
-        run.stderr.contains("fpcheck.toml at v1.0.0 is not a valid fpcheck config"),
+        run.stderr
+            .contains("fpcheck.toml at v1.0.0 is not a valid fpcheck config"),
         "{}",
         run.stderr
     );
