@@ -45,23 +45,18 @@ fn sections(outcome: &Outcome) -> Vec<Section<'_>> {
 /// The Markdown history: one runtime as it always was; several as the
 /// summary line, then one section per runtime.
 pub fn history_markdown(outcome: &Outcome, opts: &RenderOptions) -> Result<String, ReportError> {
-    let mut out = String::new();
-    if let Outcome::Many(m) = outcome {
-        out.push_str(&format!(
-            "## Release history: restart verdicts\n\n{}\n",
-            super::escape_markdown(&m.summary)
-        ));
-    }
+    let render = |section: &Section| render_template(section, HISTORY_MARKDOWN, "history.md", opts);
+    let Outcome::Many(m) = outcome else {
+        return render(&sections(outcome)[0]);
+    };
+    let mut out = format!(
+        "## Release history: restart verdicts\n\n{}\n",
+        super::escape_markdown(&m.summary)
+    );
     for section in sections(outcome) {
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str(&render_template(
-            &section,
-            HISTORY_MARKDOWN,
-            "history.md",
-            opts,
-        )?);
+        out.push('\n');
+        out.push_str(render(&section)?.trim_end());
+        out.push('\n');
     }
     Ok(out)
 }
