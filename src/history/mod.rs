@@ -346,8 +346,10 @@ fn records(
         for k in 1..runtime_slots.len() {
             let (before, after) = runtime_slots.split_at_mut(k);
             let (from, to) = (&before[k - 1], &mut after[0]);
-            let withdrawn = from.plan.borrowed.as_ref().is_some_and(|b| b.withdrawn);
-            if !withdrawn && crate::range::settings_differ(&from.plan.end, &to.plan.end) {
+            // An update that declares the runtime again restarts anyway.
+            if !Plan::declares_again(&from.plan, &to.plan)
+                && crate::range::settings_differ(&from.plan.end, &to.plan.end)
+            {
                 to.cross = Some(jobs.len());
                 let from_plan = runtime_plans[from.release]
                     .as_ref()
@@ -576,8 +578,8 @@ fn facts(info: &ReleaseInfo) -> SideFacts {
 }
 
 /// One update, decided as the range decides `from..to`: each release with
-/// its own settings, a release before the runtime's first declaration
-/// without a fingerprint, and, when the settings changed, the `to` release
+/// its own settings, the older release without a fingerprint when the
+/// update declares the runtime (again), and, when the settings changed, the `to` release
 /// also read with the `from` release's settings (`cross`), fail-closed.
 fn step(
     (from, to): (&Read, &Read),
@@ -586,7 +588,13 @@ fn step(
 ) -> Step {
     let (from_ref, to_ref) = (from.info.tag.as_str(), to.info.tag.as_str());
     let mut warnings = Vec::new();
-    if let Some(b) = from_plan.borrowed.as_ref().filter(|b| b.withdrawn) {
+    let declares_again = Plan::declares_again(from_plan, to_plan);
+    let from_fingerprint = if declares_again {
+        String::new()
+    } else {
+        from.info.fingerprint.clone()
+    };
+    if let Some(b) = from_plan.borrowed.as_ref().filter(|_| declares_again) {
         warnings.push(Warning::new(
             "runtime_not_declared",
             format!(
@@ -604,7 +612,11 @@ fn step(
             ),
         ));
     }
-    let mut d = verdict::decide(&facts(&from.info), &facts(&to.info));
+    let from_facts = SideFacts {
+        fingerprint: from_fingerprint.clone(),
+        ..facts(&from.info)
+    };
+    let mut d = verdict::decide(&from_facts, &facts(&to.info));
     warnings.extend(crate::range::settings_changed(
         (from_ref, to_ref),
         &from_plan.end,
@@ -615,12 +627,12 @@ fn step(
         SettingsCheck::new(
             available(&c.info.fingerprint),
             c.info.unavailable_reason.clone(),
-            available(&from.info.fingerprint).as_deref(),
+            available(&from_fingerprint).as_deref(),
         )
     });
     if let Some(check) = &settings_check {
         if check.enforce(&mut d) {
-            let short = from.info.fingerprint.get(..12).unwrap_or("unavailable");
+            let short = from_fingerprint.get(..12).unwrap_or("unavailable");
             warnings.push(crate::range::hidden_by_settings(
                 (from_ref, to_ref),
                 short,
@@ -633,7 +645,7 @@ fn step(
         to: to.info.tag.clone(),
         from_version: from.info.version.clone(),
         to_version: to.info.version.clone(),
-        from_fingerprint: from.info.fingerprint.clone(),
+        from_fingerprint,
         to_fingerprint: to.info.fingerprint.clone(),
         restart_required: d.restart_required,
         reason: d.reason,

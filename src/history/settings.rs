@@ -9,7 +9,9 @@
 //! (what the installed gate computes after the update), and the release
 //! just before its first declaration is read with the first declaring
 //! release's settings and its fingerprint withdrawn (that release had no
-//! gate for the runtime). Earlier releases are not part of its history.
+//! gate for the runtime). Earlier releases are not part of its history. An
+//! update that declares the runtime again takes the older release's
+//! fingerprint as unavailable, as the range does for that pair.
 
 use std::collections::BTreeSet;
 
@@ -38,6 +40,15 @@ pub(super) struct Plan {
     /// else where its settings came from, for the `runtime_not_declared`
     /// warning.
     pub(super) borrowed: Option<Borrowed>,
+}
+
+impl Plan {
+    /// The update from `from` to `to` declares the runtime again (or for
+    /// the first time): as in the range, the older release had no gate for
+    /// it, so its fingerprint there is taken as unavailable (a restart).
+    pub(super) fn declares_again(from: &Plan, to: &Plan) -> bool {
+        from.borrowed.is_some() && to.borrowed.is_none()
+    }
 }
 
 /// A release that does not declare the runtime.
@@ -179,4 +190,96 @@ pub(super) fn unknown_runtime(name: &str, declared: &BTreeSet<String>) -> Histor
             list.join(", ")
         }
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Overrides;
+
+    fn committed(declares: &[bool]) -> Vec<Committed> {
+        declares
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let root = format!("w{i}");
+                let text = if *d {
+                    format!("[runtimes.w]\nroot = \"{root}\"\n[runtimes.s]\n")
+                } else {
+                    "[runtimes.s]\n".to_string()
+                };
+                Committed {
+                    file: Some(ConfigFile::parse(&text, std::path::Path::new("f")).unwrap()),
+                    shown: format!("{FILE_NAME} at v{i}"),
+                }
+            })
+            .collect()
+    }
+
+    fn request() -> Request {
+        Request {
+            choice: ConfigChoice::Committed,
+            flags: Overrides::default(),
+        }
+    }
+
+    /// (root read with, borrowed?, withdrawn?) per release; `None` before
+    /// the history starts.
+    fn shape(plans: &[Option<Plan>]) -> Vec<Option<(String, bool, bool)>> {
+        plans
+            .iter()
+            .map(|p| {
+                p.as_ref().map(|p| {
+                    (
+                        p.end.runtime.root.clone(),
+                        p.borrowed.is_some(),
+                        p.borrowed.as_ref().is_some_and(|b| b.withdrawn),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn late_dropped_and_declared_again() {
+        let c = committed(&[false, false, true, true, false, true]);
+        let plans = plans(&request(), Some("w"), &c).unwrap();
+        let s = |root: &str, borrowed, withdrawn| Some((root.to_string(), borrowed, withdrawn));
+        assert_eq!(
+            shape(&plans),
+            [
+                None,
+                s("w2", true, true),
+                s("w2", false, false),
+                s("w3", false, false),
+                s("w3", true, false),
+                s("w5", false, false),
+            ]
+        );
+        let p = |i: usize| plans[i].as_ref().unwrap();
+        assert!(Plan::declares_again(p(1), p(2)));
+        assert!(!Plan::declares_again(p(2), p(3)));
+        assert!(!Plan::declares_again(p(3), p(4)));
+        assert!(Plan::declares_again(p(4), p(5)));
+        assert_eq!(
+            p(4).borrowed.as_ref().unwrap().why,
+            "runtime `w` is not declared in fpcheck.toml at v4"
+        );
+    }
+
+    #[test]
+    fn a_runtime_no_release_declares_is_an_error_naming_the_others() {
+        let c = committed(&[true, false]);
+        let err = plans(&request(), Some("x"), &c).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "--runtime x: no such runtime in any release (declared: s, w)"
+        );
+        // Without a name every release is read with its own settings.
+        let single = committed(&[false, false]);
+        let plans = plans(&request(), None, &single).unwrap();
+        assert!(plans
+            .iter()
+            .all(|p| p.as_ref().is_some_and(|p| p.borrowed.is_none())));
+    }
 }

@@ -353,3 +353,64 @@ fn a_single_runtime_config_keeps_its_output() {
         md.stdout
     );
 }
+
+/// A runtime dropped by one release and declared again by the next: the
+/// update that declares it again restarts, as the range says of that pair.
+#[test]
+fn a_runtime_declared_again_restarts_as_the_range_says() {
+    let repo = TestRepo::new();
+    let only_server = "[runtimes.server]\nroot = \"server\"\n";
+    repo.write("fpcheck.toml", TWO)
+        .write("server/app.py", "serve = 1\n")
+        .write("worker/job.py", "work = 1\n")
+        .write("worker/version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit("1");
+    repo.tag("v1.0.0");
+    repo.write("fpcheck.toml", only_server)
+        .write("worker/version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("2");
+    repo.tag("v1.1.0");
+    repo.write("fpcheck.toml", TWO)
+        .write("worker/version.json", "{\"version\": \"1.2.0\"}\n");
+    repo.commit("3");
+    repo.tag("v1.2.0");
+    let j = run_json(&repo, &["--runtime", "worker", "--runtime", "server"]);
+    let worker = &j["runtimes"][1];
+    assert_eq!(worker["name"], "worker");
+    assert_eq!(
+        verdicts(worker),
+        [
+            "v1.0.0..v1.1.0 false no_runtime_change",
+            "v1.1.0..v1.2.0 true fingerprint_unavailable"
+        ]
+    );
+    let again = &worker["releases"][1];
+    assert_eq!(again["from_fingerprint"], "");
+    assert!(again.get("settings_check").is_none());
+    assert_eq!(
+        again["warnings"][0]["message"],
+        "runtime `worker` is not declared in fpcheck.toml at v1.1.0: its fingerprint there is taken as unavailable (the safe side: the code counts as changed)"
+    );
+    // The release itself keeps the fingerprint it had (v1.0.0's settings).
+    assert_eq!(
+        worker["tags"][1]["fingerprint"],
+        worker["tags"][0]["fingerprint"]
+    );
+    for span in ["v1.0.0..v1.1.0", "v1.1.0..v1.2.0"] {
+        let range = repo.fpcheck(&[span, "--format", "json", "--no-cache"]);
+        assert_eq!(range.code, 0, "{}", range.stderr);
+        let r = range.json();
+        let w = r["runtimes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "worker")
+            .unwrap();
+        let step = &worker["releases"][if span == "v1.0.0..v1.1.0" { 0 } else { 1 }];
+        assert_eq!(
+            (&w["restart_required"], &w["reason"]),
+            (&step["restart_required"], &step["reason"]),
+            "{span}"
+        );
+    }
+}
