@@ -252,9 +252,19 @@ pub fn run(
     opts: &Options,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<History, HistoryError> {
+    one(repo, request, opts, &listed(repo, request, opts)?, progress)
+}
+
+/// [`run`] for releases already listed.
+fn one(
+    repo: &gix::Repository,
+    request: &config::Request,
+    opts: &Options,
+    listed: &Listed,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<History, HistoryError> {
     let name = request.flags.runtime.clone();
-    let listed = listed(repo, request, opts)?;
-    let mut records = records(repo, request, opts, &[name], &listed, progress)?;
+    let mut records = records(repo, request, opts, &[name], listed, progress)?;
     let (_, record) = records.pop().expect("one runtime asked, one record");
     Ok(History {
         schema_version: SCHEMA_VERSION,

@@ -69,10 +69,14 @@ pub fn run_runtimes(
     chosen: &[String],
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Outcome, HistoryError> {
-    let single = |name: Option<&String>| -> Result<Outcome, HistoryError> {
+    let one = |name: Option<&String>, listed: Option<&super::Listed>| {
         let mut request = request.clone();
         request.flags.runtime = name.cloned();
-        run(repo, &request, opts, progress).map(|h| Outcome::One(Box::new(h)))
+        match listed {
+            Some(listed) => super::one(repo, &request, opts, listed, progress),
+            None => run(repo, &request, opts, progress),
+        }
+        .map(|h| Outcome::One(Box::new(h)))
     };
     let chosen: Vec<String> = {
         let mut seen = std::collections::BTreeSet::new();
@@ -83,12 +87,12 @@ pub fn run_runtimes(
             .collect()
     };
     if chosen.len() == 1 {
-        return single(chosen.first());
+        return one(chosen.first(), None);
     }
     let listed = listed(repo, request, opts)?;
     let all = settings::declared_anywhere(request, &listed.committed);
     if chosen.is_empty() && all.len() <= 1 {
-        return single(None);
+        return one(None, Some(&listed));
     }
     if let Some(bad) = chosen.iter().find(|n| !all.contains(*n)) {
         return Err(settings::unknown_runtime(bad, &all));
