@@ -281,6 +281,15 @@ fn runtime_narrows_and_every_format_has_one_part_per_runtime() {
     assert_eq!(html.code, 0, "{}", html.stderr);
     assert_eq!(html.stdout.matches("<svg ").count(), 3);
     assert_eq!(html.stdout.matches("<!DOCTYPE html>").count(), 1);
+    crate::history::assert_balanced(&html.stdout);
+    assert_eq!(
+        html.stdout.matches("http://").count(),
+        3,
+        "one SVG namespace per timeline, no other URL"
+    );
+    assert!(html
+        .stdout
+        .contains("<p class=\"summary\"><b>admin: 1 of 2 updates restarted;"));
     for name in ["admin", "server", "worker"] {
         assert!(html
             .stdout
