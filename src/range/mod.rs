@@ -23,6 +23,7 @@ mod cross;
 mod ends;
 mod multi;
 mod prime;
+mod resolved;
 mod spec;
 mod tags;
 mod wording;
@@ -30,6 +31,7 @@ mod wording;
 pub use cross::SettingsCheck;
 use ends::Read;
 pub use multi::{analyse_runtimes, NamedAnalysis, Outcome, RuntimesAnalysis};
+pub use resolved::{resolve, ResolvedEnd, ResolvedEnds};
 pub use spec::{check_revision, RangeSpec};
 pub use tags::TagFilter;
 

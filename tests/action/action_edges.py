@@ -111,7 +111,9 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
     r = runner.run(ws, "pull_request", pr, no_rc, bin_env)
     tag_on_remote("--root=nowhere", None)
     c.check(r.ok, "H1: a tag named --root=nowhere: the run succeeds", dump(r))
-    c.equal(r.outputs.get("from-ref"), "--root=nowhere", "H1: from-ref names the tag")
+    # fpcheck's own rule names a tag by its full ref when the short name
+    # would read as an option.
+    c.equal(r.outputs.get("from-ref"), "refs/tags/--root=nowhere", "H1: from-ref names the tag, unambiguously")
     c.equal((r.outputs.get("from-commit"), r.outputs.get("to-commit")), (fx.base, fx.head1), "H1: the tag's commit and the head")
     c.equal((r.outputs.get("restart-required"), r.outputs.get("reason")), ("true", "code_changed"), "H1: the verdict is not flipped")
     report = json.loads(Path(r.outputs["report-json"]).read_text(encoding="utf-8")) if r.outputs.get("report-json") else {}
@@ -138,7 +140,9 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
     r = runner.run(ws, "push", {"after": fx.head1}, no_rc, bin_env)
     tag_on_remote("HEAD", None)
     c.check(r.ok, "H3: a tag named HEAD: the run succeeds", dump(r))
-    c.equal((r.outputs.get("from-ref"), r.outputs.get("from-commit")), ("HEAD", fx.base), "H3: from is the tag HEAD's commit")
+    c.equal(
+        (r.outputs.get("from-ref"), r.outputs.get("from-commit")), ("refs/tags/HEAD", fx.base), "H3: from is the tag HEAD's commit"
+    )
     c.equal(r.outputs.get("to-commit"), fx.head1, "H3: to is the pushed commit")
     report = json.loads(Path(r.outputs["report-json"]).read_text(encoding="utf-8")) if r.outputs.get("report-json") else {}
     c.equal(report.get("from", {}).get("commit"), fx.base, "H3: fpcheck compared the tag's commit, not HEAD with itself")
@@ -231,6 +235,42 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
     mine = json.loads(own.stdout)["from"] if own.returncode == 0 else {"error": own.stderr}
     c.equal((r.outputs.get("from-ref"), r.outputs.get("from-commit")), ("v1.1.0", fx.v110), "H9: from is v1.1.0, reachable from the head")
     c.equal((mine.get("ref"), mine.get("commit")), ("v1.1.0", fx.v110), "H9: fpcheck ..HEAD --tag-exclude picks the same release")
+
+    # ---- H10. `to` is itself a release (a workflow on a tag push): the
+    # release before it, by fpcheck's rule, which skips `tag-exclude`d tags
+    # and counts them without it; each as `fpcheck --resolve-only` says.
+    v100 = git(fx.src, "rev-parse", "v1.0.0^{commit}")
+    rc1 = git(fx.src, "rev-parse", "v1.2.0-rc1^{commit}")
+    for n, (label, inputs, expected) in enumerate((
+        ("v1.1.0", {"to": "v1.1.0"}, ("v1.0.0", v100)),
+        ("v1.1.1, rc excluded", {"to": "v1.1.1", **no_rc}, ("v1.1.0", fx.v110)),
+        ("v1.1.1, rc counted", {"to": "v1.1.1"}, ("v1.2.0-rc1", rc1)),
+        ("v1.1.1, only v*.*.?", {"to": "v1.1.1", "tag-pattern": "v*.*.?"}, ("v1.1.0", fx.v110)),
+    )):
+        ws = fx.checkout(f"h10-{n}", fx.base, "refs/remotes/origin/main")
+        r = runner.run(ws, "push", {"after": fx.base}, inputs, bin_env)
+        c.check(r.ok, f"H10: to {label}: runs", dump(r))
+        c.equal((r.outputs.get("from-ref"), r.outputs.get("from-commit")), expected, f"H10: to {label}: the release before it")
+        flags = [f"--tag-match={inputs['tag-pattern']}"] if "tag-pattern" in inputs else []
+        flags += [f"--tag-exclude={inputs['tag-exclude']}"] if "tag-exclude" in inputs else []
+        own = subprocess.run(
+            [str(binary), f"--repo={fx.src}", "--resolve-only", "--format=json", *flags, "--", f"..{inputs['to']}"],
+            capture_output=True,
+            text=True,
+        )
+        mine = json.loads(own.stdout)["from"] if own.returncode == 0 else {"error": own.stderr}
+        c.equal((mine.get("ref"), mine.get("commit")), expected, f"H10: to {label}: fpcheck --resolve-only agrees")
+        c.check("is tagged" in r.step("check")["stdout"], f"H10: to {label}: the log says how from was chosen", dump(r))
+    # No release before the first one: a clear failure naming the input.
+    ws = fx.checkout("h10-first", fx.base, "refs/remotes/origin/main")
+    r = runner.run(ws, "push", {"after": fx.base}, {"to": "v1.0.0"}, bin_env)
+    errors = [m for n, _, m in r.commands if n == "error"]
+    c.check(not r.ok and r.failed_step == "check", "H10: to the first release: fails", dump(r))
+    c.check(
+        any("no previous release" in m and "set the `from` input" in m for m in errors),
+        "H10: fpcheck's error says why, and what to do",
+        repr(errors),
+    )
 
     # ---- H8. a pull request that changes a runtime file and excludes it in
     # its own fpcheck.toml: still a restart, and the settings change is in
