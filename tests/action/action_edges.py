@@ -290,3 +290,6 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
     c.check("settings_changed" in r.summary, "H8: the settings change is in the job summary", r.summary)
     body = stub.comments[-1]["body"] if stub.comments else ""
     c.check("fpcheck:key=h8" in body and "settings_changed" in body, "H8: and in the comment", body[-2000:])
+    c.check("**settings_changed**:" in r.summary, "H8: as a warning of the summary's list", r.summary)
+    titles = [p.get("title") for n, p, _ in r.commands if n == "warning"]
+    c.check("fpcheck: settings_changed" in titles, "H8: and as an annotation", repr(titles))

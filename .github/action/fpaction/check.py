@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .fetch import HEX40, Repo, Rev
 from .outputs import annotate, step_outputs
-from .workflow import Fail, bool_input, command, env, group, load_event, log, log_untrusted, pull_request, set_output, temp_root
+from .workflow import Fail, bool_input, env, group, load_event, log, log_untrusted, pull_request, set_output, temp_root
 
 # GitHub's limits: 1 MiB for one step's summary, 65,536 characters for a
 # comment body. Both are kept with a margin for the footer.
