@@ -6,6 +6,7 @@ default `from`; with the script's small functions checked alone."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -86,11 +87,55 @@ def unit_checks(c: Checks) -> None:
     )
 
 
+def fails(c: Checks, what: str, call, says: str) -> None:
+    """`call()` raises the step's Fail, whose message holds `says`."""
+    try:
+        call()
+        c.check(False, what, "no failure")
+    except workflow.Fail as e:
+        c.check(says in str(e), what, str(e))
+
+
+def input_checks(c: Checks, tmp: Path) -> None:
+    """The checks on `path`, `config` and `max-files`, alone."""
+    ws = tmp / "unit-ws"
+    (ws / "repo").mkdir(parents=True)
+    (tmp / "unit-outside").mkdir()
+    (ws / "out").symlink_to(tmp / "unit-outside", target_is_directory=True)
+    c.equal(check.checkout_path(ws, "repo"), (ws / "repo").resolve(), "checkout_path: inside the workspace")
+    c.equal(check.checkout_path(ws, ""), ws.resolve(), "checkout_path: empty is the workspace")
+    for given in ("../unit-outside", str(tmp / "unit-outside"), "out"):
+        fails(c, f"checkout_path refuses {given}", lambda g=given: check.checkout_path(ws, g), "outside the workspace")
+    fails(c, "checkout_path: not a directory", lambda: check.checkout_path(ws, "missing"), "is not a directory")
+    top = ws / "repo"
+    (top / "fpcheck.toml").write_text("[runtime]\n", encoding="utf-8")
+    (ws / "workflow.toml").write_text("[runtime]\n", encoding="utf-8")
+    (ws / "link.toml").symlink_to(top / "fpcheck.toml")
+    fails(c, "config_outside: the checkout's own file", lambda: check.config_outside(top, top, "fpcheck.toml"), "inside the checkout")
+    fails(c, "config_outside: a link into the checkout", lambda: check.config_outside(top, top, "../link.toml"), "inside the checkout")
+    c.equal(check.config_outside(top, top, "../workflow.toml"), (ws / "workflow.toml").resolve(), "config_outside: the workflow's file")
+    fails(c, "config_outside: no such file", lambda: check.config_outside(top, top, "../none.toml"), "is not a file")
+    saved = os.environ.get("INPUT_MAX_FILES")
+    try:
+        for raw, expected in (("", 50), ("7", 7)):
+            os.environ["INPUT_MAX_FILES"] = raw
+            c.equal(check.max_files_input(), expected, f"max_files_input: {raw!r}")
+        for raw in ("0", "-3", "ten"):
+            os.environ["INPUT_MAX_FILES"] = raw
+            fails(c, f"max_files_input refuses {raw!r}", check.max_files_input, "positive number")
+    finally:
+        if saved is None:
+            os.environ.pop("INPUT_MAX_FILES", None)
+        else:
+            os.environ["INPUT_MAX_FILES"] = saved
+
+
 def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path) -> None:
     """Issue 11's edges of the action: names that would become options, a
     `path` outside the workspace, a redirect to another host, the error
     line, and settings the pull request would choose."""
     unit_checks(c)
+    input_checks(c, tmp)
     home = tmp / "hostile"
     home.mkdir()
     fx = Fixture(home)
