@@ -1,6 +1,6 @@
-"""The comparison (`check`): the checkout and the settings, the two ends,
-one fpcheck run for the three reports, the outputs, summary and
-annotations."""
+"""The comparison (`check`): the checkout and the settings, the two ends
+(the default `from` asked of fpcheck), one fpcheck run for the three
+reports, then the summary, the outputs and the annotations (outputs.py)."""
 
 from __future__ import annotations
 
