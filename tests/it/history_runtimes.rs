@@ -187,6 +187,20 @@ fn one_history_per_runtime_each_update_as_the_range_decides_it() {
         "runtime `worker` is not declared in fpcheck.toml at v1.3.0: that release is read with the settings of the last release that declares it, as the installed gate reads it after the update"
     );
 
+    // Spread over threads (jobs of two runtimes in one thread), the same.
+    let spread = repo.fpcheck(&[
+        "history",
+        "--format",
+        "json",
+        "--no-cache",
+        "--threads",
+        "3",
+    ]);
+    assert_eq!(spread.code, 0, "{}", spread.stderr);
+    let spread = spread.json();
+    for (a, b) in runtimes.iter().zip(spread["runtimes"].as_array().unwrap()) {
+        assert_eq!(without(a, &["stats"]), without(b, &["stats"]));
+    }
     // Each entry is exactly the single-runtime history (less the run's
     // statistics, which count the whole run).
     for (i, name) in ["admin", "server", "worker"].iter().enumerate() {
