@@ -62,6 +62,7 @@ impl Classified for HistoryError {
             HistoryError::Usage(_) => Kind::Usage,
             HistoryError::UnknownTag(_) => Kind::Input,
             HistoryError::Internal(_) => Kind::Internal,
+            HistoryError::Config(e) => e.kind(),
             HistoryError::Source(e) => e.kind(),
         }
     }

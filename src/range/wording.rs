@@ -196,9 +196,8 @@ pub(super) fn summary(from: &Side, to: &Side, d: &Decision, changes: &Changes) -
 /// (each its own committed `fpcheck.toml`). The verdict already compares
 /// what each release's gate computes; the releaser must still see that the
 /// settings moved, and a reviewer that a pull request moved them.
-pub(super) fn settings_changed(
-    from: &Side,
-    to: &Side,
+pub(crate) fn settings_changed(
+    (from, to): (&str, &str),
     from_end: &EndSettings,
     to_end: &EndSettings,
 ) -> Option<Warning> {
@@ -209,9 +208,7 @@ pub(super) fn settings_changed(
     Some(Warning::new(
         Code::SettingsChanged,
         format!(
-            "the fingerprint settings differ between {} and {} ({}): each end is fingerprinted with its own settings, as its gate computes it",
-            from.reference,
-            to.reference,
+            "the fingerprint settings differ between {from} and {to} ({}): each end is fingerprinted with its own settings, as its gate computes it",
             what.join("; ")
         ),
     ))
@@ -219,12 +216,16 @@ pub(super) fn settings_changed(
 
 /// `settings_changed_runtime_changed`: the `to` end's own settings show no
 /// runtime change, but under the `from` end's settings its code differs.
-pub(super) fn hidden_by_settings(from: &Side, to: &Side, check: &super::SettingsCheck) -> Warning {
+/// `from_short` is the `from` end's short fingerprint.
+pub(crate) fn hidden_by_settings(
+    (from, to): (&str, &str),
+    from_short: &str,
+    check: &super::SettingsCheck,
+) -> Warning {
     let under = match (&check.fingerprint, &check.unavailable_reason) {
         (Some(fp), _) => format!(
-            "is {}, not {}",
-            crate::fingerprint::short(fp).unwrap_or(fp),
-            from.short_fingerprint()
+            "is {}, not {from_short}",
+            crate::fingerprint::short(fp).unwrap_or(fp)
         ),
         (None, why) => format!(
             "is unavailable ({})",
@@ -234,8 +235,7 @@ pub(super) fn hidden_by_settings(from: &Side, to: &Side, check: &super::Settings
     Warning::new(
         Code::SettingsChangedRuntimeChanged,
         format!(
-            "under the settings of {} (what the running release's gate computes), the runtime fingerprint of {} {under}: the running code changed, and only {}'s own settings hide it; restart required",
-            from.reference, to.reference, to.reference
+            "under the settings of {from} (what the running release's gate computes), the runtime fingerprint of {to} {under}: the running code changed, and only {to}'s own settings hide it; restart required"
         ),
     )
 }

@@ -17,7 +17,11 @@ fn a_history_worker_panic_is_an_internal_error_with_its_own_exit_code() {
         ..Options::default()
     };
     let panicking = |_: usize, _: usize| panic!("injected by the test");
-    let err = history::run(&git, &Default::default(), &opts, &panicking).unwrap_err();
+    let request = fpcheck::config::Request {
+        choice: fpcheck::config::ConfigChoice::None,
+        flags: Default::default(),
+    };
+    let err = history::run(&git, &request, &opts, &panicking).unwrap_err();
     assert!(matches!(err, HistoryError::Internal(_)), "{err:?}");
     assert_eq!(err.kind(), Kind::Internal);
     assert_eq!(

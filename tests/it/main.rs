@@ -8,6 +8,8 @@ mod errors;
 mod fingerprint;
 mod gate;
 mod history;
+mod history_runtimes;
+mod history_settings;
 mod hostile_git;
 mod init;
 mod monorepo;
