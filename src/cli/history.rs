@@ -156,7 +156,7 @@ pub(super) fn run(args: HistoryArgs) -> Result<u8, Failure> {
             .warnings
             .iter()
             .filter(|w| w.code == Code::RuntimeNotDeclared);
-        let updates = record.releases.iter().flat_map(|s| &s.warnings);
+        let updates = record.updates.iter().flat_map(|s| &s.warnings);
         for w in only.chain(updates) {
             let whose = name
                 .map(|n| format!("runtime {}: ", escape(n)))
@@ -284,7 +284,7 @@ fn table(h: &Record, color: bool, width: Option<u16>) -> String {
         }
     };
     let mut legend: Vec<&str> = Vec::new();
-    for s in &h.releases {
+    for s in &h.updates {
         let restart = Cell::new(if s.restart_required { "yes" } else { "no" });
         let restart = match (color, s.restart_required) {
             (true, true) => restart.fg(Color::Red),
@@ -363,7 +363,7 @@ fn table(h: &Record, color: bool, width: Option<u16>) -> String {
         ));
     }
     out.push('\n');
-    for s in &h.releases {
+    for s in &h.updates {
         for w in &s.warnings {
             out.push_str(&format!(
                 "warning {} → {}: {}: {}\n",

@@ -203,8 +203,10 @@ pub struct Record {
     /// The settings of the newest release (each release is fingerprinted
     /// with the settings committed at it; see the updates' warnings).
     pub settings: Settings,
-    /// Every update, oldest first.
-    pub releases: Vec<Step>,
+    /// Every update (one release to the next), oldest first. Named
+    /// `releases` in the JSON, a stable schema.
+    #[serde(rename = "releases")]
+    pub updates: Vec<Step>,
     /// Every release tag, oldest first.
     pub tags: Vec<ReleaseInfo>,
     /// The record at a glance.
@@ -221,7 +223,7 @@ pub struct Record {
 impl Record {
     /// Any update forced a restart.
     pub fn restart_required(&self) -> bool {
-        self.releases.iter().any(|s| s.restart_required)
+        self.updates.iter().any(|s| s.restart_required)
     }
 }
 
@@ -471,7 +473,7 @@ fn record(
         .unwrap_or_else(|| Settings::of(&Runtime::default()));
     Record {
         settings: newest,
-        releases: steps,
+        updates: steps,
         tags: own.into_iter().map(|r| r.info).collect(),
         summary,
         skipped: listed.skipped.clone(),
