@@ -63,17 +63,9 @@ struct Output<'a> {
     files: Vec<&'a str>,
     #[serde(flatten)]
     origin: &'a Origin,
-    settings: Settings<'a>,
+    settings: fpcheck::config::Settings,
     #[serde(serialize_with = "fpcheck::warning::messages")]
     warnings: &'a [fpcheck::warning::Warning],
-}
-
-#[derive(Serialize)]
-struct Settings<'a> {
-    runtime: Option<&'a str>,
-    root: &'a str,
-    extensions: &'a [String],
-    exclude: &'a [String],
 }
 
 pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
@@ -166,11 +158,11 @@ fn json(
         unavailable_reason: fp.unavailable_reason.as_deref(),
         files: fp.files(),
         origin,
-        settings: Settings {
-            runtime,
-            root,
-            extensions: &rules.extensions,
-            exclude: &rules.exclude,
+        settings: fpcheck::config::Settings {
+            runtime: runtime.map(str::to_string),
+            root: root.to_string(),
+            extensions: rules.extensions.clone(),
+            exclude: rules.exclude.clone(),
         },
         warnings: &fp.warnings,
     };

@@ -98,9 +98,9 @@ impl Facts {
             version_changed: a.version_changed,
             previous_force: a.from.force_restart,
             previous_raw: a.from.force_restart_raw.clone(),
-            root: a.settings.root.clone(),
-            extensions: a.settings.extensions.clone(),
-            exclude: a.settings.exclude.clone(),
+            root: a.settings.shown.root.clone(),
+            extensions: a.settings.shown.extensions.clone(),
+            exclude: a.settings.shown.exclude.clone(),
         }
     }
 
