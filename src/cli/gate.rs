@@ -216,12 +216,7 @@ fn json<T: serde::Serialize>(body: &T) -> String {
 }
 
 fn snapshot_settings(flags: &RuntimeFlags) -> Result<Settings, Failure> {
-    let rt = settings(flags, None, None)?;
-    Ok(Settings {
-        runtime: rt.name,
-        extensions: rt.rules.extensions,
-        exclude: rt.rules.exclude,
-    })
+    Ok(settings(flags, None, None)?.into())
 }
 
 pub(super) fn run_snapshot(args: SnapshotArgs) -> Result<u8, Failure> {

@@ -21,7 +21,6 @@ use super::snapshot::{self, FileChange, Recorded, Settings, Snapshot};
 use super::{clock, lock, ErrorKind, GateError};
 use crate::atomic;
 use crate::error::Classified;
-use crate::select::Rules;
 use crate::warning::{self, Code, Warning};
 
 /// What the gate is asked to do.
@@ -359,12 +358,7 @@ pub fn unknown_client_warnings(names: &[String]) -> Vec<Warning> {
 }
 
 fn default_settings() -> Settings {
-    let r = Rules::default();
-    Settings {
-        runtime: None,
-        extensions: r.extensions,
-        exclude: r.exclude,
-    }
+    crate::config::Runtime::default().into()
 }
 
 fn describe(s: &Settings) -> String {

@@ -26,7 +26,9 @@ pub const KIND: &str = "fpcheck-snapshot";
 /// The snapshot schema this fpcheck writes and reads.
 pub const SCHEMA_VERSION: u32 = 2;
 
-/// The settings a snapshot was taken with; the gate must use the same.
+/// The settings a snapshot was taken with; the gate must use the same
+/// (the part of [`crate::config::Runtime`] that selects files under a
+/// runtime root given as a directory).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
     /// The runtime's name in a multi-runtime config, if any.
@@ -35,6 +37,16 @@ pub struct Settings {
     pub extensions: Vec<String>,
     /// Excluded names.
     pub exclude: Vec<String>,
+}
+
+impl From<crate::config::Runtime> for Settings {
+    fn from(rt: crate::config::Runtime) -> Self {
+        Settings {
+            runtime: rt.name,
+            extensions: rt.rules.extensions,
+            exclude: rt.rules.exclude,
+        }
+    }
 }
 
 impl Settings {
