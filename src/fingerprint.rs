@@ -48,7 +48,8 @@ pub const SHORT_DIGITS: usize = 12;
 /// it; `None` for the gate's `""` (unavailable), which each report words
 /// its own way.
 pub fn short(fingerprint: &str) -> Option<&str> {
-    (!fingerprint.is_empty()).then(|| &fingerprint[..fingerprint.len().min(SHORT_DIGITS)])
+    // `get`: never a panic, whatever a hand-edited file holds.
+    (!fingerprint.is_empty()).then(|| fingerprint.get(..SHORT_DIGITS).unwrap_or(fingerprint))
 }
 
 /// Selects and hashes the runtime files of `source`.
@@ -505,6 +506,16 @@ impl<'scope, 'env> Pipe<'scope, 'env> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_fingerprints() {
+        let fp = "3c43745c84d45b3a91549d9f364119f930f26b9b87ab5772fd95040bd8d043d6";
+        assert_eq!(short(fp), Some("3c43745c84d4"));
+        assert_eq!(short(""), None);
+        assert_eq!(short("abc"), Some("abc"));
+        // Byte 12 inside a character: the whole text, never a panic.
+        assert_eq!(short("aééééééé"), Some("aééééééé"));
+    }
     use crate::source::DirSource;
 
     #[test]

@@ -50,5 +50,22 @@ mod tests {
         assert_eq!(compare("1.2", "1.10"), Some(Ordering::Less));
         assert_eq!(compare("1.0.0+build", "1.0.0"), Some(Ordering::Equal));
         assert_eq!(compare("abc", "1.0"), None);
+        assert_eq!(compare("1.2.3.4", "1.2.3.10"), Some(Ordering::Less));
+    }
+
+    #[test]
+    fn tags() {
+        let v = |a, b, c| Some(semver::Version::new(a, b, c));
+        assert_eq!(parse_tag("v7.10.0"), v(7, 10, 0));
+        assert_eq!(parse_tag("7.10"), v(7, 10, 0));
+        assert_eq!(parse_tag("v7"), v(7, 0, 0));
+        assert_eq!(
+            parse_tag("v2.0.0-rc.1").map(|v| v.pre.to_string()),
+            Some("rc.1".into())
+        );
+        assert_eq!(parse_tag("1.2.3.4"), None);
+        assert_eq!(parse_tag("release-1"), None);
+        assert_eq!(dotted("v1.2.3.4"), Some(vec![1, 2, 3, 4]));
+        assert_eq!(dotted("1.x"), None);
     }
 }
