@@ -4,8 +4,9 @@
 //! Every code fpcheck emits is a variant of [`Code`]: a producer names its
 //! code where it knows what happened, and no layer above relabels it. The
 //! JSON of the range, `history` and `patch` carries `{code, message}`; the
-//! JSON of `fingerprint`, `snapshot`, `gate` and `status` carries the
-//! messages alone (their schema 1 says strings, see [`messages`]).
+//! JSON of `fingerprint`, `gate` and `status` carries the messages alone
+//! (their schema 1 says strings, see [`messages`]), and the snapshot file
+//! its messages with `warning_codes` beside them (see [`split`]).
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
