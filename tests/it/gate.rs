@@ -13,8 +13,8 @@ use sha2::Digest;
 
 use crate::support::{fpcheck_in, Run};
 
-mod ack;
 mod cache;
+mod clearing;
 mod crash;
 mod edges;
 mod fail_closed;
