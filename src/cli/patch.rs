@@ -145,6 +145,7 @@ pub fn run(args: PatchArgs) -> Result<u8, Failure> {
             worktree: args.worktree,
             settings,
             persistent_cache: true,
+            digests: range::Digests::Always,
         },
         &args.runtime.runtime,
     )?;

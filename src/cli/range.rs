@@ -140,6 +140,7 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
             worktree: args.worktree,
             settings,
             persistent_cache: !args.no_cache,
+            digests: range::Digests::WhenNeeded,
         },
         &args.runtime.runtime,
     )?;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use gix::ObjectId;
 
-use super::{RangeError, WORKTREE};
+use super::{Digests, RangeError, WORKTREE};
 use crate::cache::FingerprintCache;
 use crate::config::Runtime;
 use crate::fingerprint::{self, Fingerprint};
@@ -27,27 +27,51 @@ pub(super) struct Read {
     pub(super) root_tree: Option<ObjectId>,
 }
 
-/// Both fingerprints, each end with its own rules; when the selections
-/// (paths and blob ids) are equal the bytes are equal, so they are read and
-/// hashed once for both ends. A cached fingerprint (tree objects only) lets
-/// an unchanged selection be answered without reading a single blob.
+/// Both fingerprints, each end with its own rules. When the selections
+/// (paths and blob ids) are equal the fingerprints are equal: with
+/// [`Digests::WhenNeeded`] nothing is hashed (the digest is reported only
+/// if the cache holds it), and the third value is the selection's identity
+/// (see [`FingerprintCache::key`]) for sides whose digest was skipped;
+/// with [`Digests::Always`] the bytes are read and hashed once for both.
 pub(super) fn fingerprint_pair(
     (from_src, from_sel, from_rules): (&GitSource, Selection, &Rules),
     (to_src, to_sel, to_rules): (&GitSource, Selection, &Rules),
     cache: &mut FingerprintCache,
-) -> Result<(Fingerprint, Fingerprint), SourceError> {
+    digests: Digests,
+) -> Result<(Fingerprint, Fingerprint, Option<String>), SourceError> {
     // Equal files are not enough: a problem (a broken link, a directory
     // named like a module) makes one side unavailable with the same files.
     if from_sel.is_available() && to_sel.is_available() && from_sel.identity() == to_sel.identity()
     {
-        let from_fp = cached_or_hashed(from_src, from_sel, from_rules, cache)?;
+        let key = FingerprintCache::key(&from_sel);
+        let cached = key
+            .as_deref()
+            .and_then(|k| cache.get(k))
+            .map(str::to_string);
+        let (from_fp, skipped) = match (digests, cached, key) {
+            (Digests::WhenNeeded, None, Some(key)) => {
+                let warnings = from_src.warnings(&from_sel.files)?;
+                let fp = Fingerprint {
+                    digest: None,
+                    selection: from_sel,
+                    unavailable_reason: None,
+                    warnings,
+                };
+                (fp, Some(key))
+            }
+            _ => (
+                cached_or_hashed(from_src, from_sel, from_rules, cache)?,
+                None,
+            ),
+        };
         let mut to_fp = from_fp.clone();
         to_fp.warnings = to_src.warnings(&to_fp.selection.files)?;
-        return Ok((from_fp, to_fp));
+        return Ok((from_fp, to_fp, skipped));
     }
     Ok((
         cached_or_hashed(from_src, from_sel, from_rules, cache)?,
         cached_or_hashed(to_src, to_sel, to_rules, cache)?,
+        None,
     ))
 }
 
@@ -78,7 +102,12 @@ pub(super) fn cached_or_hashed(
     Ok(fp)
 }
 
-pub(super) fn read_git(src: &GitSource, fp: Fingerprint) -> Result<Read, SourceError> {
+/// `skipped`: the fingerprint was not computed; the selection's identity.
+pub(super) fn read_git(
+    src: &GitSource,
+    fp: Fingerprint,
+    skipped: Option<&str>,
+) -> Result<Read, SourceError> {
     let release = release::read(src)?;
     let rev = src.revision();
     let ids = fp
@@ -91,14 +120,19 @@ pub(super) fn read_git(src: &GitSource, fp: Fingerprint) -> Result<Read, SourceE
         RootState::Dir(Node::Object(id)) => Some(id),
         _ => None,
     };
+    let side = Side::new(
+        rev.spec.clone(),
+        rev.commit.map(|c| c.to_string()),
+        false,
+        &release,
+        &fp,
+    );
+    let side = match skipped {
+        Some(identity) => side.skipped(identity.to_string(), fp.selection.files.len()),
+        None => side,
+    };
     Ok(Read {
-        side: Side::new(
-            rev.spec.clone(),
-            rev.commit.map(|c| c.to_string()),
-            false,
-            &release,
-            &fp,
-        ),
+        side,
         release,
         fp,
         ids,

@@ -27,6 +27,7 @@ mod spec;
 mod tags;
 mod wording;
 
+pub use crate::side::Skipped;
 pub use cross::SettingsCheck;
 use ends::Read;
 pub use multi::{analyse_runtimes, NamedAnalysis, Outcome, RuntimesAnalysis};
@@ -183,6 +184,23 @@ pub struct Options {
     pub settings: config::Request,
     /// Read and write the fingerprint cache in the git directory.
     pub persistent_cache: bool,
+    /// Whether both digests must be computed when the verdict needs none.
+    pub digests: Digests,
+}
+
+/// Whether a report carries both ends' digests when the verdict does not
+/// need them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Digests {
+    /// Both ends select the same list of (path, blob id): the fingerprints
+    /// are equal and the verdict needs no more. A digest is then reported
+    /// only when the cache holds it; otherwise no blob is hashed and each
+    /// side's `fingerprint` is `null` with `fingerprint_skipped`.
+    #[default]
+    WhenNeeded,
+    /// Always hash (or take from the cache) both ends: for callers that
+    /// record the digest (`patch`) or hand it on (the Python API).
+    Always,
 }
 
 /// Where the `to` end is read from.
@@ -206,6 +224,7 @@ pub fn analyse(repo: &gix::Repository, options: &Options) -> Result<Analysis, Ra
         &options.settings,
         Absent::default(),
         &mut cache,
+        options.digests,
     )?;
     // A cache that cannot be written costs the next run time, nothing else.
     let _ = cache.save();
@@ -270,6 +289,7 @@ fn analyse_with(
     request: &config::Request,
     absent: Absent,
     cache: &mut FingerprintCache,
+    digests: Digests,
 ) -> Result<Analysis, RangeError> {
     let from_rev = Revision::parse_commit(repo, from)?;
     let from_end = match &absent.from {
@@ -291,15 +311,38 @@ fn analyse_with(
             ends::check_roots(&from_src, &to_src, from_rt, to_rt, || {
                 ends::top_dirs_at(repo, to_rev.tree)
             })?;
+            // Same settings and the same root tree (at the same depth):
+            // the selections are equal unless a link reaches outside the
+            // root, where the ends may differ; only then is the `to` end
+            // walked too.
+            let same_root = absent.from.is_none()
+                && absent.to.is_none()
+                && !cross::needed(&from_end, &to_end)
+                && from_src.root_tree().is_some()
+                && from_src.root_tree() == to_src.root_tree();
             let from_sel = select(&from_src, &from_rt.rules)?;
-            let to_sel = select(&to_src, &to_rt.rules)?;
-            let (from_fp, to_fp) = ends::fingerprint_pair(
+            let to_sel = if same_root && !from_src.links_left_root() {
+                to_src.adopt_walk(&from_src);
+                from_sel.clone()
+            } else {
+                select(&to_src, &to_rt.rules)?
+            };
+            // The cross-check compares with the `from` digest, and an end
+            // withdrawn later leaves the other's digest alone in the
+            // verdict: both need real digests.
+            let digests = if absent.from.is_some() || cross::needed(&from_end, &to_end) {
+                Digests::Always
+            } else {
+                digests
+            };
+            let (from_fp, to_fp, skipped) = ends::fingerprint_pair(
                 (&from_src, from_sel, &from_rt.rules),
                 (&to_src, to_sel, &to_rt.rules),
                 cache,
+                digests,
             )?;
-            let from_read = ends::read_git(&from_src, from_fp)?;
-            let to_read = ends::read_git(&to_src, to_fp)?;
+            let from_read = ends::read_git(&from_src, from_fp, skipped.as_deref())?;
+            let to_read = ends::read_git(&to_src, to_fp, skipped.as_deref())?;
             // Changes are sorted by the `to` end's settings: what the new
             // release's gate counts.
             let diff = changes::between_trees(
@@ -346,7 +389,7 @@ fn analyse_with(
             })?;
             let from_sel = select(&from_src, &from_rt.rules)?;
             let from_fp = ends::cached_or_hashed(&from_src, from_sel, &from_rt.rules, cache)?;
-            let from_read = ends::read_git(&from_src, from_fp)?;
+            let from_read = ends::read_git(&from_src, from_fp, None)?;
             let to_read = ends::read_worktree(repo, &to_src, &to_rt.rules)?;
             let changes = changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root);
             let check = cross::needed(&from_end, &to_end)
