@@ -140,7 +140,12 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
             worktree: args.worktree,
             settings,
             persistent_cache: !args.no_cache,
-            digests: range::Digests::WhenNeeded,
+            // --patch-out records the digest: it must be computed.
+            digests: if args.patch_out.is_some() {
+                range::Digests::Always
+            } else {
+                range::Digests::WhenNeeded
+            },
         },
         &args.runtime.runtime,
     )?;

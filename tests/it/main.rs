@@ -21,4 +21,5 @@ mod settings_check;
 mod tags;
 mod trust;
 mod trust_review;
+mod unchanged;
 mod vectors;
