@@ -98,6 +98,11 @@ impl FingerprintCache {
         Some(hex::encode(hasher.finalize()))
     }
 
+    /// Nothing remembered (no file, and nothing put): no lookup can hit.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty() && self.entries.get().is_none_or(HashMap::is_empty)
+    }
+
     /// The fingerprint remembered for `key`.
     pub fn get(&self, key: &str) -> Option<&str> {
         if self.entries.get().is_none() && self.scans.fetch_add(1, Ordering::Relaxed) < SCANS {

@@ -46,11 +46,6 @@ pub struct Side {
     /// A version file is there but cannot be read.
     #[serde(skip)]
     pub version_unreadable: bool,
-    /// For a skipped fingerprint: the identity of the selection (a digest
-    /// of its (path, blob id) list), equal at both ends. Only the decision
-    /// sees it, never a report: it is not the fingerprint.
-    #[serde(skip)]
-    pub selection_identity: Option<String>,
 }
 
 /// Why a fingerprint was not computed.
@@ -85,29 +80,27 @@ impl Side {
             updater_version: release.updater_version.clone(),
             version_key: release.version_key(),
             version_unreadable: !release.unreadable.is_empty(),
-            selection_identity: None,
         }
     }
 
     /// This side with its fingerprint not computed: its selection, of
-    /// `files` files, is the other end's (`identity` names it, see
-    /// [`crate::cache::FingerprintCache::key`]).
-    pub fn skipped(mut self, identity: String, files: usize) -> Self {
+    /// `files` files, is the other end's.
+    pub fn skipped(mut self, files: usize) -> Self {
         self.fingerprint = None;
         self.fingerprint_skipped = Some(Skipped::SelectionUnchanged);
-        self.selection_identity = Some(identity);
         self.unavailable_reason = None;
         self.runtime_files = files;
         self
     }
 
     /// The fingerprint as the gate compares it: the digest, `""` when
-    /// unavailable. A skipped one stands as its selection's identity,
-    /// which the other end shares: equal selections, equal fingerprints.
+    /// unavailable. Skipped, it stands as a token both ends share (they
+    /// are skipped together, only when their selections are equal): equal
+    /// selections, equal fingerprints. Never shown: it is not a digest.
     pub fn gate_fingerprint(&self) -> String {
-        match (&self.fingerprint, &self.selection_identity) {
+        match (&self.fingerprint, self.fingerprint_skipped) {
             (Some(fp), _) => fp.clone(),
-            (None, Some(identity)) => format!("selection:{identity}"),
+            (None, Some(Skipped::SelectionUnchanged)) => "selection-unchanged".into(),
             (None, None) => String::new(),
         }
     }

@@ -27,52 +27,63 @@ pub(super) struct Read {
     pub(super) root_tree: Option<ObjectId>,
 }
 
-/// Both fingerprints, each end with its own rules. When the selections
-/// (paths and blob ids) are equal the fingerprints are equal: with
-/// [`Digests::WhenNeeded`] nothing is hashed (the digest is reported only
-/// if the cache holds it), and the third value is the selection's identity
-/// (see [`FingerprintCache::key`]) for sides whose digest was skipped;
-/// with [`Digests::Always`] the bytes are read and hashed once for both.
+/// Both fingerprints, each end with its own rules. `to_sel` is `None`
+/// when the `to` end is known to select what the `from` end selects (see
+/// [`super::analyse_with`]). When the selections (paths and blob ids) are
+/// equal the fingerprints are equal: with [`Digests::WhenNeeded`] nothing
+/// is hashed (a digest is reported only if the cache holds it) and the
+/// third value is `true`; with [`Digests::Always`] the bytes are read and
+/// hashed once for both. Skipped, the `to` end's selection is left empty
+/// (it is the `from` end's) and [`read_git`] is told how many files it has.
 pub(super) fn fingerprint_pair(
     (from_src, from_sel, from_rules): (&GitSource, Selection, &Rules),
-    (to_src, to_sel, to_rules): (&GitSource, Selection, &Rules),
+    (to_src, to_sel, to_rules): (&GitSource, Option<Selection>, &Rules),
     cache: &mut FingerprintCache,
     digests: Digests,
-) -> Result<(Fingerprint, Fingerprint, Option<String>), SourceError> {
-    // Equal files are not enough: a problem (a broken link, a directory
-    // named like a module) makes one side unavailable with the same files.
-    if from_sel.is_available() && to_sel.is_available() && from_sel.identity() == to_sel.identity()
-    {
-        let key = FingerprintCache::key(&from_sel);
-        let cached = key
-            .as_deref()
-            .and_then(|k| cache.get(k))
-            .map(str::to_string);
-        let (from_fp, skipped) = match (digests, cached, key) {
-            (Digests::WhenNeeded, None, Some(key)) => {
-                let warnings = from_src.warnings(&from_sel.files)?;
-                let fp = Fingerprint {
-                    digest: None,
-                    selection: from_sel,
-                    unavailable_reason: None,
-                    warnings,
-                };
-                (fp, Some(key))
-            }
-            _ => (
-                cached_or_hashed(from_src, from_sel, from_rules, cache)?,
-                None,
-            ),
-        };
-        let mut to_fp = from_fp.clone();
-        to_fp.warnings = to_src.warnings(&to_fp.selection.files)?;
-        return Ok((from_fp, to_fp, skipped));
+) -> Result<(Fingerprint, Fingerprint, bool), SourceError> {
+    // Both lists are sorted by path, each path once: equal lists are equal
+    // (path, content) maps. Equal files are not enough, though: a problem
+    // (a broken link, a directory named like a module) makes one side
+    // unavailable with the same files.
+    let same = match &to_sel {
+        None => true,
+        Some(to_sel) => {
+            from_sel.is_available() && to_sel.is_available() && from_sel.files == to_sel.files
+        }
+    };
+    if !same {
+        let to_sel = to_sel.expect("`None` is the same selection");
+        return Ok((
+            cached_or_hashed(from_src, from_sel, from_rules, cache)?,
+            cached_or_hashed(to_src, to_sel, to_rules, cache)?,
+            false,
+        ));
     }
-    Ok((
-        cached_or_hashed(from_src, from_sel, from_rules, cache)?,
-        cached_or_hashed(to_src, to_sel, to_rules, cache)?,
-        None,
-    ))
+    let skip = from_sel.is_available() && digests == Digests::WhenNeeded;
+    // The key costs a pass over the list: only worth it when the cache
+    // may hold the digest.
+    let cached = skip
+        && !cache.is_empty()
+        && FingerprintCache::key(&from_sel).is_some_and(|k| cache.get(&k).is_some());
+    if skip && !cached {
+        let from_fp = Fingerprint {
+            warnings: from_src.warnings(&from_sel.files)?,
+            digest: None,
+            selection: from_sel,
+            unavailable_reason: None,
+        };
+        let to_fp = Fingerprint {
+            warnings: to_src.warnings(&from_fp.selection.files)?,
+            digest: None,
+            selection: Selection::default(),
+            unavailable_reason: None,
+        };
+        return Ok((from_fp, to_fp, true));
+    }
+    let from_fp = cached_or_hashed(from_src, from_sel, from_rules, cache)?;
+    let mut to_fp = from_fp.clone();
+    to_fp.warnings = to_src.warnings(&to_fp.selection.files)?;
+    Ok((from_fp, to_fp, false))
 }
 
 pub(super) fn cached_or_hashed(
@@ -102,20 +113,26 @@ pub(super) fn cached_or_hashed(
     Ok(fp)
 }
 
-/// `skipped`: the fingerprint was not computed; the selection's identity.
+/// `same`: both ends select the same files, so no change pairs them (the
+/// blob ids are not listed). `skipped`: the fingerprint was not computed;
+/// the number of files selected.
 pub(super) fn read_git(
     src: &GitSource,
     fp: Fingerprint,
-    skipped: Option<&str>,
+    same: bool,
+    skipped: Option<usize>,
 ) -> Result<Read, SourceError> {
     let release = release::read(src)?;
     let rev = src.revision();
-    let ids = fp
-        .selection
-        .files
-        .iter()
-        .filter_map(|f| f.content.object_id().map(|id| (f.path.clone(), id)))
-        .collect();
+    let ids = if same {
+        BTreeMap::new()
+    } else {
+        fp.selection
+            .files
+            .iter()
+            .filter_map(|f| f.content.object_id().map(|id| (f.path.clone(), id)))
+            .collect()
+    };
     let root_tree = match src.root()? {
         RootState::Dir(Node::Object(id)) => Some(id),
         _ => None,
@@ -128,7 +145,7 @@ pub(super) fn read_git(
         &fp,
     );
     let side = match skipped {
-        Some(identity) => side.skipped(identity.to_string(), fp.selection.files.len()),
+        Some(files) => side.skipped(files),
         None => side,
     };
     Ok(Read {

@@ -323,9 +323,9 @@ fn analyse_with(
             let from_sel = select(&from_src, &from_rt.rules)?;
             let to_sel = if same_root && !from_src.links_left_root() {
                 to_src.adopt_walk(&from_src);
-                from_sel.clone()
+                None
             } else {
-                select(&to_src, &to_rt.rules)?
+                Some(select(&to_src, &to_rt.rules)?)
             };
             // The cross-check compares with the `from` digest, and an end
             // withdrawn later leaves the other's digest alone in the
@@ -341,8 +341,10 @@ fn analyse_with(
                 cache,
                 digests,
             )?;
-            let from_read = ends::read_git(&from_src, from_fp, skipped.as_deref())?;
-            let to_read = ends::read_git(&to_src, to_fp, skipped.as_deref())?;
+            let same = skipped || from_fp.selection.files == to_fp.selection.files;
+            let files = skipped.then(|| from_fp.selection.files.len());
+            let from_read = ends::read_git(&from_src, from_fp, same, files)?;
+            let to_read = ends::read_git(&to_src, to_fp, same, files)?;
             // Changes are sorted by the `to` end's settings: what the new
             // release's gate counts.
             let diff = changes::between_trees(
@@ -389,7 +391,7 @@ fn analyse_with(
             })?;
             let from_sel = select(&from_src, &from_rt.rules)?;
             let from_fp = ends::cached_or_hashed(&from_src, from_sel, &from_rt.rules, cache)?;
-            let from_read = ends::read_git(&from_src, from_fp, None)?;
+            let from_read = ends::read_git(&from_src, from_fp, false, None)?;
             let to_read = ends::read_worktree(repo, &to_src, &to_rt.rules)?;
             let changes = changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root);
             let check = cross::needed(&from_end, &to_end)
