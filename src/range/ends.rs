@@ -12,7 +12,7 @@ use crate::cache::FingerprintCache;
 use crate::config::Runtime;
 use crate::fingerprint::{self, Fingerprint};
 use crate::release::{self, Release};
-use crate::select::{Rules, Selection};
+use crate::select::{select, Rules, Selection};
 use crate::side::Side;
 use crate::source::git::repo_display;
 use crate::source::{GitSource, Node, RootState, Source, SourceError, WorktreeSource};
@@ -27,6 +27,97 @@ pub(super) struct Read {
     pub(super) root_tree: Option<ObjectId>,
 }
 
+/// Both ends read and fingerprinted, each with its own settings.
+/// `same_settings`: the ends' runtime settings are equal. With the same
+/// root tree too (same id, same depth), the `to` end selects what the
+/// `from` end selects unless a selected link looks above the root: only
+/// then is it walked. A persistent cache remembers such a walk by tree (see
+/// [`FingerprintCache::tree_key`]), so the next range over that tree walks
+/// nothing.
+pub(super) fn read_pair(
+    (from_src, from_rt): (&GitSource, &Runtime),
+    (to_src, to_rt): (&GitSource, &Runtime),
+    same_settings: bool,
+    cache: &mut FingerprintCache,
+    digests: Digests,
+) -> Result<(Read, Read), SourceError> {
+    let same_root = same_settings
+        && from_src.root_tree().is_some()
+        && from_src.root_tree() == to_src.root_tree();
+    let tree_key = from_src
+        .root_tree()
+        .filter(|_| same_root)
+        .map(|(id, depth)| FingerprintCache::tree_key(&from_rt.root, id, depth, &from_rt.rules));
+    if let Some(key) = tree_key.as_deref() {
+        if let Some(pair) = remembered((from_src, to_src), key, cache, digests)? {
+            return Ok(pair);
+        }
+    }
+    let from_sel = select(from_src, &from_rt.rules)?;
+    let to_sel = if same_root && !from_src.links_left_root() {
+        to_src.adopt_walk(from_src);
+        let worth =
+            cache.is_persistent() && from_sel.is_available() && !from_src.saw_gitattributes();
+        if let (Some(key), true) = (tree_key, worth) {
+            if let Some(selection_key) = FingerprintCache::key(&from_sel) {
+                cache.put_tree(key, selection_key, from_sel.files.len());
+            }
+        }
+        None
+    } else {
+        Some(select(to_src, &to_rt.rules)?)
+    };
+    let (from_fp, to_fp, skipped) = fingerprint_pair(
+        (from_src, from_sel, &from_rt.rules),
+        (to_src, to_sel, &to_rt.rules),
+        cache,
+        digests,
+    )?;
+    let same = skipped || from_fp.selection.files == to_fp.selection.files;
+    let files = skipped.then_some(from_fp.selection.files.len());
+    Ok((
+        read_git(from_src, from_fp, same, files)?,
+        read_git(to_src, to_fp, same, files)?,
+    ))
+}
+
+/// Both ends from a remembered walk of their (shared) root tree, when the
+/// cache has one and nothing else needs the walk: no `.gitattributes`
+/// above the root at either end (below it, the walk saw none), and a digest
+/// only if the cache has it or none is needed.
+fn remembered(
+    (from_src, to_src): (&GitSource, &GitSource),
+    tree_key: &str,
+    cache: &FingerprintCache,
+    digests: Digests,
+) -> Result<Option<(Read, Read)>, SourceError> {
+    if cache.is_empty() {
+        return Ok(None);
+    }
+    let Some((selection_key, files)) = cache.tree(tree_key) else {
+        return Ok(None);
+    };
+    if from_src.may_have_attributes()? || to_src.may_have_attributes()? {
+        return Ok(None);
+    }
+    let digest = cache.get(&selection_key).map(str::to_string);
+    if digest.is_none() && digests == Digests::Always {
+        return Ok(None);
+    }
+    let read = |src: &GitSource| -> Result<Read, SourceError> {
+        let fp = Fingerprint {
+            digest: digest.clone(),
+            selection: Selection::default(),
+            unavailable_reason: None,
+            warnings: Vec::new(),
+        };
+        let mut read = read_git(src, fp, true, digest.is_none().then_some(files))?;
+        read.side.runtime_files = files;
+        Ok(read)
+    };
+    Ok(Some((read(from_src)?, read(to_src)?)))
+}
+
 /// Both fingerprints, each end with its own rules. `to_sel` is `None`
 /// when the `to` end is known to select what the `from` end selects (see
 /// [`super::analyse_with`]). When the selections (paths and blob ids) are
@@ -35,7 +126,7 @@ pub(super) struct Read {
 /// third value is `true`; with [`Digests::Always`] the bytes are read and
 /// hashed once for both. Skipped, the `to` end's selection is left empty
 /// (it is the `from` end's) and [`read_git`] is told how many files it has.
-pub(super) fn fingerprint_pair(
+fn fingerprint_pair(
     (from_src, from_sel, from_rules): (&GitSource, Selection, &Rules),
     (to_src, to_sel, to_rules): (&GitSource, Option<Selection>, &Rules),
     cache: &mut FingerprintCache,

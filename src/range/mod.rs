@@ -311,40 +311,23 @@ fn analyse_with(
             ends::check_roots(&from_src, &to_src, from_rt, to_rt, || {
                 ends::top_dirs_at(repo, to_rev.tree)
             })?;
-            // Same settings and the same root tree (at the same depth):
-            // the selections are equal unless a link reaches outside the
-            // root, where the ends may differ; only then is the `to` end
-            // walked too.
-            let same_root = absent.from.is_none()
-                && absent.to.is_none()
-                && !cross::needed(&from_end, &to_end)
-                && from_src.root_tree().is_some()
-                && from_src.root_tree() == to_src.root_tree();
-            let from_sel = select(&from_src, &from_rt.rules)?;
-            let to_sel = if same_root && !from_src.links_left_root() {
-                to_src.adopt_walk(&from_src);
-                None
-            } else {
-                Some(select(&to_src, &to_rt.rules)?)
-            };
-            // The cross-check compares with the `from` digest, and an end
+            // Same settings: see `ends::read_pair` for what a shared root
+            // tree saves. The cross-check compares with the `from` digest, and an end
             // withdrawn later leaves the other's digest alone in the
             // verdict: both need real digests.
-            let digests = if absent.from.is_some() || cross::needed(&from_end, &to_end) {
-                Digests::Always
-            } else {
+            let same_settings = absent.from.is_none() && !cross::needed(&from_end, &to_end);
+            let digests = if same_settings {
                 digests
+            } else {
+                Digests::Always
             };
-            let (from_fp, to_fp, skipped) = ends::fingerprint_pair(
-                (&from_src, from_sel, &from_rt.rules),
-                (&to_src, to_sel, &to_rt.rules),
+            let (from_read, to_read) = ends::read_pair(
+                (&from_src, from_rt),
+                (&to_src, to_rt),
+                same_settings && absent.to.is_none(),
                 cache,
                 digests,
             )?;
-            let same = skipped || from_fp.selection.files == to_fp.selection.files;
-            let files = skipped.then(|| from_fp.selection.files.len());
-            let from_read = ends::read_git(&from_src, from_fp, same, files)?;
-            let to_read = ends::read_git(&to_src, to_fp, same, files)?;
             // Changes are sorted by the `to` end's settings: what the new
             // release's gate counts.
             let diff = changes::between_trees(

@@ -103,10 +103,16 @@ fn a_cached_digest_is_reported_and_patch_always_has_one() {
     repo.tag("v3");
     let changed = json(&repo, &["v2..v3"]);
     assert_eq!(changed["from"]["fingerprint"], digest.as_str());
-    let j = json(&repo, &["v1..v2"]);
-    for end in ["from", "to"] {
-        assert_eq!(j[end]["fingerprint"], digest.as_str(), "{end}");
-        assert_eq!(j[end]["fingerprint_skipped"], Value::Null);
+    // Twice: the second run answers from the remembered walk of the
+    // shared root tree, the same way.
+    for _ in 0..2 {
+        let j = json(&repo, &["v1..v2"]);
+        for end in ["from", "to"] {
+            assert_eq!(j[end]["fingerprint"], digest.as_str(), "{end}");
+            assert_eq!(j[end]["fingerprint_skipped"], Value::Null);
+            assert_eq!(j[end]["runtime_files"], 3);
+        }
+        assert_eq!(j["restart_required"], false);
     }
     // No cache: not computed.
     let cold = json(&repo, &["v1..v2", "--no-cache"]);
@@ -223,4 +229,39 @@ fn settings_that_change_nothing_selected_are_compared_by_digest() {
     }
     assert_eq!(j["settings_check"]["fingerprint"], digest.as_str());
     assert_eq!(j["settings_check"]["runtime_changed"], false);
+}
+
+/// With the persistent cache, a range over a shared root tree is answered
+/// from the remembered walk the second time: the same verdict, file count
+/// and skipped digests; a `.gitattributes` added above the root (the root
+/// tree unchanged) still gets its warning.
+#[test]
+fn a_remembered_walk_answers_the_same_and_keeps_attribute_warnings() {
+    let repo = released();
+    repo.commit("1.0.0");
+    repo.tag("v1");
+    repo.write("README.md", "# docs only\n");
+    repo.commit("docs");
+    repo.tag("v2");
+    repo.write(".gitattributes", "*.py text eol=crlf\n");
+    repo.commit("attributes");
+    repo.tag("v3");
+    let first = json(&repo, &["v1..v2"]);
+    let second = json(&repo, &["v1..v2"]);
+    assert_eq!(first, second);
+    assert_eq!(second["to"]["fingerprint_skipped"], "selection_unchanged");
+    assert_eq!(second["to"]["runtime_files"], 3);
+    assert_eq!(second["warnings"], serde_json::json!([]));
+    for _ in 0..2 {
+        let j = json(&repo, &["v2..v3"]);
+        assert_eq!(j["restart_required"], false);
+        assert_eq!(j["to"]["runtime_files"], 3);
+        let codes: Vec<&str> = j["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["code"].as_str().unwrap())
+            .collect();
+        assert_eq!(codes, ["gitattributes_conversion"; 2], "{j}");
+    }
 }

@@ -97,6 +97,11 @@ impl GitSource {
         }
     }
 
+    /// Whether the selection walk saw a `.gitattributes` below the root.
+    pub fn saw_gitattributes(&self) -> bool {
+        !self.gitattributes.borrow().is_empty()
+    }
+
     /// Takes what `other`'s selection walk saw below the root (its
     /// `.gitattributes` files), for an end whose selection is known to be
     /// `other`'s (same root path, tree and rules) without walking it again.
