@@ -10,6 +10,10 @@
 //! damaged cache costs time, never a wrong answer. The checksum is not a
 //! signature: whoever can write `.git` can also write a matching line, and
 //! is out of scope (they can rewrite the refs and objects themselves).
+//!
+//! The same lines also summarise walks of runtime root trees (see
+//! [`FingerprintCache::tree_key`]): a tree id names every entry below it,
+//! so a summary never goes stale either.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -262,6 +266,35 @@ mod tests {
 
     fn line(k: &str, v: &str) -> String {
         format!("{k} {v} {}\n", checksum(k, v))
+    }
+
+    /// A tree summary comes back as put, under a key that names the root,
+    /// the tree, its depth and the rules; a count whose high digits are
+    /// set (not one `put_tree` writes) is a miss.
+    #[test]
+    fn tree_summaries_round_trip_under_their_exact_key() {
+        let tree = ObjectId::from_hex(b"4b825dc642cb6eb9a060e54bf8d69288fbee4904").unwrap();
+        let rules = Rules::default();
+        let key = FingerprintCache::tree_key("src", tree, 1, &rules);
+        let mut others = vec![
+            FingerprintCache::tree_key("lib", tree, 1, &rules),
+            FingerprintCache::tree_key("src", tree, 2, &rules),
+            FingerprintCache::tree_key("src", ObjectId::null(tree.kind()), 1, &rules),
+        ];
+        let mut more = rules.clone();
+        more.exclude.push("docs".into());
+        others.push(FingerprintCache::tree_key("src", tree, 1, &more));
+        let mut cache = FingerprintCache::in_memory();
+        assert!(cache.is_empty());
+        cache.put_tree(key.clone(), "a".repeat(64), 40_000);
+        assert!(!cache.is_empty());
+        assert_eq!(cache.tree(&key), Some(("a".repeat(64), 40_000)));
+        for other in &others {
+            assert_ne!(*other, key);
+            assert_eq!(cache.tree(other), None);
+        }
+        cache.put(files_key(&key), format!("1{}", "0".repeat(63)));
+        assert_eq!(cache.tree(&key), None);
     }
 
     #[test]
