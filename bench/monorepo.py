@@ -182,6 +182,8 @@ def main():
     repo = os.path.join(a.dir, f"monorepo-{a.files}")
     t = time.perf_counter()
     generate(repo, a.files)
+    # fast-import writes refs/heads/main; HEAD must name it for the default range.
+    subprocess.run(["git", "-C", repo, "symbolic-ref", "HEAD", "refs/heads/main"], check=True)
     print(f"repository: {repo} ({a.files} files, generated/checked in {time.perf_counter() - t:.1f}s)\n")
     rows = []
 

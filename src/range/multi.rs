@@ -214,27 +214,30 @@ fn prime_all(
         // Same settings, same root tree: the analysis finds the selections
         // equal and hashes nothing (or, should a link leave the root, hashes
         // on its own). Either way nothing here needs reading.
-        if let [(a, ra), (b, rb)] = pair.as_slice() {
-            let same = config::differences(ra, rb).is_empty()
-                && a.root_tree().is_some()
-                && a.root_tree() == b.root_tree();
-            if same && digests == Digests::WhenNeeded {
+        let same_settings = match pair.as_slice() {
+            [(_, ra), (_, rb)] => config::differences(ra, rb).is_empty(),
+            _ => false,
+        };
+        if let [(a, _), (b, _)] = pair.as_slice() {
+            let same_root = a.root_tree().is_some() && a.root_tree() == b.root_tree();
+            if same_settings && same_root && digests == Digests::WhenNeeded {
                 continue;
             }
         }
         let selections: Vec<_> = pair
             .iter()
-            .filter_map(|(src, rt)| select(src, &rt.rules).ok())
+            .map(|(src, rt)| select(src, &rt.rules).ok())
             .collect();
-        if digests == Digests::WhenNeeded {
-            if let [a, b] = selections.as_slice() {
-                if a.is_available() && b.is_available() && a.identity() == b.identity() {
-                    continue;
-                }
+        if let [Some(a), Some(b)] = selections.as_slice() {
+            let equal = a.is_available() && b.is_available() && a.files == b.files;
+            if equal && same_settings && digests == Digests::WhenNeeded {
+                continue;
             }
         }
         for ((src, rt), selection) in pair.into_iter().zip(selections) {
-            merged.add(src, &rt.root, selection, cache);
+            if let Some(selection) = selection {
+                merged.add(src, &rt.root, selection, cache);
+            }
         }
     }
     merged.hash_into(cache);
