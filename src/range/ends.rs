@@ -136,19 +136,16 @@ fn fingerprint_pair(
     // (path, content) maps. Equal files are not enough, though: a problem
     // (a broken link, a directory named like a module) makes one side
     // unavailable with the same files.
-    let same = match &to_sel {
-        None => true,
-        Some(to_sel) => {
-            from_sel.is_available() && to_sel.is_available() && from_sel.files == to_sel.files
+    if let Some(to_sel) = to_sel {
+        let same =
+            from_sel.is_available() && to_sel.is_available() && from_sel.files == to_sel.files;
+        if !same {
+            return Ok((
+                cached_or_hashed(from_src, from_sel, from_rules, cache)?,
+                cached_or_hashed(to_src, to_sel, to_rules, cache)?,
+                false,
+            ));
         }
-    };
-    if !same {
-        let to_sel = to_sel.expect("`None` is the same selection");
-        return Ok((
-            cached_or_hashed(from_src, from_sel, from_rules, cache)?,
-            cached_or_hashed(to_src, to_sel, to_rules, cache)?,
-            false,
-        ));
     }
     let skip = from_sel.is_available() && digests == Digests::WhenNeeded;
     // The key costs a pass over the list: only worth it when the cache
