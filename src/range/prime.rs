@@ -6,7 +6,8 @@
 //!
 //! Memory does not grow with the number of runtimes beyond their union:
 //! each distinct (full path, blob) is kept once, a runtime holds only the
-//! indices of its files, and one selection is materialised at a time.
+//! indices of its files, and only one runtime's selections (its two ends)
+//! are materialised at a time.
 //!
 //! Purely an optimisation: anything this pass cannot do (a file that
 //! cannot be read, a selection that is unavailable) is left to the
