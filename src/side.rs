@@ -126,8 +126,7 @@ impl Side {
     pub fn short_fingerprint(&self) -> &str {
         match self.fingerprint.as_deref() {
             None => "same (not computed)",
-            Some("") => "unavailable",
-            Some(fp) => &fp[..12],
+            Some(fp) => crate::fingerprint::short(fp).unwrap_or("unavailable"),
         }
     }
 }

@@ -18,7 +18,7 @@ use super::{
 use crate::config::{self, ConfigChoice, ConfigFile};
 use crate::select::select;
 use crate::source::{GitSource, Revision};
-use crate::warning::Warning;
+use crate::warning::{Code, Warning};
 
 /// What a run answers: one runtime (today's report, unchanged) or several.
 #[derive(Clone, Debug)]
@@ -155,7 +155,7 @@ pub fn analyse_runtimes(
         ] {
             if !decl.names.contains(&name) {
                 analysis.warnings.push(Warning::new(
-                    "runtime_not_declared",
+                    Code::RuntimeNotDeclared,
                     format!(
                         "runtime `{}` is not declared in {}: {consequence}",
                         crate::term::escape(&name),
@@ -243,7 +243,8 @@ fn prime_all(
     merged.hash_into(cache);
 }
 
-pub fn summary(runtimes: &[NamedAnalysis]) -> String {
+/// `server restarts; worker does not` (`a and b restart` when they agree).
+pub(super) fn summary(runtimes: &[NamedAnalysis]) -> String {
     let names = |restart: bool| -> Vec<String> {
         runtimes
             .iter()

@@ -4,6 +4,7 @@ mod support;
 
 mod action;
 mod classify;
+mod errors;
 mod fingerprint;
 mod gate;
 mod history;
@@ -25,3 +26,4 @@ mod trust;
 mod trust_review;
 mod unchanged;
 mod vectors;
+mod warnings;
