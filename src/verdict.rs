@@ -141,6 +141,22 @@ pub fn decide(from: &SideFacts, to: &SideFacts) -> Decision {
     }
 }
 
+/// A runtime declared at one end only (a monorepo runtime added, removed or
+/// declared again by the release): the end that does not declare it is
+/// read with the other end's settings and compared as usual. Should a
+/// fingerprint still be unavailable, the version cannot be trusted to tell
+/// (that end's release had no gate for the runtime): the update restarts,
+/// `fingerprint_unavailable`, rather than `unavailable_version_unchanged`.
+/// Returns whether the verdict was turned into a restart.
+pub fn fail_closed_when_undeclared(decision: &mut Decision) -> bool {
+    if decision.restart_required || decision.reason != Reason::UnavailableVersionUnchanged {
+        return false;
+    }
+    decision.restart_required = true;
+    decision.reason = Reason::FingerprintUnavailable;
+    true
+}
+
 /// Section 7 for a process started on `from` once `to` is installed, with
 /// no marker: a fingerprint mismatch, or the version fallback.
 fn process_check(from: &SideFacts, to: &SideFacts) -> ProcessCheck {

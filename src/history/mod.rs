@@ -354,10 +354,10 @@ fn records(
         for k in 1..runtime_slots.len() {
             let (before, after) = runtime_slots.split_at_mut(k);
             let (from, to) = (&before[k - 1], &mut after[0]);
-            // An update that declares the runtime again restarts anyway.
-            if !Plan::declares_again(&from.plan, &to.plan)
-                && crate::range::settings_differ(&from.plan.end, &to.plan.end)
-            {
+            // Every update whose settings differ is cross-checked, one that
+            // declares the runtime again included: its older release was
+            // read with borrowed settings, which may not be the new ones.
+            if crate::range::settings_differ(&from.plan.end, &to.plan.end) {
                 to.cross = Some(jobs.len());
                 let from_plan = runtime_plans[from.release]
                     .as_ref()
@@ -422,20 +422,9 @@ fn record(
             }
         }
     }
-    // A release before the first declaration has no fingerprint: that
-    // release had no gate for the runtime.
-    let own: Vec<Read> = slots
-        .iter()
-        .map(|slot| {
-            let mut read = reads[slot.own].clone();
-            if let Some(b) = slot.plan.borrowed.as_ref().filter(|b| b.withdrawn) {
-                read.info.fingerprint = String::new();
-                read.info.unavailable_reason = Some(b.why.clone());
-                read.info.runtime_files = 0;
-            }
-            read
-        })
-        .collect();
+    // A release before the first declaration was read with the first
+    // declaring release's settings and keeps that fingerprint.
+    let own: Vec<Read> = slots.iter().map(|slot| reads[slot.own].clone()).collect();
     let mut steps: Vec<Step> = slots
         .windows(2)
         .zip(own.windows(2))
@@ -597,16 +586,17 @@ fn step(
     let (from_ref, to_ref) = (from.info.tag.as_str(), to.info.tag.as_str());
     let mut warnings = Vec::new();
     let declares_again = Plan::declares_again(from_plan, to_plan);
-    let from_fingerprint = if declares_again {
-        String::new()
-    } else {
-        from.info.fingerprint.clone()
-    };
+    let from_fingerprint = from.info.fingerprint.clone();
     if let Some(b) = from_plan.borrowed.as_ref().filter(|_| declares_again) {
+        let whose = if b.from_later {
+            "the settings of the release that declares it next"
+        } else {
+            "the settings of the last release that declared it (cross-checked when they differ from the new ones)"
+        };
         warnings.push(Warning::new(
             Code::RuntimeNotDeclared,
             format!(
-                "{}: its fingerprint there is taken as unavailable (the safe side: the code counts as changed)",
+                "{}: that release is read with {whose} and compared as usual (an unavailable fingerprint counts as a restart)",
                 b.why
             ),
         ));
@@ -615,16 +605,16 @@ fn step(
         warnings.push(Warning::new(
             Code::RuntimeNotDeclared,
             format!(
-                "{}: that release is read with the settings of the last release that declares it, as the installed gate reads it after the update",
+                "{}: that release is read with the settings of the last release that declares it, as the installed gate reads it after the update (an unavailable fingerprint counts as a restart)",
                 b.why
             ),
         ));
     }
-    let from_facts = SideFacts {
-        fingerprint: from_fingerprint.clone(),
-        ..facts(&from.info)
-    };
-    let mut d = verdict::decide(&from_facts, &facts(&to.info));
+    let mut d = verdict::decide(&facts(&from.info), &facts(&to.info));
+    // Undeclared at one end and still unavailable: never trust the version.
+    if from_plan.borrowed.is_some() || to_plan.borrowed.is_some() {
+        verdict::fail_closed_when_undeclared(&mut d);
+    }
     warnings.extend(crate::range::settings_changed(
         (from_ref, to_ref),
         &from_plan.end,

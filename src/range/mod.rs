@@ -263,9 +263,9 @@ fn open_cache(repo: &gix::Repository, options: &Options) -> FingerprintCache {
 
 /// An end whose settings do not declare the runtime (a monorepo runtime
 /// added or removed by the release): it is read with the other end's
-/// settings. An old end's fingerprint is then unavailable (why, in the
-/// string), as that release has no gate for the runtime to compare with; a
-/// new end keeps its fingerprint, which is what the installed gate computes.
+/// settings and compared as usual (why, in the string, for the warning).
+/// Should a fingerprint still be unavailable, the update restarts
+/// ([`verdict::fail_closed_when_undeclared`]).
 #[derive(Clone, Debug, Default)]
 struct Absent {
     /// Why, and the settings to read the `from` end with.
@@ -304,9 +304,9 @@ fn analyse_with(
                 ends::top_dirs_at(repo, to_rev.tree)
             })?;
             // Same settings: see `ends::read_pair` for what a shared root
-            // tree saves. The cross-check compares with the `from` digest, and an end
-            // withdrawn later leaves the other's digest alone in the
-            // verdict: both need real digests.
+            // tree saves. The cross-check compares with the `from` digest,
+            // and a runtime undeclared at one end reports both digests:
+            // both need real digests.
             let same_settings = absent.from.is_none() && !cross::needed(&from_end, &to_end);
             let digests = if same_settings {
                 digests
@@ -375,18 +375,17 @@ fn analyse_with(
             (from_read, to_read, changes, to_end, check)
         }
     };
-    // Changes were listed from both ends' files. An old end without the
-    // runtime loses its fingerprint (that release had no gate for it). A new
-    // end that stops declaring it keeps the fingerprint taken with the old
-    // end's settings: that is what the installed gate computes after the
-    // update, so dropping the declaration cannot hide a code change.
-    let from_read = ends::withdraw(from_read, absent.from.map(|(why, _)| why));
+    // An end that does not declare the runtime was read with the other
+    // end's settings and is compared as usual: a code change under those
+    // settings is a restart whichever end adds or drops the declaration.
+    let undeclared = absent.from.is_some() || absent.to.is_some();
     Ok(conclude(
         from_read,
         to_read,
         changes,
         (&from_end, &to_end),
         check,
+        undeclared,
     ))
 }
 
@@ -396,8 +395,13 @@ fn conclude(
     changes: Changes,
     (from_end, to_end): (&EndSettings, &EndSettings),
     check: Option<SettingsCheck>,
+    undeclared: bool,
 ) -> Analysis {
     let mut decision = verdict::decide(&from.side.facts(), &to.side.facts());
+    // Undeclared at one end and still unavailable: never trust the version.
+    if undeclared {
+        verdict::fail_closed_when_undeclared(&mut decision);
+    }
     let mut warnings = wording::warnings(&from, &to, &decision);
     warnings.extend(wording::settings_changed(
         (&from.side.reference, &to.side.reference),
