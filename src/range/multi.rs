@@ -252,13 +252,14 @@ fn prime_all(
     merged.hash_into(cache);
 }
 
-/// `server restarts; worker does not` (`a and b restart` when they agree).
+/// `server restarts; worker does not` (`a and b restart` when they agree),
+/// names exact (JSON keeps them so); each display escapes the line once.
 pub(super) fn summary(runtimes: &[NamedAnalysis]) -> String {
     let names = |restart: bool| -> Vec<String> {
         runtimes
             .iter()
             .filter(|r| r.analysis.restart_required == restart)
-            .map(|r| crate::term::escape(&r.name).into_owned())
+            .map(|r| r.name.clone())
             .collect()
     };
     let list = |n: &[String]| match n {

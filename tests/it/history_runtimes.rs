@@ -506,3 +506,90 @@ fn history_of_a_config_split_into_several_runtimes_restarts_on_the_change() {
     let range = repo.fpcheck(&["v1.0.0..v1.0.1", "--format", "json"]).json();
     assert_eq!(range["summary"], "a and b restart");
 }
+
+/// Runtime names with an ESC and a bidi override, and a tag with one:
+/// every human-facing format shows them as visible escapes, once (not
+/// `\\x1b`), and JSON keeps them exact (issue 11).
+#[test]
+fn hostile_names_are_escaped_once_and_visibly_in_every_format() {
+    let repo = TestRepo::new();
+    let config =
+        "[runtimes.\"w\\u001b[31m\"]\nroot = \"src\"\n[runtimes.\"s\\u202eyp\"]\nroot = \"src\"\n";
+    repo.write("fpcheck.toml", config)
+        .write("src/app.py", "x = 1\n")
+        .write("version.json", "{\"version\":\"1.0.0\"}\n");
+    repo.commit("1");
+    repo.tag("v1.0.0");
+    repo.write("src/app.py", "x = 2\n")
+        .write("version.json", "{\"version\":\"1.0.1\"}\n");
+    repo.commit("2");
+    repo.tag("v1.0.1");
+    repo.tag("v1\u{202e}0.0.1");
+    let raw = ['\u{1b}', '\u{202e}'];
+    let clean = |what: &str, text: &str| {
+        for c in raw {
+            assert!(!text.contains(c), "{what}: raw {c:?} in {text}");
+        }
+        assert!(
+            !text.contains("\\\\x1b") && !text.contains("&#92;&#92;"),
+            "{what}: escaped twice: {text}"
+        );
+    };
+    // history: JSON exact, table once, Markdown and HTML visible.
+    let j = run_json(&repo, &[]);
+    assert_eq!(
+        j["summary"],
+        "s\u{202e}yp: 1 of 1 update restarted; w\u{1b}[31m: 1 of 1 update restarted"
+    );
+    assert_eq!(j["runtimes"][1]["name"], "w\u{1b}[31m");
+    let table = repo.fpcheck(&["history", "--no-cache", "--color", "never"]);
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    clean("history table", &table.stdout);
+    assert!(table.stdout.starts_with(
+        "s\\u{202e}yp: 1 of 1 update restarted; w\\x1b[31m: 1 of 1 update restarted\n"
+    ));
+    let md = repo.fpcheck(&["history", "--no-cache", "--format", "markdown"]);
+    assert_eq!(md.code, 0, "{}", md.stderr);
+    clean("history markdown", &md.stdout);
+    assert!(
+        md.stdout
+            .contains("s&#92;u{202e}yp: 1 of 1 update restarted; w&#92;x1b&#91;31m"),
+        "{}",
+        md.stdout
+    );
+    let html = repo.fpcheck(&["history", "--no-cache", "--format", "html"]);
+    assert_eq!(html.code, 0, "{}", html.stderr);
+    clean("history html", &html.stdout);
+    assert!(
+        html.stdout
+            .contains("<h2>Runtime <code>w\\x1b[31m</code></h2>"),
+        "{}",
+        html.stdout
+    );
+    assert!(html
+        .stdout
+        .contains("<h2>Runtime <code>s\\u{202e}yp</code></h2>"));
+    // The range: its summary exact in JSON, escaped once elsewhere; the
+    // tag with a bidi override shown visibly in Markdown.
+    let j = repo.fpcheck(&["v1.0.0..v1.0.1", "--format", "json"]).json();
+    assert_eq!(j["summary"], "s\u{202e}yp and w\u{1b}[31m restart");
+    let table = repo.fpcheck(&["v1.0.0..v1.0.1", "--color", "never"]);
+    clean("range table", &table.stdout);
+    assert!(
+        table
+            .stdout
+            .starts_with("s\\u{202e}yp and w\\x1b[31m restart\n"),
+        "{}",
+        table.stdout
+    );
+    let md = repo.fpcheck(&["v1.0.0..v1\u{202e}0.0.1", "--format", "markdown"]);
+    assert_eq!(md.code, 0, "{}", md.stderr);
+    clean("range markdown", &md.stdout);
+    assert!(md.stdout.contains("v1&#92;u{202e}0.0.1"), "{}", md.stdout);
+    assert!(
+        md.stdout
+            .contains("s&#92;u{202e}yp and w&#92;x1b&#91;31m restart"),
+        "{}",
+        md.stdout
+    );
+}

@@ -564,3 +564,30 @@ fn a_runtime_added_with_its_version_unchanged_restarts() {
         (&Value::Bool(true), &Value::from("fingerprint_unavailable"))
     );
 }
+
+/// `[runtimes.""]` (or a name of spaces or controls only) cannot be chosen
+/// or told apart: refused, naming the file, exit 2.
+#[test]
+fn an_empty_runtime_name_is_refused() {
+    for name in ["\"\"", "\" \"", "\"\\t\"", "\"\\u202e\""] {
+        let repo = TestRepo::new();
+        repo.write("src/app.py", "x = 1\n").write(
+            "fpcheck.toml",
+            format!("[runtimes.{name}]\nroot = \"src\"\n[runtimes.b]\nroot = \"src\"\n"),
+        );
+        repo.commit("1");
+        repo.tag("v1.0.0");
+        let run = repo.fpcheck(&["v1.0.0..", "--worktree"]);
+        assert_eq!(run.code, 2, "{name}: {}{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains("fpcheck.toml")
+                && run.stderr.contains(
+                    "has an empty name (or only spaces or control characters): name the runtime"
+                ),
+            "{name}: {}",
+            run.stderr
+        );
+        let fp = repo.fpcheck(&["fingerprint", "--runtime", "b"]);
+        assert_eq!(fp.code, 2, "{name}: {}", fp.stderr);
+    }
+}
