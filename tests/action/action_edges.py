@@ -33,6 +33,12 @@ def unit_checks(c: Checks) -> None:
         "error_line: fpcheck's error after a warning",
     )
     c.equal(check.error_line("killed\n"), "killed", "error_line: no error line, the last line")
+    # A runtime's exact name (JSON `summary`) reaches the log visibly escaped.
+    c.equal(
+        workflow.visible("w\x1b[31m and s\u202eyp\u2066\x9b restart\n"),
+        "w\\x1b[31m and s\\u{202e}yp\\u{2066}\\x9b restart\n",
+        "visible: controls and bidi escaped, newlines left to the command",
+    )
     a, b = "a" * 40, "b" * 40
     fp = check.Fpcheck("fpcheck", Path("/r"), ["--root=src"], fetch.Rev("--root=x", a), fetch.Rev("HEAD", b))
     c.equal(
