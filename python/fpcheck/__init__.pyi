@@ -97,7 +97,7 @@ def fingerprint_at(
 ) -> str:
     """The runtime fingerprint of ``root`` at revision ``rev``, from git objects.
 
-    As ``fpcheck fingerprint REV``: the settings are those of the
+    As ``fpcheck fingerprint --rev REV``: the settings are those of the
     ``fpcheck.toml`` committed at ``rev`` (what that release's gate uses;
     ``runtime`` names one of several declared runtimes), else the defaults
     (root ``src``, ``.py``, the default exclusions); ``root``,
