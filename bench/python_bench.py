@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, List, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fpcheck  # noqa: E402
@@ -52,13 +52,18 @@ def build_runtime(root: Path, files: int) -> None:
     (root.parent / "version.json").write_text('{"version": "1.0.0"}\n')
 
 
-def median_ms(fn: Callable[[], object], rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        t = time.perf_counter()
+def alternating_ms(fns: Sequence[Callable[[], object]], rounds: int) -> List[float]:
+    """Median milliseconds of each of ``fns``, run in turn every round (so
+    both sides see the same machine load), after one untimed warm-up."""
+    times: List[List[float]] = [[] for _ in fns]
+    for fn in fns:
         fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1000
+    for _ in range(rounds):
+        for fn, out in zip(fns, times):
+            t = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - t)
+    return [statistics.median(t) * 1000 for t in times]
 
 
 def main() -> int:
@@ -76,11 +81,12 @@ def main() -> int:
         fp = fpcheck.fingerprint(root)
         assert fp == ref_fp, (fp, ref_fp)
         cold_rounds = max(args.rounds // 4, 10)
-        cold_ref = median_ms(lambda: compute_mcp_runtime_fingerprint(root), cold_rounds)
-        cold_fp = median_ms(lambda: fpcheck.fingerprint(root), cold_rounds)
-        compute_mcp_runtime_fingerprint(root, use_cache=True)
-        warm_ref = median_ms(
-            lambda: compute_mcp_runtime_fingerprint(root, use_cache=True), args.rounds
+        cold_ref, cold_fp = alternating_ms(
+            [
+                lambda: compute_mcp_runtime_fingerprint(root),
+                lambda: fpcheck.fingerprint(root),
+            ],
+            cold_rounds,
         )
 
         def ask(cache: object) -> None:
@@ -95,12 +101,16 @@ def main() -> int:
                 answer["installed_fingerprint"] == fp and not answer["restart_required"]
             )
 
-        ask(True)
-        warm_watch = median_ms(lambda: ask(True), args.rounds)
         cache_file = Path(tmp) / "status.cache"
-        ask(cache_file)
-        warm_file = median_ms(lambda: ask(cache_file), args.rounds)
-        full = median_ms(lambda: ask(None), cold_rounds)
+        warm_ref, warm_watch, warm_file = alternating_ms(
+            [
+                lambda: compute_mcp_runtime_fingerprint(root, use_cache=True),
+                lambda: ask(True),
+                lambda: ask(cache_file),
+            ],
+            args.rounds,
+        )
+        (full,) = alternating_ms([lambda: ask(None)], cold_rounds)
 
     cold_ratio, warm_ratio = cold_ref / cold_fp, warm_ref / warm_watch
     rows = [
@@ -124,7 +134,8 @@ def main() -> int:
         ("full: fpcheck.status(..., cache=None)", full, ""),
     ]
     print(
-        f"{args.files} runtime files, medians (ms), Python {sys.version.split()[0]}, {os.cpu_count()} CPUs"
+        f"{args.files} runtime files, medians (ms) of runs alternating with the"
+        f" reference, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs"
     )
     for name, ms, note in rows:
         print(f"  {name:<56} {ms:9.3f}  {note}")

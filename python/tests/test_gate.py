@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any, Dict, List, Union
 
@@ -367,3 +368,29 @@ def test_gate_failures_raise_the_class_of_their_cause(
     assert fpcheck.gate(before, runtime, marker)["marker_written"]
     with pytest.raises(fpcheck.ConfigError, match="not a known client"):
         fpcheck.ack(marker, "nobody", runtime_root=runtime, process_fingerprint="")
+
+
+def test_the_gil_is_released_while_fpcheck_works(runtime: Path, tmp_path: Path) -> None:
+    """A Python thread runs while a call waits inside fpcheck: here the gate
+    waits for a lock that only that thread can release, so with the GIL
+    held the gate would time out instead."""
+    import fcntl
+
+    marker = tmp_path / "marker.json"
+    before = fpcheck.snapshot(runtime)
+    (runtime / "server.py").write_text("# new code\n")
+    (runtime.parent / "version.json").write_text('{"version": "2.0.0"}\n')
+    held = open(tmp_path / "marker.json.lock", "w")
+    fcntl.flock(held, fcntl.LOCK_EX)
+
+    def release() -> None:
+        time.sleep(0.3)  # needs the GIL back to go on
+        fcntl.flock(held, fcntl.LOCK_UN)
+        held.close()
+
+    helper = threading.Thread(target=release)
+    helper.start()
+    start = time.monotonic()
+    decided = fpcheck.gate(before, runtime, marker, lock_timeout=60)
+    helper.join()
+    assert decided["marker_written"] and time.monotonic() - start < 60
