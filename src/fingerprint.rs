@@ -372,6 +372,34 @@ const CHUNK: usize = 256 << 10;
 /// the size of the files.
 const QUEUE: usize = 4;
 
+/// Empty chunks kept between streams, at most `QUEUE + 2` (1.5 MiB): a
+/// long-running process (the Python package's server) fingerprints again
+/// and again, and fresh 256 KiB buffers each time cost page faults and
+/// `munmap`s, ~8% of a 300-file fingerprint on the reading thread.
+static SPARE_CHUNKS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+
+/// An empty chunk, recycled when one is spare.
+fn take_chunk() -> Vec<u8> {
+    let spare = SPARE_CHUNKS.lock().ok().and_then(|mut s| s.pop());
+    spare.unwrap_or_else(|| Vec::with_capacity(CHUNK))
+}
+
+/// Keeps `chunks` for the next stream (cleared; only whole chunks).
+fn recycle(chunks: impl IntoIterator<Item = Vec<u8>>) {
+    let Ok(mut spare) = SPARE_CHUNKS.lock() else {
+        return;
+    };
+    for mut chunk in chunks {
+        if spare.len() >= QUEUE + 2 {
+            break;
+        }
+        if chunk.capacity() == CHUNK {
+            chunk.clear();
+            spare.push(chunk);
+        }
+    }
+}
+
 /// The SHA-256 of a stream, hashed on a second thread while the caller
 /// produces it. Measured in `bench/` (whole process, 2 cores): a 0.9 GB,
 /// 45,000-file fingerprint went from inflate + hash (1.65 s) to about
@@ -418,7 +446,7 @@ impl<'scope, 'env> Pipe<'scope, 'env> {
         }
         while !bytes.is_empty() {
             if self.buf.capacity() == 0 {
-                self.buf.reserve_exact(CHUNK);
+                self.buf = take_chunk();
             }
             let n = (CHUNK - self.buf.len()).min(bytes.len());
             self.buf.extend_from_slice(&bytes[..n]);
@@ -462,9 +490,7 @@ impl<'scope, 'env> Pipe<'scope, 'env> {
             };
         }
         if let Mode::Threaded { full, empty, .. } = &self.mode {
-            let next = empty
-                .try_recv()
-                .unwrap_or_else(|_| Vec::with_capacity(CHUNK));
+            let next = empty.try_recv().unwrap_or_else(|_| take_chunk());
             let chunk = std::mem::replace(&mut self.buf, next);
             // Fails only if the hashing thread panicked; `finish` re-raises it.
             let _ = full.send(chunk);
@@ -474,17 +500,29 @@ impl<'scope, 'env> Pipe<'scope, 'env> {
     /// The hex digest of everything written.
     fn finish(self) -> String {
         let digest = match self.mode {
-            Mode::Buffering => Sha256::digest(&self.buf),
+            Mode::Buffering => {
+                let digest = Sha256::digest(&self.buf);
+                recycle([self.buf]);
+                digest
+            }
             Mode::Inline(hasher) => hasher.finalize(),
-            Mode::Threaded { full, hasher, .. } => {
+            Mode::Threaded {
+                full,
+                empty,
+                hasher,
+            } => {
                 if !self.buf.is_empty() {
                     let _ = full.send(self.buf);
+                } else {
+                    recycle([self.buf]);
                 }
                 drop(full);
-                hasher
+                let digest = hasher
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                    .finalize()
+                    .finalize();
+                recycle(empty.try_iter());
+                digest
             }
         };
         hex::encode(digest)
@@ -607,6 +645,37 @@ mod tests {
         assert_eq!(fp.digest, Some(hex::encode(want.finalize())));
         let detailed = compute_detailed(&DirSource::new(root), &Rules::default()).unwrap();
         assert_eq!(detailed.fingerprint, fp);
+    }
+
+    /// Recycled chunks carry nothing over: streams of every length around
+    /// the chunk size, one after the other and from several threads at
+    /// once, each hash as their bytes alone; the spare pool stays bounded.
+    #[test]
+    fn recycled_chunks_never_leak_bytes_between_streams() {
+        let lengths = [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 5, 7 * CHUNK];
+        let run = |seed: usize| {
+            for (i, len) in lengths.iter().chain(lengths.iter().rev()).enumerate() {
+                let body: Vec<u8> = (0..*len).map(|j| (j * 7 + i + seed) as u8).collect();
+                let got = std::thread::scope(|scope| {
+                    let mut pipe = Pipe::new(scope);
+                    // Odd write sizes, so chunk edges fall mid-write.
+                    for piece in body.chunks(CHUNK / 3 + 11) {
+                        pipe.write(piece);
+                    }
+                    pipe.finish()
+                });
+                assert_eq!(got, hex::encode(Sha256::digest(&body)), "length {len}");
+            }
+        };
+        run(0);
+        std::thread::scope(|scope| {
+            for seed in 1..4 {
+                scope.spawn(move || run(seed));
+            }
+        });
+        let spare = SPARE_CHUNKS.lock().unwrap();
+        assert!(spare.len() <= QUEUE + 2, "{}", spare.len());
+        assert!(spare.iter().all(|c| c.is_empty() && c.capacity() == CHUNK));
     }
 
     /// The resumable hasher gives the digest hashing from scratch gives over
