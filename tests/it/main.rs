@@ -7,6 +7,8 @@ mod classify;
 mod fingerprint;
 mod gate;
 mod history;
+mod history_runtimes;
+mod history_settings;
 mod hostile_git;
 mod init;
 mod monorepo;
