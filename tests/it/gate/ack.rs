@@ -141,32 +141,26 @@ fn a_gate_marker_is_cleared_by_the_installed_and_marker_fingerprints() {
         (&json!("acknowledged"), &json!(V2_FP), &json!("1.1.0"))
     );
     // The old code is refused, whatever the version says.
-    let mut args = vec![
-        "--process-fingerprint",
-        BASE_FP,
-        "--process-version",
-        "1.1.0",
-    ];
-    let run = h.fpcheck(
-        &[
-            &[
-                "ack", "--marker", MARKER, "--client", "desktop", "--dir", "app/src",
-            ][..],
-            &args[..],
-        ]
-        .concat(),
-    );
+    let desktop = |fp: &str| {
+        h.fpcheck(&[
+            "ack",
+            "--marker",
+            MARKER,
+            "--client",
+            "desktop",
+            "--dir",
+            "app/src",
+            "--process-fingerprint",
+            fp,
+            "--process-version",
+            "1.1.0",
+            "--json",
+        ])
+    };
+    let run = desktop(BASE_FP);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    args[1] = V2_FP;
-    let run = h.fpcheck(
-        &[
-            &[
-                "ack", "--marker", MARKER, "--client", "desktop", "--dir", "app/src", "--json",
-            ][..],
-            &args[..],
-        ]
-        .concat(),
-    );
+    assert_eq!(outcome(&run).1, json!("refused"));
+    let run = desktop(V2_FP);
     assert_eq!(outcome(&run), (0, json!("removed"), Value::Null));
     assert!(h.marker().is_none());
 }
