@@ -224,6 +224,13 @@ impl Source for DirSource {
             dir: self.root.display().to_string(),
         }
     }
+
+    fn shared_reader(&self) -> Option<super::SharedReader> {
+        let me = self.clone();
+        Some(std::sync::Arc::new(move |rel, content, sink| {
+            me.read(rel, content, sink)
+        }))
+    }
 }
 
 /// The size of [`DirSource::read`]'s buffer: big enough that most runtime
