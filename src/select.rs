@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::source::{
     Entry, EntryKind, Node, RootState, Source, SourceError, Target, MAX_TREE_DEPTH,
 };
+use crate::warning::{Code, Warning};
 
 /// The excluded names of the reference gate (spec section 1).
 pub const DEFAULT_EXCLUDE: [&str; 8] = [
@@ -98,6 +99,24 @@ pub struct SelectedFile {
     pub content: Node,
 }
 
+/// A runtime root as one spelling: `./src/` and `src` are one root, and
+/// `.` (or `""`) is the top of the repository, written `""`.
+pub fn normalise_root(root: &str) -> String {
+    root.split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// A normalised root as people read it: the top of the repository is `.`.
+pub fn show_root(root: &str) -> &str {
+    if root.is_empty() {
+        "."
+    } else {
+        root
+    }
+}
+
 /// Why a fingerprint cannot be computed, naming the path at fault.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Problem {
@@ -140,10 +159,15 @@ impl Selection {
     }
 
     /// Warnings for the directories skipped because they cannot be read.
-    pub fn skipped_warnings(&self) -> Vec<String> {
+    pub fn skipped_warnings(&self) -> Vec<Warning> {
         self.skipped
             .iter()
-            .map(|p| format!("{p}: skipped, as the reference gate's Path.rglob skips a directory it cannot read"))
+            .map(|p| {
+                Warning::new(
+                    Code::DirectorySkipped,
+                    format!("{p}: skipped, as the reference gate's Path.rglob skips a directory it cannot read"),
+                )
+            })
             .collect()
     }
 
@@ -315,6 +339,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn roots_have_one_spelling_and_the_top_shows_as_a_dot() {
+        for (given, want) in [
+            ("src", "src"),
+            ("./src/", "src"),
+            ("a//b/./c/", "a/b/c"),
+            (".", ""),
+            ("", ""),
+            ("./", ""),
+        ] {
+            assert_eq!(normalise_root(given), want, "{given:?}");
+        }
+        assert_eq!(show_root(""), ".");
+        assert_eq!(show_root("a/b"), "a/b");
+    }
+
+    #[test]
     fn names_are_selected_case_sensitively() {
         let rules = Rules::default();
         assert!(rules.selects_name(b"a.py"));
@@ -398,7 +438,10 @@ mod tests {
         );
         assert_eq!(
             fp.warnings,
-            ["src/locked: Permission denied: skipped, as the reference gate's Path.rglob skips a directory it cannot read"]
+            [Warning::new(
+                Code::DirectorySkipped,
+                "src/locked: Permission denied: skipped, as the reference gate's Path.rglob skips a directory it cannot read"
+            )]
         );
     }
 

@@ -79,12 +79,8 @@ impl Side {
         }
     }
 
-    /// A short name: the ref, or the version when the ref is a commit id.
+    /// The fingerprint's first 12 hex digits, or `unavailable`.
     pub fn short_fingerprint(&self) -> &str {
-        if self.fingerprint.is_empty() {
-            "unavailable"
-        } else {
-            &self.fingerprint[..12]
-        }
+        crate::fingerprint::short(&self.fingerprint).unwrap_or("unavailable")
     }
 }

@@ -182,9 +182,7 @@ pub(super) fn check_roots(
     if !(missing(from) && missing(to)) {
         return Ok(());
     }
-    let shown = |r: &Runtime| {
-        crate::term::escape(if r.root.is_empty() { "." } else { &r.root }).into_owned()
-    };
+    let shown = |r: &Runtime| crate::term::escape(crate::select::show_root(&r.root)).into_owned();
     let root = if from_rt.root == to_rt.root {
         format!("`{}`", shown(to_rt))
     } else {

@@ -123,17 +123,12 @@ pub struct MatrixRow {
     pub touches: &'static str,
 }
 
-/// The settings in a report.
+/// The settings in a report: as shown, and where they came from.
 #[derive(Clone, Debug, Serialize)]
 pub struct Settings {
-    /// The runtime's name in a multi-runtime config.
-    pub runtime: Option<String>,
-    /// The runtime root from the top of the repository.
-    pub root: String,
-    /// Runtime extensions.
-    pub extensions: Vec<String>,
-    /// Excluded names.
-    pub exclude: Vec<String>,
+    /// The runtime's name, root, extensions and excluded names.
+    #[serde(flatten)]
+    pub shown: config::Settings,
     /// Where the config came from (`fpcheck.toml at v1.2.0`, `--config
     /// FILE`), `null` when no file applied (defaults and flags).
     pub config: Option<String>,
@@ -151,15 +146,8 @@ impl Settings {
     /// The settings of `runtime`, the top of the repository shown as `.`.
     pub fn of(runtime: &Runtime) -> Self {
         Settings {
+            shown: config::Settings::of(runtime),
             config: None,
-            runtime: runtime.name.clone(),
-            root: if runtime.root.is_empty() {
-                ".".into()
-            } else {
-                runtime.root.clone()
-            },
-            extensions: runtime.rules.extensions.clone(),
-            exclude: runtime.rules.exclude.clone(),
         }
     }
 }

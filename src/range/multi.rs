@@ -18,7 +18,7 @@ use super::{
 use crate::config::{self, ConfigChoice, ConfigFile};
 use crate::select::select;
 use crate::source::{GitSource, Revision};
-use crate::warning::Warning;
+use crate::warning::{Code, Warning};
 
 /// What a run answers: one runtime (today's report, unchanged) or several.
 #[derive(Clone, Debug)]
@@ -140,7 +140,7 @@ pub fn analyse_runtimes(
         ] {
             if !decl.names.contains(&name) {
                 analysis.warnings.push(Warning::new(
-                    "runtime_not_declared",
+                    Code::RuntimeNotDeclared,
                     format!(
                         "runtime `{}` is not declared in {}: {consequence}",
                         crate::term::escape(&name),
@@ -209,7 +209,7 @@ fn prime_all(
 }
 
 /// `server restarts; worker does not` (`a and b restart` when they agree).
-pub fn summary(runtimes: &[NamedAnalysis]) -> String {
+pub(super) fn summary(runtimes: &[NamedAnalysis]) -> String {
     let names = |restart: bool| -> Vec<String> {
         runtimes
             .iter()

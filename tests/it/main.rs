@@ -4,6 +4,7 @@ mod support;
 
 mod action;
 mod classify;
+mod errors;
 mod fingerprint;
 mod gate;
 mod history;
@@ -24,3 +25,4 @@ mod tags;
 mod trust;
 mod trust_review;
 mod vectors;
+mod warnings;
