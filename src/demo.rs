@@ -254,6 +254,7 @@ pub fn run(dir: &Path) -> Result<Vec<Row>, DemoError> {
             worktree: false,
             settings: crate::config::Request::flags_only(Default::default()),
             persistent_cache: true,
+            digests: range::Digests::Always,
         };
         let analysis = range::analyse(&repo, &options)?;
         rows.push(Row {

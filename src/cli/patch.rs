@@ -127,6 +127,7 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
             worktree: args.worktree,
             settings,
             persistent_cache: true,
+            digests: range::Digests::Always,
         },
         &args.runtime.runtime,
     )?;

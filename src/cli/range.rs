@@ -136,6 +136,12 @@ pub(super) fn run(args: RangeArgs) -> Result<u8, Failure> {
             worktree: args.worktree,
             settings,
             persistent_cache: !args.no_cache,
+            // --patch-out records the digest: it must be computed.
+            digests: if args.patch_out.is_some() {
+                range::Digests::Always
+            } else {
+                range::Digests::WhenNeeded
+            },
         },
         &args.runtime.runtime,
     )?;
@@ -210,6 +216,7 @@ fn resolve_only(repo: &gix::Repository, spec: RangeSpec, args: &RangeArgs) -> Re
             worktree: args.worktree,
             settings: fpcheck::config::Request::flags_only(Default::default()),
             persistent_cache: false,
+            digests: range::Digests::WhenNeeded,
         },
     )?;
     let text = match args.format {

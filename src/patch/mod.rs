@@ -91,8 +91,10 @@ impl Facts {
         Facts {
             from: a.from.reference.clone(),
             to: a.to.reference.clone(),
-            from_fingerprint: a.from.fingerprint.clone(),
-            fingerprint: a.to.fingerprint.clone(),
+            // `patch` analyses with `Digests::Always`: both are computed
+            // (`""` when unavailable).
+            from_fingerprint: a.from.fingerprint.clone().unwrap_or_default(),
+            fingerprint: a.to.fingerprint.clone().unwrap_or_default(),
             unavailable_reason: a.to.unavailable_reason.clone(),
             code_changed: a.code_changed,
             version_changed: a.version_changed,

@@ -24,5 +24,6 @@ mod settings_check;
 mod tags;
 mod trust;
 mod trust_review;
+mod unchanged;
 mod vectors;
 mod warnings;

@@ -58,7 +58,7 @@ impl GitSource {
     }
 
     /// Whether any `.gitattributes` can apply.
-    pub(super) fn may_have_attributes(&self) -> Result<bool, SourceError> {
+    pub(crate) fn may_have_attributes(&self) -> Result<bool, SourceError> {
         let info = self.repo.common_dir().join("info").join("attributes");
         Ok(info.is_file() || !self.attribute_files()?.is_empty())
     }
