@@ -16,6 +16,7 @@ mod table;
 pub use fit::render_within;
 pub use markdown::{
     escape_markdown, render_template, DEFAULT_MARKDOWN, HISTORY_HTML, HISTORY_MARKDOWN,
+    SECTION_MARKDOWN,
 };
 pub use names::{name_end, End};
 pub use runtimes::{render_runtimes, RUNTIMES_MARKDOWN};
