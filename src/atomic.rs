@@ -312,35 +312,118 @@ fn is_device(_t: &fs::FileType) -> bool {
 /// Writes into an existing special file without creating or truncating
 /// anything; a FIFO blocks until a reader opens it, as with `> fifo`.
 /// Nothing is written unless the file opened is `node`, the one judged
-/// special: a name swapped since (for a link to a regular file, in a
-/// directory another user can write) is refused, not written over.
+/// special: a name swapped since (for a link to a regular file, or for
+/// another user's FIFO that no one reads, in a directory another user can
+/// write) is refused, not written over nor waited on.
 fn write_in_place(path: &Path, node: &fs::Metadata, bytes: &[u8]) -> io::Result<()> {
-    let mut options = OpenOptions::new();
-    options.write(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // A terminal device must not become our controlling terminal.
-        options.custom_flags(libc::O_NOCTTY);
-    }
-    let mut file = options.open(path)?;
-    if !same_node(&file.metadata()?, node) {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "{} was replaced while fpcheck was writing it: nothing written; run again",
-                path.display()
-            ),
-        ));
-    }
+    let mut file = open_verified(path, node)?;
     file.write_all(bytes)?;
     file.flush()
+}
+
+fn replaced_error(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!(
+            "{} was replaced while fpcheck was writing it: nothing written; run again",
+            path.display()
+        ),
+    )
+}
+
+/// Opens `path` for writing only if it is still `node`. On Linux the name
+/// is first pinned with `O_PATH` (which neither blocks on a FIFO nor needs
+/// permission), checked, and then that very node is opened for writing
+/// through `/proc/self/fd`: a FIFO swapped in after the check can never be
+/// the one the open waits on.
+#[cfg(target_os = "linux")]
+fn open_verified(path: &Path, node: &fs::Metadata) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let pinned = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_PATH | libc::O_CLOEXEC)
+        .open(path)?;
+    if !same_node(&pinned.metadata()?, node) {
+        return Err(replaced_error(path));
+    }
+    let through = PathBuf::from(format!("/proc/self/fd/{}", pinned_fd(&pinned)));
+    let mut options = OpenOptions::new();
+    // A terminal device must not become our controlling terminal.
+    options.write(true).custom_flags(libc::O_NOCTTY);
+    match options.open(&through) {
+        Ok(file) if same_node(&file.metadata()?, node) => Ok(file),
+        Ok(_) => Err(replaced_error(path)),
+        // No /proc: open the name without blocking instead (below).
+        Err(e) if e.kind() == io::ErrorKind::NotFound => open_nonblocking(path, node),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_verified(path: &Path, node: &fs::Metadata) -> io::Result<File> {
+    open_nonblocking(path, node)
+}
+
+#[cfg(target_os = "linux")]
+fn pinned_fd(file: &File) -> i32 {
+    use std::os::fd::AsRawFd;
+    file.as_raw_fd()
+}
+
+/// Opens `path` for writing without waiting on a FIFO, checks that it is
+/// `node`, then makes the descriptor blocking for the write. A FIFO with
+/// no reader at that moment is an error, not a hang.
+#[cfg(unix)]
+fn open_nonblocking(path: &Path, node: &fs::Metadata) -> io::Result<File> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ENXIO) {
+                io::Error::new(
+                    io::ErrorKind::WouldBlock,
+                    format!(
+                        "{}: a FIFO that no one is reading: nothing written",
+                        path.display()
+                    ),
+                )
+            } else {
+                e
+            }
+        })?;
+    if !same_node(&file.metadata()?, node) {
+        return Err(replaced_error(path));
+    }
+    // SAFETY: fcntl on a descriptor we own, with valid commands.
+    unsafe {
+        let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+        if flags < 0 || libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(file)
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path, node: &fs::Metadata) -> io::Result<File> {
+    let file = OpenOptions::new().write(true).open(path)?;
+    if !same_node(&file.metadata()?, node) {
+        return Err(replaced_error(path));
+    }
+    Ok(file)
 }
 
 #[cfg(unix)]
 fn same_node(a: &fs::Metadata, b: &fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
-    a.dev() == b.dev() && a.ino() == b.ino()
+    // The type and device number too: a node removed and another made in
+    // its place can get the freed inode number.
+    let kind = |m: &fs::Metadata| m.mode() & libc::S_IFMT;
+    a.dev() == b.dev() && a.ino() == b.ino() && kind(a) == kind(b) && a.rdev() == b.rdev()
 }
 
 #[cfg(not(unix))]
@@ -504,6 +587,53 @@ mod tests {
         let err = write_in_place(&fifo, &node, b"overwritten").unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
         assert_eq!(fs::read(&victim).unwrap(), b"precious");
+    }
+
+    /// Our device node, judged special, is swapped for a FIFO that no one
+    /// will ever read (another user's, in a directory they can write): the
+    /// write is refused at once instead of waiting forever.
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_swapped_in_for_our_node_is_never_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("out");
+        let c = std::ffi::CString::new(target.to_str().unwrap()).unwrap();
+        // SAFETY: mknod/mkfifo with a valid NUL-terminated path. A character
+        // device 1:3 (what /dev/null is) made here, in a temp dir.
+        let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 3)) };
+        assert_eq!(made, 0, "mknod needs root, as the tests run");
+        let node = special_node(&target)
+            .unwrap()
+            .expect("our device is special");
+        fs::remove_file(&target).unwrap();
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = target.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(write_in_place(&path, &node, b"lost"));
+        });
+        let result = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the write waited on a FIFO it had not judged");
+        let err = result.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+    }
+
+    /// With no reader on our own FIFO and no /proc, the non-blocking path
+    /// says so instead of hanging.
+    #[cfg(unix)]
+    #[test]
+    fn the_fallback_refuses_a_fifo_without_a_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let node = special_node(&fifo).unwrap().expect("our FIFO is special");
+        let err = open_nonblocking(&fifo, &node).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock, "{err}");
+        assert!(err.to_string().contains("no one is reading"), "{err}");
     }
 
     /// The race `patch --write` loses to a concurrent writer of the tree:

@@ -36,10 +36,11 @@ def cmd_verdict() -> int:
     fail = bool_input("INPUT_FAIL_ON_RESTART", False)
     restart = env("FPCHECK_RESTART_REQUIRED") == "true"
     if restart and fail:
-        reason = env("FPCHECK_REASON")
+        reason, summary = env("FPCHECK_REASON"), env("FPCHECK_SUMMARY")
         command(
             "error",
-            f"this release forces running clients to restart ({reason}), and fail-on-restart is on",
+            f"this release forces running clients to restart ({reason}{': ' + summary if summary else ''}), "
+            "and fail-on-restart is on",
             title="fpcheck: restart required",
         )
         return 1

@@ -31,6 +31,8 @@ pub struct Update<'a> {
         &'a BTreeMap<String, ObjectId>,
         &'a BTreeMap<String, ObjectId>,
     ),
+    /// The runtime root the changes are sorted by (from the top).
+    pub root: &'a str,
 }
 
 /// One modified file of a candidate update.
@@ -44,11 +46,9 @@ struct Change {
 
 /// For each update, whether its restart was avoidable: a candidate whose
 /// runtime changes are all modifications of regular files, each `layout`
-/// or `docstrings`. `root` is the runtime root; `threads` 0 means one per
-/// core.
+/// or `docstrings`. `threads` 0 means one per core.
 pub fn avoidable_updates(
     repo: &gix::Repository,
-    root: &str,
     updates: &[Update<'_>],
     threads: usize,
 ) -> Vec<bool> {
@@ -58,7 +58,7 @@ pub fn avoidable_updates(
         .collect();
     let mut by_path: BTreeMap<String, Vec<Change>> = BTreeMap::new();
     for (i, u) in updates.iter().enumerate().filter(|(_, u)| u.candidate) {
-        match modified(i, u, root) {
+        match modified(i, u) {
             Some(files) => {
                 for c in files {
                     by_path.entry(c.path.clone()).or_default().push(c);
@@ -97,7 +97,8 @@ pub fn avoidable_updates(
 /// The modified files of update `i`, `None` when anything else changed (an
 /// addition, a deletion, a rename, a mode or type change: `code`) or
 /// nothing did.
-fn modified(i: usize, u: &Update<'_>, root: &str) -> Option<Vec<Change>> {
+fn modified(i: usize, u: &Update<'_>) -> Option<Vec<Change>> {
+    let root = u.root;
     let changes = changes::between_selections(u.ids.0, u.ids.1, root);
     if changes.runtime.is_empty() {
         return None;

@@ -51,8 +51,7 @@ pub(super) fn skips(old: (&Tree, &[u8]), new: (&Tree, &[u8]), kinds: &Kinds) -> 
                 && *j > first_b
                 && x.kind_id() == y.kind_id()
                 && x.end_byte() - x.start_byte() == y.end_byte() - y.start_byte()
-                && x.start_byte().checked_sub(a_suffix)
-                    == y.start_byte().checked_sub(b_suffix)
+                && x.start_byte().checked_sub(a_suffix) == y.start_byte().checked_sub(b_suffix)
                 && x.start_byte() >= a_suffix
                 && line_break_before(old.1, x.start_byte()).is_some_and(|at| at >= a_suffix)
                 && x.start_position().row >= 2

@@ -6,15 +6,13 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Color, ContentArrangement, Table};
 
-use fpcheck::history::{self, History, HistoryError, Options};
+use fpcheck::history::{self, HistoryError, Options, Outcome, Record};
 use fpcheck::report::{self, RenderOptions};
 use fpcheck::source::git::open_repo;
 use fpcheck::term::escape;
 use fpcheck::verdict::Reason;
 
-use super::{
-    count, emit, exit, settings, table_width, use_color, ColorWhen, Failure, RuntimeFlags,
-};
+use super::{count, emit, exit, request, table_width, use_color, ColorWhen, Failure, RuntimeFlags};
 
 /// Show every release's restart verdict, and the restarts the fingerprint saved
 ///
@@ -23,7 +21,10 @@ use super::{
 /// and saved.
 ///
 /// Releases are the tags that parse as versions (a `v` prefix allowed),
-/// ordered by semver precedence; tags on one commit are one release.
+/// ordered by semver precedence; tags on one commit are one release. Each
+/// release is fingerprinted with the fpcheck.toml committed at it (flags
+/// override them all). With several runtimes declared, one history per
+/// runtime (`--runtime NAME`, repeatable, narrows them).
 #[derive(Debug, Args)]
 #[command(after_help = "Examples:
   fpcheck history
@@ -65,6 +66,10 @@ pub struct HistoryArgs {
     /// Do not tell restarts caused only by comments or docstrings.
     #[arg(long)]
     no_classify: bool,
+    /// Exit with 1 when any update shown forced a restart (of any runtime),
+    /// 0 when none did (errors keep their own codes).
+    #[arg(long)]
+    exit_code: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -79,6 +84,7 @@ impl From<HistoryError> for Failure {
     fn from(e: HistoryError) -> Self {
         match e {
             HistoryError::Usage(m) => Failure::usage(m),
+            HistoryError::Config(e) => e.into(),
             HistoryError::UnknownTag(m) | HistoryError::Internal(m) => Failure {
                 code: exit::INPUT,
                 message: m,
@@ -103,7 +109,13 @@ pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
         None => None,
     };
     let repo = open_repo(args.repo.as_deref())?;
-    let runtime = settings(&args.runtime, args.root.clone(), repo.workdir())?;
+    // `--runtime` (repeatable) narrows the runtimes; the request itself
+    // names none. Each release's committed settings apply, flags over all.
+    let flags = RuntimeFlags {
+        runtime: Vec::new(),
+        ..args.runtime.clone()
+    };
+    let settings = request(&flags, args.root.clone(), true)?;
     let opts = Options {
         span,
         tags: args.tags.clone(),
@@ -130,14 +142,46 @@ pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
             bar.set_position(done as u64);
         }
     };
-    let h = history::run(&repo, &runtime, &opts, &progress)?;
+    let outcome = history::run_runtimes(&repo, &settings, &opts, &args.runtime.runtime, &progress)?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    for w in &h.warnings {
-        eprintln!("fpcheck: warning: {}: {}", w.code, escape(&w.message));
+    let records: Vec<(Option<&str>, &Record)> = match &outcome {
+        Outcome::One(h) => vec![(None, &h.record)],
+        Outcome::Many(m) => m
+            .runtimes
+            .iter()
+            .map(|r| (Some(r.name.as_str()), &r.record))
+            .collect(),
+    };
+    // The order warnings are the same in every runtime's record: once.
+    if let Some((_, first)) = records.first() {
+        for w in first
+            .warnings
+            .iter()
+            .filter(|w| w.code != "runtime_not_declared")
+        {
+            eprintln!("fpcheck: warning: {}: {}", w.code, escape(&w.message));
+        }
     }
-    if h.tags.is_empty() {
+    for (name, record) in &records {
+        let only = record
+            .warnings
+            .iter()
+            .filter(|w| w.code == "runtime_not_declared");
+        let updates = record.releases.iter().flat_map(|s| &s.warnings);
+        for w in only.chain(updates) {
+            let whose = name
+                .map(|n| format!("runtime {}: ", escape(n)))
+                .unwrap_or_default();
+            eprintln!(
+                "fpcheck: warning: {whose}{}: {}",
+                w.code,
+                escape(&w.message)
+            );
+        }
+    }
+    if records.iter().all(|(_, r)| r.tags.is_empty()) {
         return Err(Failure {
             code: exit::INPUT,
             message: format!(
@@ -146,32 +190,45 @@ pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
                     .as_deref()
                     .map(|g| format!(" matching `{g}`"))
                     .unwrap_or_default(),
-                h.repo
+                match &outcome {
+                    Outcome::One(h) => &h.repo,
+                    Outcome::Many(m) => &m.repo,
+                }
             ),
         });
     }
-    let opts = RenderOptions::default();
-    let text = match args.format {
-        HistoryFormat::Json => report::to_json(&h),
-        HistoryFormat::Markdown => {
-            report::render_template(&h, report::HISTORY_MARKDOWN, "history.md", &opts)
-                .map_err(|e| Failure::usage(e.0))?
+    let render = RenderOptions::default();
+    let text = match (args.format, &outcome) {
+        (HistoryFormat::Json, Outcome::One(h)) => report::to_json(h),
+        (HistoryFormat::Json, Outcome::Many(m)) => report::to_json(m),
+        (HistoryFormat::Markdown, _) => {
+            report::history_markdown(&outcome, &render).map_err(|e| Failure::usage(e.0))?
         }
-        HistoryFormat::Html => {
-            report::render_template(&h, report::HISTORY_HTML, "history.html", &opts)
-                .map_err(|e| Failure::usage(e.0))?
+        (HistoryFormat::Html, _) => {
+            report::history_html(&outcome, &render).map_err(|e| Failure::usage(e.0))?
         }
-        HistoryFormat::Table => {
+        (HistoryFormat::Table, _) => {
             let terminal = args.output.is_none() && std::io::stdout().is_terminal();
-            table(
-                &h,
-                use_color(args.color, terminal) && args.output.is_none(),
-                width(terminal),
-            )
+            let color = use_color(args.color, terminal) && args.output.is_none();
+            match &outcome {
+                Outcome::One(h) => table(&h.record, color, width(terminal)),
+                Outcome::Many(m) => {
+                    let mut out = format!("{}\n", escape(&m.summary));
+                    for r in &m.runtimes {
+                        out.push_str(&format!("\n== runtime {} ==\n", escape(&r.name)));
+                        out.push_str(&table(&r.record, color, width(terminal)));
+                    }
+                    out
+                }
+            }
         }
     };
     emit(&text, args.output.as_deref())?;
-    Ok(exit::OK)
+    Ok(if args.exit_code && outcome.restart_required() {
+        exit::RESTART
+    } else {
+        exit::OK
+    })
 }
 
 /// The table's width: the terminal's, or `COLUMNS`; a file or a pipe gets
@@ -207,7 +264,7 @@ fn short_reason(reason: Reason) -> (&'static str, Option<&'static str>) {
     }
 }
 
-fn table(h: &History, color: bool, width: Option<u16>) -> String {
+fn table(h: &Record, color: bool, width: Option<u16>) -> String {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     match width {
@@ -319,6 +376,17 @@ fn table(h: &History, color: bool, width: Option<u16>) -> String {
         ));
     }
     out.push('\n');
+    for s in &h.releases {
+        for w in &s.warnings {
+            out.push_str(&format!(
+                "warning {} → {}: {}: {}\n",
+                escape(&s.from),
+                escape(&s.to),
+                w.code,
+                escape(&w.message)
+            ));
+        }
+    }
     for s in &h.skipped {
         out.push_str(&format!(
             "skipped {}: {}\n",

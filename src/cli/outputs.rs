@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use fpcheck::range::Analysis;
+use fpcheck::range::Outcome;
 use fpcheck::report::{self, Format, RenderOptions};
 
 use super::{emit, Failure};
@@ -52,9 +52,10 @@ pub fn parse(text: &str) -> Result<ReportOut, String> {
     })
 }
 
-/// Renders every extra report (no colour, 80 columns: they go to files).
+/// Renders every extra report (no colour, 80 columns: they go to files),
+/// of one runtime or of several.
 pub fn render_all(
-    analysis: &Analysis,
+    outcome: &Outcome,
     outs: &[ReportOut],
     opts: &RenderOptions,
 ) -> Result<Vec<(PathBuf, String)>, Failure> {
@@ -65,9 +66,19 @@ pub fn render_all(
     };
     outs.iter()
         .map(|out| {
+            let at = |max_files: usize| {
+                let opts = RenderOptions {
+                    max_files,
+                    ..opts.clone()
+                };
+                match outcome {
+                    Outcome::One(analysis) => report::render(analysis, out.format, &opts),
+                    Outcome::Many(many) => report::render_runtimes(many, out.format, &opts),
+                }
+            };
             let text = match out.max_bytes {
-                Some(limit) => report::render_within(analysis, out.format, &opts, limit),
-                None => report::render(analysis, out.format, &opts),
+                Some(limit) => report::fit_within(opts.max_files, limit, at),
+                None => at(opts.max_files),
             }
             .map_err(|e| Failure::usage(format!("--report {}: {}", out.path.display(), e.0)))?;
             Ok((out.path.clone(), text))

@@ -39,6 +39,12 @@ pub struct RangeArgs {
     /// --exclude`, e.g. '*-rc*'; repeat for several).
     #[arg(long, value_name = "GLOB")]
     tag_exclude: Vec<String>,
+    /// Only resolve the two ends (a missing FROM by the tag rule) and print
+    /// them, `from REF COMMIT` and `to REF COMMIT` (JSON with --format
+    /// json), reading commits and tags only: what a script needs to fetch
+    /// the trees before the comparison.
+    #[arg(long, conflicts_with_all = ["template", "reports", "patch_out", "exit_code"])]
+    resolve_only: bool,
     /// Compare FROM with the working tree instead of a revision, to ask
     /// before committing.
     #[arg(long)]
@@ -117,6 +123,9 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
         exclude: args.tag_exclude.clone(),
     };
     let repo = open_repo(args.repo.as_deref())?;
+    if args.resolve_only {
+        return resolve_only(&repo, spec, &args);
+    }
     // `--runtime` (repeatable) narrows the runtimes analysed; the request
     // itself names none.
     let flags = super::RuntimeFlags {
@@ -190,15 +199,7 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
             .map_err(|e| Failure::usage(e.0))?
         }
     };
-    let reports = match &outcome {
-        Outcome::One(analysis) => super::outputs::render_all(analysis, &args.reports, &opts)?,
-        Outcome::Many(_) if !args.reports.is_empty() => {
-            return Err(Failure::usage(
-                "--report with several runtimes: pick one with --runtime NAME (the main output holds every runtime)",
-            ))
-        }
-        Outcome::Many(_) => Vec::new(),
-    };
+    let reports = super::outputs::render_all(&outcome, &args.reports, &opts)?;
     // The report rendered, so a template error cannot leave a patch behind.
     if let Some(path) = &args.patch_out {
         super::patch::patch_out(&repo, &outcome, args.worktree, args.patch_format, path)?;
@@ -210,6 +211,39 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
     } else {
         exit::OK
     })
+}
+
+/// `--resolve-only`: the ends as the comparison would take them, without
+/// reading a tree or the settings.
+fn resolve_only(repo: &gix::Repository, spec: RangeSpec, args: &RangeArgs) -> Result<u8, Failure> {
+    let ends = range::resolve(
+        repo,
+        &range::Options {
+            range: spec,
+            worktree: args.worktree,
+            settings: fpcheck::config::Request::flags_only(Default::default()),
+            persistent_cache: false,
+        },
+    )?;
+    let text = match args.format {
+        Some(FormatArg::Json) => report::to_json(&ends),
+        _ => {
+            let line = |name: &str, end: &range::ResolvedEnd| {
+                format!(
+                    "{name} {} {}\n",
+                    report::printable(&end.reference),
+                    end.commit.as_deref().unwrap_or("-")
+                )
+            };
+            let mut text = line("from", &ends.from) + &line("to", &ends.to);
+            for note in &ends.notes {
+                text.push_str(&format!("note: {}\n", report::printable(note)));
+            }
+            text
+        }
+    };
+    emit(&text, args.output.as_deref())?;
+    Ok(exit::OK)
 }
 
 /// The terminal's width from COLUMNS, else 100 on a terminal, 80 elsewhere.

@@ -142,6 +142,22 @@ impl Request {
         }
     }
 
+    /// The settings of an end whose committed file (already read, `None`
+    /// when there is none) is `file`; `shown` names it in messages. With
+    /// `--config` or no file at all, the shared settings apply instead, as
+    /// in [`Request::at_revision`] (for `history`, which reads every
+    /// release's file once and resolves it for each runtime).
+    pub fn with_committed(
+        &self,
+        file: Option<&ConfigFile>,
+        shown: &str,
+    ) -> Result<EndSettings, ConfigError> {
+        match &self.choice {
+            ConfigChoice::Committed => self.resolve_end(file, shown),
+            _ => self.shared(),
+        }
+    }
+
     fn resolve_end(
         &self,
         file: Option<&ConfigFile>,

@@ -13,16 +13,21 @@ use serde::Serialize;
 
 use crate::cache::FingerprintCache;
 use crate::changes;
-use crate::config::Runtime;
-use crate::range::Settings;
+use crate::config::{self, Runtime};
+use crate::range::{Settings, SettingsCheck};
 use crate::source::git::repo_display;
 use crate::source::SourceError;
 use crate::verdict::{self, Reason, SideFacts};
 use crate::warning::Warning;
 
+mod runtimes;
+mod settings;
 mod tags;
 mod worker;
 
+pub use runtimes::{run_runtimes, runtimes_summary, NamedRecord, Outcome, RuntimesHistory};
+
+use settings::Plan;
 pub use tags::tag_version;
 use tags::{order_equal_versions, release_tags, restrict, Tag};
 use worker::{Blobs, How, Read, Worker};
@@ -64,6 +69,9 @@ pub enum HistoryError {
     /// unknown revision in a range, the input cannot be read.
     #[error("{0}")]
     UnknownTag(String),
+    /// A release's settings cannot be read or resolved.
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
     /// A worker thread panicked: a bug, never a verdict.
     #[error("a worker thread failed (a bug in fpcheck): {0}")]
     Internal(String),
@@ -133,6 +141,16 @@ pub struct Step {
     /// The restart was required only because of comment, whitespace or
     /// docstring changes; `null` when not classified.
     pub avoidable: Option<bool>,
+    /// When the two releases' settings differ: the newer release
+    /// fingerprinted with the older one's settings (see
+    /// [`SettingsCheck`]); left out when the settings are equal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settings_check: Option<SettingsCheck>,
+    /// Things to know about this update (`settings_changed`,
+    /// `settings_changed_runtime_changed`, `runtime_not_declared`); left
+    /// out when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Warning>,
 }
 
 /// The record at a glance.
@@ -167,7 +185,7 @@ pub struct Skipped {
     pub why: String,
 }
 
-/// The whole report; `--format json` prints exactly this.
+/// The whole report of one runtime; `--format json` prints exactly this.
 #[derive(Clone, Debug, Serialize)]
 pub struct History {
     /// See [`SCHEMA_VERSION`].
@@ -177,7 +195,17 @@ pub struct History {
     /// The repository's name, fit to publish: its `origin` remote without
     /// credentials (`github.com/acme/server`), else its folder's name.
     pub name: String,
-    /// The settings that produced the fingerprints.
+    /// The runtime's record.
+    #[serde(flatten)]
+    pub record: Record,
+}
+
+/// One runtime's history: in [`History`] for one runtime, in
+/// [`RuntimesHistory`] (with its name) for several.
+#[derive(Clone, Debug, Serialize)]
+pub struct Record {
+    /// The settings of the newest release (each release is fingerprinted
+    /// with the settings committed at it; see the updates' warnings).
     pub settings: Settings,
     /// Every update, oldest first.
     pub releases: Vec<Step>,
@@ -189,8 +217,16 @@ pub struct History {
     pub skipped: Vec<Skipped>,
     /// Things to know about the order of the releases, with stable codes.
     pub warnings: Vec<Warning>,
-    /// How the work went: fingerprints reused, blobs read.
+    /// How the work went: fingerprints reused, blobs read (for the whole
+    /// run, shared by every runtime).
     pub stats: Stats,
+}
+
+impl Record {
+    /// Any update forced a restart.
+    pub fn restart_required(&self) -> bool {
+        self.releases.iter().any(|s| s.restart_required)
+    }
 }
 
 /// What the run did, for the curious and for benchmarks.
@@ -206,37 +242,139 @@ pub struct Stats {
     pub blobs_read: usize,
 }
 
-/// Runs the history of `repo`. `progress(done, total)` is called as
+/// Runs the history of `repo` for one runtime: the one `request` names, or
+/// the only one declared. Each release is fingerprinted with the settings
+/// committed at it (flags over all). `progress(done, total)` is called as
 /// releases are read.
 pub fn run(
     repo: &gix::Repository,
-    runtime: &Runtime,
+    request: &config::Request,
     opts: &Options,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<History, HistoryError> {
+    one(repo, request, opts, &listed(repo, request, opts)?, progress)
+}
+
+/// [`run`] for releases already listed.
+fn one(
+    repo: &gix::Repository,
+    request: &config::Request,
+    opts: &Options,
+    listed: &Listed,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<History, HistoryError> {
+    let name = request.flags.runtime.clone();
+    let mut records = records(repo, request, opts, &[name], listed, progress)?;
+    let (_, record) = records.pop().expect("one runtime asked, one record");
+    Ok(History {
+        schema_version: SCHEMA_VERSION,
+        repo: repo_display(repo),
+        name: repo_name(repo),
+        record,
+    })
+}
+
+/// The releases of a run: the tags in order with each one's committed
+/// config, the tags left out, and the warnings about their order.
+struct Listed {
+    tags: Vec<Tag>,
+    committed: Vec<settings::Committed>,
+    skipped: Vec<Skipped>,
+    warnings: Vec<Warning>,
+}
+
+fn listed(
+    repo: &gix::Repository,
+    request: &config::Request,
+    opts: &Options,
+) -> Result<Listed, HistoryError> {
     let (tags, skipped) = release_tags(repo, opts)?;
     let mut warnings = Vec::new();
     let mut tags = order_equal_versions(repo, tags, &mut warnings);
     if let Some(span) = &opts.span {
         tags = restrict(tags, span)?;
     }
+    let committed = settings::committed(repo, request, &tags)?;
+    Ok(Listed {
+        tags,
+        committed,
+        skipped,
+        warnings,
+    })
+}
+
+/// One release read for one runtime, and the cross-check of the update
+/// that ends at it.
+struct Slot {
+    release: usize,
+    plan: Plan,
+    own: usize,
+    cross: Option<usize>,
+}
+
+/// The records of the runtimes `names`, from one pass of the workers over
+/// every (release, settings) pair: blobs shared by several runtimes are
+/// inflated once, and each runtime's releases are consecutive jobs so that
+/// a worker resumes its hasher after their shared prefix.
+fn records(
+    repo: &gix::Repository,
+    request: &config::Request,
+    opts: &Options,
+    names: &[Option<String>],
+    listed: &Listed,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<(Option<String>, Record)>, HistoryError> {
+    let tags = &listed.tags;
+    let mut plans = Vec::with_capacity(names.len());
+    for name in names {
+        plans.push(settings::plans(
+            request,
+            name.as_deref(),
+            &listed.committed,
+        )?);
+    }
+    // Every release with its own settings first (the usual case, reused
+    // prefixes and all), then the cross-checks, which are rare.
+    let mut jobs: Vec<(&Tag, &Runtime)> = Vec::new();
+    let mut slots: Vec<Vec<Slot>> = Vec::with_capacity(names.len());
+    for runtime_plans in &plans {
+        let mut mine = Vec::new();
+        for (i, plan) in runtime_plans.iter().enumerate() {
+            if let Some(plan) = plan {
+                mine.push(Slot {
+                    release: i,
+                    plan: plan.clone(),
+                    own: jobs.len(),
+                    cross: None,
+                });
+                jobs.push((&tags[i], &plan.end.runtime));
+            }
+        }
+        slots.push(mine);
+    }
+    for (runtime_slots, runtime_plans) in slots.iter_mut().zip(&plans) {
+        for k in 1..runtime_slots.len() {
+            let (before, after) = runtime_slots.split_at_mut(k);
+            let (from, to) = (&before[k - 1], &mut after[0]);
+            // An update that declares the runtime again restarts anyway.
+            if !Plan::declares_again(&from.plan, &to.plan)
+                && crate::range::settings_differ(&from.plan.end, &to.plan.end)
+            {
+                to.cross = Some(jobs.len());
+                let from_plan = runtime_plans[from.release]
+                    .as_ref()
+                    .expect("a planned release");
+                jobs.push((&tags[to.release], &from_plan.end.runtime));
+            }
+        }
+    }
     let mut cache = if opts.persistent_cache {
         FingerprintCache::open(repo)
     } else {
         FingerprintCache::in_memory()
     };
-    let (reads, blobs_read) = read_all(repo, runtime, &tags, &cache, opts, progress)?;
-    let mut stats = Stats {
-        blobs_read,
-        ..Stats::default()
-    };
+    let (reads, blobs_read) = read_all(repo, &jobs, &cache, opts, progress)?;
     for r in &reads {
-        match r.how {
-            How::Cached => stats.cached += 1,
-            How::Reused => stats.reused += 1,
-            How::Hashed => stats.hashed += 1,
-            How::Unavailable => {}
-        }
         // Only new fingerprints: putting a cached one back would parse the
         // whole cache file for nothing (a reused one's key was hashed here).
         if let (Some(key), How::Hashed) = (&r.key, r.how) {
@@ -245,32 +383,110 @@ pub fn run(
     }
     // A cache that cannot be written only costs the next run some time.
     let _ = cache.save();
-    let mut steps: Vec<Step> = reads
+    let mut out = Vec::with_capacity(names.len());
+    for (name, runtime_slots) in names.iter().zip(slots) {
+        let record = record(
+            repo,
+            opts,
+            name.as_deref(),
+            &runtime_slots,
+            &reads,
+            listed,
+            blobs_read,
+        );
+        out.push((name.clone(), record));
+    }
+    Ok(out)
+}
+
+/// One runtime's record from its reads.
+fn record(
+    repo: &gix::Repository,
+    opts: &Options,
+    name: Option<&str>,
+    slots: &[Slot],
+    reads: &[Read],
+    listed: &Listed,
+    blobs_read: usize,
+) -> Record {
+    let tags = &listed.tags;
+    let mut stats = Stats {
+        blobs_read,
+        ..Stats::default()
+    };
+    for slot in slots {
+        for job in std::iter::once(slot.own).chain(slot.cross) {
+            match reads[job].how {
+                How::Cached => stats.cached += 1,
+                How::Reused => stats.reused += 1,
+                How::Hashed => stats.hashed += 1,
+                How::Unavailable => {}
+            }
+        }
+    }
+    // A release before the first declaration has no fingerprint: that
+    // release had no gate for the runtime.
+    let own: Vec<Read> = slots
+        .iter()
+        .map(|slot| {
+            let mut read = reads[slot.own].clone();
+            if let Some(b) = slot.plan.borrowed.as_ref().filter(|b| b.withdrawn) {
+                read.info.fingerprint = String::new();
+                read.info.unavailable_reason = Some(b.why.clone());
+                read.info.runtime_files = 0;
+            }
+            read
+        })
+        .collect();
+    let mut steps: Vec<Step> = slots
         .windows(2)
-        .map(|w| step(&w[0], &w[1], &runtime.root))
+        .zip(own.windows(2))
+        .map(|(s, r)| {
+            step(
+                (&r[0], &r[1]),
+                (&s[0].plan, &s[1].plan),
+                s[1].cross.map(|c| &reads[c]),
+            )
+        })
         .collect();
     if opts.classify {
-        classify_steps(repo, &reads, &mut steps, &runtime.root, opts.threads);
+        classify_steps(repo, &own, &mut steps, opts.threads);
     }
-    let summary = summarise(&reads, &steps);
-    Ok(History {
-        schema_version: SCHEMA_VERSION,
-        repo: repo_display(repo),
-        name: repo_name(repo),
-        settings: Settings::of(runtime),
+    let mut warnings = listed.warnings.clone();
+    if let (Some(name), Some(first)) = (name, slots.first()) {
+        if first.release > 0 {
+            warnings.push(Warning::new(
+                "runtime_not_declared",
+                format!(
+                    "runtime `{}` is not declared before {}: its history starts at {}, and {} earlier release{} left out",
+                    crate::term::escape(name),
+                    tags[first.release + usize::from(first.plan.borrowed.is_some())].name,
+                    tags[first.release].name,
+                    first.release,
+                    if first.release == 1 { " is" } else { "s are" }
+                ),
+            ));
+        }
+    }
+    let summary = summarise(&own, &steps);
+    let newest = slots
+        .last()
+        .map(|s| Settings::of(&s.plan.end.runtime))
+        .unwrap_or_else(|| Settings::of(&Runtime::default()));
+    Record {
+        settings: newest,
         releases: steps,
-        tags: reads.into_iter().map(|r| r.info).collect(),
+        tags: own.into_iter().map(|r| r.info).collect(),
         summary,
-        skipped,
+        skipped: listed.skipped.clone(),
         warnings,
         stats,
-    })
+    }
 }
 
 fn read_all(
     repo: &gix::Repository,
-    runtime: &Runtime,
-    tags: &[Tag],
+    jobs: &[(&Tag, &Runtime)],
     cache: &FingerprintCache,
     opts: &Options,
     progress: &(dyn Fn(usize, usize) + Sync),
@@ -279,13 +495,13 @@ fn read_all(
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     }
-    .clamp(1, tags.len().max(1));
+    .clamp(1, jobs.len().max(1));
     let sync = repo.clone().into_sync();
     let blobs = Mutex::new(Blobs::default());
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let chunk = tags.len().div_ceil(threads).max(1);
+    let chunk = jobs.len().div_ceil(threads).max(1);
     let results: Vec<Result<Vec<Read>, HistoryError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = tags
+        let handles: Vec<_> = jobs
             .chunks(chunk)
             .map(|part| {
                 let (sync, blobs, done) = (&sync, &blobs, &done);
@@ -296,12 +512,12 @@ fn read_all(
                             32 << 20,
                         ))
                     });
-                    let mut worker = Worker::new(&repo, runtime, cache, blobs);
+                    let mut worker = Worker::new(&repo, cache, blobs);
                     let mut out = Vec::with_capacity(part.len());
-                    for tag in part {
-                        out.push(worker.read(tag)?);
+                    for (tag, runtime) in part {
+                        out.push(worker.read(tag, runtime)?);
                         let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                        progress(n, tags.len());
+                        progress(n, jobs.len());
                     }
                     Ok(out)
                 })
@@ -321,7 +537,7 @@ fn read_all(
             })
             .collect()
     });
-    let mut all = Vec::with_capacity(tags.len());
+    let mut all = Vec::with_capacity(jobs.len());
     for r in results {
         all.extend(r?);
     }
@@ -371,36 +587,93 @@ fn facts(info: &ReleaseInfo) -> SideFacts {
     }
 }
 
-fn step(from: &Read, to: &Read, root: &str) -> Step {
-    let d = verdict::decide(&facts(&from.info), &facts(&to.info));
+/// One update, decided as the range decides `from..to`: each release with
+/// its own settings, the older release without a fingerprint when the
+/// update declares the runtime (again), and, when the settings changed, the `to` release
+/// also read with the `from` release's settings (`cross`), fail-closed.
+fn step(
+    (from, to): (&Read, &Read),
+    (from_plan, to_plan): (&Plan, &Plan),
+    cross: Option<&Read>,
+) -> Step {
+    let (from_ref, to_ref) = (from.info.tag.as_str(), to.info.tag.as_str());
+    let mut warnings = Vec::new();
+    let declares_again = Plan::declares_again(from_plan, to_plan);
+    let from_fingerprint = if declares_again {
+        String::new()
+    } else {
+        from.info.fingerprint.clone()
+    };
+    if let Some(b) = from_plan.borrowed.as_ref().filter(|_| declares_again) {
+        warnings.push(Warning::new(
+            "runtime_not_declared",
+            format!(
+                "{}: its fingerprint there is taken as unavailable (the safe side: the code counts as changed)",
+                b.why
+            ),
+        ));
+    }
+    if let Some(b) = &to_plan.borrowed {
+        warnings.push(Warning::new(
+            "runtime_not_declared",
+            format!(
+                "{}: that release is read with the settings of the last release that declares it, as the installed gate reads it after the update",
+                b.why
+            ),
+        ));
+    }
+    let from_facts = SideFacts {
+        fingerprint: from_fingerprint.clone(),
+        ..facts(&from.info)
+    };
+    let mut d = verdict::decide(&from_facts, &facts(&to.info));
+    warnings.extend(crate::range::settings_changed(
+        (from_ref, to_ref),
+        &from_plan.end,
+        &to_plan.end,
+    ));
+    let available = |fp: &str| (!fp.is_empty()).then(|| fp.to_string());
+    let settings_check = cross.map(|c| {
+        SettingsCheck::new(
+            available(&c.info.fingerprint),
+            c.info.unavailable_reason.clone(),
+            available(&from_fingerprint).as_deref(),
+        )
+    });
+    if let Some(check) = &settings_check {
+        if check.enforce(&mut d) {
+            let short = from_fingerprint.get(..12).unwrap_or("unavailable");
+            warnings.push(crate::range::hidden_by_settings(
+                (from_ref, to_ref),
+                short,
+                check,
+            ));
+        }
+    }
     Step {
         from: from.info.tag.clone(),
         to: to.info.tag.clone(),
         from_version: from.info.version.clone(),
         to_version: to.info.version.clone(),
-        from_fingerprint: from.info.fingerprint.clone(),
+        from_fingerprint,
         to_fingerprint: to.info.fingerprint.clone(),
         restart_required: d.restart_required,
         reason: d.reason,
         marker_reason: d.updater.marker_reason.map(|r| r.as_str()),
         version_changed: d.version_changed,
-        runtime_files_changed: changes::between_selections(&from.ids, &to.ids, root)
+        runtime_files_changed: changes::between_selections(&from.ids, &to.ids, &to.root)
             .runtime
             .len(),
         changed_anything: from.tree != to.tree,
         avoidable: None,
+        settings_check,
+        warnings,
     }
 }
 
 /// Marks the avoidable restarts ([`crate::classify::avoidable_updates`]
 /// decides which updates are looked at, and how the work is shared).
-fn classify_steps(
-    repo: &gix::Repository,
-    reads: &[Read],
-    steps: &mut [Step],
-    root: &str,
-    threads: usize,
-) {
+fn classify_steps(repo: &gix::Repository, reads: &[Read], steps: &mut [Step], threads: usize) {
     let updates: Vec<crate::classify::Update<'_>> = steps
         .iter()
         .zip(reads.windows(2))
@@ -410,9 +683,11 @@ fn classify_steps(
                 && !w[1].info.force_restart,
             trees: (w[0].tree, w[1].tree),
             ids: (&w[0].ids, &w[1].ids),
+            // Changes are sorted by the newer release's settings.
+            root: w[1].root.as_str(),
         })
         .collect();
-    let avoidable = crate::classify::avoidable_updates(repo, root, &updates, threads);
+    let avoidable = crate::classify::avoidable_updates(repo, &updates, threads);
     for (step, a) in steps.iter_mut().zip(avoidable) {
         step.avoidable = Some(a);
     }

@@ -12,7 +12,7 @@ use crate::cache::FingerprintCache;
 use crate::config::Runtime;
 use crate::fingerprint::{self, Resumable};
 use crate::release;
-use crate::select::{select, SelectedFile, Selection};
+use crate::select::{select, Rules, SelectedFile, Selection};
 use crate::source::{
     Entry, GitSource, MetaFile, Node, Origin, Revision, RootState, Source, SourceError, Target,
 };
@@ -25,15 +25,18 @@ const BLOB_MEMORY: usize = 512 << 20;
 const BLOB_KEPT: usize = 1 << 20;
 
 /// Everything read of one release.
+#[derive(Clone)]
 pub(super) struct Read {
     pub(super) info: ReleaseInfo,
     pub(super) ids: BTreeMap<String, ObjectId>,
     pub(super) tree: ObjectId,
     pub(super) key: Option<String>,
     pub(super) how: How,
+    /// The runtime root it was read with.
+    pub(super) root: String,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum How {
     Cached,
     Reused,
@@ -54,7 +57,6 @@ pub(super) struct Blobs {
 /// this thread hashed before it.
 pub(super) struct Worker<'a> {
     repo: &'a gix::Repository,
-    runtime: &'a Runtime,
     cache: &'a FingerprintCache,
     blobs: &'a Mutex<Blobs>,
     seen: HashMap<String, String>,
@@ -64,13 +66,11 @@ pub(super) struct Worker<'a> {
 impl<'a> Worker<'a> {
     pub(super) fn new(
         repo: &'a gix::Repository,
-        runtime: &'a Runtime,
         cache: &'a FingerprintCache,
         blobs: &'a Mutex<Blobs>,
     ) -> Self {
         Worker {
             repo,
-            runtime,
             cache,
             blobs,
             seen: HashMap::new(),
@@ -78,7 +78,9 @@ impl<'a> Worker<'a> {
         }
     }
 
-    pub(super) fn read(&mut self, tag: &Tag) -> Result<Read, HistoryError> {
+    /// Reads `tag` with the settings `runtime` (that release's own, or the
+    /// settings of the release before it for the cross-check).
+    pub(super) fn read(&mut self, tag: &Tag, runtime: &Runtime) -> Result<Read, HistoryError> {
         let commit = self
             .repo
             .find_commit(tag.commit)
@@ -98,8 +100,8 @@ impl<'a> Worker<'a> {
             commit: Some(tag.commit),
             tree,
         };
-        let src = GitSource::new(self.repo.clone(), rev, &self.runtime.root)?;
-        let selection = select(&src, &self.runtime.rules)?;
+        let src = GitSource::new(self.repo.clone(), rev, &runtime.root)?;
+        let selection = select(&src, &runtime.rules)?;
         let rel = release::read(&src)?;
         let version_key = rel.version_key();
         let version_unreadable = !rel.unreadable.is_empty();
@@ -109,7 +111,8 @@ impl<'a> Worker<'a> {
             .iter()
             .filter_map(|f| f.content.object_id().map(|id| (f.path.clone(), id)))
             .collect();
-        let (fingerprint, reason, how) = self.fingerprint(&src, selection, key.as_deref())?;
+        let (fingerprint, reason, how) =
+            self.fingerprint(&src, &runtime.rules, selection, key.as_deref())?;
         let runtime_files = if fingerprint.is_empty() { 0 } else { ids.len() };
         Ok(Read {
             info: ReleaseInfo {
@@ -131,16 +134,17 @@ impl<'a> Worker<'a> {
             tree,
             key,
             how,
+            root: runtime.root.clone(),
         })
     }
 
     fn fingerprint(
         &mut self,
         src: &GitSource,
+        rules: &Rules,
         selection: Selection,
         key: Option<&str>,
     ) -> Result<(String, Option<String>, How), HistoryError> {
-        let rules = &self.runtime.rules;
         if let Some(reason) = selection.unavailable_reason(&src.root_display(), rules) {
             return Ok((String::new(), Some(reason), How::Unavailable));
         }

@@ -14,6 +14,7 @@ use crate::config::{self, EndSettings};
 use crate::fingerprint::{self, Fingerprint};
 use crate::select::select;
 use crate::source::{GitSource, Revision, WorktreeSource};
+use crate::verdict::{Decision, Reason};
 
 /// The `to` end fingerprinted with the `from` end's settings. Present in a
 /// report only when the settings differ between the ends.
@@ -34,22 +35,47 @@ pub struct SettingsCheck {
 
 impl SettingsCheck {
     fn of(cross: Fingerprint, from: &Fingerprint) -> Self {
-        let runtime_changed = match (&cross.digest, &from.digest) {
+        Self::new(
+            cross.digest,
+            cross.unavailable_reason,
+            from.digest.as_deref(),
+        )
+    }
+
+    /// The check from the `to` end's fingerprint under the `from` end's
+    /// settings (`cross`, `None` when unavailable, with `why`) and the
+    /// `from` end's own (`None` when unavailable). Shared by the range and
+    /// `history`, so that both decide the cross-check alike.
+    pub fn new(cross: Option<String>, why: Option<String>, from: Option<&str>) -> Self {
+        let runtime_changed = match (&cross, from) {
             (Some(c), Some(f)) => c != f,
             _ => true,
         };
         SettingsCheck {
             settings: "from",
-            fingerprint: cross.digest,
-            unavailable_reason: cross.unavailable_reason,
+            fingerprint: cross,
+            unavailable_reason: why,
             runtime_changed,
         }
+    }
+
+    /// Applies the check to `decision`, fail-closed: a runtime change under
+    /// the running release's settings is a restart even when the new
+    /// settings hide it. Returns whether the verdict was turned into a
+    /// restart (`settings_changed_runtime_changed`), which needs a warning.
+    pub fn enforce(&self, decision: &mut Decision) -> bool {
+        if !self.runtime_changed || decision.restart_required {
+            return false;
+        }
+        decision.restart_required = true;
+        decision.reason = Reason::SettingsChangedRuntimeChanged;
+        true
     }
 }
 
 /// Whether the ends were fingerprinted with different settings (flags and
 /// `--config` apply to both ends alike, so they never differ then).
-pub(super) fn needed(from_end: &EndSettings, to_end: &EndSettings) -> bool {
+pub(crate) fn needed(from_end: &EndSettings, to_end: &EndSettings) -> bool {
     !config::differences(&from_end.runtime, &to_end.runtime).is_empty()
 }
 

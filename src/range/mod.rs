@@ -23,15 +23,19 @@ mod cross;
 mod ends;
 mod multi;
 mod prime;
+mod resolved;
 mod spec;
 mod tags;
 mod wording;
 
+pub(crate) use cross::needed as settings_differ;
 pub use cross::SettingsCheck;
 use ends::Read;
 pub use multi::{analyse_runtimes, NamedAnalysis, Outcome, RuntimesAnalysis};
+pub use resolved::{resolve, ResolvedEnd, ResolvedEnds};
 pub use spec::{check_revision, RangeSpec};
 pub use tags::TagFilter;
+pub(crate) use wording::{hidden_by_settings, settings_changed};
 
 /// The JSON schema version of [`Analysis`]; bumped on breaking changes.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -380,15 +384,19 @@ fn conclude(
     let mut decision = verdict::decide(&from.side.facts(), &to.side.facts());
     let mut warnings = wording::warnings(&from, &to, &decision);
     warnings.extend(wording::settings_changed(
-        &from.side, &to.side, from_end, to_end,
+        (&from.side.reference, &to.side.reference),
+        from_end,
+        to_end,
     ));
     // Fail-closed whichever end's settings are believed: a change under the
     // running release's settings is a restart even if the new settings hide it.
-    if let Some(c) = check.as_ref().filter(|c| c.runtime_changed) {
-        if !decision.restart_required {
-            decision.restart_required = true;
-            decision.reason = Reason::SettingsChangedRuntimeChanged;
-            warnings.push(wording::hidden_by_settings(&from.side, &to.side, c));
+    if let Some(c) = &check {
+        if c.enforce(&mut decision) {
+            warnings.push(wording::hidden_by_settings(
+                (&from.side.reference, &to.side.reference),
+                from.side.short_fingerprint(),
+                c,
+            ));
         }
     }
     let matrix_row = wording::matrix_row(&decision, &changes, &to.side);

@@ -201,9 +201,8 @@ pub(super) fn summary(from: &Side, to: &Side, d: &Decision, changes: &Changes) -
 /// (each its own committed `fpcheck.toml`). The verdict already compares
 /// what each release's gate computes; the releaser must still see that the
 /// settings moved, and a reviewer that a pull request moved them.
-pub(super) fn settings_changed(
-    from: &Side,
-    to: &Side,
+pub(crate) fn settings_changed(
+    (from, to): (&str, &str),
     from_end: &EndSettings,
     to_end: &EndSettings,
 ) -> Option<Warning> {
@@ -214,9 +213,7 @@ pub(super) fn settings_changed(
     Some(Warning::new(
         "settings_changed",
         format!(
-            "the fingerprint settings differ between {} and {} ({}): each end is fingerprinted with its own settings, as its gate computes it",
-            from.reference,
-            to.reference,
+            "the fingerprint settings differ between {from} and {to} ({}): each end is fingerprinted with its own settings, as its gate computes it",
             what.join("; ")
         ),
     ))
@@ -224,13 +221,14 @@ pub(super) fn settings_changed(
 
 /// `settings_changed_runtime_changed`: the `to` end's own settings show no
 /// runtime change, but under the `from` end's settings its code differs.
-pub(super) fn hidden_by_settings(from: &Side, to: &Side, check: &super::SettingsCheck) -> Warning {
+/// `from_short` is the `from` end's short fingerprint.
+pub(crate) fn hidden_by_settings(
+    (from, to): (&str, &str),
+    from_short: &str,
+    check: &super::SettingsCheck,
+) -> Warning {
     let under = match (&check.fingerprint, &check.unavailable_reason) {
-        (Some(fp), _) => format!(
-            "is {}, not {}",
-            fp.get(..12).unwrap_or(fp),
-            from.short_fingerprint()
-        ),
+        (Some(fp), _) => format!("is {}, not {from_short}", fp.get(..12).unwrap_or(fp)),
         (None, why) => format!(
             "is unavailable ({})",
             why.as_deref().unwrap_or("no reason given")
@@ -239,8 +237,7 @@ pub(super) fn hidden_by_settings(from: &Side, to: &Side, check: &super::Settings
     Warning::new(
         "settings_changed_runtime_changed",
         format!(
-            "under the settings of {} (what the running release's gate computes), the runtime fingerprint of {} {under}: the running code changed, and only {}'s own settings hide it; restart required",
-            from.reference, to.reference, to.reference
+            "under the settings of {from} (what the running release's gate computes), the runtime fingerprint of {to} {under}: the running code changed, and only {to}'s own settings hide it; restart required"
         ),
     )
 }

@@ -18,7 +18,7 @@ pub fn render_within(
     opts: &RenderOptions,
     max_bytes: usize,
 ) -> Result<String, ReportError> {
-    let at = |max_files: usize| {
+    fit_within(opts.max_files, max_bytes, |max_files| {
         render(
             analysis,
             format,
@@ -27,8 +27,18 @@ pub fn render_within(
                 ..opts.clone()
             },
         )
-    };
-    let full = at(opts.max_files)?;
+    })
+}
+
+/// Fits any report to `max_bytes`: `at(n)` renders it with file lists
+/// of at most `n` rows; the longest lists up to `max_files` that fit are
+/// kept (the report of several runtimes uses this too).
+pub fn fit_within(
+    max_files: usize,
+    max_bytes: usize,
+    at: impl Fn(usize) -> Result<String, ReportError>,
+) -> Result<String, ReportError> {
+    let full = at(max_files)?;
     if full.len() <= max_bytes {
         return Ok(full);
     }
@@ -41,7 +51,7 @@ pub fn render_within(
     }
     // `fits` fits and `too_many` does not: halve the gap. Longer lists make
     // a longer report, so this finds the longest lists that fit.
-    let (mut fits, mut too_many) = (0, opts.max_files);
+    let (mut fits, mut too_many) = (0, max_files);
     while too_many - fits > 1 {
         let mid = fits + (too_many - fits) / 2;
         let text = at(mid)?;

@@ -8,12 +8,14 @@ use serde::Serialize;
 use crate::range::Analysis;
 
 mod fit;
+mod history;
 mod markdown;
 mod names;
 mod runtimes;
 mod table;
 
-pub use fit::render_within;
+pub use fit::{fit_within, render_within};
+pub use history::{history_html, history_markdown};
 pub use markdown::{
     escape_markdown, render_template, DEFAULT_MARKDOWN, HISTORY_HTML, HISTORY_MARKDOWN,
     SECTION_MARKDOWN,

@@ -6,6 +6,7 @@ default `from`; with the script's small functions checked alone."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -86,11 +87,55 @@ def unit_checks(c: Checks) -> None:
     )
 
 
+def fails(c: Checks, what: str, call, says: str) -> None:
+    """`call()` raises the step's Fail, whose message holds `says`."""
+    try:
+        call()
+        c.check(False, what, "no failure")
+    except workflow.Fail as e:
+        c.check(says in str(e), what, str(e))
+
+
+def input_checks(c: Checks, tmp: Path) -> None:
+    """The checks on `path`, `config` and `max-files`, alone."""
+    ws = tmp / "unit-ws"
+    (ws / "repo").mkdir(parents=True)
+    (tmp / "unit-outside").mkdir()
+    (ws / "out").symlink_to(tmp / "unit-outside", target_is_directory=True)
+    c.equal(check.checkout_path(ws, "repo"), (ws / "repo").resolve(), "checkout_path: inside the workspace")
+    c.equal(check.checkout_path(ws, ""), ws.resolve(), "checkout_path: empty is the workspace")
+    for given in ("../unit-outside", str(tmp / "unit-outside"), "out"):
+        fails(c, f"checkout_path refuses {given}", lambda g=given: check.checkout_path(ws, g), "outside the workspace")
+    fails(c, "checkout_path: not a directory", lambda: check.checkout_path(ws, "missing"), "is not a directory")
+    top = ws / "repo"
+    (top / "fpcheck.toml").write_text("[runtime]\n", encoding="utf-8")
+    (ws / "workflow.toml").write_text("[runtime]\n", encoding="utf-8")
+    (ws / "link.toml").symlink_to(top / "fpcheck.toml")
+    fails(c, "config_outside: the checkout's own file", lambda: check.config_outside(top, top, "fpcheck.toml"), "inside the checkout")
+    fails(c, "config_outside: a link into the checkout", lambda: check.config_outside(top, top, "../link.toml"), "inside the checkout")
+    c.equal(check.config_outside(top, top, "../workflow.toml"), (ws / "workflow.toml").resolve(), "config_outside: the workflow's file")
+    fails(c, "config_outside: no such file", lambda: check.config_outside(top, top, "../none.toml"), "is not a file")
+    saved = os.environ.get("INPUT_MAX_FILES")
+    try:
+        for raw, expected in (("", 50), ("7", 7)):
+            os.environ["INPUT_MAX_FILES"] = raw
+            c.equal(check.max_files_input(), expected, f"max_files_input: {raw!r}")
+        for raw in ("0", "-3", "ten"):
+            os.environ["INPUT_MAX_FILES"] = raw
+            fails(c, f"max_files_input refuses {raw!r}", check.max_files_input, "positive number")
+    finally:
+        if saved is None:
+            os.environ.pop("INPUT_MAX_FILES", None)
+        else:
+            os.environ["INPUT_MAX_FILES"] = saved
+
+
 def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path) -> None:
     """Issue 11's edges of the action: names that would become options, a
     `path` outside the workspace, a redirect to another host, the error
     line, and settings the pull request would choose."""
     unit_checks(c)
+    input_checks(c, tmp)
     home = tmp / "hostile"
     home.mkdir()
     fx = Fixture(home)
@@ -111,7 +156,9 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
     r = runner.run(ws, "pull_request", pr, no_rc, bin_env)
     tag_on_remote("--root=nowhere", None)
     c.check(r.ok, "H1: a tag named --root=nowhere: the run succeeds", dump(r))
-    c.equal(r.outputs.get("from-ref"), "--root=nowhere", "H1: from-ref names the tag")
+    # fpcheck's own rule names a tag by its full ref when the short name
+    # would read as an option.
+    c.equal(r.outputs.get("from-ref"), "refs/tags/--root=nowhere", "H1: from-ref names the tag, unambiguously")
     c.equal((r.outputs.get("from-commit"), r.outputs.get("to-commit")), (fx.base, fx.head1), "H1: the tag's commit and the head")
     c.equal((r.outputs.get("restart-required"), r.outputs.get("reason")), ("true", "code_changed"), "H1: the verdict is not flipped")
     report = json.loads(Path(r.outputs["report-json"]).read_text(encoding="utf-8")) if r.outputs.get("report-json") else {}
@@ -138,7 +185,9 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
     r = runner.run(ws, "push", {"after": fx.head1}, no_rc, bin_env)
     tag_on_remote("HEAD", None)
     c.check(r.ok, "H3: a tag named HEAD: the run succeeds", dump(r))
-    c.equal((r.outputs.get("from-ref"), r.outputs.get("from-commit")), ("HEAD", fx.base), "H3: from is the tag HEAD's commit")
+    c.equal(
+        (r.outputs.get("from-ref"), r.outputs.get("from-commit")), ("refs/tags/HEAD", fx.base), "H3: from is the tag HEAD's commit"
+    )
     c.equal(r.outputs.get("to-commit"), fx.head1, "H3: to is the pushed commit")
     report = json.loads(Path(r.outputs["report-json"]).read_text(encoding="utf-8")) if r.outputs.get("report-json") else {}
     c.equal(report.get("from", {}).get("commit"), fx.base, "H3: fpcheck compared the tag's commit, not HEAD with itself")
@@ -232,6 +281,42 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
     c.equal((r.outputs.get("from-ref"), r.outputs.get("from-commit")), ("v1.1.0", fx.v110), "H9: from is v1.1.0, reachable from the head")
     c.equal((mine.get("ref"), mine.get("commit")), ("v1.1.0", fx.v110), "H9: fpcheck ..HEAD --tag-exclude picks the same release")
 
+    # ---- H10. `to` is itself a release (a workflow on a tag push): the
+    # release before it, by fpcheck's rule, which skips `tag-exclude`d tags
+    # and counts them without it; each as `fpcheck --resolve-only` says.
+    v100 = git(fx.src, "rev-parse", "v1.0.0^{commit}")
+    rc1 = git(fx.src, "rev-parse", "v1.2.0-rc1^{commit}")
+    for n, (label, inputs, expected) in enumerate((
+        ("v1.1.0", {"to": "v1.1.0"}, ("v1.0.0", v100)),
+        ("v1.1.1, rc excluded", {"to": "v1.1.1", **no_rc}, ("v1.1.0", fx.v110)),
+        ("v1.1.1, rc counted", {"to": "v1.1.1"}, ("v1.2.0-rc1", rc1)),
+        ("v1.1.1, only v*.*.?", {"to": "v1.1.1", "tag-pattern": "v*.*.?"}, ("v1.1.0", fx.v110)),
+    )):
+        ws = fx.checkout(f"h10-{n}", fx.base, "refs/remotes/origin/main")
+        r = runner.run(ws, "push", {"after": fx.base}, inputs, bin_env)
+        c.check(r.ok, f"H10: to {label}: runs", dump(r))
+        c.equal((r.outputs.get("from-ref"), r.outputs.get("from-commit")), expected, f"H10: to {label}: the release before it")
+        flags = [f"--tag-match={inputs['tag-pattern']}"] if "tag-pattern" in inputs else []
+        flags += [f"--tag-exclude={inputs['tag-exclude']}"] if "tag-exclude" in inputs else []
+        own = subprocess.run(
+            [str(binary), f"--repo={fx.src}", "--resolve-only", "--format=json", *flags, "--", f"..{inputs['to']}"],
+            capture_output=True,
+            text=True,
+        )
+        mine = json.loads(own.stdout)["from"] if own.returncode == 0 else {"error": own.stderr}
+        c.equal((mine.get("ref"), mine.get("commit")), expected, f"H10: to {label}: fpcheck --resolve-only agrees")
+        c.check("is tagged" in r.step("check")["stdout"], f"H10: to {label}: the log says how from was chosen", dump(r))
+    # No release before the first one: a clear failure naming the input.
+    ws = fx.checkout("h10-first", fx.base, "refs/remotes/origin/main")
+    r = runner.run(ws, "push", {"after": fx.base}, {"to": "v1.0.0"}, bin_env)
+    errors = [m for n, _, m in r.commands if n == "error"]
+    c.check(not r.ok and r.failed_step == "check", "H10: to the first release: fails", dump(r))
+    c.check(
+        any("no previous release" in m and "set the `from` input" in m for m in errors),
+        "H10: fpcheck's error says why, and what to do",
+        repr(errors),
+    )
+
     # ---- H8. a pull request that changes a runtime file and excludes it in
     # its own fpcheck.toml: still a restart, and the settings change is in
     # the summary and the comment.
@@ -250,3 +335,6 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
     c.check("settings_changed" in r.summary, "H8: the settings change is in the job summary", r.summary)
     body = stub.comments[-1]["body"] if stub.comments else ""
     c.check("fpcheck:key=h8" in body and "settings_changed" in body, "H8: and in the comment", body[-2000:])
+    c.check("**settings_changed**:" in r.summary, "H8: as a warning of the summary's list", r.summary)
+    titles = [p.get("title") for n, p, _ in r.commands if n == "warning"]
+    c.check("fpcheck: settings_changed" in titles, "H8: and as an annotation", repr(titles))

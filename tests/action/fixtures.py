@@ -91,14 +91,19 @@ class Fixture:
             "the 1.2 release",
         )
         git(src, "checkout", "-q", "main")
-        self.remote = tmp / "remote.git"
-        git(tmp, "clone", "-q", "--bare", str(src), str(self.remote))
+        self.make_remote()
+        self.merge1 = self.publish_pr(self.head1)
+
+    def make_remote(self) -> None:
+        """The bare remote the checkouts fetch from, as GitHub serves it
+        (filters and reachable commits by id allowed)."""
+        self.remote = self.tmp / "remote.git"
+        git(self.tmp, "clone", "-q", "--bare", str(self.src), str(self.remote))
         for key, value in (
             ("uploadpack.allowFilter", "true"),
             ("uploadpack.allowReachableSHA1InWant", "true"),
         ):
             git(self.remote, "config", key, value)
-        self.merge1 = self.publish_pr(self.head1)
         self.url = self.remote.resolve().as_uri()
 
     def publish_pr(self, head: str) -> str:
@@ -135,6 +140,45 @@ class Fixture:
         git(ws, *args)
         git(ws, "checkout", "-q", "--force", ref)
         return ws
+
+
+# Two runtimes in one repository (issue 16), each with its own root and
+# version file.
+TWO_RUNTIMES = '[runtimes.server]\nroot = "server"\n[runtimes.worker]\nroot = "worker"\n'
+WORKER_V1 = 'def work():\n    """Work."""\n    return 1\n'
+# The worker's change in the release: a docstring and a comment only.
+WORKER_COSMETIC = 'def work():\n    """Work, well."""\n    return 1  # tuned\n'
+
+
+class Monorepo(Fixture):
+    """A server and a worker in one repository: v1.0.0, a docs commit on
+    main (the base), and a release pull request that changes the server's
+    code and only the worker's docstring and comments."""
+
+    def __init__(self, tmp: Path):
+        self.tmp = tmp
+        src = tmp / "source"
+        src.mkdir()
+        self.src = src
+        git(src, "init", "-q")
+        self.v100 = commit(
+            src,
+            {
+                "fpcheck.toml": TWO_RUNTIMES,
+                "server/app.py": "serve = 1\n",
+                "server/version.json": version_json("1.0.0"),
+                "worker/job.py": WORKER_V1,
+                "worker/version.json": version_json("1.0.0"),
+            },
+            "1.0.0",
+        )
+        git(src, "tag", "-a", "v1.0.0", "-m", "release 1.0.0")
+        self.base = commit(src, {"README.md": "# mono\n"}, "docs after 1.0.0")
+        git(src, "checkout", "-q", "-b", "release/1.2")
+        self.head1 = commit(src, {"server/app.py": "serve = 2\n", "worker/job.py": WORKER_COSMETIC}, "the 1.1 release")
+        git(src, "checkout", "-q", "main")
+        self.make_remote()
+        self.merge1 = self.publish_pr(self.head1)
 
 
 # --------------------------------------------------------------------------

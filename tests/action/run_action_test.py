@@ -45,6 +45,7 @@ import traceback
 from pathlib import Path
 
 from action_edges import hostile_runs
+from action_runtimes import monorepo_runs
 from fixtures import HOSTILE, MARKER, NEWLINE_NAME, Checks, Fixture, commit, git, pr_event, shallow
 from simulated_runner import PR, ROOT, TOKEN, Runner, Stub, dump, parse_workflow_commands
 
@@ -132,6 +133,8 @@ def run_all(c: Checks, tmp: Path, stub: Stub, binary: Path) -> None:
     o = r1.outputs
     c.equal(o.get("restart-required"), "true", "run 1: restart-required")
     c.equal(o.get("reason"), "code_changed", "run 1: reason")
+    c.equal(o.get("avoidable"), "false", "run 1: a code change is not avoidable")
+    c.equal(o.get("runtimes"), "{}", "run 1: one runtime, no runtimes map")
     c.equal(o.get("from-ref"), "v1.1.0", "run 1: from is the latest release tag reachable from the base, rc excluded")
     c.equal(o.get("to-ref"), fx.head1[:12], "run 1: to is the PR head")
     c.equal((o.get("from-commit"), o.get("to-commit")), (fx.v110, fx.head1), "run 1: from-commit, to-commit")
@@ -222,6 +225,7 @@ def run_all(c: Checks, tmp: Path, stub: Stub, binary: Path) -> None:
     c.check(r3.ok, "run 3 succeeds", dump(r3))
     c.equal(r3.outputs.get("restart-required"), "false", "run 3: restart-required")
     c.equal(r3.outputs.get("reason"), "no_runtime_change", "run 3: reason")
+    c.equal(r3.outputs.get("avoidable"), "false", "run 3: no restart, nothing to avoid")
     c.equal(r3.outputs.get("changed-runtime-files"), "[]", "run 3: no runtime files")
     c.equal(r3.outputs.get("from-fingerprint"), r3.outputs.get("to-fingerprint"), "run 3: equal fingerprints")
     c.equal(stub.requests[before:], [], "run 3: comment off, no API call")
@@ -285,6 +289,7 @@ def run_all(c: Checks, tmp: Path, stub: Stub, binary: Path) -> None:
     c.equal(ours[0]["body"] if ours else None, body2, "run 9: the first report's comment is untouched")
 
     hostile_runs(c, tmp, stub, runner, binary)
+    monorepo_runs(c, tmp, stub, runner, binary)
 
     # ---- 6. the installer: the release binary, its sha256, the fallback.
     target = host_target()

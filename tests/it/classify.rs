@@ -362,14 +362,17 @@ fn history_marks_the_same_restarts_as_ranges_do() {
     let a4 = a3.replace("return x + 39", "return x - 39");
     let a5 = format!("# header\n{a4}");
     let edits: Vec<Vec<(&str, String)>> = vec![
-        vec![("src/a.py", a2.clone())],                                 // layout
-        vec![("src/a.py", a3.clone()), ("src/b.py", format!("# b\n{TOOLS}"))], // docstrings + layout
-        vec![("README.md", "# readme\n".to_string())],                  // no restart
+        vec![("src/a.py", a2.clone())], // layout
+        vec![
+            ("src/a.py", a3.clone()),
+            ("src/b.py", format!("# b\n{TOOLS}")),
+        ], // docstrings + layout
+        vec![("README.md", "# readme\n".to_string())], // no restart
         vec![("src/a.py", a4.clone()), ("src/b.py", TOOLS.to_string())], // code + layout
         vec![("lib/real.py", "x = 1  # through a link\n".to_string())], // a link: code
-        vec![("src/a.py", a5.clone())],                                 // layout at the top
-        vec![("src/b.py", TOOLS.replace("x * 2", "x*2"))],              // layout
-        vec![("src/b.py", TOOLS.replace("x * 2", "x * 3"))],            // code
+        vec![("src/a.py", a5.clone())], // layout at the top
+        vec![("src/b.py", TOOLS.replace("x * 2", "x*2"))], // layout
+        vec![("src/b.py", TOOLS.replace("x * 2", "x * 3"))], // code
     ];
     for (n, files) in edits.iter().enumerate() {
         for (path, text) in files {
@@ -382,7 +385,14 @@ fn history_marks_the_same_restarts_as_ranges_do() {
     }
     for threads in ["1", "2", "3"] {
         let j = repo
-            .fpcheck(&["history", "--format", "json", "--no-cache", "--threads", threads])
+            .fpcheck(&[
+                "history",
+                "--format",
+                "json",
+                "--no-cache",
+                "--threads",
+                threads,
+            ])
             .json();
         let from_history: Vec<Value> = j["releases"]
             .as_array()
@@ -405,7 +415,11 @@ fn history_marks_the_same_restarts_as_ranges_do() {
             "--threads {threads}"
         );
         for s in j["releases"].as_array().unwrap() {
-            let range = format!("{}..{}", s["from"].as_str().unwrap(), s["to"].as_str().unwrap());
+            let range = format!(
+                "{}..{}",
+                s["from"].as_str().unwrap(),
+                s["to"].as_str().unwrap()
+            );
             let r = repo.fpcheck(&[&range, "--format", "json"]).json();
             assert_eq!(r["avoidable"], s["avoidable"], "{range}");
         }

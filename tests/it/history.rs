@@ -207,7 +207,7 @@ fn html_is_one_well_formed_page_with_every_release() {
 }
 
 /// Every non-void element is closed, in order.
-fn assert_balanced(html: &str) {
+pub(crate) fn assert_balanced(html: &str) {
     const VOID: [&str; 4] = ["meta", "br", "img", "hr"];
     let mut stack: Vec<String> = Vec::new();
     let mut rest = html;

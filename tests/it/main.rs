@@ -9,6 +9,8 @@ mod classify_edits;
 mod fingerprint;
 mod gate;
 mod history;
+mod history_runtimes;
+mod history_settings;
 mod hostile_git;
 mod init;
 mod monorepo;

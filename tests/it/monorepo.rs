@@ -399,19 +399,50 @@ fn patch_records_each_runtime_under_runtimes() {
 }
 
 #[test]
-fn extra_reports_need_one_runtime() {
+fn extra_reports_hold_every_runtime_and_fit_their_limit() {
     let repo = monorepo();
-    server_fix(&repo);
-    let out = repo.join("r.json");
-    let arg = format!("json={}", out.display());
-    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--report", &arg]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
-    assert_eq!(
-        run.stderr.trim_end(),
-        "fpcheck: error: --report with several runtimes: pick one with --runtime NAME (the main output holds every runtime)"
-    );
-    assert!(!out.exists());
-    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--report", &arg, "--runtime", "worker"]);
+    repo.write("server/app.py", "serve = 2\n");
+    for n in 0..40 {
+        repo.write(&format!("worker/{}_{n:02}.py", "m".repeat(60)), "X = 1\n");
+    }
+    repo.commit("1.1.0");
+    let dir = tempfile::tempdir().unwrap();
+    let (json, small) = (dir.path().join("r.json"), dir.path().join("small.md"));
+    let limit = 4000;
+    let run = repo.fpcheck(&[
+        "v1.0.0..HEAD",
+        "--format=markdown",
+        &format!("--report=json={}", json.display()),
+        &format!("--report=markdown:{limit}={}", small.display()),
+    ]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(out.exists());
+    let alone = repo.fpcheck(&["v1.0.0..HEAD", "--format=json"]);
+    assert_eq!(std::fs::read_to_string(&json).unwrap(), alone.stdout);
+    assert_eq!(names_and_verdicts(&alone.json()).len(), 2);
+    // The main output lists every file; the small one fits, by whole rows,
+    // and still has every runtime's section.
+    assert!(!run.stdout.contains("more not shown"), "{}", run.stdout);
+    let small = std::fs::read_to_string(&small).unwrap();
+    assert!(small.len() <= limit, "{} bytes", small.len());
+    assert!(
+        small.contains("#### 🔁 <code>server</code>: restart required"),
+        "{small}"
+    );
+    assert!(
+        small.contains("#### 🔁 <code>worker</code>: restart required"),
+        "{small}"
+    );
+    // The worker's runtime rows (the server lists the same files as ignored).
+    let shown = small
+        .lines()
+        .filter(|l| l.starts_with("| added (code) |"))
+        .count();
+    assert!(shown > 0 && shown < 40, "{shown} rows: {small}");
+    assert!(
+        small.contains(&format!("| … | {} more not shown |", 40 - shown)),
+        "{small}"
+    );
+    for line in small.lines().filter(|l| l.starts_with('|')) {
+        assert!(line.ends_with('|'), "a cut row: {line}");
+    }
 }

@@ -156,3 +156,115 @@ fn names_label_ends_given_by_commit_id_and_nothing_else() {
         run.stderr
     );
 }
+
+/// v1.0.0 (annotated), a pre-release v1.1.0-rc1, v1.1.0, then one more
+/// commit; the commit ids in order.
+fn tagged_releases() -> (TestRepo, Vec<String>) {
+    let repo = TestRepo::new();
+    let mut ids = Vec::new();
+    for (n, tag) in ["v1.0.0", "v1.1.0-rc1", "v1.1.0", ""].iter().enumerate() {
+        repo.write("src/app.py", format!("A = {n}\n"));
+        ids.push(repo.commit(&format!("commit {n}")));
+        match *tag {
+            "" => {}
+            "v1.0.0" => {
+                repo.tag_annotated(tag);
+            }
+            _ => {
+                repo.tag(tag);
+            }
+        }
+    }
+    (repo, ids)
+}
+
+#[test]
+fn resolve_only_names_the_ends_by_the_tag_rule_and_reads_no_tree() {
+    let (repo, ids) = tagged_releases();
+    let run = repo.fpcheck(&["--resolve-only"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "from v1.1.0 {}\nto HEAD {}\nnote: no range given: comparing v1.1.0, the latest tag reachable from HEAD, with HEAD\n",
+            ids[2], ids[3]
+        )
+    );
+    // `to` itself a release: the one before it, pre-releases counted or not.
+    for (flags, from) in [
+        (vec![], ("v1.1.0-rc1", &ids[1])),
+        (vec!["--tag-exclude=*-rc*"], ("v1.0.0", &ids[0])),
+        (vec!["--tag-match=v*.*.?"], ("v1.0.0", &ids[0])),
+    ] {
+        let mut args = vec!["--resolve-only", "--format=json"];
+        args.extend(flags.iter().copied());
+        args.extend(["--", "..v1.1.0"]);
+        let run = repo.fpcheck(&args);
+        assert_eq!(run.code, 0, "{flags:?}: {}", run.stderr);
+        let json = run.json();
+        assert_eq!(
+            (&json["from"]["ref"], &json["from"]["commit"]),
+            (&serde_json::json!(from.0), &serde_json::json!(from.1)),
+            "{flags:?}"
+        );
+        assert_eq!(
+            json["to"],
+            serde_json::json!({"ref": "v1.1.0", "commit": ids[2]})
+        );
+        // The comparison itself takes the same `from`.
+        let mut args = vec!["--format=json"];
+        args.extend(flags.iter().copied());
+        args.extend(["--", "..v1.1.0"]);
+        let full = repo.fpcheck(&args).json();
+        assert_eq!(full["from"]["ref"], json["from"]["ref"], "{flags:?}");
+        assert_eq!(full["from"]["commit"], json["from"]["commit"], "{flags:?}");
+        assert_eq!(full["notes"], json["notes"], "{flags:?}");
+    }
+
+    // A treeless clone (commits and tags, no tree): the ends resolve, the
+    // comparison cannot be made there.
+    repo.git(&["config", "uploadpack.allowFilter", "true"]);
+    let dir = tempfile::tempdir().unwrap();
+    let clone = dir.path().join("treeless.git");
+    let url = format!("file://{}", repo.path().display());
+    crate::support::git_in(
+        dir.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            "--filter=tree:0",
+            &url,
+            clone.to_str().unwrap(),
+        ],
+    );
+    let repo_flag = format!("--repo={}", clone.display());
+    let run = crate::support::fpcheck_in(
+        dir.path(),
+        &[
+            &repo_flag,
+            "--resolve-only",
+            "--format=json",
+            "--",
+            "..main",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["from"]["commit"], ids[2].as_str());
+    let run = crate::support::fpcheck_in(
+        dir.path(),
+        &[&repo_flag, "--no-cache", "--", "v1.1.0..main"],
+    );
+    assert!(
+        run.code != 0 && run.stderr.contains("could not be found"),
+        "the trees are really missing: {}",
+        run.stderr
+    );
+
+    // Only the ends: no exit code, no patch, no extra report.
+    let run = repo.fpcheck(&["--resolve-only", "--exit-code"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    // A name that reads as an option is never taken for one.
+    let run = repo.fpcheck(&["--resolve-only", "--", "--root=x.."]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+}

@@ -1,6 +1,6 @@
-"""The comparison (`check`): the checkout and the settings, the two ends,
-one fpcheck run for the three reports, the outputs, summary and
-annotations."""
+"""The comparison (`check`): the checkout and the settings, the two ends
+(the default `from` asked of fpcheck), one fpcheck run for the three
+reports, then the summary, the outputs and the annotations (outputs.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .fetch import HEX40, Repo, Rev
-from .workflow import Fail, bool_input, command, env, group, load_event, log, log_untrusted, pull_request, set_output, temp_root
+from .outputs import annotate, step_outputs
+from .workflow import Fail, bool_input, env, group, load_event, log, log_untrusted, pull_request, set_output, temp_root
 
 # GitHub's limits: 1 MiB for one step's summary, 65,536 characters for a
 # comment body. Both are kept with a margin for the footer.
@@ -123,17 +124,65 @@ class Fpcheck:
         return [self.binary, f"--repo={self.repo}", *self.settings, *names, *extra, "--", f"{self.frm.sha}..{self.to.sha}"]
 
     def run(self, extra: list[str]) -> None:
-        out = subprocess.run(
-            self.command(extra), cwd=self.repo, capture_output=True, text=True, encoding="utf-8", errors="replace"
-        )
-        log_untrusted(out.stderr)
-        if out.returncode != 0:
-            meaning = {
-                2: "usage error (check the inputs and the config)",
-                4: "input error (a revision or objects are missing)",
-                5: "output error",
-            }.get(out.returncode, "error")
-            raise Fail(f"fpcheck failed with exit {out.returncode}, {meaning}: {error_line(out.stderr)}", out.returncode)
+        run_fpcheck(self.command(extra), self.repo)
+
+
+def run_fpcheck(cmd: list[str], cwd: Path) -> str:
+    """Runs fpcheck; its stderr goes to the log (escaped), and a failure is
+    the step's failure with fpcheck's own error line. Returns stdout."""
+    out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, encoding="utf-8", errors="replace")
+    log_untrusted(out.stderr)
+    if out.returncode != 0:
+        meaning = {
+            2: "usage error (check the inputs and the config)",
+            4: "input error (a revision or objects are missing)",
+            5: "output error",
+        }.get(out.returncode, "error")
+        raise Fail(f"fpcheck failed with exit {out.returncode}, {meaning}: {error_line(out.stderr)}", out.returncode)
+    return out.stdout
+
+
+def resolve_command(binary: str, repo: Path, to: Rev, pattern: str, exclude: str) -> list[str]:
+    """fpcheck's own rule for a range without FROM, asked of fpcheck itself
+    (`--resolve-only` reads commits and tags, no tree, so the treeless
+    history fetch is enough): the latest release tag reachable from `to`,
+    or the one before it when `to` is itself a release. `to` is given as a
+    commit id after `--`; the globs as option values."""
+    if not OBJECT_ID.fullmatch(to.sha):
+        raise Fail(f"{to.name} did not resolve to a commit id ({to.sha!r})", 4)
+    globs = [f"--tag-match={pattern}"] if pattern else []
+    globs += [f"--tag-exclude={exclude}"] if exclude else []
+    return [binary, f"--repo={repo}", "--resolve-only", "--format=json", *globs, "--", f"..{to.sha}"]
+
+
+def parse_resolved(stdout: str) -> tuple[Rev, list[str]]:
+    """The `from` end of `fpcheck --resolve-only --format=json`: the tag's
+    name as fpcheck gives it (`refs/tags/NAME` when the short name would
+    read as something else) and its commit id, which is all fpcheck is
+    given afterwards; and fpcheck's notes on how it chose."""
+    try:
+        parsed = json.loads(stdout)
+        end = parsed["from"]
+        name, sha = str(end["ref"]), str(end["commit"])
+        notes = [str(n) for n in parsed.get("notes") or []]
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        raise Fail(f"fpcheck --resolve-only printed no `from` end ({e}): {stdout[:200]!r}", 4) from e
+    if not OBJECT_ID.fullmatch(sha):
+        raise Fail(f"fpcheck named the release {name!r} with no commit id ({sha!r})", 4)
+    return Rev(name, sha), notes
+
+
+def default_from(binary: str, repo: Repo, to: Rev, pattern: str, exclude: str) -> Rev:
+    """The default `from`: the commit history of `to` and the tags fetched
+    (commits only), then fpcheck's own rule."""
+    repo.fetch_history(to.sha, to.name)
+    try:
+        stdout = run_fpcheck(resolve_command(binary, repo.path, to, pattern, exclude), repo.path)
+    except Fail as e:
+        raise Fail(f"no default `from` for {to.name}: {e}; set the `from` input", e.code) from e
+    frm, notes = parse_resolved(stdout)
+    log_untrusted("\n".join(notes))
+    return frm
 
 
 def error_line(stderr: str) -> str:
@@ -168,7 +217,7 @@ def max_files_input() -> int:
     return int(raw)
 
 
-def choose_ends(repo: Repo, pr: dict | None) -> tuple[Rev, Rev]:
+def choose_ends(repo: Repo, pr: dict | None, binary: str) -> tuple[Rev, Rev]:
     """The two releases, resolved to commits and fetched: the inputs, else
     the pull request's head (outside pull requests, the triggering commit)
     and the release before it, by fpcheck's own rule."""
@@ -187,7 +236,7 @@ def choose_ends(repo: Repo, pr: dict | None) -> tuple[Rev, Rev]:
         to = repo.resolve(head, "the pull request's head")
     else:
         to = repo.resolve(env("GITHUB_SHA") or "HEAD", "to")
-    frm = repo.resolve(from_input, "from") if from_input else repo.release_before(to, pattern, exclude)
+    frm = repo.resolve(from_input, "from") if from_input else default_from(binary, repo, to, pattern, exclude)
     repo.ensure_trees([frm, to])
     if to.name == to.sha:
         # A bare commit id reads better shortened in the outputs.
@@ -195,44 +244,11 @@ def choose_ends(repo: Repo, pr: dict | None) -> tuple[Rev, Rev]:
     return frm, to
 
 
-def step_outputs(report: dict, frm: Rev, to: Rev, paths: dict[str, Path]) -> dict[str, str]:
-    """The step's outputs: the verdict from the JSON report, the ends as the
-    action resolved them, the report files."""
-    sides = {end: report.get(end) if isinstance(report.get(end), dict) else {} for end in ("from", "to")}
-    runtime = (report.get("changes") or {}).get("runtime") or []
-    return {
-        "restart-required": "true" if report.get("restart_required") else "false",
-        "reason": str(report.get("reason", "")),
-        "summary": str(report.get("summary", "")),
-        "from-ref": frm.name,
-        "to-ref": to.name,
-        "from-commit": frm.sha,
-        "to-commit": to.sha,
-        "from-version": str(sides["from"].get("version") or ""),
-        "to-version": str(sides["to"].get("version") or ""),
-        "from-fingerprint": str(sides["from"].get("fingerprint") or ""),
-        "to-fingerprint": str(sides["to"].get("fingerprint") or ""),
-        "changed-runtime-files": json.dumps([c.get("path", "") for c in runtime], ensure_ascii=False),
-        "report-json": str(paths["json"]),
-        "report-markdown": str(paths["summary"]),
-        "comment-body": str(paths["comment"]),
-    }
-
-
 def append_summary(markdown: str) -> None:
     summary_file = env("GITHUB_STEP_SUMMARY")
     if summary_file:
         with open(summary_file, "a", encoding="utf-8") as f:
             f.write(markdown.rstrip("\n") + "\n")
-
-
-def annotate(report: dict) -> None:
-    """A ::warning:: per report warning (settings_changed included) and a
-    ::notice:: with the verdict."""
-    for w in report.get("warnings", []):
-        command("warning", str(w.get("message", "")), title=f"fpcheck: {w.get('code', 'warning')}")
-    verdict = "restart required" if report.get("restart_required") else "no restart"
-    command("notice", str(report.get("summary", "")), title=f"fpcheck: {verdict}")
 
 
 def cmd_check() -> int:
@@ -245,7 +261,7 @@ def cmd_check() -> int:
     repo = Repo(repo_path, bool_input("INPUT_FETCH", True))
     settings = settings_flags(repository_top(repo, workspace), repo_path)
     with group("fpcheck: the two releases"):
-        frm, to = choose_ends(repo, pull_request(load_event()))
+        frm, to = choose_ends(repo, pull_request(load_event()), binary)
         log_untrusted(f"from: {frm.name} ({frm.sha})\nto:   {to.name} ({to.sha})")
         log("fetched: " + ("; ".join(repo.fetched) if repo.fetched else "nothing, the checkout had it all"))
 
@@ -256,7 +272,7 @@ def cmd_check() -> int:
     )
     report = json.loads(paths["json"].read_text(encoding="utf-8"))
     append_summary(paths["summary"].read_text(encoding="utf-8"))
-    for name, value in step_outputs(report, frm, to, paths).items():
+    for name, value in step_outputs(report, frm, to, paths, env("INPUT_RUNTIME")).items():
         set_output(name, value)
     annotate(report)
     return 0

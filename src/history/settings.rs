@@ -1,0 +1,285 @@
+//! Each release's settings: the `fpcheck.toml` committed at that release
+//! (what that release's gate computed with), flags over all of them, as the
+//! range reads each of its ends (issue 11: a release cannot choose the
+//! settings the release before it is judged by).
+//!
+//! A runtime of a monorepo declared in some releases only is read as the
+//! range reads a dropped or added declaration: a release that stops
+//! declaring it is read with the settings of the last release that did
+//! (what the installed gate computes after the update), and the release
+//! just before its first declaration is read with the first declaring
+//! release's settings and its fingerprint withdrawn (that release had no
+//! gate for the runtime). Earlier releases are not part of its history. An
+//! update that declares the runtime again takes the older release's
+//! fingerprint as unavailable, as the range does for that pair.
+
+use std::collections::BTreeSet;
+
+use gix::ObjectId;
+
+use super::tags::Tag;
+use super::HistoryError;
+use crate::config::{self, ConfigChoice, ConfigFile, EndSettings, Request, FILE_NAME};
+use crate::source::SourceError;
+
+/// One release's committed config, read once for every runtime.
+pub(super) struct Committed {
+    /// `fpcheck.toml` at the release (`None`: no file, or not read because
+    /// `--config` or no repository config applies).
+    file: Option<ConfigFile>,
+    /// `fpcheck.toml at v1.2.0`, for messages.
+    shown: String,
+}
+
+/// How one release is read for one runtime.
+#[derive(Clone, Debug)]
+pub(super) struct Plan {
+    /// The settings the release is fingerprinted with.
+    pub(super) end: EndSettings,
+    /// `None` when the release declares the runtime (its own settings);
+    /// else where its settings came from, for the `runtime_not_declared`
+    /// warning.
+    pub(super) borrowed: Option<Borrowed>,
+}
+
+impl Plan {
+    /// The update from `from` to `to` declares the runtime again (or for
+    /// the first time): as in the range, the older release had no gate for
+    /// it, so its fingerprint there is taken as unavailable (a restart).
+    pub(super) fn declares_again(from: &Plan, to: &Plan) -> bool {
+        from.borrowed.is_some() && to.borrowed.is_none()
+    }
+}
+
+/// A release that does not declare the runtime.
+#[derive(Clone, Debug)]
+pub(super) struct Borrowed {
+    /// `runtime `worker` is not declared in fpcheck.toml at v1.2.0`.
+    pub(super) why: String,
+    /// The release is read with a later release's settings and its
+    /// fingerprint withdrawn (it comes before the first declaration).
+    pub(super) withdrawn: bool,
+}
+
+/// The tree of `tag`'s commit.
+pub(super) fn tree_of(repo: &gix::Repository, tag: &Tag) -> Result<ObjectId, HistoryError> {
+    let fail = |what: &str, e: &dyn std::error::Error| {
+        SourceError::Repository(format!(
+            "cannot read the {what} of {}: {e}",
+            crate::term::escape(&tag.name)
+        ))
+    };
+    let commit = repo
+        .find_commit(tag.commit)
+        .map_err(|e| fail("commit", &e))?;
+    Ok(commit.tree_id().map_err(|e| fail("tree", &e))?.detach())
+}
+
+/// Reads every release's committed config (only when each release's own
+/// file applies).
+pub(super) fn committed(
+    repo: &gix::Repository,
+    request: &Request,
+    tags: &[Tag],
+) -> Result<Vec<Committed>, HistoryError> {
+    tags.iter()
+        .map(|tag| {
+            let shown = format!("{FILE_NAME} at {}", tag.name);
+            let file = match request.choice {
+                ConfigChoice::Committed => {
+                    config::at_revision(repo, tree_of(repo, tag)?, &tag.name)?
+                }
+                _ => None,
+            };
+            Ok(Committed { file, shown })
+        })
+        .collect()
+}
+
+/// The `[runtimes.NAME]` names declared by any release (or by `--config`).
+pub(super) fn declared_anywhere(request: &Request, committed: &[Committed]) -> BTreeSet<String> {
+    match &request.choice {
+        ConfigChoice::File { file, .. } => file.runtimes.keys().cloned().collect(),
+        ConfigChoice::Committed => committed
+            .iter()
+            .filter_map(|c| c.file.as_ref())
+            .flat_map(|f| f.runtimes.keys().cloned())
+            .collect(),
+        ConfigChoice::None => BTreeSet::new(),
+    }
+}
+
+/// How each release is read for the runtime `name` (`None`: the single
+/// runtime, as `request` picks it); `None` for a release before the
+/// runtime's history starts.
+pub(super) fn plans(
+    request: &Request,
+    name: Option<&str>,
+    committed: &[Committed],
+) -> Result<Vec<Option<Plan>>, HistoryError> {
+    let mut request = request.clone();
+    request.flags.runtime = name.map(str::to_string);
+    let declares = |c: &Committed| match (name, &request.choice) {
+        (Some(n), ConfigChoice::Committed) => {
+            c.file.as_ref().is_some_and(|f| f.runtimes.contains_key(n))
+        }
+        // `--config`, no file, or no named runtime: every release is read
+        // with its settings, and a bad name is an error there.
+        _ => true,
+    };
+    let own: Vec<Option<EndSettings>> = committed
+        .iter()
+        .map(|c| {
+            declares(c)
+                .then(|| request.with_committed(c.file.as_ref(), &c.shown))
+                .transpose()
+        })
+        .collect::<Result<_, config::ConfigError>>()?;
+    let why = |c: &Committed| {
+        format!(
+            "runtime `{}` is not declared in {}",
+            crate::term::escape(name.unwrap_or_default()),
+            crate::term::escape(&c.shown)
+        )
+    };
+    let first = own.iter().position(Option::is_some);
+    if let (None, Some(n)) = (first, name) {
+        return Err(unknown_runtime(n, &declared_anywhere(&request, committed)));
+    }
+    let mut last: Option<&EndSettings> = None;
+    let mut out = Vec::with_capacity(committed.len());
+    for (i, (c, end)) in committed.iter().zip(&own).enumerate() {
+        let plan = match (end, last, first) {
+            (Some(end), _, _) => {
+                last = Some(end);
+                Some(Plan {
+                    end: end.clone(),
+                    borrowed: None,
+                })
+            }
+            (None, Some(prev), _) => Some(Plan {
+                end: prev.clone(),
+                borrowed: Some(Borrowed {
+                    why: why(c),
+                    withdrawn: false,
+                }),
+            }),
+            (None, None, Some(f)) if i + 1 == f => Some(Plan {
+                end: own[f].clone().expect("the first declaration"),
+                borrowed: Some(Borrowed {
+                    why: why(c),
+                    withdrawn: true,
+                }),
+            }),
+            (None, None, _) => None,
+        };
+        out.push(plan);
+    }
+    Ok(out)
+}
+
+/// `--runtime NAME` that no release declares.
+pub(super) fn unknown_runtime(name: &str, declared: &BTreeSet<String>) -> HistoryError {
+    let list: Vec<&str> = declared.iter().map(String::as_str).collect();
+    HistoryError::Config(config::ConfigError::Invalid(format!(
+        "--runtime {}: no such runtime in any release (declared: {})",
+        crate::term::escape(name),
+        if list.is_empty() {
+            "none".into()
+        } else {
+            list.join(", ")
+        }
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Overrides;
+
+    fn committed(declares: &[bool]) -> Vec<Committed> {
+        declares
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let root = format!("w{i}");
+                let text = if *d {
+                    format!("[runtimes.w]\nroot = \"{root}\"\n[runtimes.s]\n")
+                } else {
+                    "[runtimes.s]\n".to_string()
+                };
+                Committed {
+                    file: Some(ConfigFile::parse(&text, std::path::Path::new("f")).unwrap()),
+                    shown: format!("{FILE_NAME} at v{i}"),
+                }
+            })
+            .collect()
+    }
+
+    fn request() -> Request {
+        Request {
+            choice: ConfigChoice::Committed,
+            flags: Overrides::default(),
+        }
+    }
+
+    /// (root read with, borrowed?, withdrawn?) per release; `None` before
+    /// the history starts.
+    fn shape(plans: &[Option<Plan>]) -> Vec<Option<(String, bool, bool)>> {
+        plans
+            .iter()
+            .map(|p| {
+                p.as_ref().map(|p| {
+                    (
+                        p.end.runtime.root.clone(),
+                        p.borrowed.is_some(),
+                        p.borrowed.as_ref().is_some_and(|b| b.withdrawn),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn late_dropped_and_declared_again() {
+        let c = committed(&[false, false, true, true, false, true]);
+        let plans = plans(&request(), Some("w"), &c).unwrap();
+        let s = |root: &str, borrowed, withdrawn| Some((root.to_string(), borrowed, withdrawn));
+        assert_eq!(
+            shape(&plans),
+            [
+                None,
+                s("w2", true, true),
+                s("w2", false, false),
+                s("w3", false, false),
+                s("w3", true, false),
+                s("w5", false, false),
+            ]
+        );
+        let p = |i: usize| plans[i].as_ref().unwrap();
+        assert!(Plan::declares_again(p(1), p(2)));
+        assert!(!Plan::declares_again(p(2), p(3)));
+        assert!(!Plan::declares_again(p(3), p(4)));
+        assert!(Plan::declares_again(p(4), p(5)));
+        assert_eq!(
+            p(4).borrowed.as_ref().unwrap().why,
+            "runtime `w` is not declared in fpcheck.toml at v4"
+        );
+    }
+
+    #[test]
+    fn a_runtime_no_release_declares_is_an_error_naming_the_others() {
+        let c = committed(&[true, false]);
+        let err = plans(&request(), Some("x"), &c).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "--runtime x: no such runtime in any release (declared: s, w)"
+        );
+        // Without a name every release is read with its own settings.
+        let single = committed(&[false, false]);
+        let plans = plans(&request(), None, &single).unwrap();
+        assert!(plans
+            .iter()
+            .all(|p| p.as_ref().is_some_and(|p| p.borrowed.is_none())));
+    }
+}
