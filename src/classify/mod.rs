@@ -85,11 +85,6 @@ impl Parsed {
         self.valid.set(Some(valid));
         valid
     }
-
-    /// The file's bytes.
-    pub fn source(&self) -> &[u8] {
-        &self.source
-    }
 }
 
 impl Classifier {

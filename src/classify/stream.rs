@@ -9,8 +9,6 @@
 //! included: its contents are a value, and an f-string's replacement fields
 //! (where PEP 701 even allows comments) are compared byte for byte.
 
-use std::borrow::Cow;
-
 use tree_sitter::{Language, Node};
 
 use super::indent::Frame;
@@ -111,22 +109,13 @@ struct Event {
     doc: bool,
 }
 
-/// One file's events, with its bytes (borrowed or owned).
+/// One file's events, with its bytes.
 pub struct Stream<'s> {
-    source: Cow<'s, [u8]>,
+    source: &'s [u8],
     events: Vec<Event>,
 }
 
 impl Stream<'_> {
-    /// The same stream owning its bytes, to keep it beyond the buffer it
-    /// was parsed from (history reuses one release's streams for the next).
-    pub fn into_owned(self) -> Stream<'static> {
-        Stream {
-            source: Cow::Owned(self.source.into_owned()),
-            events: self.events,
-        }
-    }
-
     /// Equal event by event; `with_docs: false` skips docstring statements.
     pub fn same_as(&self, other: &Stream<'_>, with_docs: bool) -> bool {
         let keep = |e: &&Event| with_docs || !e.doc;
@@ -231,7 +220,7 @@ pub(super) fn build<'s>(
         return None;
     }
     Some(Stream {
-        source: Cow::Borrowed(source),
+        source,
         events: b.events,
     })
 }
