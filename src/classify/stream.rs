@@ -345,7 +345,10 @@ impl<'t> Builder<'_, '_, 't> {
         if let Some((frame, _)) = self.frames.last_mut() {
             self.indent_ok &= frame.child_ok(node, self.source, self.kinds);
         }
-        let leaf = node.child_count() == 0 || kind == self.kinds.string;
+        // An empty module still opens and closes, as one holding only
+        // comments does.
+        let leaf = (node.child_count() == 0 && kind != self.kinds.module)
+            || kind == self.kinds.string;
         if leaf {
             self.gap(node.start_byte());
             self.push(LEAF | u32::from(kind), node.start_byte(), node.end_byte());

@@ -159,6 +159,17 @@ fn what_does_not_parse_is_code() {
 }
 
 #[test]
+fn an_empty_file_and_one_with_only_comments_are_the_same_code() {
+    // Found by the whole-stdlib corpus run (empty `__init__.py` files).
+    assert_eq!(kind("", "# fpcheck was here\n"), ChangeKind::Layout);
+    assert_eq!(kind("# a\n", ""), ChangeKind::Layout);
+    assert_eq!(kind("", "\n\n"), ChangeKind::Layout);
+    assert_eq!(kind("", "x = 1\n"), ChangeKind::Code);
+    assert_eq!(kind("", "'''doc'''\n"), ChangeKind::Docstrings);
+    assert_eq!(windowed("", "# c\n").0, ChangeKind::Layout);
+}
+
+#[test]
 fn the_encoding_declaration_is_not_a_comment() {
     assert_eq!(
         kind(
