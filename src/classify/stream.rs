@@ -347,8 +347,8 @@ impl<'t> Builder<'_, '_, 't> {
         }
         // An empty module still opens and closes, as one holding only
         // comments does.
-        let leaf = (node.child_count() == 0 && kind != self.kinds.module)
-            || kind == self.kinds.string;
+        let leaf =
+            (node.child_count() == 0 && kind != self.kinds.module) || kind == self.kinds.string;
         if leaf {
             self.gap(node.start_byte());
             self.push(LEAF | u32::from(kind), node.start_byte(), node.end_byte());
