@@ -17,6 +17,10 @@
 //! root or the user running fpcheck owns it (and the link to it, if the
 //! target is a link), though: another user's FIFO or link to a device in a
 //! marker directory they can write is replaced (see `special_node`).
+//! A name for one of fpcheck's own descriptors (`/dev/stdout`,
+//! `/dev/fd/N`, `/proc/self/fd/N`) is written through that descriptor, as
+//! a shell does, whatever it leads to: with stdout redirected to a file,
+//! a rename would replace root's `/dev/stdout` link itself.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -44,6 +48,10 @@ pub fn write_atomic_with(
     bytes: &[u8],
     before_rename: impl FnOnce(&Path) -> io::Result<()>,
 ) -> io::Result<()> {
+    #[cfg(unix)]
+    if let Some(fd) = own_descriptor(path) {
+        return write_descriptor(fd, bytes);
+    }
     if let Some(node) = special_node(path)? {
         return write_in_place(path, &node, bytes);
     }
@@ -284,6 +292,79 @@ fn special_node(path: &Path) -> io::Result<Option<fs::Metadata>> {
     }
 }
 
+/// The descriptor `path` names when it is one of this process's own, as
+/// a shell redirection reads `/dev/stdout`, `/dev/stderr` and `/dev/fd/N`:
+/// `/dev/fd/N`, `/proc/self/fd/N`, `/proc/thread-self/fd/N` or
+/// `/proc/PID/fd/N` (PID ours), or a chain of links leading to one, each
+/// link owned by root or the user running fpcheck. Through such a link
+/// (`/dev/stdout -> /proc/self/fd/1`) the target's type says nothing
+/// about the name: with stdout redirected to a file, `-o /dev/stdout`
+/// looked like a regular file and the rename replaced the machine's
+/// `/dev/stdout` link (root's, in `/dev`) with the report. Another user's
+/// link is not followed here: it is judged as any other target is.
+#[cfg(unix)]
+fn own_descriptor(path: &Path) -> Option<i32> {
+    let mut current = path.to_path_buf();
+    // As the kernel's own limit on nested links.
+    for _ in 0..40 {
+        if let Some(fd) = descriptor_name(&current) {
+            return Some(fd);
+        }
+        let meta = fs::symlink_metadata(&current).ok()?;
+        if !meta.file_type().is_symlink() || !trusted_owner(&meta) {
+            return None;
+        }
+        let target = fs::read_link(&current).ok()?;
+        current = if target.is_absolute() {
+            target
+        } else {
+            parent_dir(&current).join(target)
+        };
+    }
+    None
+}
+
+/// `N` when `path` is spelled as one of this process's descriptors.
+#[cfg(unix)]
+fn descriptor_name(path: &Path) -> Option<i32> {
+    use std::path::Component;
+    let fd: i32 = path.file_name()?.to_str()?.parse().ok()?;
+    let dir: Vec<&std::ffi::OsStr> = path
+        .parent()?
+        .components()
+        .map(|c| match c {
+            Component::RootDir => Some(std::ffi::OsStr::new("/")),
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
+    let pid = std::process::id().to_string();
+    let ours = |p: &std::ffi::OsStr| p == "self" || p == "thread-self" || p == pid.as_str();
+    let named = match dir.as_slice() {
+        [root, dev, fd] => *root == "/" && *dev == "dev" && *fd == "fd",
+        [root, proc, who, fd] => *root == "/" && *proc == "proc" && ours(who) && *fd == "fd",
+        _ => false,
+    };
+    (named && fd >= 0).then_some(fd)
+}
+
+/// Writes `bytes` to this process's descriptor `fd`, at its offset and in
+/// its mode (appending when the shell opened it with `>>`), without
+/// closing it.
+#[cfg(unix)]
+fn write_descriptor(fd: i32, bytes: &[u8]) -> io::Result<()> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: dup has no memory preconditions; a bad descriptor is EBADF.
+    let copy = unsafe { libc::dup(fd) };
+    if copy < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `copy` is a descriptor just made by dup, owned by nothing else.
+    let mut file = unsafe { File::from_raw_fd(copy) };
+    file.write_all(bytes)?;
+    file.flush()
+}
+
 /// Owned by root or by the effective user (as `fs.protected_symlinks`
 /// trusts a link).
 #[cfg(unix)]
@@ -488,6 +569,76 @@ mod tests {
             .collect();
         names.sort();
         names
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn descriptors_are_named_as_a_shell_names_them() {
+        let pid = std::process::id();
+        for (path, fd) in [
+            ("/dev/fd/1".to_string(), Some(1)),
+            ("/proc/self/fd/2".to_string(), Some(2)),
+            ("/proc/thread-self/fd/7".to_string(), Some(7)),
+            (format!("/proc/{pid}/fd/3"), Some(3)),
+            (format!("/proc/{}/fd/3", pid + 1), None),
+            ("/proc/self/fd/x".to_string(), None),
+            ("/proc/self/fd/-1".to_string(), None),
+            ("/proc/self/../self/fd/1".to_string(), None),
+            ("proc/self/fd/1".to_string(), None),
+            ("/tmp/fd/1".to_string(), None),
+        ] {
+            assert_eq!(descriptor_name(Path::new(&path)), fd, "{path}");
+        }
+    }
+
+    /// A link of our own to one of our descriptors (what `/dev/stdout` is)
+    /// whose file is a regular one: written through the descriptor, at its
+    /// offset and in its mode, and the link stays. Before, the rename
+    /// replaced the link with the report (as root: `/dev/stdout` itself).
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_our_descriptor_is_written_through_it_and_kept() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("captured");
+        fs::write(&file, b"prior\n").unwrap();
+        let open = OpenOptions::new().append(true).open(&file).unwrap();
+        let link = dir.path().join("stdout");
+        std::os::unix::fs::symlink(format!("/proc/self/fd/{}", open.as_raw_fd()), &link).unwrap();
+        let twice = dir.path().join("stdout2");
+        std::os::unix::fs::symlink("stdout", &twice).unwrap();
+        write_atomic(&link, b"one\n").unwrap();
+        write_atomic(&twice, b"two\n").unwrap();
+        assert_eq!(fs::read(&file).unwrap(), b"prior\none\ntwo\n");
+        for l in [&link, &twice] {
+            assert!(fs::symlink_metadata(l).unwrap().file_type().is_symlink());
+        }
+        assert!(leftovers(dir.path()).is_empty());
+    }
+
+    /// Another user's link to one of our descriptors is not followed as
+    /// ours: it is judged as any other target (replaced, as a regular file
+    /// would be), so it cannot steer a root gate's marker into a file the
+    /// gate holds open.
+    #[cfg(unix)]
+    #[test]
+    fn another_users_link_to_our_descriptor_is_not_ours() {
+        use std::os::fd::AsRawFd;
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("held");
+        fs::write(&file, b"held\n").unwrap();
+        let open = OpenOptions::new().append(true).open(&file).unwrap();
+        let link = dir.path().join("marker");
+        std::os::unix::fs::symlink(format!("/proc/self/fd/{}", open.as_raw_fd()), &link).unwrap();
+        let c = std::ffi::CString::new(link.to_str().unwrap()).unwrap();
+        // SAFETY: lchown with a valid NUL-terminated path in a temp dir;
+        // 65534 is `nobody`, standing for another local user.
+        assert_eq!(unsafe { libc::lchown(c.as_ptr(), 65534, 65534) }, 0);
+        assert_eq!(own_descriptor(&link), None);
+        write_atomic(&link, b"marker\n").unwrap();
+        assert_eq!(fs::read(&file).unwrap(), b"held\n");
+        assert_eq!(fs::read(&link).unwrap(), b"marker\n");
+        assert!(fs::symlink_metadata(&link).unwrap().file_type().is_file());
     }
 
     #[test]

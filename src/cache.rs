@@ -10,6 +10,10 @@
 //! damaged cache costs time, never a wrong answer. The checksum is not a
 //! signature: whoever can write `.git` can also write a matching line, and
 //! is out of scope (they can rewrite the refs and objects themselves).
+//!
+//! The same lines also summarise walks of runtime root trees (see
+//! [`FingerprintCache::tree_key`]): a tree id names every entry below it,
+//! so a summary never goes stale either.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -19,7 +23,9 @@ use std::sync::OnceLock;
 
 use sha2::{Digest, Sha256};
 
-use crate::select::Selection;
+use gix::ObjectId;
+
+use crate::select::{Rules, Selection};
 use crate::source::Node;
 
 /// Bumped whenever the fingerprint's definition changes.
@@ -57,8 +63,9 @@ pub struct FingerprintCache {
     dirty: bool,
 }
 
-/// Lookups answered by scanning the text before the map is built.
-const SCANS: usize = 2;
+/// Lookups answered by scanning the text before the map is built (a tree
+/// summary, its file count and a digest).
+const SCANS: usize = 3;
 
 impl FingerprintCache {
     /// A cache that remembers nothing between runs.
@@ -96,6 +103,60 @@ impl FingerprintCache {
             hasher.update(b"\n");
         }
         Some(hex::encode(hasher.finalize()))
+    }
+
+    /// Whether the cache is kept between runs.
+    pub fn is_persistent(&self) -> bool {
+        self.path.is_some()
+    }
+
+    /// The key under which a walk of a runtime root's tree is summarised:
+    /// its path from the top, tree id and depth, and the rules. The same
+    /// key at both ends of a range means the same selection as long as no
+    /// selected link looked above the root, which is the only kind of walk
+    /// [`FingerprintCache::put_tree`] is told about.
+    pub fn tree_key(root: &str, tree: ObjectId, depth: usize, rules: &Rules) -> String {
+        let mut h = Sha256::new();
+        h.update(SPEC_VERSION.as_bytes());
+        h.update(b"\0tree\0");
+        h.update(root.as_bytes());
+        h.update(b"\0");
+        h.update(tree.as_bytes());
+        h.update(depth.to_le_bytes());
+        for list in [&rules.extensions, &rules.exclude] {
+            h.update((list.len() as u64).to_le_bytes());
+            for item in list {
+                h.update((item.len() as u64).to_le_bytes());
+                h.update(item.as_bytes());
+            }
+        }
+        hex::encode(h.finalize())
+    }
+
+    /// What a walk of the tree of `tree_key` found, when remembered: the
+    /// selection's key and its number of files.
+    pub fn tree(&self, tree_key: &str) -> Option<(String, usize)> {
+        let selection = self.get(tree_key)?.to_string();
+        let files = self.get(&files_key(tree_key))?;
+        // The count is stored as 64 hex digits: only the last 16 may be set.
+        if !files[..48].bytes().all(|b| b == b'0') {
+            return None;
+        }
+        let files = usize::from_str_radix(&files[48..], 16).ok()?;
+        Some((selection, files))
+    }
+
+    /// Remembers a walk of the tree of `tree_key` that was available, saw
+    /// no `.gitattributes` below the root, and whose selected links never
+    /// looked above the root: its selection's key and number of files.
+    pub fn put_tree(&mut self, tree_key: String, selection_key: String, files: usize) {
+        self.put(files_key(&tree_key), format!("{files:064x}"));
+        self.put(tree_key, selection_key);
+    }
+
+    /// Nothing remembered (no file, and nothing put): no lookup can hit.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty() && self.entries.get().is_none_or(HashMap::is_empty)
     }
 
     /// The fingerprint remembered for `key`.
@@ -144,6 +205,15 @@ impl FingerprintCache {
         self.dirty = false;
         Ok(())
     }
+}
+
+/// The key of a tree summary's file count.
+fn files_key(tree_key: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(SPEC_VERSION.as_bytes());
+    h.update(b"\0files\0");
+    h.update(tree_key.as_bytes());
+    hex::encode(h.finalize())
 }
 
 fn is_hex64(s: &str) -> bool {
@@ -196,6 +266,35 @@ mod tests {
 
     fn line(k: &str, v: &str) -> String {
         format!("{k} {v} {}\n", checksum(k, v))
+    }
+
+    /// A tree summary comes back as put, under a key that names the root,
+    /// the tree, its depth and the rules; a count whose high digits are
+    /// set (not one `put_tree` writes) is a miss.
+    #[test]
+    fn tree_summaries_round_trip_under_their_exact_key() {
+        let tree = ObjectId::from_hex(b"4b825dc642cb6eb9a060e54bf8d69288fbee4904").unwrap();
+        let rules = Rules::default();
+        let key = FingerprintCache::tree_key("src", tree, 1, &rules);
+        let mut others = vec![
+            FingerprintCache::tree_key("lib", tree, 1, &rules),
+            FingerprintCache::tree_key("src", tree, 2, &rules),
+            FingerprintCache::tree_key("src", ObjectId::null(tree.kind()), 1, &rules),
+        ];
+        let mut more = rules.clone();
+        more.exclude.push("docs".into());
+        others.push(FingerprintCache::tree_key("src", tree, 1, &more));
+        let mut cache = FingerprintCache::in_memory();
+        assert!(cache.is_empty());
+        cache.put_tree(key.clone(), "a".repeat(64), 40_000);
+        assert!(!cache.is_empty());
+        assert_eq!(cache.tree(&key), Some(("a".repeat(64), 40_000)));
+        for other in &others {
+            assert_ne!(*other, key);
+            assert_eq!(cache.tree(other), None);
+        }
+        cache.put(files_key(&key), format!("1{}", "0".repeat(63)));
+        assert_eq!(cache.tree(&key), None);
     }
 
     #[test]

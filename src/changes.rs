@@ -292,6 +292,12 @@ pub type DiffError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The non-tree changes between two trees (absent = empty), and whether the diff stopped at git's
 /// depth limit (the changes are then those found before it).
+///
+/// One traversal: it stops at git's depth limit, and only what it found
+/// within the limit goes to rename tracking, which keeps every addition's
+/// path until the end (gigabytes for a tree nested tens of thousands deep).
+/// Rename tracking (and the resource cache it needs, which loads an index)
+/// runs only when there is something to pair: a deletion and an addition.
 fn diff(
     repo: &gix::Repository,
     old: Option<ObjectId>,
@@ -306,116 +312,154 @@ fn diff(
     if old.id == new.id {
         return Ok((Vec::new(), false));
     }
-    // The plain diff stops at git's depth limit; only within it may rename
-    // tracking, which keeps every addition's path until the end (gigabytes
-    // for a tree nested tens of thousands deep), run.
-    let (plain, too_deep) = run_diff(&old, &new, false)?;
-    if renames && !too_deep {
+    let mut seen = Collect::default();
+    let result = gix::diff::tree(
+        gix::objs::TreeRefIter::from_bytes(&old.data, old.id.kind()),
+        gix::objs::TreeRefIter::from_bytes(&new.data, new.id.kind()),
+        &mut gix::diff::tree::State::default(),
+        &repo.objects,
+        &mut seen,
+    );
+    // Stopping early makes gix report a cancellation: not a failure here.
+    if seen.too_deep {
+        let raws = seen
+            .changes
+            .iter()
+            .filter_map(|(c, l)| raw(c, l.as_ref()))
+            .collect();
+        return Ok((raws, true));
+    }
+    result?;
+    let pairs = |kind: fn(&TreeChange) -> bool| {
+        seen.changes
+            .iter()
+            .any(|(c, _)| kind(c) && !c.entry_mode().is_tree())
+    };
+    let has_pair = pairs(|c| matches!(c, TreeChange::Deletion { .. }))
+        && pairs(|c| matches!(c, TreeChange::Addition { .. }));
+    if renames && has_pair {
         // Similarity needs blob contents; a partial clone may lack some, so
         // fall back to exact paths rather than fail.
-        if let Ok((raws, false)) = run_diff(&old, &new, true) {
+        if let Ok(raws) = with_renames(repo, seen.changes.clone()) {
             return Ok((raws, false));
         }
     }
-    Ok((plain, too_deep))
+    let raws = seen
+        .changes
+        .iter()
+        .filter_map(|(c, l)| raw(c, l.as_ref()))
+        .collect();
+    Ok((raws, false))
 }
 
-fn run_diff(
-    old: &gix::Tree<'_>,
-    new: &gix::Tree<'_>,
-    renames: bool,
-) -> Result<(Vec<Raw>, bool), DiffError> {
-    use gix::object::tree::diff::Change;
-    let mut out = Vec::new();
-    let mut too_deep = false;
-    let mut platform = old.changes()?;
-    platform.options(|o| {
-        o.track_path()
-            .track_rewrites(renames.then(gix::diff::Rewrites::default));
-    });
-    let result = platform.for_each_to_obtain_tree(new, |change| {
-        let depth = change.location().iter().filter(|b| **b == b'/').count() + 1;
-        if depth > crate::source::MAX_TREE_DEPTH {
-            too_deep = true;
-            return Ok(std::ops::ControlFlow::Break(()));
-        }
-        let raw = match change {
-            Change::Addition {
-                location,
-                entry_mode,
-                ..
-            } if !entry_mode.is_tree() => Some(Raw {
-                path: location.to_string(),
-                old_path: None,
-                status: Status::Added,
-            }),
-            Change::Deletion {
-                location,
-                entry_mode,
-                ..
-            } if !entry_mode.is_tree() => Some(Raw {
-                path: location.to_string(),
-                old_path: None,
-                status: Status::Deleted,
-            }),
-            Change::Modification {
-                location,
-                previous_entry_mode,
-                previous_id,
-                entry_mode,
-                id,
-            } if !entry_mode.is_tree() && !previous_entry_mode.is_tree() => {
-                let status = if previous_entry_mode.is_link() != entry_mode.is_link() {
-                    Status::TypeChanged
-                } else if previous_id == id {
-                    Status::ModeChanged
-                } else {
-                    Status::Modified
-                };
-                Some(Raw {
-                    path: location.to_string(),
-                    old_path: None,
-                    status,
-                })
-            }
-            // A tree replaced by a file (or back) shows as a modification.
-            Change::Modification {
-                location,
-                entry_mode,
-                ..
-            } if !entry_mode.is_tree() => Some(Raw {
-                path: location.to_string(),
-                old_path: None,
-                status: Status::Added,
-            }),
-            Change::Modification {
-                location,
-                previous_entry_mode,
-                ..
-            } if !previous_entry_mode.is_tree() => Some(Raw {
-                path: location.to_string(),
-                old_path: None,
-                status: Status::Deleted,
-            }),
-            Change::Rewrite {
-                source_location,
-                location,
-                entry_mode,
-                ..
-            } if !entry_mode.is_tree() => Some(Raw {
-                path: location.to_string(),
-                old_path: Some(source_location.to_string()),
-                status: Status::Renamed,
-            }),
-            _ => None,
-        };
-        out.extend(raw);
-        Ok(std::ops::ControlFlow::Continue(()))
-    });
-    // Stopping early makes gix report a cancellation: not a failure here.
-    if too_deep {
-        return Ok((out, true));
+type TreeChange = gix::diff::tree::visit::Change;
+
+/// The changes of one tree diff with their paths, up to git's depth limit.
+#[derive(Default)]
+struct Collect {
+    path: gix::diff::tree::Recorder,
+    changes: Vec<(TreeChange, gix::bstr::BString)>,
+    too_deep: bool,
+}
+
+impl gix::diff::tree::Visit for Collect {
+    fn pop_front_tracked_path_and_set_current(&mut self) {
+        self.path.pop_front_tracked_path_and_set_current();
     }
-    result?;
-    Ok((out, false))
+
+    fn push_back_tracked_path_component(&mut self, component: &gix::bstr::BStr) {
+        self.path.push_back_tracked_path_component(component);
+    }
+
+    fn push_path_component(&mut self, component: &gix::bstr::BStr) {
+        self.path.push_path_component(component);
+    }
+
+    fn pop_path_component(&mut self) {
+        self.path.pop_path_component();
+    }
+
+    fn visit(&mut self, change: TreeChange) -> gix::diff::tree::visit::Action {
+        let location = self.path.path();
+        let depth = location.iter().filter(|b| **b == b'/').count() + 1;
+        if depth > crate::source::MAX_TREE_DEPTH {
+            self.too_deep = true;
+            return std::ops::ControlFlow::Break(());
+        }
+        self.changes.push((change, location.to_owned()));
+        std::ops::ControlFlow::Continue(())
+    }
+}
+
+/// `changes` with renames paired, as git's default rename detection does.
+fn with_renames(
+    repo: &gix::Repository,
+    changes: Vec<(TreeChange, gix::bstr::BString)>,
+) -> Result<Vec<Raw>, DiffError> {
+    let mut out = Vec::new();
+    let mut tracker = gix::diff::rewrites::Tracker::new(gix::diff::Rewrites::default());
+    for (change, location) in changes {
+        if let Some(change) = tracker.try_push_change(change, location.as_ref()) {
+            out.extend(raw(&change, location.as_ref()));
+        }
+    }
+    let mut cache = repo
+        .diff_resource_cache_for_tree_diff()
+        .map_err(|e| DiffError::from(e.to_string()))?;
+    tracker
+        .emit(
+            |dest, source| {
+                match source {
+                    Some(source) if !dest.change.entry_mode().is_tree() => out.push(Raw {
+                        path: dest.location.to_string(),
+                        old_path: Some(source.location.to_string()),
+                        status: Status::Renamed,
+                    }),
+                    Some(_) => {}
+                    None => out.extend(raw(&dest.change, dest.location)),
+                }
+                std::ops::ControlFlow::Continue(())
+            },
+            &mut cache,
+            &repo.objects,
+            // Copies are not tracked: no source tree is needed.
+            |_| Ok::<(), std::convert::Infallible>(()),
+        )
+        .map_err(|e| DiffError::from(e.to_string()))?;
+    Ok(out)
+}
+
+/// The raw change of a non-tree entry (`None` for trees).
+fn raw(change: &TreeChange, location: &gix::bstr::BStr) -> Option<Raw> {
+    let path = location.to_string();
+    let status = match change {
+        TreeChange::Addition { entry_mode, .. } if !entry_mode.is_tree() => Status::Added,
+        TreeChange::Deletion { entry_mode, .. } if !entry_mode.is_tree() => Status::Deleted,
+        TreeChange::Modification {
+            previous_entry_mode,
+            previous_oid,
+            entry_mode,
+            oid,
+        } if !entry_mode.is_tree() && !previous_entry_mode.is_tree() => {
+            if previous_entry_mode.is_link() != entry_mode.is_link() {
+                Status::TypeChanged
+            } else if previous_oid == oid {
+                Status::ModeChanged
+            } else {
+                Status::Modified
+            }
+        }
+        // A tree replaced by a file (or back) shows as a modification.
+        TreeChange::Modification { entry_mode, .. } if !entry_mode.is_tree() => Status::Added,
+        TreeChange::Modification {
+            previous_entry_mode,
+            ..
+        } if !previous_entry_mode.is_tree() => Status::Deleted,
+        _ => return None,
+    };
+    Some(Raw {
+        path,
+        old_path: None,
+        status,
+    })
 }

@@ -72,6 +72,16 @@ pub enum DemoError {
         /// gix's message.
         message: String,
     },
+    /// The kept repository's files cannot be written.
+    #[error(
+        "cannot build the demo repository in {dir}: cannot check out the last release: {message}"
+    )]
+    CheckOut {
+        /// Where.
+        dir: String,
+        /// gix's or the file system's message.
+        message: String,
+    },
     /// The analysis failed.
     #[error(transparent)]
     Range(#[from] range::RangeError),
@@ -244,6 +254,7 @@ pub fn run(dir: &Path) -> Result<Vec<Row>, DemoError> {
             worktree: false,
             settings: crate::config::Request::flags_only(Default::default()),
             persistent_cache: true,
+            digests: range::Digests::Always,
         };
         let analysis = range::analyse(&repo, &options)?;
         rows.push(Row {
@@ -261,9 +272,9 @@ pub fn run(dir: &Path) -> Result<Vec<Row>, DemoError> {
 /// `.git` so far): writes every file and an index that matches them, so
 /// `git status` is clean and `--worktree` compares the files on disk.
 pub fn check_out_head(dir: &Path) -> Result<(), DemoError> {
-    let fail = |e: &dyn std::fmt::Display| DemoError::Build {
+    let fail = |e: &dyn std::fmt::Display| DemoError::CheckOut {
         dir: dir.display().to_string(),
-        message: format!("cannot check out the last release: {e}"),
+        message: e.to_string(),
     };
     let repo = gix::open(dir).map_err(|e| fail(&e))?;
     let tree = repo

@@ -7,6 +7,7 @@ use sha2::{Digest, Sha256};
 
 use crate::select::{select, Problem, Rules, SelectedFile, Selection};
 use crate::source::{Node, Source, SourceError};
+use crate::warning::Warning;
 
 /// A computed fingerprint, or why there is none.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,7 +19,7 @@ pub struct Fingerprint {
     /// Why there is no digest, naming the path at fault.
     pub unavailable_reason: Option<String>,
     /// Things a releaser should know about these bytes.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 impl Fingerprint {
@@ -38,6 +39,17 @@ impl Fingerprint {
             .map(|f| f.path.as_str())
             .collect()
     }
+}
+
+/// How many hex digits of a fingerprint the reports show.
+pub const SHORT_DIGITS: usize = 12;
+
+/// A fingerprint's first [`SHORT_DIGITS`] hex digits, as the reports show
+/// it; `None` for the gate's `""` (unavailable), which each report words
+/// its own way.
+pub fn short(fingerprint: &str) -> Option<&str> {
+    // `get`: never a panic, whatever a hand-edited file holds.
+    (!fingerprint.is_empty()).then(|| fingerprint.get(..SHORT_DIGITS).unwrap_or(fingerprint))
 }
 
 /// Selects and hashes the runtime files of `source`.
@@ -494,6 +506,16 @@ impl<'scope, 'env> Pipe<'scope, 'env> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_fingerprints() {
+        let fp = "3c43745c84d45b3a91549d9f364119f930f26b9b87ab5772fd95040bd8d043d6";
+        assert_eq!(short(fp), Some("3c43745c84d4"));
+        assert_eq!(short(""), None);
+        assert_eq!(short("abc"), Some("abc"));
+        // Byte 12 inside a character: the whole text, never a panic.
+        assert_eq!(short("aééééééé"), Some("aééééééé"));
+    }
     use crate::source::DirSource;
 
     #[test]

@@ -315,7 +315,7 @@ pub fn render(scan: &Scan) -> String {
         }
         out.push_str(&format!(
             "root = {}\n",
-            toml_str(if p.root.is_empty() { "." } else { &p.root })
+            toml_str(crate::select::show_root(&p.root))
         ));
         out.push_str(&format!("# extensions = {}\n", list(&defaults.extensions)));
         out.push_str(&format!("# exclude = {}\n", list(&defaults.exclude)));

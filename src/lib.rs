@@ -11,6 +11,8 @@
 //! [`source`] (where bytes come from) → [`select`] (which files count) →
 //! [`fingerprint`] (the hash).
 
+#![warn(missing_docs, unreachable_pub)]
+
 // `cli` names this crate `fpcheck::`, as it did when it lived in the binary.
 extern crate self as fpcheck;
 
@@ -24,11 +26,13 @@ pub mod classify;
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod error;
 pub mod fingerprint;
 pub mod gate;
 pub mod history;
 pub mod init;
 pub mod patch;
+pub mod pretty;
 pub mod pyjson;
 pub mod range;
 pub mod release;

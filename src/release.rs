@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::pyjson::{self, PyStr, PyValue};
 use crate::source::{MetaFile, Source, SourceError};
-use crate::warning::Warning;
+use crate::warning::{Code, Warning};
 
 /// The files the gate reads, in the order it reads them.
 pub const VERSION_FILES: [&str; 2] = ["version.json", "package.json"];
@@ -203,7 +203,7 @@ pub fn read(source: &dyn Source) -> Result<Release, SourceError> {
     for (file, in_parent) in candidates(source)? {
         if let Some(why) = &file.problem {
             release.warnings.push(Warning::new(
-                "version_file_unreadable",
+                Code::VersionFileUnreadable,
                 format!(
                     "{} {why}: fpcheck cannot rule out a version change or force_restart in it, \
                      so the gate asks for a restart",
@@ -235,7 +235,7 @@ fn parse_like_python(file: &MetaFile, release: &mut Release) -> Option<PyValue> 
         Ok(doc @ PyValue::Dict(_)) => {
             if serde_json::from_slice::<serde::de::IgnoredAny>(&file.bytes).is_err() {
                 warnings.push(Warning::new(
-                    "version_file_python_json",
+                    Code::VersionFilePythonJson,
                     format!(
                         "{} is JSON only for Python (NaN, Infinity, lone surrogates, nesting \
                          deeper than 128, or numbers strict parsers refuse): the gate reads it, \
@@ -248,7 +248,7 @@ fn parse_like_python(file: &MetaFile, release: &mut Release) -> Option<PyValue> 
         }
         Ok(_) => {
             warnings.push(Warning::new(
-                "version_file_invalid",
+                Code::VersionFileInvalid,
                 format!("{} is not a JSON object: the gate ignores it", file.display),
             ));
             None
@@ -257,7 +257,7 @@ fn parse_like_python(file: &MetaFile, release: &mut Release) -> Option<PyValue> 
         // read it: what it says cannot be ruled out.
         Err(e) if e.python_dependent() => {
             warnings.push(Warning::new(
-                "version_file_unreadable",
+                Code::VersionFileUnreadable,
                 format!(
                     "{}: {e}, but another Python version reads it: fpcheck cannot rule out \
                      a version change or force_restart in it, so the gate asks for a restart",
@@ -269,7 +269,7 @@ fn parse_like_python(file: &MetaFile, release: &mut Release) -> Option<PyValue> 
         }
         Err(e) => {
             warnings.push(Warning::new(
-                "version_file_invalid",
+                Code::VersionFileInvalid,
                 format!(
                     "{} is not valid JSON for Python ({e}): the gate ignores a file its json.loads rejects",
                     file.display
@@ -280,20 +280,25 @@ fn parse_like_python(file: &MetaFile, release: &mut Release) -> Option<PyValue> 
     }
 }
 
+/// Section 5's text of a `"version"` value: Python's `str(value).strip()`;
+/// `None` when that is empty, and the gate reads on to the next file.
+pub fn version_text(value: &PyValue) -> Option<PyStr> {
+    let text = value.py_str().strip();
+    (!text.is_empty()).then_some(text)
+}
+
 /// Section 5: the first file whose `"version"` gives non-empty text as
 /// Python's `str(value).strip()` (so `7` gives `"7"`, `null` `"None"`).
 fn note_version(release: &mut Release, file: &str, value: Option<&PyValue>) {
     if release.version_exact.is_some() {
         return;
     }
-    let Some(value) = value else { return };
-    let text = value.py_str().strip();
-    if text.is_empty() {
+    let Some((value, text)) = value.and_then(|v| Some((v, version_text(v)?))) else {
         return;
-    }
+    };
     if !matches!(value, PyValue::Str(_)) {
         release.warnings.push(Warning::new(
-            "version_not_string",
+            Code::VersionNotString,
             format!(
                 "{file}: \"version\" is {}, not a string: the gate reads it as {}",
                 value.repr(),
@@ -312,7 +317,7 @@ fn note_force_restart(release: &mut Release, file: &str, value: Option<&PyValue>
     if !matches!(value, PyValue::Bool(_)) {
         let gate = if on { "on" } else { "off" };
         release.warnings.push(Warning::new(
-            "force_restart_not_boolean",
+            Code::ForceRestartNotBoolean,
             format!(
                 "{file}: \"force_restart\" is {}, not a JSON boolean: the gate reads it as {gate}",
                 dumps(value)

@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::source::{
     Entry, EntryKind, Node, RootState, Source, SourceError, Target, MAX_TREE_DEPTH,
 };
+use crate::warning::{Code, Warning};
 
 /// The excluded names of the reference gate (spec section 1).
 pub const DEFAULT_EXCLUDE: [&str; 8] = [
@@ -98,6 +99,24 @@ pub struct SelectedFile {
     pub content: Node,
 }
 
+/// A runtime root as one spelling: `./src/` and `src` are one root, and
+/// `.` (or `""`) is the top of the repository, written `""`.
+pub fn normalise_root(root: &str) -> String {
+    root.split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// A normalised root as people read it: the top of the repository is `.`.
+pub fn show_root(root: &str) -> &str {
+    if root.is_empty() {
+        "."
+    } else {
+        root
+    }
+}
+
 /// Why a fingerprint cannot be computed, naming the path at fault.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Problem {
@@ -140,10 +159,15 @@ impl Selection {
     }
 
     /// Warnings for the directories skipped because they cannot be read.
-    pub fn skipped_warnings(&self) -> Vec<String> {
+    pub fn skipped_warnings(&self) -> Vec<Warning> {
         self.skipped
             .iter()
-            .map(|p| format!("{p}: skipped, as the reference gate's Path.rglob skips a directory it cannot read"))
+            .map(|p| {
+                Warning::new(
+                    Code::DirectorySkipped,
+                    format!("{p}: skipped, as the reference gate's Path.rglob skips a directory it cannot read"),
+                )
+            })
             .collect()
     }
 
@@ -192,59 +216,85 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
     // How deep a directory below the root may be for its entries to stay
     // within git's core.maxTreeDepth (counted from the top of the repository).
     let max_below_root = MAX_TREE_DEPTH.saturating_sub(source.root_depth() + 1);
-    let mut stack: Vec<(Node, Vec<u8>, usize)> = vec![(root, Vec::new(), 0)];
-    while let Some((dir, prefix, depth)) = stack.pop() {
-        let entries = match source.read_dir(&dir, &prefix) {
-            Err(SourceError::Unreadable { path, why }) => {
-                skipped.push(Problem {
+    // Depth first, each directory's entries in their order, a directory's
+    // files listed when it is reached: a git tree (entries sorted as git
+    // sorts them, a directory's name compared as `name/`) then yields its
+    // paths already in byte order, and the sort below is a check.
+    // The path of the directory being read: each frame's prefix is a
+    // prefix of it (held once, not per level, for deep trees).
+    let mut dir_path: Vec<u8> = Vec::new();
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut next: Option<(Node, usize)> = Some((root, 0));
+    loop {
+        if let Some((dir, depth)) = next.take() {
+            match source.read_dir(&dir, &dir_path) {
+                Err(SourceError::Unreadable { path, why }) => skipped.push(Problem {
                     path,
                     what: format!(": {why}"),
-                });
-                continue;
+                }),
+                // Never skipped: a malformed tree has no agreed content.
+                Err(SourceError::Malformed { path, why }) => {
+                    problems.push(Problem { path, what: why })
+                }
+                Err(e) => return Err(e),
+                Ok(entries) => stack.push(Frame {
+                    entries: entries.into_iter(),
+                    prefix: dir_path.len(),
+                    depth,
+                }),
             }
-            // Never skipped: a malformed tree has no agreed content.
-            Err(SourceError::Malformed { path, why }) => {
-                problems.push(Problem { path, what: why });
-                continue;
-            }
-            other => other?,
+        }
+        let Some(frame) = stack.last_mut() else {
+            break;
         };
-        for entry in entries {
-            if rules.excluded_name(&entry.name).is_some() {
-                continue;
-            }
-            let mut path = prefix.clone();
-            if !path.is_empty() {
-                path.push(b'/');
-            }
-            path.extend_from_slice(&entry.name);
-            let selected = rules.selects_name(&entry.name);
-            match entry.kind {
-                EntryKind::Dir => {
-                    if selected {
-                        problems.push(problem(&root_display, &path, "is a directory"));
-                    }
-                    if depth + 1 > max_below_root {
-                        problems.push(problem(&root_display, &path, &too_deep()));
-                        continue;
-                    }
-                    stack.push((entry.node.clone(), path, depth + 1));
+        let Some(entry) = frame.entries.next() else {
+            stack.pop();
+            continue;
+        };
+        if rules.excluded_name(&entry.name).is_some() {
+            continue;
+        }
+        let selected = rules.selects_name(&entry.name);
+        if !selected && !matches!(entry.kind, EntryKind::Dir | EntryKind::Submodule) {
+            continue;
+        }
+        let depth = frame.depth;
+        dir_path.truncate(frame.prefix);
+        let mut path = dir_path.clone();
+        if !path.is_empty() {
+            path.push(b'/');
+        }
+        path.extend_from_slice(&entry.name);
+        match entry.kind {
+            EntryKind::Dir => {
+                if selected {
+                    problems.push(problem(&root_display, &path, "is a directory"));
                 }
-                EntryKind::Submodule => problems.push(problem(
-                    &root_display,
-                    &path,
-                    "is a submodule: its files cannot be seen (exclude it or vendor its code)",
-                )),
-                EntryKind::Other if selected => {
-                    problems.push(problem(&root_display, &path, "is not a regular file"))
+                if depth + 1 > max_below_root {
+                    problems.push(problem(&root_display, &path, &too_deep()));
+                    continue;
                 }
-                EntryKind::File | EntryKind::Symlink if selected => candidates.push((path, entry)),
-                _ => {}
+                dir_path = path;
+                next = Some((entry.node, depth + 1));
             }
+            EntryKind::Submodule => problems.push(problem(
+                &root_display,
+                &path,
+                "is a submodule: its files cannot be seen (exclude it or vendor its code)",
+            )),
+            EntryKind::Other if selected => {
+                problems.push(problem(&root_display, &path, "is not a regular file"))
+            }
+            EntryKind::File | EntryKind::Symlink if selected => candidates.push((path, entry)),
+            _ => {}
         }
     }
 
-    candidates.sort_by(|a, b| a.0.cmp(&b.0));
+    // Hash order: by the bytes of the path (a directory on disk lists its
+    // entries in any order).
+    if !candidates.is_sorted_by(|a, b| a.0 < b.0) {
+        candidates.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    }
     let mut files = Vec::with_capacity(candidates.len());
     for (path, entry) in candidates {
         let Ok(utf8) = String::from_utf8(path.clone()) else {
@@ -272,6 +322,14 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
         problems,
         skipped,
     })
+}
+
+/// A directory being walked: its entries not yet visited.
+struct Frame {
+    entries: std::vec::IntoIter<Entry>,
+    /// The length of its path (a prefix of the walk's directory path).
+    prefix: usize,
+    depth: usize,
 }
 
 /// The sentence for a directory deeper than git reads.
@@ -313,6 +371,22 @@ fn problem(root_display: &str, rel: &[u8], what: &str) -> Problem {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn roots_have_one_spelling_and_the_top_shows_as_a_dot() {
+        for (given, want) in [
+            ("src", "src"),
+            ("./src/", "src"),
+            ("a//b/./c/", "a/b/c"),
+            (".", ""),
+            ("", ""),
+            ("./", ""),
+        ] {
+            assert_eq!(normalise_root(given), want, "{given:?}");
+        }
+        assert_eq!(show_root(""), ".");
+        assert_eq!(show_root("a/b"), "a/b");
+    }
 
     #[test]
     fn names_are_selected_case_sensitively() {
@@ -398,7 +472,10 @@ mod tests {
         );
         assert_eq!(
             fp.warnings,
-            ["src/locked: Permission denied: skipped, as the reference gate's Path.rglob skips a directory it cannot read"]
+            [Warning::new(
+                Code::DirectorySkipped,
+                "src/locked: Permission denied: skipped, as the reference gate's Path.rglob skips a directory it cannot read"
+            )]
         );
     }
 

@@ -25,8 +25,14 @@ pub struct Side {
     pub force_restart: bool,
     /// Its raw JSON value (`null` when absent).
     pub force_restart_raw: Option<Value>,
-    /// The runtime fingerprint, `""` when unavailable.
-    pub fingerprint: String,
+    /// The runtime fingerprint, `""` when unavailable, `null` when not
+    /// computed (`fingerprint_skipped` says why).
+    pub fingerprint: Option<String>,
+    /// Why the fingerprint was not computed, when it was not:
+    /// `selection_unchanged` (both ends select the same list of (path, blob
+    /// id), so their fingerprints are equal whatever they are, and the
+    /// verdict needs nothing more). `null` when `fingerprint` is not null.
+    pub fingerprint_skipped: Option<Skipped>,
     /// Why the fingerprint is unavailable.
     pub unavailable_reason: Option<String>,
     /// How many runtime files it hashes (0 when unavailable).
@@ -40,6 +46,14 @@ pub struct Side {
     /// A version file is there but cannot be read.
     #[serde(skip)]
     pub version_unreadable: bool,
+}
+
+/// Why a fingerprint was not computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Skipped {
+    /// Both ends select the same list of (path, blob id).
+    SelectionUnchanged,
 }
 
 impl Side {
@@ -59,7 +73,8 @@ impl Side {
             version_file: release.version_file.clone(),
             force_restart: release.force_restart,
             force_restart_raw: release.force_restart_raw.clone(),
-            fingerprint: fp.as_gate_str().to_string(),
+            fingerprint: Some(fp.as_gate_str().to_string()),
+            fingerprint_skipped: None,
             unavailable_reason: fp.unavailable_reason.clone(),
             runtime_files: fp.files().len(),
             updater_version: release.updater_version.clone(),
@@ -68,23 +83,50 @@ impl Side {
         }
     }
 
+    /// This side with its fingerprint not computed: its selection, of
+    /// `files` files, is the other end's.
+    pub fn skipped(mut self, files: usize) -> Self {
+        self.fingerprint = None;
+        self.fingerprint_skipped = Some(Skipped::SelectionUnchanged);
+        self.unavailable_reason = None;
+        self.runtime_files = files;
+        self
+    }
+
+    /// The fingerprint as the gate compares it: the digest, `""` when
+    /// unavailable. Skipped, it stands as a token both ends share (they
+    /// are skipped together, only when their selections are equal): equal
+    /// selections, equal fingerprints. Never shown: it is not a digest.
+    pub fn gate_fingerprint(&self) -> String {
+        match (&self.fingerprint, self.fingerprint_skipped) {
+            (Some(fp), _) => fp.clone(),
+            (None, Some(Skipped::SelectionUnchanged)) => "selection-unchanged".into(),
+            (None, None) => String::new(),
+        }
+    }
+
+    /// The fingerprint is unavailable (not merely skipped).
+    pub fn unavailable(&self) -> bool {
+        self.fingerprint.as_deref() == Some("")
+    }
+
     /// What the decision needs of this side.
     pub fn facts(&self) -> crate::verdict::SideFacts {
         crate::verdict::SideFacts {
             version: self.version_key.clone(),
-            fingerprint: self.fingerprint.clone(),
+            fingerprint: self.gate_fingerprint(),
             force_restart: self.force_restart,
             updater_version: self.updater_version.clone(),
             version_unreadable: self.version_unreadable,
         }
     }
 
-    /// A short name: the ref, or the version when the ref is a commit id.
+    /// The fingerprint's first 12 hex digits, `unavailable`, or `same (not
+    /// computed)` when skipped.
     pub fn short_fingerprint(&self) -> &str {
-        if self.fingerprint.is_empty() {
-            "unavailable"
-        } else {
-            &self.fingerprint[..12]
+        match self.fingerprint.as_deref() {
+            None => "same (not computed)",
+            Some(fp) => crate::fingerprint::short(fp).unwrap_or("unavailable"),
         }
     }
 }

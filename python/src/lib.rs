@@ -217,6 +217,7 @@ fn analyse<'py>(
                 worktree: s.worktree,
                 settings: config::Request { choice, flags },
                 persistent_cache: s.use_cache,
+                digests: range::Digests::Always,
             },
         )?;
         if s.classify {

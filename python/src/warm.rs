@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use fpcheck::gate::status::{self, CacheUse, Report};
 use fpcheck::select::{select, Rules};
 use fpcheck::source::DirSource;
+use fpcheck::warning::Warning;
 
 use crate::errors::Error;
 use crate::watch::{self, Watched};
@@ -93,7 +94,7 @@ fn watch_selection(
     pending: watch::Pending,
     root: &Path,
     rules: &Rules,
-) -> (Option<watch::Pending>, Vec<String>) {
+) -> (Option<watch::Pending>, Vec<Warning>) {
     let Ok(selection) = select(&DirSource::new(root), rules) else {
         return (None, Vec::new());
     };

@@ -58,7 +58,7 @@ mod imp {
         pub fingerprint: String,
         /// The selection's warnings (skipped directories), repeated on
         /// every answer as the full check would.
-        pub warnings: Vec<String>,
+        pub warnings: Vec<fpcheck::warning::Warning>,
     }
 
     const DIR_EVENTS: WatchMask = WatchMask::MODIFY
@@ -131,7 +131,11 @@ mod imp {
         }
 
         /// The runtime under watch, answering with `fingerprint`.
-        pub fn finish(self, fingerprint: String, warnings: Vec<String>) -> Watched {
+        pub fn finish(
+            self,
+            fingerprint: String,
+            warnings: Vec<fpcheck::warning::Warning>,
+        ) -> Watched {
             Watched {
                 inotify: self.inotify,
                 pid: std::process::id(),
@@ -232,7 +236,7 @@ mod imp {
     /// Never constructed: no watcher on this OS, every call is a full check.
     pub struct Watched {
         pub fingerprint: String,
-        pub warnings: Vec<String>,
+        pub warnings: Vec<fpcheck::warning::Warning>,
     }
 
     pub struct Pending;
@@ -245,7 +249,11 @@ mod imp {
         pub fn watch_files(&self, _files: &[&str]) -> Option<()> {
             None
         }
-        pub fn finish(self, fingerprint: String, warnings: Vec<String>) -> Watched {
+        pub fn finish(
+            self,
+            fingerprint: String,
+            warnings: Vec<fpcheck::warning::Warning>,
+        ) -> Watched {
             Watched {
                 fingerprint,
                 warnings,

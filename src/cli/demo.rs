@@ -29,7 +29,7 @@ use super::{count, exit, print, Failure};
   fpcheck v1.0.0..v1.1.0
   fpcheck history
   fpcheck v1.7.0.. --worktree")]
-pub struct DemoArgs {
+pub(super) struct DemoArgs {
     /// Build the repository in DIR (created, must be empty) and keep it.
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
@@ -50,7 +50,7 @@ struct JsonRow<'a> {
     analysis: &'a fpcheck::range::Analysis,
 }
 
-pub fn run(args: DemoArgs) -> Result<u8, Failure> {
+pub(super) fn run(args: DemoArgs) -> Result<u8, Failure> {
     let temp;
     let dir = match &args.keep {
         Some(dir) => {
@@ -61,24 +61,17 @@ pub fn run(args: DemoArgs) -> Result<u8, Failure> {
             temp = tempfile::Builder::new()
                 .prefix("fpcheck-demo")
                 .tempdir()
-                .map_err(|e| Failure {
-                    code: exit::OUTPUT,
-                    message: format!("cannot create a temporary directory: {e}"),
+                .map_err(|e| {
+                    Failure::output(format!("cannot create a temporary directory: {e}"))
                 })?;
             temp.path().to_path_buf()
         }
     };
-    let rows = demo::run(&dir).map_err(|e| Failure {
-        code: exit::INPUT,
-        message: e.to_string(),
-    })?;
+    let rows = demo::run(&dir)?;
     if args.keep.is_some() {
         // A kept repository is for trying the other commands: give it the
         // last release's files, as a clone would have.
-        demo::check_out_head(&dir).map_err(|e| Failure {
-            code: exit::OUTPUT,
-            message: e.to_string(),
-        })?;
+        demo::check_out_head(&dir)?;
     }
     let all_agree = rows.iter().all(Row::agrees);
     if args.json {
@@ -111,10 +104,8 @@ fn prepare(dir: &std::path::Path) -> Result<(), Failure> {
             dir.display()
         )));
     }
-    std::fs::create_dir_all(dir).map_err(|e| Failure {
-        code: exit::OUTPUT,
-        message: format!("cannot create {}: {e}", dir.display()),
-    })
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::output(format!("cannot create {}: {e}", dir.display())))
 }
 
 fn human(rows: &[Row], args: &DemoArgs, all_agree: bool) -> String {

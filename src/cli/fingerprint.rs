@@ -26,7 +26,7 @@ use super::{exit, print, request, warn_all, Failure, RuntimeFlags};
   fpcheck fingerprint --rev v7.11.0 --list
   fpcheck fingerprint --rev v7.11.0 --root app --exclude tests,scripts
   fpcheck fingerprint --dir ~/.local/share/server/src --json")]
-pub struct FingerprintArgs {
+pub(super) struct FingerprintArgs {
     /// The repository (default: the one around the current directory).
     #[arg(long, value_name = "PATH", conflicts_with = "dir")]
     repo: Option<PathBuf>,
@@ -63,19 +63,12 @@ struct Output<'a> {
     files: Vec<&'a str>,
     #[serde(flatten)]
     origin: &'a Origin,
-    settings: Settings<'a>,
-    warnings: &'a [String],
+    settings: fpcheck::config::Settings,
+    #[serde(serialize_with = "fpcheck::warning::messages")]
+    warnings: &'a [fpcheck::warning::Warning],
 }
 
-#[derive(Serialize)]
-struct Settings<'a> {
-    runtime: Option<&'a str>,
-    root: &'a str,
-    extensions: &'a [String],
-    exclude: &'a [String],
-}
-
-pub fn run(args: FingerprintArgs) -> Result<u8, Failure> {
+pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
     let (source, runtime): (Box<dyn Source>, _) = match &args.dir {
         Some(dir) => {
             let runtime = request(&args.runtime, None, false)?.shared()?.runtime;
@@ -165,15 +158,13 @@ fn json(
         unavailable_reason: fp.unavailable_reason.as_deref(),
         files: fp.files(),
         origin,
-        settings: Settings {
-            runtime,
-            root,
-            extensions: &rules.extensions,
-            exclude: &rules.exclude,
+        settings: fpcheck::config::Settings {
+            runtime: runtime.map(str::to_string),
+            root: root.to_string(),
+            extensions: rules.extensions.clone(),
+            exclude: rules.exclude.clone(),
         },
         warnings: &fp.warnings,
     };
-    let mut text = serde_json::to_string_pretty(&out).expect("plain data serialises");
-    text.push('\n');
-    text
+    fpcheck::pretty::json(&out)
 }

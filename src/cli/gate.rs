@@ -16,7 +16,7 @@ use fpcheck::gate::status::{self, Report as StatusReport};
 use fpcheck::gate::{document, io_reason, lock, ErrorKind};
 use fpcheck::term::escape;
 
-use super::{exit, print, settings, Failure, RuntimeFlags};
+use super::{exit, print, settings, warn_all, Failure, RuntimeFlags};
 
 /// Test-only, and only in debug builds (the tests'): `pause:MS` sleeps,
 /// `fail` fails, between the marker's temporary write and its rename, so
@@ -44,7 +44,7 @@ const TEST_HOOK: &str = "FPCHECK_TEST_BEFORE_RENAME";
 
 Example:
   fpcheck snapshot --dir /opt/server/src --out /var/lib/server/before.json")]
-pub struct SnapshotArgs {
+pub(super) struct SnapshotArgs {
     /// The installed runtime root (e.g. /opt/server/src).
     #[arg(long, value_name = "RUNTIME")]
     dir: PathBuf,
@@ -93,7 +93,7 @@ Only 5 leaves running processes unwarned: treat it as an alert.
 Example:
   fpcheck gate --dir /opt/server/src --before before.json \\
       --marker ~/.server/mcp-restart-required.json --client claude_code --client codex")]
-pub struct GateArgs {
+pub(super) struct GateArgs {
     /// The installed runtime root, after the update.
     #[arg(long, value_name = "RUNTIME")]
     dir: PathBuf,
@@ -147,7 +147,7 @@ Example:
   fpcheck status --dir /opt/server/src --marker ~/.server/mcp-restart-required.json \\
       --process-fingerprint 3c43...d6 --process-version 7.11.0 \\
       --client codex --cache /tmp/fp.cache --json")]
-pub struct StatusArgs {
+pub(super) struct StatusArgs {
     /// The installed runtime root.
     #[arg(long, value_name = "RUNTIME")]
     dir: PathBuf,
@@ -192,7 +192,7 @@ pub struct StatusArgs {
 Example:
   fpcheck ack --marker ~/.server/mcp-restart-required.json --client codex \\
       --process-fingerprint 7e11...22")]
-pub struct AckArgs {
+pub(super) struct AckArgs {
     /// The restart marker.
     #[arg(long, value_name = "MARKER.json")]
     marker: PathBuf,
@@ -212,28 +212,14 @@ pub struct AckArgs {
 }
 
 fn json<T: serde::Serialize>(body: &T) -> String {
-    let mut text = serde_json::to_string_pretty(&document(body)).expect("plain data serialises");
-    text.push('\n');
-    text
-}
-
-/// Warnings on stderr, control characters escaped.
-fn warn_all(warnings: &[String]) {
-    for w in warnings {
-        eprintln!("fpcheck: warning: {}", escape(w));
-    }
+    fpcheck::pretty::json(&document(body))
 }
 
 fn snapshot_settings(flags: &RuntimeFlags) -> Result<Settings, Failure> {
-    let rt = settings(flags, None, None)?;
-    Ok(Settings {
-        runtime: rt.name,
-        extensions: rt.rules.extensions,
-        exclude: rt.rules.exclude,
-    })
+    Ok(settings(flags, None, None)?.into())
 }
 
-pub fn run_snapshot(args: SnapshotArgs) -> Result<u8, Failure> {
+pub(super) fn run_snapshot(args: SnapshotArgs) -> Result<u8, Failure> {
     let settings = snapshot_settings(&args.runtime)?;
     let snap = snapshot::take(&args.dir, &settings)?;
     warn_all(&snap.warnings);
@@ -248,13 +234,12 @@ pub fn run_snapshot(args: SnapshotArgs) -> Result<u8, Failure> {
     match &args.out {
         None => print(&String::from_utf8_lossy(&bytes))?,
         Some(out) => {
-            atomic::write_atomic(out, &bytes).map_err(|e| Failure {
-                code: exit::OUTPUT,
-                message: format!(
+            atomic::write_atomic(out, &bytes).map_err(|e| {
+                Failure::output(format!(
                     "cannot write {}: {}",
                     escape(&out.display().to_string()),
                     io_reason(&e)
-                ),
+                ))
             })?;
             if args.json {
                 print(&String::from_utf8_lossy(&bytes))?;
@@ -294,7 +279,7 @@ fn snapshot_summary(s: &Snapshot, out: &Path) -> String {
     t
 }
 
-pub fn run_gate(args: GateArgs) -> Result<u8, Failure> {
+pub(super) fn run_gate(args: GateArgs) -> Result<u8, Failure> {
     let flags = &args.runtime;
     let given = flags.config.is_some()
         || !flags.runtime.is_empty()
@@ -338,8 +323,10 @@ fn gate_exit(r: &GateReport) -> u8 {
         return exit::OUTPUT;
     }
     match r.error_kind {
-        Some(ErrorKind::Output) => exit::OUTPUT,
-        Some(ErrorKind::Usage | ErrorKind::Input) => exit::INPUT,
+        // A gate that met a contradiction in its inputs still failed
+        // closed (marker written): 4, as an unreadable input.
+        Some(ErrorKind::Usage) => exit::INPUT,
+        Some(kind) => exit::of(kind),
         None if r.unavailable() => exit::UNAVAILABLE,
         None if r.conservative.is_some() => exit::INPUT,
         None => exit::OK,
@@ -439,7 +426,7 @@ fn gate_text(r: &GateReport) -> String {
     t
 }
 
-pub fn run_status(args: StatusArgs) -> Result<u8, Failure> {
+pub(super) fn run_status(args: StatusArgs) -> Result<u8, Failure> {
     let rt = settings(&args.runtime, None, None)?;
     let report = status::status(&status::Request {
         dir: &args.dir,
@@ -506,21 +493,13 @@ fn status_text(r: &StatusReport) -> String {
     t
 }
 
-pub fn run_ack(args: AckArgs) -> Result<u8, Failure> {
+pub(super) fn run_ack(args: AckArgs) -> Result<u8, Failure> {
     let report = ack::run(
         &args.marker,
         &args.client,
         args.process_fingerprint.as_deref(),
         Duration::from_secs(args.lock_timeout),
-    )
-    .map_err(|e| Failure {
-        code: match e.kind() {
-            ErrorKind::Usage => exit::USAGE,
-            ErrorKind::Input => exit::INPUT,
-            ErrorKind::Output => exit::OUTPUT,
-        },
-        message: escape(&e.to_string()).into_owned(),
-    })?;
+    )?;
     if args.json {
         print(&json(&report))?;
     } else {
@@ -561,11 +540,7 @@ fn fp_line(fp: &str, files: usize) -> String {
 }
 
 fn short_fp(fp: &str) -> &str {
-    if fp.is_empty() {
-        "(unavailable)"
-    } else {
-        &fp[..fp.len().min(12)]
-    }
+    fpcheck::fingerprint::short(fp).unwrap_or("(unavailable)")
 }
 
 fn or_none(s: &str) -> &str {

@@ -6,11 +6,12 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Color, ContentArrangement, Table};
 
-use fpcheck::history::{self, HistoryError, Options, Outcome, Record};
+use fpcheck::history::{self, Options, Outcome, Record};
 use fpcheck::report::{self, RenderOptions};
 use fpcheck::source::git::open_repo;
 use fpcheck::term::escape;
 use fpcheck::verdict::Reason;
+use fpcheck::warning::Code;
 
 use super::{count, emit, exit, request, table_width, use_color, ColorWhen, Failure, RuntimeFlags};
 
@@ -30,7 +31,7 @@ use super::{count, emit, exit, request, table_width, use_color, ColorWhen, Failu
   fpcheck history
   fpcheck history v7.9.30..v7.11.8
   fpcheck history --tags 'v7.*' --format html --output releases.html")]
-pub struct HistoryArgs {
+pub(super) struct HistoryArgs {
     /// Only the releases from FROM to TO (tags, inclusive).
     #[arg(value_name = "FROM..TO")]
     span: Option<String>,
@@ -80,21 +81,7 @@ enum HistoryFormat {
     Html,
 }
 
-impl From<HistoryError> for Failure {
-    fn from(e: HistoryError) -> Self {
-        match e {
-            HistoryError::Usage(m) => Failure::usage(m),
-            HistoryError::Config(e) => e.into(),
-            HistoryError::UnknownTag(m) | HistoryError::Internal(m) => Failure {
-                code: exit::INPUT,
-                message: m,
-            },
-            HistoryError::Source(s) => s.into(),
-        }
-    }
-}
-
-pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
+pub(super) fn run(args: HistoryArgs) -> Result<u8, Failure> {
     let span = match &args.span {
         Some(text) => match text.split_once("..") {
             Some((a, b)) if !a.is_empty() && !b.is_empty() && !b.starts_with('.') => {
@@ -159,7 +146,7 @@ pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
         for w in first
             .warnings
             .iter()
-            .filter(|w| w.code != "runtime_not_declared")
+            .filter(|w| w.code != Code::RuntimeNotDeclared)
         {
             eprintln!("fpcheck: warning: {}: {}", w.code, escape(&w.message));
         }
@@ -168,8 +155,8 @@ pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
         let only = record
             .warnings
             .iter()
-            .filter(|w| w.code == "runtime_not_declared");
-        let updates = record.releases.iter().flat_map(|s| &s.warnings);
+            .filter(|w| w.code == Code::RuntimeNotDeclared);
+        let updates = record.updates.iter().flat_map(|s| &s.warnings);
         for w in only.chain(updates) {
             let whose = name
                 .map(|n| format!("runtime {}: ", escape(n)))
@@ -182,9 +169,9 @@ pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
         }
     }
     if records.iter().all(|(_, r)| r.tags.is_empty()) {
-        return Err(Failure {
-            code: exit::INPUT,
-            message: format!(
+        return Err(Failure::new(
+            fpcheck::error::Kind::Input,
+            format!(
                 "no release tags{} in {}: releases are tags that parse as versions (v1.2.3)",
                 args.tags
                     .as_deref()
@@ -195,7 +182,7 @@ pub fn run(args: HistoryArgs) -> Result<u8, Failure> {
                     Outcome::Many(m) => &m.repo,
                 }
             ),
-        });
+        ));
     }
     let render = RenderOptions::default();
     let text = match (args.format, &outcome) {
@@ -297,7 +284,7 @@ fn table(h: &Record, color: bool, width: Option<u16>) -> String {
         }
     };
     let mut legend: Vec<&str> = Vec::new();
-    for s in &h.releases {
+    for s in &h.updates {
         let restart = Cell::new(if s.restart_required { "yes" } else { "no" });
         let restart = match (color, s.restart_required) {
             (true, true) => restart.fg(Color::Red),
@@ -376,7 +363,7 @@ fn table(h: &Record, color: bool, width: Option<u16>) -> String {
         ));
     }
     out.push('\n');
-    for s in &h.releases {
+    for s in &h.updates {
         for w in &s.warnings {
             out.push_str(&format!(
                 "warning {} → {}: {}: {}\n",

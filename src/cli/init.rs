@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use fpcheck::init::{self, InitError, Limits};
+use fpcheck::init::{self, Limits};
 use fpcheck::source::git::open_repo;
 
 use super::{exit, print, Failure};
@@ -14,7 +14,7 @@ use super::{exit, print, Failure};
 /// (server.py, __main__.py, [project.scripts] in pyproject.toml). Never
 /// replaces an existing file; nothing found is executed.
 #[derive(Debug, Args)]
-pub struct InitArgs {
+pub(super) struct InitArgs {
     /// The repository (default: the one around the current directory).
     #[arg(long, value_name = "PATH")]
     repo: Option<PathBuf>,
@@ -29,7 +29,7 @@ pub struct InitArgs {
     max_entries: usize,
 }
 
-pub fn run(args: InitArgs) -> Result<u8, Failure> {
+pub(super) fn run(args: InitArgs) -> Result<u8, Failure> {
     let repo = open_repo(args.repo.as_deref())?;
     let top = repo
         .workdir()
@@ -57,21 +57,17 @@ pub fn run(args: InitArgs) -> Result<u8, Failure> {
         );
     }
     let text = init::render(&scan);
-    init::check(&text).map_err(|e| Failure {
-        code: exit::OUTPUT,
-        message: format!("internal error, nothing was written: the proposal does not parse: {e}"),
+    init::check(&text).map_err(|e| {
+        Failure::new(
+            fpcheck::error::Kind::Internal,
+            format!("internal error, nothing was written: the proposal does not parse: {e}"),
+        )
     })?;
     if args.stdout {
         print(&text)?;
         return Ok(exit::OK);
     }
-    let path = init::create(&top, &text).map_err(|e| match e {
-        InitError::Exists(_) => Failure::usage(e.to_string()),
-        InitError::Write { .. } => Failure {
-            code: exit::OUTPUT,
-            message: e.to_string(),
-        },
-    })?;
+    let path = init::create(&top, &text)?;
     let count = scan.proposals.len();
     eprintln!(
         "fpcheck: wrote {} with {} runtime{}",

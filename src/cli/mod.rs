@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use fpcheck::config::{self, ConfigError, ConfigFile, Overrides};
+use fpcheck::error::{Classified, Kind};
 use fpcheck::SourceError;
 
 mod demo;
@@ -35,6 +36,20 @@ pub mod exit {
     pub const INPUT: u8 = 4;
     /// Output cannot be written (a file, the marker, stdout).
     pub const OUTPUT: u8 = 5;
+    /// A bug in fpcheck, caught before it gave an answer.
+    pub const INTERNAL: u8 = 6;
+
+    /// The exit code of a failure of `kind`: the one mapping from the
+    /// library's classification ([`fpcheck::error`]) to exit codes.
+    pub fn of(kind: fpcheck::error::Kind) -> u8 {
+        use fpcheck::error::Kind;
+        match kind {
+            Kind::Usage => USAGE,
+            Kind::Input => INPUT,
+            Kind::Output => OUTPUT,
+            Kind::Internal => INTERNAL,
+        }
+    }
 }
 
 const EXIT_CODES: &str = "\
@@ -50,7 +65,8 @@ Exit status:
   2  usage error: bad flags or configuration
   3  the fingerprint is unavailable (why is printed; --json still prints)
   4  the input cannot be read: not a repository, unknown revision, missing objects
-  5  the output cannot be written";
+  5  the output cannot be written
+  6  internal error: a bug in fpcheck (please report it)";
 
 /// Will this release force running servers to restart, and why?
 ///
@@ -131,28 +147,45 @@ pub struct Failure {
 }
 
 impl Failure {
-    pub fn usage(message: impl Into<String>) -> Self {
+    /// A failure of `kind`, with its exit code.
+    pub fn new(kind: Kind, message: impl Into<String>) -> Self {
         Failure {
-            code: exit::USAGE,
+            code: exit::of(kind),
             message: message.into(),
         }
     }
+
+    pub fn usage(message: impl Into<String>) -> Self {
+        Failure::new(Kind::Usage, message)
+    }
+
+    /// An output that cannot be written.
+    pub fn output(message: impl Into<String>) -> Self {
+        Failure::new(Kind::Output, message)
+    }
 }
 
-impl From<SourceError> for Failure {
-    fn from(e: SourceError) -> Self {
-        Failure {
-            code: exit::INPUT,
-            message: e.to_string(),
+/// Every library error becomes a failure of its own kind.
+macro_rules! classified {
+    ($($error:ty),*) => {$(
+        impl From<$error> for Failure {
+            fn from(e: $error) -> Self {
+                Failure::new(e.kind(), e.to_string())
+            }
         }
-    }
+    )*};
 }
 
-impl From<ConfigError> for Failure {
-    fn from(e: ConfigError) -> Self {
-        Failure::usage(e.to_string())
-    }
-}
+classified!(
+    SourceError,
+    ConfigError,
+    fpcheck::range::RangeError,
+    fpcheck::history::HistoryError,
+    fpcheck::patch::PatchError,
+    fpcheck::gate::GateError,
+    fpcheck::init::InitError,
+    fpcheck::demo::DemoError
+);
 
 impl From<std::io::Error> for Failure {
     fn from(e: std::io::Error) -> Self {
@@ -164,10 +197,7 @@ impl From<std::io::Error> for Failure {
         } else {
             format!("cannot write the output: {e}")
         };
-        Failure {
-            code: exit::OUTPUT,
-            message,
-        }
+        Failure::output(message)
     }
 }
 
@@ -341,10 +371,8 @@ pub fn request(
 /// new one), or to stdout.
 pub fn emit(text: &str, output: Option<&std::path::Path>) -> Result<(), Failure> {
     match output {
-        Some(path) => fpcheck::atomic::write_atomic(path, text.as_bytes()).map_err(|e| Failure {
-            code: exit::OUTPUT,
-            message: format!("cannot write {}: {e}", path.display()),
-        }),
+        Some(path) => fpcheck::atomic::write_atomic(path, text.as_bytes())
+            .map_err(|e| Failure::output(format!("cannot write {}: {e}", path.display()))),
         None => print(text),
     }
 }
@@ -394,10 +422,10 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// Prints warnings on stderr, one per line.
-pub fn warn_all(warnings: &[String]) {
+/// Prints warnings on stderr, one per line, control characters escaped.
+pub fn warn_all(warnings: &[fpcheck::warning::Warning]) {
     for w in warnings {
-        eprintln!("fpcheck: warning: {}", fpcheck::term::escape(w));
+        eprintln!("fpcheck: warning: {}", fpcheck::term::escape(&w.message));
     }
 }
 

@@ -11,7 +11,7 @@ use super::{emit, Failure};
 
 /// One extra report: its format, its size limit, its file.
 #[derive(Clone, Debug)]
-pub struct ReportOut {
+pub(super) struct ReportOut {
     format: Format,
     max_bytes: Option<usize>,
     path: PathBuf,
@@ -21,7 +21,7 @@ const FORM: &str =
     "write FORMAT[:MAX_BYTES]=FILE, e.g. json=report.json or markdown:65000=comment.md";
 
 /// Parses `FORMAT[:MAX_BYTES]=FILE` (clap's value parser).
-pub fn parse(text: &str) -> Result<ReportOut, String> {
+pub(super) fn parse(text: &str) -> Result<ReportOut, String> {
     let (head, path) = text
         .split_once('=')
         .ok_or_else(|| format!("`{text}`: {FORM}"))?;
@@ -54,7 +54,7 @@ pub fn parse(text: &str) -> Result<ReportOut, String> {
 
 /// Renders every extra report (no colour, 80 columns: they go to files),
 /// of one runtime or of several.
-pub fn render_all(
+pub(super) fn render_all(
     outcome: &Outcome,
     outs: &[ReportOut],
     opts: &RenderOptions,
@@ -87,7 +87,7 @@ pub fn render_all(
 }
 
 /// Writes the rendered reports, each atomically.
-pub fn write_all(rendered: &[(PathBuf, String)]) -> Result<(), Failure> {
+pub(super) fn write_all(rendered: &[(PathBuf, String)]) -> Result<(), Failure> {
     for (path, text) in rendered {
         emit(text, Some(path))?;
     }

@@ -40,7 +40,7 @@ use super::{exit, print, request, Failure, RuntimeFlags};
   fpcheck patch v7.10.0.. --worktree --write      # before committing the release
   fpcheck patch v7.10.0..v7.11.0 --patch-format json-patch
   fpcheck v7.10.0..v7.11.0 --patch-out version.patch.json")]
-pub struct PatchArgs {
+pub(super) struct PatchArgs {
     /// The releases: FROM..TO, FROM.. (to HEAD), or nothing (the latest tag
     /// reachable from HEAD..HEAD).
     #[arg(value_name = "RANGE")]
@@ -96,24 +96,6 @@ impl From<FormatArg> for PatchFormat {
     }
 }
 
-impl From<PatchError> for Failure {
-    fn from(e: PatchError) -> Self {
-        let code = match &e {
-            PatchError::BadVersionFile(_)
-            | PatchError::NoWorktree(_)
-            | PatchError::WrongCheckout(_) => exit::USAGE,
-            PatchError::Write { .. } | PatchError::Raced(_) | PatchError::Internal(_) => {
-                exit::OUTPUT
-            }
-            _ => exit::INPUT,
-        };
-        Failure {
-            code,
-            message: e.to_string(),
-        }
-    }
-}
-
 /// `--json`.
 #[derive(Serialize)]
 struct Output<'a> {
@@ -129,7 +111,7 @@ struct Output<'a> {
     written: bool,
 }
 
-pub fn run(args: PatchArgs) -> Result<u8, Failure> {
+pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
     let spec = RangeSpec::parse(args.range.as_deref())?;
     let repo = open_repo(args.repo.as_deref())?;
     // `--runtime` (repeatable) narrows the runtimes; the request names none.
@@ -145,6 +127,7 @@ pub fn run(args: PatchArgs) -> Result<u8, Failure> {
             worktree: args.worktree,
             settings,
             persistent_cache: true,
+            digests: range::Digests::Always,
         },
         &args.runtime.runtime,
     )?;
@@ -186,7 +169,7 @@ pub fn run(args: PatchArgs) -> Result<u8, Failure> {
             explanations: &plan.explanations,
             written,
         };
-        print(&format!("{}\n", to_pretty(&out)))?;
+        print(&fpcheck::pretty::json(&out))?;
         return Ok(exit::OK);
     }
     explain(&plan);
@@ -196,13 +179,13 @@ pub fn run(args: PatchArgs) -> Result<u8, Failure> {
             fpcheck::term::escape(&write_note(&plan, written))
         );
     }
-    print(&format!("{}\n", to_pretty(&plan.patch(format))))?;
+    print(&fpcheck::pretty::json(&plan.patch(format)))?;
     Ok(exit::OK)
 }
 
 /// `fpcheck FROM..TO --patch-out FILE`: the patch `fpcheck patch FROM..TO`
 /// prints, written to FILE; explanations on stderr.
-pub fn patch_out(
+pub(super) fn patch_out(
     repo: &gix::Repository,
     outcome: &range::Outcome,
     worktree: bool,
@@ -219,11 +202,9 @@ pub fn patch_out(
     };
     explain(&plan);
     let format = PatchFormat::from(format.unwrap_or_default());
-    let text = format!("{}\n", to_pretty(&plan.patch(format)));
-    fpcheck::atomic::write_atomic(path, text.as_bytes()).map_err(|e| Failure {
-        code: exit::OUTPUT,
-        message: format!("cannot write {}: {e}", path.display()),
-    })
+    let text = fpcheck::pretty::json(&plan.patch(format));
+    fpcheck::atomic::write_atomic(path, text.as_bytes())
+        .map_err(|e| Failure::output(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Every decision on stderr, so that none is silent.
@@ -248,8 +229,4 @@ fn refused(e: PatchError, write: bool) -> Failure {
         failure.message.push_str(" (nothing was written)");
     }
     failure
-}
-
-fn to_pretty<T: Serialize>(value: &T) -> String {
-    serde_json::to_string_pretty(value).expect("JSON values always serialise")
 }

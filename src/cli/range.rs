@@ -5,14 +5,14 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use fpcheck::range::{self, Outcome, RangeError, RangeSpec};
+use fpcheck::range::{self, Outcome, RangeSpec};
 use fpcheck::report::{self, End, Format, RenderOptions};
 use fpcheck::source::git::open_repo;
 
 use super::{emit, exit, request, use_color, ColorWhen, Failure, RuntimeFlags};
 
 #[derive(Debug, Args, Default)]
-pub struct RangeArgs {
+pub(super) struct RangeArgs {
     /// The releases to compare: FROM..TO (e.g. v7.10.0..v7.11.0), FROM..
     /// (to HEAD), or nothing (the latest tag reachable from HEAD..HEAD).
     #[arg(value_name = "RANGE")]
@@ -102,20 +102,7 @@ enum FormatArg {
     Markdown,
 }
 
-impl From<RangeError> for Failure {
-    fn from(e: RangeError) -> Self {
-        let code = match e {
-            RangeError::BadRange(_) | RangeError::NoRoot(_) | RangeError::Config(_) => exit::USAGE,
-            _ => exit::INPUT,
-        };
-        Failure {
-            code,
-            message: e.to_string(),
-        }
-    }
-}
-
-pub fn run(args: RangeArgs) -> Result<u8, Failure> {
+pub(super) fn run(args: RangeArgs) -> Result<u8, Failure> {
     super::check_range_words(args.range.as_deref(), args.stray.as_deref())?;
     let mut spec = RangeSpec::parse(args.range.as_deref())?;
     spec.tags = range::TagFilter {
@@ -149,6 +136,12 @@ pub fn run(args: RangeArgs) -> Result<u8, Failure> {
             worktree: args.worktree,
             settings,
             persistent_cache: !args.no_cache,
+            // --patch-out records the digest: it must be computed.
+            digests: if args.patch_out.is_some() {
+                range::Digests::Always
+            } else {
+                range::Digests::WhenNeeded
+            },
         },
         &args.runtime.runtime,
     )?;
@@ -223,6 +216,7 @@ fn resolve_only(repo: &gix::Repository, spec: RangeSpec, args: &RangeArgs) -> Re
             worktree: args.worktree,
             settings: fpcheck::config::Request::flags_only(Default::default()),
             persistent_cache: false,
+            digests: range::Digests::WhenNeeded,
         },
     )?;
     let text = match args.format {

@@ -116,6 +116,36 @@ impl Default for Runtime {
     }
 }
 
+/// The settings as the reports show them (`settings` in the JSON of
+/// `fingerprint`, the range and `history`): [`Runtime`] is what a
+/// fingerprint is computed with, this is how it is shown (the top of the
+/// repository as `.`). The range adds where the file came from
+/// (`range::Settings`); a snapshot keeps what the gate must reuse
+/// (`gate::snapshot::Settings`).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Settings {
+    /// The runtime's name in a multi-runtime config.
+    pub runtime: Option<String>,
+    /// The runtime root from the top of the repository, or the directory.
+    pub root: String,
+    /// Runtime extensions.
+    pub extensions: Vec<String>,
+    /// Excluded names.
+    pub exclude: Vec<String>,
+}
+
+impl Settings {
+    /// How `runtime` is shown.
+    pub fn of(runtime: &Runtime) -> Self {
+        Settings {
+            runtime: runtime.name.clone(),
+            root: crate::select::show_root(&runtime.root).to_string(),
+            extensions: runtime.rules.extensions.clone(),
+            exclude: runtime.rules.exclude.clone(),
+        }
+    }
+}
+
 /// Flags that override the file.
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
@@ -296,11 +326,7 @@ pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<Runtime, 
         .unwrap_or_else(|| DEFAULT_ROOT.to_string());
     check_root(&root)?;
     // `./src/` and `src` are one root; `.` is the top of the repository.
-    let root = root
-        .split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect::<Vec<_>>()
-        .join("/");
+    let root = crate::select::normalise_root(&root);
     Ok(Runtime {
         name,
         root,

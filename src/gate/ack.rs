@@ -172,8 +172,7 @@ pub fn run(
     };
     match acknowledge(&current, client, process_fingerprint) {
         Outcome::Keep { marker, because } => {
-            let mut bytes = serde_json::to_vec_pretty(&marker).expect("plain data serialises");
-            bytes.push(b'\n');
+            let bytes = crate::pretty::json_bytes(&marker);
             atomic::write_atomic(path, &bytes).map_err(write_err)?;
             report.action = Action::Acknowledged;
             report.clients = marker.get("clients").and_then(Value::as_object).cloned();

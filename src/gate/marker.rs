@@ -48,9 +48,7 @@ pub struct Marker {
 impl Marker {
     /// The bytes written: pretty JSON with a final newline.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut bytes = serde_json::to_vec_pretty(self).expect("plain data serialises");
-        bytes.push(b'\n');
-        bytes
+        crate::pretty::json_bytes(self)
     }
 }
 
@@ -106,7 +104,10 @@ pub fn parse(bytes: &[u8]) -> MarkerState {
     match crate::pyjson::loads(bytes) {
         Ok(v) => match crate::release::to_report_json(&v) {
             Value::Object(map) => MarkerState::Present(map),
-            other => MarkerState::Corrupt(format!("is not a JSON object (found {})", kind(&other))),
+            other => MarkerState::Corrupt(format!(
+                "is not a JSON object (found {})",
+                crate::pretty::kind(&other)
+            )),
         },
         Err(e) => MarkerState::Corrupt(format!("is not valid JSON: {e}")),
     }
@@ -141,17 +142,6 @@ pub fn has_to_fingerprint(marker: &Map<String, Value>) -> bool {
 /// The action recorded for `client`, if any.
 pub fn client_action<'a>(marker: &'a Map<String, Value>, client: &str) -> Option<&'a Value> {
     marker.get("clients")?.as_object()?.get(client)
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

@@ -108,32 +108,8 @@ pub enum GateError {
     Source(#[from] SourceError),
 }
 
-/// The class of a [`GateError`], for exit codes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ErrorKind {
-    /// The flags contradict the inputs.
-    Usage,
-    /// An input cannot be read.
-    Input,
-    /// An output cannot be written.
-    Output,
-}
-
-impl GateError {
-    /// The class of this error.
-    pub fn kind(&self) -> ErrorKind {
-        match self {
-            GateError::SettingsMismatch { .. } | GateError::UnknownClient { .. } => {
-                ErrorKind::Usage
-            }
-            GateError::SnapshotUnreadable { .. }
-            | GateError::SnapshotInvalid { .. }
-            | GateError::MarkerCorrupt { .. }
-            | GateError::Source(_) => ErrorKind::Input,
-            GateError::Lock { .. } | GateError::Write { .. } => ErrorKind::Output,
-        }
-    }
-}
+/// The class of a [`GateError`] (see [`crate::error`]).
+pub use crate::error::Kind as ErrorKind;
 
 /// The schema of the JSON documents `snapshot`, `gate`, `status` and `ack`
 /// print (the snapshot file has its own, [`snapshot::SCHEMA_VERSION`]).

@@ -20,7 +20,8 @@ use super::marker::{Marker, SCHEMA_VERSION};
 use super::snapshot::{self, FileChange, Recorded, Settings, Snapshot};
 use super::{clock, lock, ErrorKind, GateError};
 use crate::atomic;
-use crate::select::Rules;
+use crate::error::Classified;
+use crate::warning::{self, Code, Warning};
 
 /// What the gate is asked to do.
 pub struct Request<'a> {
@@ -103,8 +104,9 @@ pub struct Report {
     /// The class of that error, for the exit code.
     #[serde(skip)]
     pub error_kind: Option<ErrorKind>,
-    /// Things to know.
-    pub warnings: Vec<String>,
+    /// Things to know; the JSON keeps their messages only.
+    #[serde(serialize_with = "warning::messages")]
+    pub warnings: Vec<Warning>,
 }
 
 impl Report {
@@ -180,12 +182,15 @@ fn read_both(req: &Request, report: &mut Report) -> (Option<Snapshot>, Option<Sn
             .as_ref()
             .map(|r| check_recorded(r, a));
         if let Some(r) = report.recorded_fingerprint.as_ref().filter(|r| !r.matches) {
-            report.warnings.push(format!(
-                "THE INSTALLED RUNTIME DOES NOT MATCH ITS RELEASE: {} records runtime_fingerprint {}, \
-                 the installed files hash to {}: treating the code as changed",
-                r.file,
-                r.value,
-                if a.fingerprint.is_empty() { "nothing (unavailable)" } else { &a.fingerprint },
+            report.warnings.push(Warning::new(
+                Code::RecordedFingerprintMismatch,
+                format!(
+                    "THE INSTALLED RUNTIME DOES NOT MATCH ITS RELEASE: {} records runtime_fingerprint {}, \
+                     the installed files hash to {}: treating the code as changed",
+                    r.file,
+                    r.value,
+                    if a.fingerprint.is_empty() { "nothing (unavailable)" } else { &a.fingerprint },
+                ),
             ));
         }
     }
@@ -336,26 +341,24 @@ pub fn known_clients(names: &[String]) -> Vec<Client> {
 }
 
 /// Warnings for names that are not known clients.
-pub fn unknown_client_warnings(names: &[String]) -> Vec<String> {
+pub fn unknown_client_warnings(names: &[String]) -> Vec<Warning> {
     names
         .iter()
         .filter(|n| client::normalise(n).is_none())
         .map(|n| {
-            format!(
-                "{n:?} is not a known client (claude_code, claude_desktop, codex, or an alias): \
-                 it counts as no client, as in the reference gate"
+            Warning::new(
+                Code::UnknownClient,
+                format!(
+                    "{n:?} is not a known client (claude_code, claude_desktop, codex, or an alias): \
+                     it counts as no client, as in the reference gate"
+                ),
             )
         })
         .collect()
 }
 
 fn default_settings() -> Settings {
-    let r = Rules::default();
-    Settings {
-        runtime: None,
-        extensions: r.extensions,
-        exclude: r.exclude,
-    }
+    crate::config::Runtime::default().into()
 }
 
 fn describe(s: &Settings) -> String {

@@ -18,6 +18,7 @@ use crate::release::{self, UpdaterVersion};
 use crate::safe_io::{self, Links, ReadError};
 use crate::select::Rules;
 use crate::source::{DirSource, Source, SourceError};
+use crate::warning::{self, Warning};
 
 /// Names the file kind, so a foreign JSON file is never read as a snapshot.
 pub const KIND: &str = "fpcheck-snapshot";
@@ -25,7 +26,9 @@ pub const KIND: &str = "fpcheck-snapshot";
 /// The snapshot schema this fpcheck writes and reads.
 pub const SCHEMA_VERSION: u32 = 2;
 
-/// The settings a snapshot was taken with; the gate must use the same.
+/// The settings a snapshot was taken with; the gate must use the same
+/// (the part of [`crate::config::Runtime`] that selects files under a
+/// runtime root given as a directory).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settings {
     /// The runtime's name in a multi-runtime config, if any.
@@ -34,6 +37,16 @@ pub struct Settings {
     pub extensions: Vec<String>,
     /// Excluded names.
     pub exclude: Vec<String>,
+}
+
+impl From<crate::config::Runtime> for Settings {
+    fn from(rt: crate::config::Runtime) -> Self {
+        Settings {
+            runtime: rt.name,
+            extensions: rt.rules.extensions,
+            exclude: rt.rules.exclude,
+        }
+    }
 }
 
 impl Settings {
@@ -103,8 +116,10 @@ pub struct Snapshot {
     pub settings: Settings,
     /// Each selected file's own SHA-256, by path (empty when unavailable).
     pub files: BTreeMap<String, String>,
-    /// Things to know about the version files or the bytes.
-    pub warnings: Vec<String>,
+    /// Things to know about the version files or the bytes: `warnings`
+    /// (the messages) and `warning_codes` in the file.
+    #[serde(flatten, with = "warning::split")]
+    pub warnings: Vec<Warning>,
 }
 
 impl Snapshot {
@@ -120,9 +135,7 @@ impl Snapshot {
 
     /// Pretty JSON with a final newline.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut bytes = serde_json::to_vec_pretty(self).expect("plain data serialises");
-        bytes.push(b'\n');
-        bytes
+        crate::pretty::json_bytes(self)
     }
 }
 
@@ -141,7 +154,7 @@ pub fn take(dir: &Path, settings: &Settings) -> Result<Snapshot, SourceError> {
         .zip(&detailed.file_digests)
         .map(|(f, d)| (f.path.clone(), d.clone()))
         .collect();
-    let mut warnings: Vec<String> = rel.warnings.iter().map(|w| w.message.clone()).collect();
+    let mut warnings = rel.warnings.clone();
     warnings.extend(fp.warnings.iter().cloned());
     let version_key = rel.version_key();
     Ok(Snapshot {

@@ -12,6 +12,7 @@ use crate::fingerprint::from_selection;
 use crate::release;
 use crate::select::{select, Rules};
 use crate::source::{DirSource, SourceError};
+use crate::warning::{self, Code, Warning};
 
 /// What the running process asks about.
 #[derive(Clone, Copy, Debug)]
@@ -64,8 +65,10 @@ pub struct Report {
     /// How the cache served (absent without `--cache`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheUse>,
-    /// Things to know (unparsable version files, a cache not written).
-    pub warnings: Vec<String>,
+    /// Things to know (unparsable version files, a cache not written); the
+    /// JSON keeps their messages only.
+    #[serde(serialize_with = "warning::messages")]
+    pub warnings: Vec<Warning>,
 }
 
 /// Answers the process's question.
@@ -96,7 +99,7 @@ pub struct Installed {
     /// How a cache served it.
     pub cache: Option<CacheUse>,
     /// Warnings from computing it.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// Answers the process's question when the caller already vouches for the
@@ -109,7 +112,7 @@ pub fn status_with(req: &Request, installed: Installed) -> Result<Report, Source
 
 fn answer(req: &Request, source: &DirSource, inst: Installed) -> Result<Report, SourceError> {
     let rel = release::read(source)?;
-    let mut warnings: Vec<String> = rel.warnings.iter().map(|w| w.message.clone()).collect();
+    let mut warnings = rel.warnings.clone();
     let client = req.client.and_then(super::client::normalise);
     if let Some(name) = req.client.filter(|_| client.is_none()) {
         warnings.extend(super::run::unknown_client_warnings(&[name.to_string()]));
@@ -154,7 +157,7 @@ fn answer(req: &Request, source: &DirSource, inst: Installed) -> Result<Report, 
 fn installed(
     source: &DirSource,
     req: &Request,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<(String, Option<String>, Option<CacheUse>), SourceError> {
     let selection = select(source, req.rules)?;
     let Some(cache_path) = req.cache.filter(|_| selection.is_available()) else {
@@ -191,10 +194,13 @@ fn installed(
         let files = &fp.selection.files;
         let stored = cache::store(cache_path, req.dir, req.rules, files, stats, stamp, digest);
         if let Err(e) = stored {
-            warnings.push(format!(
-                "cannot write the cache {}: {}",
-                cache_path.display(),
-                super::io_reason(&e)
+            warnings.push(Warning::new(
+                Code::CacheNotWritten,
+                format!(
+                    "cannot write the cache {}: {}",
+                    cache_path.display(),
+                    super::io_reason(&e)
+                ),
             ));
         }
     }

@@ -18,7 +18,7 @@ use crate::range::{Settings, SettingsCheck};
 use crate::source::git::repo_display;
 use crate::source::SourceError;
 use crate::verdict::{self, Reason, SideFacts};
-use crate::warning::Warning;
+use crate::warning::{Code, Warning};
 
 mod runtimes;
 mod settings;
@@ -34,10 +34,6 @@ use worker::{Blobs, How, Read, Worker};
 
 /// The JSON schema version of [`History`].
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// The warning code for tags of equal version precedence on different
-/// commits.
-pub const EQUAL_VERSION_TAGS: &str = "equal_version_tags";
 
 /// What to analyse.
 #[derive(Clone, Debug, Default)]
@@ -207,8 +203,10 @@ pub struct Record {
     /// The settings of the newest release (each release is fingerprinted
     /// with the settings committed at it; see the updates' warnings).
     pub settings: Settings,
-    /// Every update, oldest first.
-    pub releases: Vec<Step>,
+    /// Every update (one release to the next), oldest first. Named
+    /// `releases` in the JSON, a stable schema.
+    #[serde(rename = "releases")]
+    pub updates: Vec<Step>,
     /// Every release tag, oldest first.
     pub tags: Vec<ReleaseInfo>,
     /// The record at a glance.
@@ -225,7 +223,7 @@ pub struct Record {
 impl Record {
     /// Any update forced a restart.
     pub fn restart_required(&self) -> bool {
-        self.releases.iter().any(|s| s.restart_required)
+        self.updates.iter().any(|s| s.restart_required)
     }
 }
 
@@ -456,7 +454,7 @@ fn record(
     if let (Some(name), Some(first)) = (name, slots.first()) {
         if first.release > 0 {
             warnings.push(Warning::new(
-                "runtime_not_declared",
+                Code::RuntimeNotDeclared,
                 format!(
                     "runtime `{}` is not declared before {}: its history starts at {}, and {} earlier release{} left out",
                     crate::term::escape(name),
@@ -475,7 +473,7 @@ fn record(
         .unwrap_or_else(|| Settings::of(&Runtime::default()));
     Record {
         settings: newest,
-        releases: steps,
+        updates: steps,
         tags: own.into_iter().map(|r| r.info).collect(),
         summary,
         skipped: listed.skipped.clone(),
@@ -606,7 +604,7 @@ fn step(
     };
     if let Some(b) = from_plan.borrowed.as_ref().filter(|_| declares_again) {
         warnings.push(Warning::new(
-            "runtime_not_declared",
+            Code::RuntimeNotDeclared,
             format!(
                 "{}: its fingerprint there is taken as unavailable (the safe side: the code counts as changed)",
                 b.why
@@ -615,7 +613,7 @@ fn step(
     }
     if let Some(b) = &to_plan.borrowed {
         warnings.push(Warning::new(
-            "runtime_not_declared",
+            Code::RuntimeNotDeclared,
             format!(
                 "{}: that release is read with the settings of the last release that declares it, as the installed gate reads it after the update",
                 b.why
@@ -642,7 +640,7 @@ fn step(
     });
     if let Some(check) = &settings_check {
         if check.enforce(&mut d) {
-            let short = from_fingerprint.get(..12).unwrap_or("unavailable");
+            let short = crate::fingerprint::short(&from_fingerprint).unwrap_or("unavailable");
             warnings.push(crate::range::hidden_by_settings(
                 (from_ref, to_ref),
                 short,

@@ -6,10 +6,10 @@ use std::collections::HashMap;
 
 use gix::ObjectId;
 
-use super::{HistoryError, Options, Skipped, EQUAL_VERSION_TAGS};
+use super::{HistoryError, Options, Skipped};
 use crate::source::git::peel_to_commit;
 use crate::source::SourceError;
-use crate::warning::Warning;
+use crate::warning::{Code, Warning};
 
 /// A candidate release tag, before it is read.
 #[derive(Clone, Debug)]
@@ -23,19 +23,7 @@ pub(super) struct Tag {
 /// Parses a tag name as a version: semver with an optional `v`, or one to
 /// three dotted numbers (`v7.10` is 7.10.0).
 pub fn tag_version(name: &str) -> Option<semver::Version> {
-    let text = name.strip_prefix('v').unwrap_or(name);
-    if let Ok(v) = semver::Version::parse(text) {
-        return Some(v);
-    }
-    let parts: Vec<u64> = text
-        .split('.')
-        .map(|p| p.parse().ok())
-        .collect::<Option<_>>()?;
-    match parts.as_slice() {
-        [a] => Some(semver::Version::new(*a, 0, 0)),
-        [a, b] => Some(semver::Version::new(*a, *b, 0)),
-        _ => None,
-    }
+    crate::version::parse_tag(name)
 }
 
 /// Lists the release tags in precedence order, folding tags on one commit.
@@ -183,7 +171,7 @@ fn order_by_ancestry(
     if run.len() > MAX_ORDERED {
         let names: Vec<String> = run.iter().map(|t| format!("`{}`", t.name)).collect();
         warnings.push(Warning::new(
-            EQUAL_VERSION_TAGS,
+            Code::EqualVersionTags,
             format!(
                 "{} tags ({}) name versions of equal precedence ({}) on different commits, too \
                  many to order by commit ancestry: they keep their order by name, so verdicts \
@@ -231,7 +219,7 @@ fn order_by_ancestry(
         ));
     }
     message.push_str("; give each release its own version");
-    warnings.push(Warning::new(EQUAL_VERSION_TAGS, message));
+    warnings.push(Warning::new(Code::EqualVersionTags, message));
     ordered
 }
 

@@ -16,6 +16,7 @@ use crate::select::{select, Rules, SelectedFile, Selection};
 use crate::source::{
     Entry, GitSource, MetaFile, Node, Origin, Revision, RootState, Source, SourceError, Target,
 };
+use crate::warning::Warning;
 
 /// How many bytes of inflated blobs the history keeps for reuse.
 const BLOB_MEMORY: usize = 512 << 20;
@@ -252,7 +253,7 @@ impl Source for SharedBlobs<'_> {
         self.src.root_depth()
     }
 
-    fn warnings(&self, files: &[SelectedFile]) -> Result<Vec<String>, SourceError> {
+    fn warnings(&self, files: &[SelectedFile]) -> Result<Vec<Warning>, SourceError> {
         self.src.warnings(files)
     }
 }

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::{Explanation, Facts};
 use crate::release::python_truthy;
+use crate::warning::Code;
 
 /// The value the patch gives `force_restart` in the target file.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,7 +29,7 @@ impl Outcome {
         }
     }
 
-    fn explain(&mut self, code: &'static str, message: String) {
+    fn explain(&mut self, code: Code, message: String) {
         self.explanations.push(Explanation { code, message });
     }
 }
@@ -65,7 +66,7 @@ pub fn decide(facts: &Facts, file: &str, current: Option<&Value>, requested: boo
             explanations: Vec::new(),
         };
         out.explain(
-            "force_restart_carried_over",
+            Code::ForceRestartCarriedOver,
             format!(
                 "{file}: force_restart {value} turned off: it was carried over unchanged from {}, and nothing asks for it now (no runtime file changed; pass --force-restart to keep it on)",
                 facts.from
@@ -91,7 +92,7 @@ fn redundant(facts: &Facts, file: &str, current: Option<&Value>, requested: bool
     };
     match current {
         Some(v) if intent(v) => out.explain(
-            "force_restart_redundant",
+            Code::ForceRestartRedundant,
             format!(
                 "{file}: force_restart {v} turned off as redundant: {why}, so running clients restart anyway; left on, it would be carried over into the next release"
             ),
@@ -101,7 +102,7 @@ fn redundant(facts: &Facts, file: &str, current: Option<&Value>, requested: bool
     }
     if requested {
         out.explain(
-            "force_restart_redundant",
+            Code::ForceRestartRedundant,
             format!(
                 "--force-restart is redundant: {why}, so running clients restart anyway; {file} keeps force_restart off so that it is not carried over into the next release"
             ),
@@ -126,10 +127,10 @@ fn requested_on(facts: &Facts, file: &str, current: Option<&Value>) -> Outcome {
             show(other)
         ),
     };
-    out.explain("force_restart_requested", message);
+    out.explain(Code::ForceRestartRequested, message);
     if !facts.version_changed {
         out.explain(
-            "force_restart_without_version_change",
+            Code::ForceRestartWithoutVersionChange,
             format!(
                 "force_restart is on but the version did not change from {} to {}: the updater writes no marker unless the version changes, so bump it",
                 facts.from, facts.to
@@ -162,7 +163,7 @@ fn not_boolean(file: &str, value: &Value, to: bool) -> Explanation {
         )
     };
     Explanation {
-        code: "force_restart_not_boolean",
+        code: Code::ForceRestartNotBoolean,
         message: format!(
             "{file}: force_restart {value} is not a JSON boolean: normalised to {to}; {reading}"
         ),
@@ -178,7 +179,7 @@ pub fn elsewhere(target: &str, others: &[(String, Vec<u8>)]) -> Vec<Explanation>
             let doc: Value = serde_json::from_slice(bytes).ok()?;
             let value = doc.get("force_restart").filter(|v| python_truthy(v))?;
             Some(Explanation {
-                code: "force_restart_elsewhere",
+                code: Code::ForceRestartElsewhere,
                 message: format!(
                     "{path} sets force_restart to {value}, which the gate reads as on whatever {target} says: remove it there (fpcheck patch edits one file)"
                 ),

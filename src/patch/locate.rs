@@ -11,6 +11,7 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::range::Analysis;
 use crate::release::VERSION_FILES;
+use crate::select::normalise_root;
 use crate::source::git::repo_display;
 use crate::source::{GitSource, Revision, Source};
 
@@ -240,7 +241,7 @@ pub fn locate(
     root: &str,
     explicit: Option<(String, Chosen)>,
 ) -> Result<VersionFiles, PatchError> {
-    let root = normalise(root);
+    let root = normalise_root(root);
     let lookup = gate_lookup(&root);
     let mut existing = Vec::new();
     for path in &lookup {
@@ -273,7 +274,7 @@ pub fn locate(
 /// The gate's lookup order: each file name in the root, then in its parent
 /// (never above the top of the repository).
 pub fn gate_lookup(root: &str) -> Vec<String> {
-    let root = normalise(root);
+    let root = normalise_root(root);
     let root = root.as_str();
     let mut out = Vec::new();
     for name in VERSION_FILES {
@@ -287,7 +288,7 @@ pub fn gate_lookup(root: &str) -> Vec<String> {
 
 /// Where `--write` creates a missing version file: beside the runtime root.
 pub fn default_target(root: &str) -> String {
-    let root = normalise(root);
+    let root = normalise_root(root);
     let dir = if root.is_empty() { "" } else { parent(&root) };
     join(dir, VERSION_FILES[0])
 }
@@ -361,13 +362,6 @@ pub fn workdir(repo: &gix::Repository) -> Result<PathBuf, PatchError> {
             repo_display(repo)
         ))
     })
-}
-
-fn normalise(root: &str) -> String {
-    root.split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect::<Vec<_>>()
-        .join("/")
 }
 
 fn parent(path: &str) -> &str {

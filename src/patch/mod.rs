@@ -15,14 +15,16 @@ use serde_json::{json, Map, Value};
 
 use crate::config::Runtime;
 use crate::range::Analysis;
-use crate::source::SourceError;
+use crate::warning::Code;
 
 pub mod edit;
+mod error;
 pub mod force;
 pub mod locate;
 mod runtimes;
 pub mod scan;
 
+pub use error::PatchError;
 pub use locate::{check_checkout, Chosen, Place, VersionFiles, Worktree};
 pub use runtimes::{prepare_runtimes, RUNTIMES_KEY};
 
@@ -38,82 +40,6 @@ pub const KEYS: [&str; 4] = [
     "force_restart",
 ];
 
-/// Why no patch can be made or written. Every message names the file.
-#[derive(Debug, thiserror::Error)]
-pub enum PatchError {
-    /// The version file is not JSON.
-    #[error("{path}:{line}:{column}: not valid JSON: {message}")]
-    InvalidJson {
-        /// The file, from the top of the repository.
-        path: String,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// serde_json's message, without its position.
-        message: String,
-    },
-    /// The version file is JSON but not an object.
-    #[error("{path}:{line}: the document is {found}, not a JSON object")]
-    NotAnObject {
-        /// The file.
-        path: String,
-        /// Where the document starts.
-        line: usize,
-        /// What it is instead.
-        found: &'static str,
-    },
-    /// A key appears twice in one object.
-    #[error("{path}:{line}: duplicate key \"{key}\" in {} (first at line {first_line}): the gate would silently use the last one", if pointer.is_empty() { "the top-level object" } else { pointer.as_str() })]
-    DuplicateKey {
-        /// The file.
-        path: String,
-        /// The second occurrence.
-        line: usize,
-        /// The first.
-        first_line: usize,
-        /// The key.
-        key: String,
-        /// The object holding it, as a JSON Pointer (`""`: the top).
-        pointer: String,
-    },
-    /// A file cannot be read.
-    #[error("cannot read {path}: {message}")]
-    Read {
-        /// The file.
-        path: String,
-        /// Why.
-        message: String,
-    },
-    /// The repository cannot be read.
-    #[error(transparent)]
-    Source(#[from] SourceError),
-    /// `--version-file` (or the config's) is unusable.
-    #[error("{0}")]
-    BadVersionFile(String),
-    /// `--write` without a working tree.
-    #[error("{0}")]
-    NoWorktree(String),
-    /// `--write` when the `to` side is not checked out.
-    #[error("{0}")]
-    WrongCheckout(String),
-    /// The file changed on disk since it was read.
-    #[error("{0} changed while fpcheck was reading it: nothing was written; run again")]
-    Raced(String),
-    /// The write failed; the file is untouched.
-    #[error("cannot write {path}: {source}")]
-    Write {
-        /// The file.
-        path: String,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// The edited text does not say what the patch says: a bug, caught
-    /// before anything is written.
-    #[error("internal error, nothing was written: {0}")]
-    Internal(String),
-}
-
 /// The printed form of a patch.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -125,14 +51,9 @@ pub enum PatchFormat {
     JsonPatch,
 }
 
-/// One decision of the patch, in a sentence, with a stable code.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Explanation {
-    /// A stable snake_case code (listed in docs/patch.md).
-    pub code: &'static str,
-    /// What was decided and why.
-    pub message: String,
-}
+/// One decision of the patch, in a sentence, with a stable code (listed in
+/// docs/patch.md): the same shape as a warning of the range.
+pub type Explanation = crate::warning::Warning;
 
 /// What the patch needs to know about the release, taken from an
 /// [`Analysis`] (a plain struct so that the rules can be tested alone).
@@ -170,16 +91,18 @@ impl Facts {
         Facts {
             from: a.from.reference.clone(),
             to: a.to.reference.clone(),
-            from_fingerprint: a.from.fingerprint.clone(),
-            fingerprint: a.to.fingerprint.clone(),
+            // `patch` analyses with `Digests::Always`: both are computed
+            // (`""` when unavailable).
+            from_fingerprint: a.from.fingerprint.clone().unwrap_or_default(),
+            fingerprint: a.to.fingerprint.clone().unwrap_or_default(),
             unavailable_reason: a.to.unavailable_reason.clone(),
             code_changed: a.code_changed,
             version_changed: a.version_changed,
             previous_force: a.from.force_restart,
             previous_raw: a.from.force_restart_raw.clone(),
-            root: a.settings.root.clone(),
-            extensions: a.settings.extensions.clone(),
-            exclude: a.settings.exclude.clone(),
+            root: a.settings.shown.root.clone(),
+            extensions: a.settings.shown.extensions.clone(),
+            exclude: a.settings.shown.exclude.clone(),
         }
     }
 
@@ -197,7 +120,11 @@ impl Facts {
 
     /// Why the gate counts the code as changed, as a clause.
     fn code_change(&self) -> String {
-        let short = |fp: &str| fp.get(..12).unwrap_or("unavailable").to_string();
+        let short = |fp: &str| {
+            crate::fingerprint::short(fp)
+                .unwrap_or("unavailable")
+                .to_string()
+        };
         if self.fingerprint.is_empty() {
             format!("the fingerprint of {} is unavailable", self.to)
         } else if self.from_fingerprint.is_empty() {
@@ -332,7 +259,7 @@ pub fn prepare(
 fn hidden_by_settings(a: &Analysis) -> Option<Explanation> {
     let check = a.settings_check.as_ref()?;
     (check.runtime_changed && !a.code_changed).then(|| Explanation {
-        code: "settings_changed_runtime_changed",
+        code: Code::SettingsChangedRuntimeChanged,
         message: format!(
             "under the settings of {} the runtime code changed, but {}'s own settings hide it: the runtime_fingerprint recorded here does not show the change; revert the settings change, or bump the version and pass --force-restart so that the updater restarts clients",
             a.from.reference, a.to.reference
@@ -357,7 +284,7 @@ pub fn plan(facts: &Facts, files: &VersionFiles, force_restart: bool) -> Result<
     desired.push((KEYS[1], Value::from(facts.fingerprint.as_str())));
     if let Some(why) = &facts.unavailable_reason {
         explanations.push(Explanation {
-            code: "fingerprint_unavailable",
+            code: Code::FingerprintUnavailable,
             message: format!(
                 "the fingerprint of {} is unavailable ({why}): runtime_fingerprint is recorded as \"\", which the gate treats as changed code",
                 facts.to
@@ -413,7 +340,7 @@ fn finish(
 /// from wherever the gate finds it now (usually package.json).
 fn missing(files: &VersionFiles, desired: &mut Vec<(&str, Value)>) -> Vec<Explanation> {
     let mut out = vec![Explanation {
-        code: "version_file_missing",
+        code: Code::VersionFileMissing,
         message: format!(
             "{} has no {} (the gate looks for {}): the patch applies to an empty object, and --write creates the file",
             files.place,
@@ -424,7 +351,7 @@ fn missing(files: &VersionFiles, desired: &mut Vec<(&str, Value)>) -> Vec<Explan
     match gate_version(&files.others) {
         Some((version, from)) => {
             out.push(Explanation {
-                code: "version_copied",
+                code: Code::VersionCopied,
                 message: format!(
                     "version {version} is copied from {from} into the new {}: the gate takes the version from the first file of its lookup that has one, so keep both in step from now on",
                     files.target
@@ -433,7 +360,7 @@ fn missing(files: &VersionFiles, desired: &mut Vec<(&str, Value)>) -> Vec<Explan
             desired.push((KEYS[0], Value::from(version)));
         }
         None => out.push(Explanation {
-            code: "version_missing",
+            code: Code::VersionMissing,
             message: format!(
                 "no version file at {} has a \"version\": the new {} has none either, and without one the updater never writes a marker",
                 files.place, files.target
@@ -450,8 +377,8 @@ fn missing(files: &VersionFiles, desired: &mut Vec<(&str, Value)>) -> Vec<Explan
 fn gate_version(files: &[(String, Vec<u8>)]) -> Option<(String, String)> {
     files.iter().find_map(|(path, bytes)| {
         let doc = crate::pyjson::loads(bytes).ok()?;
-        let version = doc.get("version")?.py_str().strip();
-        (!version.is_empty()).then(|| (version.display(), path.clone()))
+        let version = crate::release::version_text(doc.get("version")?)?;
+        Some((version.display(), path.clone()))
     })
 }
 
@@ -462,7 +389,7 @@ fn outside_lookup(files: &VersionFiles) -> Option<Explanation> {
         return None;
     }
     Some(Explanation {
-        code: "version_file_not_read_by_gate",
+        code: Code::VersionFileNotReadByGate,
         message: format!(
             "{} is not where the gate looks ({}): it will not read these keys there",
             files.target,
@@ -525,90 +452,4 @@ pub fn write(repo: &gix::Repository, plan: &Plan) -> Result<bool, PatchError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn facts() -> Facts {
-        Facts {
-            from: "v1.0.0".into(),
-            to: "v1.1.0".into(),
-            from_fingerprint: "a".repeat(64),
-            fingerprint: "b".repeat(64),
-            unavailable_reason: None,
-            code_changed: true,
-            version_changed: true,
-            previous_force: false,
-            previous_raw: None,
-            root: "src".into(),
-            extensions: vec![".py".into()],
-            exclude: vec!["tests".into()],
-        }
-    }
-
-    fn files(bytes: Option<&str>, others: &[(&str, &str)]) -> VersionFiles {
-        VersionFiles {
-            target: "src/version.json".into(),
-            chosen: Chosen::Lookup,
-            bytes: bytes.map(|b| b.as_bytes().to_vec()),
-            others: others
-                .iter()
-                .map(|(p, b)| (p.to_string(), b.as_bytes().to_vec()))
-                .collect(),
-            lookup: locate::gate_lookup("src"),
-            place: "v1.1.0".into(),
-        }
-    }
-
-    #[test]
-    fn merge_patch_deletes_stale_nested_keys() {
-        let f = files(
-            Some("{\"version\": \"1.1.0\", \"runtime_fingerprint_spec\": {\"algorithm\": \"fpcheck-runtime-v1\", \"note\": 1}}"),
-            &[],
-        );
-        let plan = plan(&facts(), &f, false).unwrap();
-        assert_eq!(
-            plan.merge_patch(),
-            json!({
-                "runtime_fingerprint": "b".repeat(64),
-                "runtime_fingerprint_spec": {
-                    "hash": "sha256", "root": "src", "extensions": [".py"],
-                    "exclude": ["tests"], "note": null
-                }
-            })
-        );
-        assert_eq!(
-            plan.json_patch()[1],
-            json!({"op": "replace", "path": "/runtime_fingerprint_spec", "value": facts().spec()})
-        );
-    }
-
-    #[test]
-    fn a_missing_file_takes_the_version_from_package_json() {
-        let f = files(
-            None,
-            &[(
-                "package.json",
-                "{\"version\": \"2.0.0\", \"force_restart\": 1}",
-            )],
-        );
-        let plan = plan(&facts(), &f, false).unwrap();
-        assert!(!plan.exists);
-        assert_eq!(
-            plan.set.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
-            ["version", "runtime_fingerprint", "runtime_fingerprint_spec"]
-        );
-        assert!(plan
-            .text
-            .starts_with("{\n  \"version\": \"2.0.0\",\n  \"runtime_fingerprint\": \"bbbb"));
-        assert!(plan.text.ends_with("\n  }\n}\n"));
-        let codes: Vec<_> = plan.explanations.iter().map(|e| e.code).collect();
-        assert_eq!(
-            codes,
-            [
-                "version_file_missing",
-                "version_copied",
-                "force_restart_elsewhere"
-            ]
-        );
-    }
-}
+mod tests;

@@ -18,6 +18,7 @@ use super::{
     KEYS,
 };
 use crate::range::RuntimesAnalysis;
+use crate::warning::Code;
 
 /// The top-level key holding each runtime's record.
 pub const RUNTIMES_KEY: &str = "runtimes";
@@ -51,7 +52,7 @@ pub fn prepare_runtimes(
         Some(Value::Object(map)) => map.clone(),
         Some(_) => {
             explanations.push(Explanation {
-                code: "runtimes_replaced",
+                code: Code::RuntimesReplaced,
                 message: format!(
                     "\"{RUNTIMES_KEY}\" in {} is not an object: it is replaced by one",
                     files.target
@@ -65,7 +66,7 @@ pub fn prepare_runtimes(
         let facts = Facts::of(&named.analysis);
         if let Some(why) = &facts.unavailable_reason {
             explanations.push(Explanation {
-                code: "fingerprint_unavailable",
+                code: Code::FingerprintUnavailable,
                 message: format!(
                     "the fingerprint of runtime {} at {} is unavailable ({why}): its runtime_fingerprint is recorded as \"\", which the gate treats as changed code",
                     crate::term::escape(&named.name),
@@ -83,7 +84,7 @@ pub fn prepare_runtimes(
         desired.push((KEYS[3], Value::Bool(true)));
     } else {
         explanations.push(Explanation {
-            code: "force_restart_untouched",
+            code: Code::ForceRestartUntouched,
             message: format!(
                 "force_restart in {} is shared by every runtime: left as it is (--force-restart sets it)",
                 files.target

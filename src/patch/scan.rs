@@ -61,7 +61,7 @@ impl<'t> Document<'t> {
             return Err(PatchError::NotAnObject {
                 path: path.to_string(),
                 line: line_of(bytes, open),
-                found: kind(&value),
+                found: crate::pretty::kind(&value),
             });
         }
         let mut scan = Scan {
@@ -82,18 +82,6 @@ impl<'t> Document<'t> {
     /// The member named `key`.
     pub fn member(&self, key: &str) -> Option<&Member> {
         self.members.iter().find(|m| m.key == key)
-    }
-}
-
-/// What a JSON value is, for messages.
-pub fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -57,6 +57,7 @@ pub enum PyJsonError {
     /// 3.12's) word for word; 3.13 words a trailing comma differently.
     #[error("{msg}: line {line} column {column} (char {pos})")]
     Decode {
+        /// CPython's message.
         msg: &'static str,
         /// 1-based, counted in `\n` after newline translation.
         line: usize,
@@ -67,13 +68,22 @@ pub enum PyJsonError {
     },
     /// `read_text(encoding="utf-8")` raised `UnicodeDecodeError`.
     #[error("not valid UTF-8 (first bad byte at offset {offset})")]
-    NotUtf8 { offset: usize },
+    NotUtf8 {
+        /// The byte offset of the first invalid byte.
+        offset: usize,
+    },
     /// Python raised `RecursionError` (see [`MAX_DEPTH`]).
     #[error("nested deeper than {limit} levels (Python raises RecursionError)")]
-    TooDeep { limit: usize },
+    TooDeep {
+        /// The nesting Python reads.
+        limit: usize,
+    },
     /// Python raised `ValueError` converting an over-long integer.
     #[error("an integer of {digits} digits (Python refuses more than {MAX_INT_DIGITS})")]
-    IntTooLong { digits: usize },
+    IntTooLong {
+        /// How many digits the integer has.
+        digits: usize,
+    },
 }
 
 impl PyJsonError {

@@ -10,13 +10,19 @@ use super::str::PyStr;
 /// [`PyValue::py_eq`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum PyValue {
+    /// `null`: Python's `None`.
     None,
+    /// `true` / `false`.
     Bool(bool),
     /// Exact, any size (up to Python's 4300 digits).
     Int(PyInt),
+    /// A float, including `NaN` and the infinities.
     Float(f64),
+    /// A string, lone surrogates kept.
     Str(PyStr),
+    /// An array.
     List(Vec<PyValue>),
+    /// An object (see [`PyDict`]).
     Dict(PyDict),
 }
 
@@ -55,10 +61,12 @@ impl PyInt {
         })
     }
 
+    /// `== 0`.
     pub fn is_zero(&self) -> bool {
         self.0 == IntRepr::Small(0)
     }
 
+    /// `< 0`.
     pub fn is_negative(&self) -> bool {
         match &self.0 {
             IntRepr::Small(i) => *i < 0,
@@ -127,10 +135,12 @@ impl PyDict {
         self.entries.iter().map(|(k, v)| (k, v))
     }
 
+    /// How many keys.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// No keys.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

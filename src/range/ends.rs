@@ -7,12 +7,12 @@ use std::path::PathBuf;
 
 use gix::ObjectId;
 
-use super::{RangeError, WORKTREE};
+use super::{Digests, RangeError, WORKTREE};
 use crate::cache::FingerprintCache;
 use crate::config::Runtime;
 use crate::fingerprint::{self, Fingerprint};
 use crate::release::{self, Release};
-use crate::select::{Rules, Selection};
+use crate::select::{select, Rules, Selection};
 use crate::side::Side;
 use crate::source::git::repo_display;
 use crate::source::{GitSource, Node, RootState, Source, SourceError, WorktreeSource};
@@ -27,28 +27,151 @@ pub(super) struct Read {
     pub(super) root_tree: Option<ObjectId>,
 }
 
-/// Both fingerprints, each end with its own rules; when the selections
-/// (paths and blob ids) are equal the bytes are equal, so they are read and
-/// hashed once for both ends. A cached fingerprint (tree objects only) lets
-/// an unchanged selection be answered without reading a single blob.
-pub(super) fn fingerprint_pair(
-    (from_src, from_sel, from_rules): (&GitSource, Selection, &Rules),
-    (to_src, to_sel, to_rules): (&GitSource, Selection, &Rules),
+/// Both ends read and fingerprinted, each with its own settings.
+/// `same_settings`: the ends' runtime settings are equal. With the same
+/// root tree too (same id, same depth), the `to` end selects what the
+/// `from` end selects unless a selected link looks above the root: only
+/// then is it walked. A persistent cache remembers such a walk by tree (see
+/// [`FingerprintCache::tree_key`]), so the next range over that tree walks
+/// nothing.
+pub(super) fn read_pair(
+    (from_src, from_rt): (&GitSource, &Runtime),
+    (to_src, to_rt): (&GitSource, &Runtime),
+    same_settings: bool,
     cache: &mut FingerprintCache,
-) -> Result<(Fingerprint, Fingerprint), SourceError> {
-    // Equal files are not enough: a problem (a broken link, a directory
-    // named like a module) makes one side unavailable with the same files.
-    if from_sel.is_available() && to_sel.is_available() && from_sel.identity() == to_sel.identity()
-    {
-        let from_fp = cached_or_hashed(from_src, from_sel, from_rules, cache)?;
-        let mut to_fp = from_fp.clone();
-        to_fp.warnings = to_src.warnings(&to_fp.selection.files)?;
-        return Ok((from_fp, to_fp));
+    digests: Digests,
+) -> Result<(Read, Read), SourceError> {
+    let same_root = same_settings
+        && from_src.root_tree().is_some()
+        && from_src.root_tree() == to_src.root_tree();
+    let tree_key = from_src
+        .root_tree()
+        .filter(|_| same_root)
+        .map(|(id, depth)| FingerprintCache::tree_key(&from_rt.root, id, depth, &from_rt.rules));
+    if let Some(key) = tree_key.as_deref() {
+        if let Some(pair) = remembered((from_src, to_src), key, cache, digests)? {
+            return Ok(pair);
+        }
     }
+    let from_sel = select(from_src, &from_rt.rules)?;
+    let to_sel = if same_root && !from_src.links_left_root() {
+        to_src.adopt_walk(from_src);
+        let worth =
+            cache.is_persistent() && from_sel.is_available() && !from_src.saw_gitattributes();
+        if let (Some(key), true) = (tree_key, worth) {
+            if let Some(selection_key) = FingerprintCache::key(&from_sel) {
+                cache.put_tree(key, selection_key, from_sel.files.len());
+            }
+        }
+        None
+    } else {
+        Some(select(to_src, &to_rt.rules)?)
+    };
+    let (from_fp, to_fp, skipped) = fingerprint_pair(
+        (from_src, from_sel, &from_rt.rules),
+        (to_src, to_sel, &to_rt.rules),
+        cache,
+        digests,
+    )?;
+    let same = skipped || from_fp.selection.files == to_fp.selection.files;
+    let files = skipped.then_some(from_fp.selection.files.len());
     Ok((
-        cached_or_hashed(from_src, from_sel, from_rules, cache)?,
-        cached_or_hashed(to_src, to_sel, to_rules, cache)?,
+        read_git(from_src, from_fp, same, files)?,
+        read_git(to_src, to_fp, same, files)?,
     ))
+}
+
+/// Both ends from a remembered walk of their (shared) root tree, when the
+/// cache has one and nothing else needs the walk: no `.gitattributes`
+/// above the root at either end (below it, the walk saw none), and a digest
+/// only if the cache has it or none is needed.
+fn remembered(
+    (from_src, to_src): (&GitSource, &GitSource),
+    tree_key: &str,
+    cache: &FingerprintCache,
+    digests: Digests,
+) -> Result<Option<(Read, Read)>, SourceError> {
+    if cache.is_empty() {
+        return Ok(None);
+    }
+    let Some((selection_key, files)) = cache.tree(tree_key) else {
+        return Ok(None);
+    };
+    if from_src.may_have_attributes()? || to_src.may_have_attributes()? {
+        return Ok(None);
+    }
+    let digest = cache.get(&selection_key).map(str::to_string);
+    if digest.is_none() && digests == Digests::Always {
+        return Ok(None);
+    }
+    let read = |src: &GitSource| -> Result<Read, SourceError> {
+        let fp = Fingerprint {
+            digest: digest.clone(),
+            selection: Selection::default(),
+            unavailable_reason: None,
+            warnings: Vec::new(),
+        };
+        let mut read = read_git(src, fp, true, digest.is_none().then_some(files))?;
+        read.side.runtime_files = files;
+        Ok(read)
+    };
+    Ok(Some((read(from_src)?, read(to_src)?)))
+}
+
+/// Both fingerprints, each end with its own rules. `to_sel` is `None`
+/// when the `to` end is known to select what the `from` end selects (see
+/// [`super::analyse_with`]). When the selections (paths and blob ids) are
+/// equal the fingerprints are equal: with [`Digests::WhenNeeded`] nothing
+/// is hashed (a digest is reported only if the cache holds it) and the
+/// third value is `true`; with [`Digests::Always`] the bytes are read and
+/// hashed once for both. Skipped, the `to` end's selection is left empty
+/// (it is the `from` end's) and [`read_git`] is told how many files it has.
+fn fingerprint_pair(
+    (from_src, from_sel, from_rules): (&GitSource, Selection, &Rules),
+    (to_src, to_sel, to_rules): (&GitSource, Option<Selection>, &Rules),
+    cache: &mut FingerprintCache,
+    digests: Digests,
+) -> Result<(Fingerprint, Fingerprint, bool), SourceError> {
+    // Both lists are sorted by path, each path once: equal lists are equal
+    // (path, content) maps. Equal files are not enough, though: a problem
+    // (a broken link, a directory named like a module) makes one side
+    // unavailable with the same files.
+    if let Some(to_sel) = to_sel {
+        let same =
+            from_sel.is_available() && to_sel.is_available() && from_sel.files == to_sel.files;
+        if !same {
+            return Ok((
+                cached_or_hashed(from_src, from_sel, from_rules, cache)?,
+                cached_or_hashed(to_src, to_sel, to_rules, cache)?,
+                false,
+            ));
+        }
+    }
+    let skip = from_sel.is_available() && digests == Digests::WhenNeeded;
+    // The key costs a pass over the list: only worth it when the cache
+    // may hold the digest.
+    let cached = skip
+        && !cache.is_empty()
+        && FingerprintCache::key(&from_sel).is_some_and(|k| cache.get(&k).is_some());
+    if skip && !cached {
+        let from_fp = Fingerprint {
+            warnings: from_src.warnings(&from_sel.files)?,
+            digest: None,
+            selection: from_sel,
+            unavailable_reason: None,
+        };
+        let to_fp = Fingerprint {
+            warnings: to_src.warnings(&from_fp.selection.files)?,
+            digest: None,
+            selection: Selection::default(),
+            unavailable_reason: None,
+        };
+        return Ok((from_fp, to_fp, true));
+    }
+    let from_fp = cached_or_hashed(from_src, from_sel, from_rules, cache)?;
+    let mut to_fp = from_fp.clone();
+    to_fp.warnings = to_src.warnings(&to_fp.selection.files)?;
+    Ok((from_fp, to_fp, false))
 }
 
 pub(super) fn cached_or_hashed(
@@ -78,27 +201,43 @@ pub(super) fn cached_or_hashed(
     Ok(fp)
 }
 
-pub(super) fn read_git(src: &GitSource, fp: Fingerprint) -> Result<Read, SourceError> {
+/// `same`: both ends select the same files, so no change pairs them (the
+/// blob ids are not listed). `skipped`: the fingerprint was not computed;
+/// the number of files selected.
+pub(super) fn read_git(
+    src: &GitSource,
+    fp: Fingerprint,
+    same: bool,
+    skipped: Option<usize>,
+) -> Result<Read, SourceError> {
     let release = release::read(src)?;
     let rev = src.revision();
-    let ids = fp
-        .selection
-        .files
-        .iter()
-        .filter_map(|f| f.content.object_id().map(|id| (f.path.clone(), id)))
-        .collect();
+    let ids = if same {
+        BTreeMap::new()
+    } else {
+        fp.selection
+            .files
+            .iter()
+            .filter_map(|f| f.content.object_id().map(|id| (f.path.clone(), id)))
+            .collect()
+    };
     let root_tree = match src.root()? {
         RootState::Dir(Node::Object(id)) => Some(id),
         _ => None,
     };
+    let side = Side::new(
+        rev.spec.clone(),
+        rev.commit.map(|c| c.to_string()),
+        false,
+        &release,
+        &fp,
+    );
+    let side = match skipped {
+        Some(files) => side.skipped(files),
+        None => side,
+    };
     Ok(Read {
-        side: Side::new(
-            rev.spec.clone(),
-            rev.commit.map(|c| c.to_string()),
-            false,
-            &release,
-            &fp,
-        ),
+        side,
         release,
         fp,
         ids,
@@ -182,9 +321,7 @@ pub(super) fn check_roots(
     if !(missing(from) && missing(to)) {
         return Ok(());
     }
-    let shown = |r: &Runtime| {
-        crate::term::escape(if r.root.is_empty() { "." } else { &r.root }).into_owned()
-    };
+    let shown = |r: &Runtime| crate::term::escape(crate::select::show_root(&r.root)).into_owned();
     let root = if from_rt.root == to_rt.root {
         format!("`{}`", shown(to_rt))
     } else {

@@ -28,6 +28,7 @@ mod spec;
 mod tags;
 mod wording;
 
+pub use crate::side::Skipped;
 pub(crate) use cross::needed as settings_differ;
 pub use cross::SettingsCheck;
 use ends::Read;
@@ -123,17 +124,12 @@ pub struct MatrixRow {
     pub touches: &'static str,
 }
 
-/// The settings in a report.
+/// The settings in a report: as shown, and where they came from.
 #[derive(Clone, Debug, Serialize)]
 pub struct Settings {
-    /// The runtime's name in a multi-runtime config.
-    pub runtime: Option<String>,
-    /// The runtime root from the top of the repository.
-    pub root: String,
-    /// Runtime extensions.
-    pub extensions: Vec<String>,
-    /// Excluded names.
-    pub exclude: Vec<String>,
+    /// The runtime's name, root, extensions and excluded names.
+    #[serde(flatten)]
+    pub shown: config::Settings,
     /// Where the config came from (`fpcheck.toml at v1.2.0`, `--config
     /// FILE`), `null` when no file applied (defaults and flags).
     pub config: Option<String>,
@@ -151,15 +147,8 @@ impl Settings {
     /// The settings of `runtime`, the top of the repository shown as `.`.
     pub fn of(runtime: &Runtime) -> Self {
         Settings {
+            shown: config::Settings::of(runtime),
             config: None,
-            runtime: runtime.name.clone(),
-            root: if runtime.root.is_empty() {
-                ".".into()
-            } else {
-                runtime.root.clone()
-            },
-            extensions: runtime.rules.extensions.clone(),
-            exclude: runtime.rules.exclude.clone(),
         }
     }
 }
@@ -187,6 +176,23 @@ pub struct Options {
     pub settings: config::Request,
     /// Read and write the fingerprint cache in the git directory.
     pub persistent_cache: bool,
+    /// Whether both digests must be computed when the verdict needs none.
+    pub digests: Digests,
+}
+
+/// Whether a report carries both ends' digests when the verdict does not
+/// need them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Digests {
+    /// Both ends select the same list of (path, blob id): the fingerprints
+    /// are equal and the verdict needs no more. A digest is then reported
+    /// only when the cache holds it; otherwise no blob is hashed and each
+    /// side's `fingerprint` is `null` with `fingerprint_skipped`.
+    #[default]
+    WhenNeeded,
+    /// Always hash (or take from the cache) both ends: for callers that
+    /// record the digest (`patch`) or hand it on (the Python API).
+    Always,
 }
 
 /// Where the `to` end is read from.
@@ -210,6 +216,7 @@ pub fn analyse(repo: &gix::Repository, options: &Options) -> Result<Analysis, Ra
         &options.settings,
         Absent::default(),
         &mut cache,
+        options.digests,
     )?;
     // A cache that cannot be written costs the next run time, nothing else.
     let _ = cache.save();
@@ -274,6 +281,7 @@ fn analyse_with(
     request: &config::Request,
     absent: Absent,
     cache: &mut FingerprintCache,
+    digests: Digests,
 ) -> Result<Analysis, RangeError> {
     let from_rev = Revision::parse_commit(repo, from)?;
     let from_end = match &absent.from {
@@ -295,15 +303,23 @@ fn analyse_with(
             ends::check_roots(&from_src, &to_src, from_rt, to_rt, || {
                 ends::top_dirs_at(repo, to_rev.tree)
             })?;
-            let from_sel = select(&from_src, &from_rt.rules)?;
-            let to_sel = select(&to_src, &to_rt.rules)?;
-            let (from_fp, to_fp) = ends::fingerprint_pair(
-                (&from_src, from_sel, &from_rt.rules),
-                (&to_src, to_sel, &to_rt.rules),
+            // Same settings: see `ends::read_pair` for what a shared root
+            // tree saves. The cross-check compares with the `from` digest, and an end
+            // withdrawn later leaves the other's digest alone in the
+            // verdict: both need real digests.
+            let same_settings = absent.from.is_none() && !cross::needed(&from_end, &to_end);
+            let digests = if same_settings {
+                digests
+            } else {
+                Digests::Always
+            };
+            let (from_read, to_read) = ends::read_pair(
+                (&from_src, from_rt),
+                (&to_src, to_rt),
+                same_settings && absent.to.is_none(),
                 cache,
+                digests,
             )?;
-            let from_read = ends::read_git(&from_src, from_fp)?;
-            let to_read = ends::read_git(&to_src, to_fp)?;
             // Changes are sorted by the `to` end's settings: what the new
             // release's gate counts.
             let diff = changes::between_trees(
@@ -350,7 +366,7 @@ fn analyse_with(
             })?;
             let from_sel = select(&from_src, &from_rt.rules)?;
             let from_fp = ends::cached_or_hashed(&from_src, from_sel, &from_rt.rules, cache)?;
-            let from_read = ends::read_git(&from_src, from_fp)?;
+            let from_read = ends::read_git(&from_src, from_fp, false, None)?;
             let to_read = ends::read_worktree(repo, &to_src, &to_rt.rules)?;
             let changes = changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root);
             let check = cross::needed(&from_end, &to_end)

@@ -12,13 +12,13 @@ use serde::Serialize;
 
 use super::prime;
 use super::{
-    analyse_with, open_cache, resolve_ends, Absent, Analysis, Options, RangeError, ToSide,
+    analyse_with, open_cache, resolve_ends, Absent, Analysis, Digests, Options, RangeError, ToSide,
     SCHEMA_VERSION,
 };
 use crate::config::{self, ConfigChoice, ConfigFile};
 use crate::select::select;
 use crate::source::{GitSource, Revision};
-use crate::warning::Warning;
+use crate::warning::{Code, Warning};
 
 /// What a run answers: one runtime (today's report, unchanged) or several.
 #[derive(Clone, Debug)]
@@ -127,20 +127,35 @@ pub fn analyse_runtimes(
         all.into_iter().filter(|n| chosen.contains(n)).collect()
     };
     let mut cache = open_cache(repo, options);
-    prime_all(repo, &options.settings, &names, (&from, &to), &mut cache);
+    prime_all(
+        repo,
+        &options.settings,
+        &names,
+        (&from, &to),
+        &mut cache,
+        options.digests,
+    );
     let mut runtimes = Vec::with_capacity(names.len());
     for name in names {
         let mut request = options.settings.clone();
         request.flags.runtime = Some(name.clone());
         let absent = absent_ends(repo, &request, &name, (&from, &to), (&from_decl, &to_decl))?;
-        let mut analysis = analyse_with(repo, &from, &to, &request, absent, &mut cache)?;
+        let mut analysis = analyse_with(
+            repo,
+            &from,
+            &to,
+            &request,
+            absent,
+            &mut cache,
+            options.digests,
+        )?;
         for (decl, consequence) in [
             (&from_decl, "its fingerprint there is taken as unavailable (the safe side: the code counts as changed)"),
             (&to_decl, "that end is read with the old end's settings, as the installed gate reads it after the update"),
         ] {
             if !decl.names.contains(&name) {
                 analysis.warnings.push(Warning::new(
-                    "runtime_not_declared",
+                    Code::RuntimeNotDeclared,
                     format!(
                         "runtime `{}` is not declared in {}: {consequence}",
                         crate::term::escape(&name),
@@ -171,6 +186,7 @@ fn prime_all(
     names: &[String],
     (from, to): (&str, &ToSide),
     cache: &mut crate::cache::FingerprintCache,
+    digests: Digests,
 ) {
     let mut ends = Vec::new();
     if let Ok(rev) = Revision::parse(repo, from) {
@@ -181,35 +197,54 @@ fn prime_all(
             ends.push((rev, spec.clone()));
         }
     }
-    let mut sources = Vec::new();
+    let mut merged = prime::Merged::default();
     for name in names {
         let mut request = request.clone();
         request.flags.runtime = Some(name.clone());
+        let mut pair = Vec::new();
         for (rev, spec) in &ends {
             // A runtime missing at this end is withdrawn there anyway.
             let Ok(end) = request.at_revision(repo, rev.tree, spec) else {
                 continue;
             };
             if let Ok(src) = GitSource::new(repo.clone(), rev.clone(), &end.runtime.root) {
-                sources.push((src, end.runtime));
+                pair.push((src, end.runtime));
+            }
+        }
+        // Same settings, same root tree: the analysis finds the selections
+        // equal and hashes nothing (or, should a link leave the root, hashes
+        // on its own). Either way nothing here needs reading.
+        let same_settings = match pair.as_slice() {
+            [(_, ra), (_, rb)] => config::differences(ra, rb).is_empty(),
+            _ => false,
+        };
+        if let [(a, _), (b, _)] = pair.as_slice() {
+            let same_root = a.root_tree().is_some() && a.root_tree() == b.root_tree();
+            if same_settings && same_root && digests == Digests::WhenNeeded {
+                continue;
+            }
+        }
+        let selections: Vec<_> = pair
+            .iter()
+            .map(|(src, rt)| select(src, &rt.rules).ok())
+            .collect();
+        if let [Some(a), Some(b)] = selections.as_slice() {
+            let equal = a.is_available() && b.is_available() && a.files == b.files;
+            if equal && same_settings && digests == Digests::WhenNeeded {
+                continue;
+            }
+        }
+        for ((src, rt), selection) in pair.into_iter().zip(selections) {
+            if let Some(selection) = selection {
+                merged.add(src, &rt.root, selection, cache);
             }
         }
     }
-    let jobs = sources
-        .iter()
-        .filter_map(|(src, rt)| {
-            Some(prime::Job {
-                source: src,
-                root: &rt.root,
-                selection: select(src, &rt.rules).ok()?,
-            })
-        })
-        .collect();
-    prime::prime(jobs, cache);
+    merged.hash_into(cache);
 }
 
 /// `server restarts; worker does not` (`a and b restart` when they agree).
-pub fn summary(runtimes: &[NamedAnalysis]) -> String {
+pub(super) fn summary(runtimes: &[NamedAnalysis]) -> String {
     let names = |restart: bool| -> Vec<String> {
         runtimes
             .iter()

@@ -4,98 +4,149 @@
 //! The digests go into the run's fingerprint cache, where each runtime's
 //! own analysis then finds them, so the analysis itself reads no blob.
 //!
+//! Memory does not grow with the number of runtimes beyond their union:
+//! each distinct (full path, blob) is kept once, a runtime holds only the
+//! indices of its files, and only one runtime's selections (its two ends)
+//! are materialised at a time.
+//!
 //! Purely an optimisation: anything this pass cannot do (a file that
 //! cannot be read, a selection that is unavailable) is left to the
 //! analysis, which reports it as it always does.
 
+use std::collections::HashMap;
+use std::rc::Rc;
+
 use sha2::{Digest, Sha256};
 
 use crate::cache::FingerprintCache;
-use crate::select::{SelectedFile, Selection};
-use crate::source::{Node, Source};
+use crate::select::Selection;
+use crate::source::{GitSource, Node, Source};
 
-/// One fingerprint to compute: a source, its root (from the top of the
-/// repository), and its selection.
-pub(super) struct Job<'a> {
-    pub(super) source: &'a dyn Source,
-    pub(super) root: &'a str,
-    pub(super) selection: Selection,
+/// The fingerprints to compute, merged by (full path, blob).
+#[derive(Default)]
+pub(super) struct Merged {
+    sources: Vec<GitSource>,
+    /// Each distinct (full path, content) once.
+    files: Vec<(Rc<str>, Node)>,
+    index: HashMap<(Rc<str>, Node), u32>,
+    jobs: Vec<Job>,
 }
 
-/// Computes the fingerprint of every job whose key the cache does not hold
-/// yet, reading each (path, blob) once, and puts them in `cache`.
-pub(super) fn prime(jobs: Vec<Job<'_>>, cache: &mut FingerprintCache) {
-    let mut todo: Vec<(Job<'_>, String)> = Vec::new();
-    for job in jobs {
-        if !job.selection.is_available() {
-            continue;
+/// One fingerprint to compute.
+struct Job {
+    /// Its source in `Merged::sources`.
+    source: usize,
+    /// Bytes of a full path before the path below the root (`root/`).
+    prefix: usize,
+    /// Its files in hash order, as indices into `Merged::files`.
+    files: Vec<u32>,
+    key: String,
+}
+
+impl Merged {
+    /// Adds the fingerprint of `selection` (of `source`, whose runtime root
+    /// is `root` from the top) unless the cache or an earlier job has it.
+    pub(super) fn add(
+        &mut self,
+        source: GitSource,
+        root: &str,
+        selection: Selection,
+        cache: &FingerprintCache,
+    ) {
+        if !selection.is_available() {
+            return;
         }
-        let Some(key) = FingerprintCache::key(&job.selection) else {
-            continue;
+        let Some(key) = FingerprintCache::key(&selection) else {
+            return;
         };
-        if cache.get(&key).is_some() || todo.iter().any(|(_, k)| *k == key) {
-            continue;
+        if cache.get(&key).is_some() || self.jobs.iter().any(|j| j.key == key) {
+            return;
         }
-        todo.push((job, key));
-    }
-    if todo.len() < 2 {
-        // One fingerprint gains nothing from merging: the analysis hashes
-        // it on its own (with its hashing thread).
-        return;
-    }
-    let jobs: Vec<&Job<'_>> = todo.iter().map(|(j, _)| j).collect();
-    if let Some(digests) = hash_merged(&jobs) {
-        for ((_, key), digest) in todo.into_iter().zip(digests) {
-            cache.put(key, digest);
+        let prefix = if root.is_empty() { 0 } else { root.len() + 1 };
+        let mut files = Vec::with_capacity(selection.files.len());
+        for f in selection.files {
+            let full: Rc<str> = if root.is_empty() {
+                f.path.into()
+            } else {
+                format!("{root}/{}", f.path).into()
+            };
+            let next = self.files.len() as u32;
+            let i = *self
+                .index
+                .entry((full.clone(), f.content.clone()))
+                .or_insert(next);
+            if i == next {
+                self.files.push((full, f.content));
+            }
+            files.push(i);
         }
+        self.sources.push(source);
+        self.jobs.push(Job {
+            source: self.sources.len() - 1,
+            prefix,
+            files,
+            key,
+        });
     }
-}
 
-/// The digests of `jobs`, `None` if any file cannot be read.
-fn hash_merged(jobs: &[&Job<'_>]) -> Option<Vec<String>> {
-    // (full path, job, file): a stable sort by full path keeps each job's
-    // own order (its paths share the root prefix) and brings the runtimes
-    // and ends selecting one path together.
-    let mut order: Vec<(String, usize, &SelectedFile)> = jobs
-        .iter()
-        .enumerate()
-        .flat_map(|(j, job)| {
-            job.selection.files.iter().map(move |f| {
-                let full = if job.root.is_empty() {
-                    f.path.clone()
-                } else {
-                    format!("{}/{}", job.root, f.path)
-                };
-                (full, j, f)
-            })
-        })
-        .collect();
-    order.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut hashers: Vec<Sha256> = jobs.iter().map(|_| Sha256::new()).collect();
-    let mut held: Option<(&str, &Node, Vec<u8>)> = None;
-    for (full, j, f) in &order {
-        let same = held
-            .as_ref()
-            .is_some_and(|(p, n, _)| *p == full.as_str() && *n == &f.content);
-        if !same {
-            let mut bytes = Vec::new();
-            jobs[*j]
-                .source
-                .read(&f.path, &f.content, &mut |b| bytes.extend_from_slice(b))
-                .ok()?;
-            held = Some((full.as_str(), &f.content, bytes));
+    /// Computes every job's fingerprint, reading each (path, blob) once,
+    /// and puts them in `cache`. Nothing is put if a file cannot be read.
+    pub(super) fn hash_into(mut self, cache: &mut FingerprintCache) {
+        if self.jobs.len() < 2 {
+            // One fingerprint gains nothing from merging: the analysis
+            // hashes it on its own (with its hashing thread).
+            return;
         }
-        let bytes = &held.as_ref().expect("read above").2;
-        let h = &mut hashers[*j];
-        h.update(f.path.as_bytes());
-        h.update([0u8]);
-        h.update(bytes);
-        h.update([b'\n']);
+        self.index = HashMap::new();
+        // Full-path order: each job's own order too, as its paths share
+        // its root prefix.
+        let mut order: Vec<u32> = (0..self.files.len() as u32).collect();
+        order.sort_by(|a, b| self.files[*a as usize].0.cmp(&self.files[*b as usize].0));
+        let mut rank = vec![0u32; order.len()];
+        for (pos, i) in order.iter().enumerate() {
+            rank[*i as usize] = pos as u32;
+        }
+        for job in &mut self.jobs {
+            for f in &mut job.files {
+                *f = rank[*f as usize];
+            }
+        }
+        drop(rank);
+        // A job whose order is not the table's (never expected) is left
+        // to its analysis.
+        self.jobs
+            .retain(|j| j.files.windows(2).all(|w| w[0] < w[1]));
+        let mut hashers: Vec<Sha256> = self.jobs.iter().map(|_| Sha256::new()).collect();
+        let mut cursors = vec![0usize; self.jobs.len()];
+        let mut bytes = Vec::new();
+        for (pos, i) in order.iter().enumerate() {
+            let (full, node) = &self.files[*i as usize];
+            let mut read = false;
+            for (j, job) in self.jobs.iter().enumerate() {
+                if job.files.get(cursors[j]) != Some(&(pos as u32)) {
+                    continue;
+                }
+                cursors[j] += 1;
+                let rel = &full[job.prefix..];
+                if !read {
+                    bytes.clear();
+                    let ok = self.sources[job.source]
+                        .read(rel, node, &mut |b| bytes.extend_from_slice(b))
+                        .is_ok();
+                    if !ok {
+                        return;
+                    }
+                    read = true;
+                }
+                let h = &mut hashers[j];
+                h.update(rel.as_bytes());
+                h.update([0u8]);
+                h.update(&bytes);
+                h.update([b'\n']);
+            }
+        }
+        for (job, h) in self.jobs.into_iter().zip(hashers) {
+            cache.put(job.key, hex::encode(h.finalize()));
+        }
     }
-    Some(
-        hashers
-            .into_iter()
-            .map(|h| hex::encode(h.finalize()))
-            .collect(),
-    )
 }

@@ -9,7 +9,7 @@ use crate::release;
 use crate::side::Side;
 use crate::verdict::{Decision, Reason};
 use crate::version;
-use crate::warning::Warning;
+use crate::warning::{Code, Warning};
 
 pub(super) fn warnings(from: &Read, to: &Read, d: &Decision) -> Vec<Warning> {
     let mut out: Vec<Warning> = Vec::new();
@@ -17,7 +17,7 @@ pub(super) fn warnings(from: &Read, to: &Read, d: &Decision) -> Vec<Warning> {
         out.extend(read.release.warnings.iter().cloned());
         if let Some(why) = &read.fp.unavailable_reason {
             out.push(Warning::new(
-                "fingerprint_unavailable",
+                Code::FingerprintUnavailable,
                 format!(
                     "the fingerprint of {} ({end}) is unavailable: {why}; the gate treats the code as changed",
                     read.side.reference
@@ -25,18 +25,13 @@ pub(super) fn warnings(from: &Read, to: &Read, d: &Decision) -> Vec<Warning> {
             ));
         }
         if end == "to" || to.fp.warnings != read.fp.warnings {
-            out.extend(
-                read.fp
-                    .warnings
-                    .iter()
-                    .map(|w| Warning::new("gitattributes_conversion", w.clone())),
-            );
+            out.extend(read.fp.warnings.iter().cloned());
         }
     }
     let (f, t) = (&from.side, &to.side);
     if f.force_restart && t.force_restart {
         out.push(Warning::new(
-            "force_restart_carried_over",
+            Code::ForceRestartCarriedOver,
             format!(
                 "force_restart was already on in {} and is still on in {}: every update to this release restarts clients; turn it off unless this release needs it",
                 f.reference, t.reference
@@ -45,13 +40,13 @@ pub(super) fn warnings(from: &Read, to: &Read, d: &Decision) -> Vec<Warning> {
     }
     if t.force_restart && !d.version_changed {
         out.push(Warning::new(
-            "forced_without_version_change",
+            Code::ForcedWithoutVersionChange,
             format!("force_restart is on in {} but the version did not change: the updater writes no marker", t.reference),
         ));
     }
     if d.reason == Reason::CodeChanged && !d.version_changed {
         out.push(Warning::new(
-            "code_changed_version_unchanged",
+            Code::CodeChangedVersionUnchanged,
             format!(
                 "runtime code changed but the version did not ({}): the updater writes no marker; running clients only notice at their next fingerprint check",
                 t.version.as_deref().unwrap_or("no version")
@@ -60,14 +55,14 @@ pub(super) fn warnings(from: &Read, to: &Read, d: &Decision) -> Vec<Warning> {
     }
     if d.reason == Reason::UnavailableVersionUnchanged {
         out.push(Warning::new(
-            "restart_undetectable",
+            Code::RestartUndetectable,
             "a fingerprint is unavailable and the version did not change: neither the updater nor the running process can notice this update; bump the version",
         ));
     }
     if let (Some(a), Some(b)) = (&f.version, &t.version) {
         if version::compare(b, a) == Some(std::cmp::Ordering::Less) {
             out.push(Warning::new(
-                "version_went_backwards",
+                Code::VersionWentBackwards,
                 format!("the version went backwards: {a} → {b}"),
             ));
         }
@@ -211,7 +206,7 @@ pub(crate) fn settings_changed(
         return None;
     }
     Some(Warning::new(
-        "settings_changed",
+        Code::SettingsChanged,
         format!(
             "the fingerprint settings differ between {from} and {to} ({}): each end is fingerprinted with its own settings, as its gate computes it",
             what.join("; ")
@@ -228,14 +223,17 @@ pub(crate) fn hidden_by_settings(
     check: &super::SettingsCheck,
 ) -> Warning {
     let under = match (&check.fingerprint, &check.unavailable_reason) {
-        (Some(fp), _) => format!("is {}, not {from_short}", fp.get(..12).unwrap_or(fp)),
+        (Some(fp), _) => format!(
+            "is {}, not {from_short}",
+            crate::fingerprint::short(fp).unwrap_or(fp)
+        ),
         (None, why) => format!(
             "is unavailable ({})",
             why.as_deref().unwrap_or("no reason given")
         ),
     };
     Warning::new(
-        "settings_changed_runtime_changed",
+        Code::SettingsChangedRuntimeChanged,
         format!(
             "under the settings of {from} (what the running release's gate computes), the runtime fingerprint of {to} {under}: the running code changed, and only {to}'s own settings hide it; restart required"
         ),

@@ -3,8 +3,6 @@
 //! `templates/` (or a user's own, with the same context); `table` is for a
 //! terminal.
 
-use serde::Serialize;
-
 use crate::range::Analysis;
 
 mod fit;
@@ -85,8 +83,4 @@ pub fn printable(text: &str) -> String {
 }
 
 /// Pretty JSON with a final newline.
-pub fn to_json<T: Serialize>(value: &T) -> String {
-    let mut text = serde_json::to_string_pretty(value).expect("reports are plain data");
-    text.push('\n');
-    text
-}
+pub use crate::pretty::json as to_json;

@@ -93,10 +93,10 @@ fn sides(a: &Analysis, opts: &RenderOptions) -> Table {
         Some(raw) => format!("{} (raw {raw})", s.force_restart),
         None => "false (absent)".into(),
     }));
-    let changed = a.from.fingerprint != a.to.fingerprint || a.from.fingerprint.is_empty();
+    let changed = a.code_changed;
     let fp_cell = |s: &Side| {
         let cell = Cell::new(s.short_fingerprint());
-        match (opts.color, s.fingerprint.is_empty(), changed) {
+        match (opts.color, s.unavailable(), changed) {
             (true, true, _) => cell.fg(Color::Yellow),
             (true, false, true) => cell.fg(Color::Red),
             (true, false, false) => cell.fg(Color::Green),
@@ -116,13 +116,11 @@ fn changes(out: &mut String, a: &Analysis, opts: &RenderOptions) {
     let runtime = &a.changes.runtime;
     out.push_str(&format!("\nruntime files changed ({}):\n", runtime.len()));
     if runtime.is_empty() {
-        out.push_str(
-            if a.from.fingerprint.is_empty() || a.to.fingerprint.is_empty() {
-                "  none listed, but a fingerprint is unavailable (see the warnings)\n"
-            } else {
-                "  none: the runtime fingerprint is byte-for-byte the same\n"
-            },
-        );
+        out.push_str(if a.from.unavailable() || a.to.unavailable() {
+            "  none listed, but a fingerprint is unavailable (see the warnings)\n"
+        } else {
+            "  none: the runtime fingerprint is byte-for-byte the same\n"
+        });
     }
     for c in runtime.iter().take(opts.max_files) {
         let path = match &c.old_path {

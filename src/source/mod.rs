@@ -229,7 +229,10 @@ pub trait Source {
 
     /// Warnings about the bytes this source gives for `files`, such as
     /// `.gitattributes` conversions a checkout would apply.
-    fn warnings(&self, _files: &[crate::select::SelectedFile]) -> Result<Vec<String>, SourceError> {
+    fn warnings(
+        &self,
+        _files: &[crate::select::SelectedFile],
+    ) -> Result<Vec<crate::warning::Warning>, SourceError> {
         Ok(Vec::new())
     }
 }

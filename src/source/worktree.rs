@@ -36,11 +36,7 @@ pub struct WorktreeSource {
 impl WorktreeSource {
     /// The working tree whose top is `top`, rooted at `root` (from the top).
     pub fn new(top: &Path, root: &str) -> Self {
-        let root: String = root
-            .split('/')
-            .filter(|p| !p.is_empty() && *p != ".")
-            .collect::<Vec<_>>()
-            .join("/");
+        let root = crate::select::normalise_root(root);
         let root_stack = match walk(vec![top.to_path_buf()], root.as_bytes()) {
             Ok(Found::Dir(stack)) => Ok(stack),
             Ok(Found::File(_) | Found::Other) => Err(RootState::NotADirectory),
@@ -55,7 +51,7 @@ impl WorktreeSource {
             Ok(stack) => stack.last().expect("the top at least").clone(),
             Err(_) => top.join(&root),
         };
-        let display = if root.is_empty() { "." } else { root.as_str() };
+        let display = crate::select::show_root(&root);
         let dir = DirSource::with_display(real, display).without_parent_lookup();
         WorktreeSource {
             top: top.to_path_buf(),

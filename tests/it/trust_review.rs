@@ -483,3 +483,71 @@ fn fingerprint_and_snapshot_warnings_escape_names() {
         );
     }
 }
+
+/// `-o /dev/stdout` with stdout redirected to a file (`> report.json`, or
+/// `>> log` in CI): `/dev/stdout` is root's link to `/proc/self/fd/1`,
+/// which led to a regular file, so the report was renamed over the link,
+/// replacing the machine's `/dev/stdout` with a plain file, and the
+/// redirected file stayed empty. Built here with our own link to the
+/// child's descriptor in a temp dir (never the real `/dev/stdout`): every
+/// output flag writes through the descriptor, appending as `>>` asked, and
+/// the link stays a link.
+#[test]
+fn an_output_that_is_our_own_descriptor_is_written_through_it() {
+    let repo = two_releases();
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("stdout");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+    let twice = dir.path().join("out");
+    std::os::unix::fs::symlink(&link, &twice).unwrap();
+    let link_s = link.to_str().unwrap();
+    let twice_s = twice.to_str().unwrap();
+    let main_out = dir.path().join("table.txt").to_str().unwrap().to_string();
+    let report = format!("json={link_s}");
+    let cases: [Vec<&str>; 5] = [
+        vec!["v1.0.0..v1.1.0", "--format", "json", "-o", link_s],
+        vec!["v1.0.0..v1.1.0", "--format", "json", "-o", twice_s],
+        vec!["v1.0.0..v1.1.0", "-o", &main_out, "--report", &report],
+        vec!["history", "--format", "json", "-o", link_s],
+        vec![
+            "v1.0.0..v1.1.0",
+            "--format",
+            "json",
+            "-o",
+            "/proc/self/fd/1",
+        ],
+    ];
+    for args in cases {
+        let captured = dir.path().join("captured");
+        std::fs::write(&captured, b"prior\n").unwrap();
+        let stdout = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&captured)
+            .unwrap();
+        let status = Command::new(env!("CARGO_BIN_EXE_fpcheck"))
+            .current_dir(repo.path())
+            .args(&args)
+            .stdout(Stdio::from(stdout))
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(0), "{args:?}");
+        let text = std::fs::read_to_string(&captured).unwrap();
+        let report = text
+            .strip_prefix("prior\n")
+            .unwrap_or_else(|| panic!("{args:?}: not appended: {text:?}"));
+        let json: Value = serde_json::from_str(report)
+            .unwrap_or_else(|e| panic!("{args:?}: not the report ({e}): {report:?}"));
+        assert_eq!(json["schema_version"], 1, "{args:?}");
+        for l in [&link, &twice] {
+            let meta = std::fs::symlink_metadata(l).unwrap();
+            assert!(meta.file_type().is_symlink(), "{args:?}: {l:?} replaced");
+        }
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().contains(".tmp-"))
+            .collect();
+        assert!(left.is_empty(), "{args:?}: {left:?}");
+    }
+}

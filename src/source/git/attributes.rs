@@ -10,6 +10,7 @@ use gix::ObjectId;
 use super::GitSource;
 use crate::select::SelectedFile;
 use crate::source::SourceError;
+use crate::warning::{Code, Warning};
 
 /// Attributes that make a checkout's bytes differ from the stored blob.
 const CONVERTING_ATTRIBUTES: [&str; 5] = ["text", "eol", "crlf", "filter", "working-tree-encoding"];
@@ -57,7 +58,7 @@ impl GitSource {
     }
 
     /// Whether any `.gitattributes` can apply.
-    pub(super) fn may_have_attributes(&self) -> Result<bool, SourceError> {
+    pub(crate) fn may_have_attributes(&self) -> Result<bool, SourceError> {
         let info = self.repo.common_dir().join("info").join("attributes");
         Ok(info.is_file() || !self.attribute_files()?.is_empty())
     }
@@ -65,7 +66,7 @@ impl GitSource {
     pub(super) fn attribute_warnings(
         &self,
         files: &[SelectedFile],
-    ) -> Result<Vec<String>, SourceError> {
+    ) -> Result<Vec<Warning>, SourceError> {
         let fail = |e: gix::Error| SourceError::Git {
             message: format!("cannot read .gitattributes at `{}`", self.rev.spec),
             source: Box::new(e),
@@ -82,10 +83,13 @@ impl GitSource {
                 .flatten()
                 .map_or(0, |h| h.size());
             if size > MAX_ATTRIBUTES {
-                too_large.push(format!(
-                    "{path} at `{}` is {size} bytes, more than the {MAX_ATTRIBUTES} fpcheck \
+                too_large.push(Warning::new(
+                    Code::GitattributesConversion,
+                    format!(
+                        "{path} at `{}` is {size} bytes, more than the {MAX_ATTRIBUTES} fpcheck \
                      reads: the conversions it may set are not reported",
-                    self.rev.spec
+                        self.rev.spec
+                    ),
                 ));
                 continue;
             }
@@ -135,12 +139,15 @@ impl GitSource {
             } else {
                 String::new()
             };
-            format!(
-                ".gitattributes at `{}` sets {setting} on {n} runtime file{} ({}{more}): \
+            Warning::new(
+                Code::GitattributesConversion,
+                format!(
+                    ".gitattributes at `{}` sets {setting} on {n} runtime file{} ({}{more}): \
                      a checkout may hold other bytes than the stored blobs fpcheck hashes",
-                self.rev.spec,
-                if n == 1 { "" } else { "s" },
-                shown.join(", ")
+                    self.rev.spec,
+                    if n == 1 { "" } else { "s" },
+                    shown.join(", ")
+                ),
             )
         }));
         Ok(warnings)

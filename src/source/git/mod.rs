@@ -8,13 +8,14 @@
 //! [`blob`] reads blobs with memory that does not grow with their size;
 //! [`attributes`] warns about `.gitattributes` conversions.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 
 use gix::objs::tree::EntryKind as GitKind;
 use gix::ObjectId;
 
 use super::{Entry, EntryKind, MetaFile, Node, Origin, RootState, Source, SourceError, Target};
 use crate::select::{display_path, SelectedFile};
+use crate::warning::Warning;
 
 mod attributes;
 mod blob;
@@ -39,6 +40,9 @@ pub struct GitSource {
     /// The `.gitattributes` files seen below the root (path from the top,
     /// blob id), for the attribute check.
     gitattributes: RefCell<Vec<(String, ObjectId)>>,
+    /// A selected link's resolution looked inside a tree above the root
+    /// (see [`GitSource::links_left_root`]).
+    left_root: Cell<bool>,
     buf: RefCell<Vec<u8>>,
 }
 
@@ -46,7 +50,7 @@ impl GitSource {
     /// The tree at `rev`, rooted at `root` (a path from the top of the
     /// repository, e.g. `src`; `""` or `.` for the top itself).
     pub fn new(repo: gix::Repository, rev: Revision, root: &str) -> Result<Self, SourceError> {
-        let root = normalise_root(root);
+        let root = crate::select::normalise_root(root);
         let mut source = GitSource {
             repo,
             blobs: OnceCell::new(),
@@ -55,10 +59,11 @@ impl GitSource {
             root_stack: None,
             root_state: RootState::Missing,
             gitattributes: RefCell::new(Vec::new()),
+            left_root: Cell::new(false),
             buf: RefCell::new(Vec::new()),
         };
         let top = vec![source.rev.tree];
-        let (found, stack) = source.walk(top, source.root.as_bytes(), "the runtime root")?;
+        let (found, stack) = source.walk(top, source.root.as_bytes(), "the runtime root", false)?;
         source.root_state = match found {
             Found::Tree(id) => {
                 source.root_stack = Some(stack);
@@ -73,6 +78,37 @@ impl GitSource {
             }
         };
         Ok(source)
+    }
+
+    /// Whether resolving a selected link so far looked up a name in a tree
+    /// above the runtime root. Until one does, the selection is a function
+    /// of the root's tree, its depth and the rules alone: two ends with
+    /// the same root tree id (at the same depth, under the same rules)
+    /// then select the same list of (path, blob id).
+    pub fn links_left_root(&self) -> bool {
+        self.left_root.get()
+    }
+
+    /// The runtime root's tree id and its depth from the top of the
+    /// repository, when the root is a tree.
+    pub fn root_tree(&self) -> Option<(ObjectId, usize)> {
+        match (&self.root_state, &self.root_stack) {
+            (RootState::Dir(Node::Object(id)), Some(stack)) => Some((*id, stack.len() - 1)),
+            _ => None,
+        }
+    }
+
+    /// Whether the selection walk saw a `.gitattributes` below the root.
+    pub fn saw_gitattributes(&self) -> bool {
+        !self.gitattributes.borrow().is_empty()
+    }
+
+    /// Takes what `other`'s selection walk saw below the root (its
+    /// `.gitattributes` files), for an end whose selection is known to be
+    /// `other`'s (same root path, tree and rules) without walking it again.
+    pub fn adopt_walk(&self, other: &GitSource) {
+        debug_assert_eq!(self.root, other.root);
+        *self.gitattributes.borrow_mut() = other.gitattributes.borrow().clone();
     }
 
     /// The revision this source reads.
@@ -108,21 +144,9 @@ impl GitSource {
     }
 }
 
-fn normalise_root(root: &str) -> String {
-    let parts: Vec<&str> = root
-        .split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect();
-    parts.join("/")
-}
-
 impl Source for GitSource {
     fn root_display(&self) -> String {
-        if self.root.is_empty() {
-            ".".into()
-        } else {
-            self.root.clone()
-        }
+        crate::select::show_root(&self.root).to_string()
     }
 
     fn root(&self) -> Result<RootState, SourceError> {
@@ -206,7 +230,7 @@ impl Source for GitSource {
         let Some(path) = super::meta_path(&self.root, name, in_parent) else {
             return Ok(None);
         };
-        let (found, _) = self.walk(vec![self.rev.tree], path.as_bytes(), &path)?;
+        let (found, _) = self.walk(vec![self.rev.tree], path.as_bytes(), &path, false)?;
         let Found::Blob(id) = found else {
             // Nothing there, or a malformed tree on the way (which makes
             // the root, on the same path, unresolvable too).
@@ -245,7 +269,7 @@ impl Source for GitSource {
         self.root_stack.as_ref().map_or(0, |s| s.len() - 1)
     }
 
-    fn warnings(&self, files: &[SelectedFile]) -> Result<Vec<String>, SourceError> {
+    fn warnings(&self, files: &[SelectedFile]) -> Result<Vec<Warning>, SourceError> {
         if files.is_empty() || !self.may_have_attributes()? {
             return Ok(Vec::new());
         }

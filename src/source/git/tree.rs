@@ -105,12 +105,17 @@ impl GitSource {
     /// once for trees and working trees): `..` steps up, links are read and
     /// followed. A submodule is an empty directory, as in a checkout before
     /// it is initialised, so `vendor/..` works and `vendor/x` is broken.
+    /// `watch`: a selected link is being resolved; a look-up in a tree
+    /// above the runtime root is then recorded (see
+    /// [`GitSource::links_left_root`]).
     pub(super) fn walk(
         &self,
         stack: Vec<ObjectId>,
         path: &[u8],
         what: &str,
+        watch: bool,
     ) -> Result<(Found, Vec<ObjectId>), SourceError> {
+        let root_depth = self.root_stack.as_ref().map_or(0, |s| s.len() - 1);
         let start: Vec<Dir> = stack
             .iter()
             .enumerate()
@@ -121,6 +126,9 @@ impl GitSource {
             })
             .collect();
         let found = links::walk(start, path, |dir: &Dir, name: &[u8]| {
+            if watch && dir.depth < root_depth {
+                self.left_root.set(true);
+            }
             self.step(dir, name, what)
         });
         let found = match found {
@@ -195,11 +203,11 @@ impl GitSource {
         let Some(root) = self.root_stack.clone() else {
             return Ok(Err("is outside the runtime root's tree".into()));
         };
-        let stack = match self.walk(root, dir, "a runtime directory")? {
+        let stack = match self.walk(root, dir, "a runtime directory", true)? {
             (Found::Tree(_), stack) => stack,
             (other, _) => return Ok(Err(link_failure(&other))),
         };
-        let (found, _) = self.walk(stack, target, "a link target")?;
+        let (found, _) = self.walk(stack, target, "a link target", true)?;
         Ok(match found {
             Found::Blob(id) => Ok(id),
             other => Err(link_failure(&other)),

@@ -1,0 +1,267 @@
+//! The everyday range: no runtime blob changed. Nothing is hashed, the
+//! fingerprints are reported as skipped (or taken from the cache), and the
+//! shortcut that skips the second walk (same settings, same root tree)
+//! never hides a change made through a link out of the root or through
+//! the settings.
+
+use serde_json::Value;
+
+use crate::support::TestRepo;
+
+/// v1 with a runtime under `src` and a library outside it.
+fn released() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("src/server.py", "def main(): pass\n")
+        .write("src/plugins/__init__.py", "")
+        .write("src/plugins/memory.py", "v = 1\n")
+        .write("lib/impl.py", "x = 1\n")
+        .write("README.md", "# readme\n")
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo
+}
+
+fn json(repo: &TestRepo, args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend(["--format", "json"]);
+    let run = repo.fpcheck(&all);
+    assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
+    run.json()
+}
+
+fn fingerprint_at(repo: &TestRepo, rev: &str) -> String {
+    let run = repo.fpcheck(&["fingerprint", "--rev", rev]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.stdout.trim().to_string()
+}
+
+#[test]
+fn an_unchanged_selection_is_not_hashed_and_says_so() {
+    let repo = released();
+    repo.commit("1.0.0");
+    repo.tag("v1");
+    repo.write("README.md", "# docs only\n")
+        .write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("docs");
+    repo.tag("v2");
+    let j = json(&repo, &["v1..v2", "--no-cache"]);
+    assert_eq!(j["restart_required"], false);
+    assert_eq!(j["reason"], "no_runtime_change");
+    assert_eq!(j["code_changed"], false);
+    assert_eq!(j["version_changed"], true);
+    assert_eq!(j["updater"]["writes_marker"], false);
+    assert_eq!(j["process_check"]["fires"], false);
+    for end in ["from", "to"] {
+        assert_eq!(j[end]["fingerprint"], Value::Null, "{end}");
+        assert_eq!(j[end]["fingerprint_skipped"], "selection_unchanged");
+        assert_eq!(j[end]["unavailable_reason"], Value::Null);
+        assert_eq!(j[end]["runtime_files"], 3);
+    }
+    assert_eq!(j["changes"]["runtime"], serde_json::json!([]));
+    assert!(j["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|w| w["code"] != "fingerprint_unavailable"));
+
+    let table = repo.fpcheck(&["v1..v2", "--no-cache"]);
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    assert!(
+        table.stdout.contains("same (not computed)"),
+        "{}",
+        table.stdout
+    );
+    assert!(!table.stdout.contains("unavailable"), "{}", table.stdout);
+    let md = repo.fpcheck(&["v1..v2", "--no-cache", "--format", "markdown"]);
+    assert!(md.stdout.contains("same (not computed)"), "{}", md.stdout);
+    assert!(
+        md.stdout
+            .contains("None: the runtime fingerprint is byte-for-byte the same."),
+        "{}",
+        md.stdout
+    );
+
+    // `patch` records the digest: it always computes it.
+    let patch = repo.fpcheck(&["patch", "v1..v2"]);
+    assert_eq!(patch.code, 0, "{}", patch.stderr);
+    let digest = fingerprint_at(&repo, "v2");
+    assert!(patch.stdout.contains(&digest), "{}", patch.stdout);
+}
+
+/// A digest the cache holds is reported (never one made up).
+#[test]
+fn a_cached_digest_is_reported_and_patch_always_has_one() {
+    let repo = released();
+    repo.commit("1.0.0");
+    repo.tag("v1");
+    repo.write("README.md", "# docs only\n");
+    repo.commit("docs");
+    repo.tag("v2");
+    let digest = fingerprint_at(&repo, "v1");
+    // A changed range fills the cache with both ends' digests.
+    repo.write("src/server.py", "def main(): return 1\n");
+    repo.commit("fix");
+    repo.tag("v3");
+    let changed = json(&repo, &["v2..v3"]);
+    assert_eq!(changed["from"]["fingerprint"], digest.as_str());
+    // Twice: the second run answers from the remembered walk of the
+    // shared root tree, the same way.
+    for _ in 0..2 {
+        let j = json(&repo, &["v1..v2"]);
+        for end in ["from", "to"] {
+            assert_eq!(j[end]["fingerprint"], digest.as_str(), "{end}");
+            assert_eq!(j[end]["fingerprint_skipped"], Value::Null);
+            assert_eq!(j[end]["runtime_files"], 3);
+        }
+        assert_eq!(j["restart_required"], false);
+    }
+    // No cache: not computed.
+    let cold = json(&repo, &["v1..v2", "--no-cache"]);
+    assert_eq!(cold["to"]["fingerprint"], Value::Null);
+}
+
+/// The root's tree is the same at both ends, but a runtime link leads out
+/// of the root to a file that changed: a restart, never "no change".
+#[test]
+fn a_link_out_of_an_unchanged_root_tree_still_restarts() {
+    for target in ["../lib/impl.py", "../src/../lib/impl.py"] {
+        let repo = released();
+        repo.symlink("src/impl.py", target);
+        repo.commit("1.0.0");
+        repo.tag("v1");
+        let root_v1 = repo.git(&["rev-parse", "HEAD:src"]);
+        repo.write("lib/impl.py", "x = 2\n");
+        repo.commit("lib only");
+        repo.tag("v2");
+        assert_eq!(repo.git(&["rev-parse", "HEAD:src"]), root_v1);
+        for cache in [true, false] {
+            let mut args = vec!["v1..v2"];
+            if !cache {
+                args.push("--no-cache");
+            }
+            let j = json(&repo, &args);
+            assert_eq!(j["restart_required"], true, "{target} {cache}");
+            assert_eq!(j["reason"], "code_changed");
+            assert_eq!(j["code_changed"], true);
+            assert_eq!(
+                j["from"]["fingerprint"],
+                fingerprint_at(&repo, "v1").as_str()
+            );
+            assert_eq!(j["to"]["fingerprint"], fingerprint_at(&repo, "v2").as_str());
+            assert_ne!(j["from"]["fingerprint"], j["to"]["fingerprint"]);
+            assert_eq!(
+                j["changes"]["runtime"],
+                serde_json::json!([{"path": "src/impl.py", "status": "target_changed", "change_kind": "code"}])
+            );
+        }
+    }
+}
+
+/// A link out of the root whose target did not change, and a link inside
+/// the root: the selections are equal, so nothing is hashed.
+#[test]
+fn links_whose_targets_did_not_change_are_not_hashed() {
+    let repo = released();
+    repo.symlink("src/impl.py", "../lib/impl.py")
+        .symlink("src/alias.py", "plugins/memory.py");
+    repo.commit("1.0.0");
+    repo.tag("v1");
+    repo.write("lib/other.py", "y = 1\n")
+        .write("README.md", "# more\n");
+    repo.commit("outside only");
+    repo.tag("v2");
+    let j = json(&repo, &["v1..v2", "--no-cache"]);
+    assert_eq!(j["restart_required"], false);
+    assert_eq!(j["code_changed"], false);
+    assert_eq!(j["to"]["fingerprint_skipped"], "selection_unchanged");
+    assert_eq!(j["to"]["runtime_files"], 5);
+}
+
+/// The `to` end's settings move the root to a copy of the old code (the
+/// same tree id as the old root) while the old root's code changes: equal
+/// root tree ids prove nothing when the settings differ.
+#[test]
+fn a_root_moved_to_a_copy_of_the_old_tree_is_cross_checked() {
+    let repo = released();
+    repo.commit("1.0.0");
+    repo.tag("v1");
+    let old_root = repo.git(&["rev-parse", "HEAD:src"]);
+    for f in ["server.py", "plugins/__init__.py", "plugins/memory.py"] {
+        let bytes = std::fs::read(repo.join(&format!("src/{f}"))).unwrap();
+        repo.write(&format!("copy/{f}"), bytes);
+    }
+    repo.write("src/plugins/memory.py", "v = 666\n")
+        .write("fpcheck.toml", "[runtime]\nroot = \"copy\"\n");
+    repo.commit("move the root");
+    repo.tag("v2");
+    assert_eq!(repo.git(&["rev-parse", "HEAD:copy"]), old_root);
+    let j = json(&repo, &["v1..v2", "--no-cache"]);
+    assert_eq!(j["restart_required"], true);
+    assert_eq!(j["reason"], "settings_changed_runtime_changed");
+    assert_eq!(
+        j["from"]["fingerprint"],
+        fingerprint_at(&repo, "v1").as_str()
+    );
+    assert_eq!(j["from"]["fingerprint"], j["to"]["fingerprint"]);
+    assert_eq!(j["settings_check"]["runtime_changed"], true);
+}
+
+/// Settings that change without changing the selection: the cross-check
+/// compares real digests (no false restart, no skipped digest).
+#[test]
+fn settings_that_change_nothing_selected_are_compared_by_digest() {
+    let repo = released();
+    repo.write("src/docs/guide.md", "# guide\n");
+    repo.commit("1.0.0");
+    repo.tag("v1");
+    repo.write(
+        "fpcheck.toml",
+        "[runtime]\nroot = \"src\"\nexclude = [\"docs\", \"tests\", \"scripts\", \"migrations\", \"crons\", \"__pycache__\", \"node_modules\", \".git\", \"versions\"]\n",
+    );
+    repo.commit("exclude docs");
+    repo.tag("v2");
+    let j = json(&repo, &["v1..v2", "--no-cache"]);
+    let digest = fingerprint_at(&repo, "v1");
+    assert_eq!(j["restart_required"], false);
+    assert_eq!(j["reason"], "no_runtime_change");
+    for end in ["from", "to"] {
+        assert_eq!(j[end]["fingerprint"], digest.as_str(), "{end}");
+        assert_eq!(j[end]["fingerprint_skipped"], Value::Null);
+    }
+    assert_eq!(j["settings_check"]["fingerprint"], digest.as_str());
+    assert_eq!(j["settings_check"]["runtime_changed"], false);
+}
+
+/// With the persistent cache, a range over a shared root tree is answered
+/// from the remembered walk the second time: the same verdict, file count
+/// and skipped digests; a `.gitattributes` added above the root (the root
+/// tree unchanged) still gets its warning.
+#[test]
+fn a_remembered_walk_answers_the_same_and_keeps_attribute_warnings() {
+    let repo = released();
+    repo.commit("1.0.0");
+    repo.tag("v1");
+    repo.write("README.md", "# docs only\n");
+    repo.commit("docs");
+    repo.tag("v2");
+    repo.write(".gitattributes", "*.py text eol=crlf\n");
+    repo.commit("attributes");
+    repo.tag("v3");
+    let first = json(&repo, &["v1..v2"]);
+    let second = json(&repo, &["v1..v2"]);
+    assert_eq!(first, second);
+    assert_eq!(second["to"]["fingerprint_skipped"], "selection_unchanged");
+    assert_eq!(second["to"]["runtime_files"], 3);
+    assert_eq!(second["warnings"], serde_json::json!([]));
+    for _ in 0..2 {
+        let j = json(&repo, &["v2..v3"]);
+        assert_eq!(j["restart_required"], false);
+        assert_eq!(j["to"]["runtime_files"], 3);
+        let codes: Vec<&str> = j["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["code"].as_str().unwrap())
+            .collect();
+        assert_eq!(codes, ["gitattributes_conversion"; 2], "{j}");
+    }
+}
