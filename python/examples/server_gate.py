@@ -67,13 +67,15 @@ def main() -> None:
         answer = server.on_tool_call()
         print("server must restart:", answer["restart_required"], answer["reason"])
 
-        # The restart: a new process, which acknowledges it loaded the code.
+        # The restart: a new process, which acknowledges it runs the
+        # installed code (its fingerprint equals the runtime's).
         server = Server(runtime, marker, client="codex")
         done = fpcheck.ack(
             marker,
             "codex",
             runtime_root=runtime,
             process_fingerprint=server.fingerprint,
+            process_version=server.version,
         )
         print("ack:", done["action"])
         print("after restart:", server.on_tool_call()["restart_required"])

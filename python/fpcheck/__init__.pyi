@@ -90,15 +90,22 @@ def fingerprint_at(
     repo: StrPath,
     rev: str = "HEAD",
     *,
-    root: str = "src",
+    root: Optional[str] = None,
     extensions: Optional[Sequence[str]] = None,
     exclude: Optional[Sequence[str]] = None,
+    runtime: Optional[str] = None,
 ) -> str:
     """The runtime fingerprint of ``root`` at revision ``rev``, from git objects.
 
-    No checkout: bare clones and linked worktrees work. ``""`` when
-    unavailable. Raises :class:`RepositoryError` (not a repository),
-    :class:`RevisionError` (unknown revision), :class:`MissingObjectError`.
+    As ``fpcheck fingerprint --rev REV``: the settings are those of the
+    ``fpcheck.toml`` committed at ``rev`` (what that release's gate uses;
+    ``runtime`` names one of several declared runtimes), else the defaults
+    (root ``src``, ``.py``, the default exclusions); ``root``,
+    ``extensions`` and ``exclude`` override them. No checkout: bare clones
+    and linked worktrees work. ``""`` when unavailable. Raises
+    :class:`RepositoryError` (not a repository), :class:`RevisionError`
+    (unknown revision), :class:`MissingObjectError`, :class:`ConfigError`
+    (a bad committed fpcheck.toml, an unknown ``runtime``).
     """
 
 def analyse(
@@ -182,10 +189,24 @@ def ack(
     process_fingerprint: str,
     process_version: str = "",
     lock_timeout: Optional[float] = None,
+    extensions: Optional[Sequence[str]] = None,
+    exclude: Optional[Sequence[str]] = None,
 ) -> JSON:
     """A restarted client confirms it loaded the new code (``fpcheck ack``).
 
+    Marks ``client`` ``"ok"`` in the marker. The marker is removed once
+    every listed client is ``"ok"`` and the process is proven to run the
+    installed release: ``process_fingerprint`` equal to the fingerprint of
+    ``runtime_root`` (or to the marker's ``to_fingerprint``); for a marker
+    without ``to_fingerprint``, ``process_version`` equal to the installed
+    version when the fingerprints cannot tell. A process shown to run other
+    code (a fingerprint or version that differs) is refused: nothing
+    changes, and it must restart.
+
     Returns ``{"action": "no_marker" | "acknowledged" | "removed" |
-    "refused", ...}``. Raises :class:`MarkerError` for a corrupt marker,
-    :class:`LockError` / :class:`WriteError` when it cannot be updated.
+    "refused", "installed_fingerprint", "installed_version", ...}``.
+    Raises :class:`MarkerError` for a corrupt marker,
+    :class:`UnreadableError` when ``runtime_root`` cannot be read,
+    :class:`LockError` / :class:`WriteError` when the marker cannot be
+    updated, :class:`ConfigError` for an unknown client.
     """

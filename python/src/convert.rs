@@ -37,17 +37,3 @@ pub fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>>
         }
     })
 }
-
-/// A document as `fpcheck snapshot|gate|status|ack --json` prints it: the
-/// schema first, then the report's fields.
-pub fn doc<T: serde::Serialize>(schema_version: u32, body: &T) -> Value {
-    let mut map = serde_json::Map::new();
-    map.insert("schema_version".into(), schema_version.into());
-    match serde_json::to_value(body).expect("reports are plain data") {
-        Value::Object(fields) => map.extend(fields),
-        other => {
-            map.insert("value".into(), other);
-        }
-    }
-    Value::Object(map)
-}

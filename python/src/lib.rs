@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
 use fpcheck::config::{self, ConfigFile, Overrides};
-use fpcheck::gate::{ack as core_ack, lock, run, snapshot as core_snapshot, ErrorKind};
+use fpcheck::gate::{ack as core_ack, document, lock, run, snapshot as core_snapshot, Cause};
 use fpcheck::range::{self, RangeSpec};
 use fpcheck::select::Rules;
 use fpcheck::source::git::open_repo;
@@ -24,11 +24,8 @@ mod errors;
 mod warm;
 mod watch;
 
-use convert::{doc, to_py};
+use convert::to_py;
 use errors::{detached, Error};
-
-/// Schema of the JSON documents of snapshot/gate/status/ack (as the CLI's).
-const GATE_JSON_SCHEMA: u32 = 1;
 
 /// The settings of a directory runtime: no config file (an installed
 /// runtime has none), defaults replaced by what is given.
@@ -105,23 +102,31 @@ fn inspect<'py>(
 }
 
 #[pyfunction]
-#[pyo3(signature = (repo, rev="HEAD", *, root="src", extensions=None, exclude=None))]
+#[pyo3(signature = (repo, rev="HEAD", *, root=None, extensions=None, exclude=None, runtime=None))]
 fn fingerprint_at(
     py: Python<'_>,
     repo: PathBuf,
     rev: &str,
-    root: &str,
+    root: Option<String>,
     extensions: Option<Vec<String>>,
     exclude: Option<Vec<String>>,
+    runtime: Option<String>,
 ) -> PyResult<String> {
-    let (rev, root) = (rev.to_string(), root.to_string());
+    let rev = rev.to_string();
     detached(py, move || {
-        let flags = overrides(None, Some(root), extensions, exclude)?;
-        let rules = config::resolve(None, &flags)?;
         let repo = open_repo(Some(&repo)).map_err(Error::repository)?;
+        fpcheck::range::check_revision(&rev).map_err(|e| Error::Revision(e.to_string()))?;
         let revision = Revision::parse(&repo, &rev).map_err(Error::revision)?;
-        let source = GitSource::new(repo, revision, &rules.root)?;
-        let fp = fpcheck::compute(&source as &dyn Source, &rules.rules)?;
+        // As `fpcheck fingerprint REV`: the fpcheck.toml committed at that
+        // revision (what its gate uses), the keywords over it.
+        let settings = config::Request {
+            choice: config::ConfigChoice::Committed,
+            flags: overrides(runtime, root, extensions, exclude)?,
+        }
+        .at_revision(&repo, revision.tree, &rev)?
+        .runtime;
+        let source = GitSource::new(repo, revision, &settings.root)?;
+        let fp = fpcheck::compute(&source as &dyn Source, &settings.rules)?;
         Ok(fp.as_gate_str().to_string())
     })
 }
@@ -290,7 +295,7 @@ fn status<'py>(
             cache,
         };
         let report = warm::status(&question)?;
-        Ok(doc(GATE_JSON_SCHEMA, &report))
+        Ok(document(&report))
     })?;
     to_py(py, &value)
 }
@@ -389,15 +394,16 @@ fn gate<'py>(
             lock_timeout: timeout,
             before_rename: &no_hook,
         });
-        let value = doc(GATE_JSON_SCHEMA, &report);
+        let value = document(&report);
         // Failures are in the report, with the conservative answer (the
         // marker may have been written): raised, with the report attached.
-        let failure = |m: String| match report.error_kind {
-            Some(ErrorKind::Usage) => Error::Config(m),
-            Some(ErrorKind::Output) if m.starts_with("cannot lock") => Error::Lock(m),
-            Some(ErrorKind::Output) => Error::Write(m),
-            _ if m.contains("snapshot") => Error::Snapshot(m),
-            _ => Error::Unreadable(m),
+        let failure = |m: String| match report.error_cause {
+            Some(Cause::Settings | Cause::Client) => Error::Config(m),
+            Some(Cause::Snapshot) => Error::Snapshot(m),
+            Some(Cause::Lock) => Error::Lock(m),
+            Some(Cause::Write) => Error::Write(m),
+            Some(Cause::Marker) => Error::Marker(m),
+            Some(Cause::Runtime) | None => Error::Unreadable(m),
         };
         match (&report.error, report.error_kind) {
             (Some(message), Some(_)) => Err(Error::Gate(Box::new(failure(message.clone())), value)),
@@ -419,7 +425,7 @@ fn timeout_arg(seconds: Option<f64>) -> PyResult<Duration> {
 }
 
 #[pyfunction]
-#[pyo3(signature = (marker, client, *, runtime_root, process_fingerprint, process_version="", lock_timeout=None))]
+#[pyo3(signature = (marker, client, *, runtime_root, process_fingerprint, process_version="", lock_timeout=None, extensions=None, exclude=None))]
 #[allow(clippy::too_many_arguments)]
 fn ack<'py>(
     py: Python<'py>,
@@ -429,17 +435,29 @@ fn ack<'py>(
     process_fingerprint: &str,
     process_version: &str,
     lock_timeout: Option<f64>,
+    extensions: Option<Vec<String>>,
+    exclude: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    // ADAPTER: the library's ack decides from the marker and the process
-    // fingerprint alone today; runtime_root and process_version are taken
-    // for the section-7 rewrite (issue 12) and checked only for type.
-    let _ = (runtime_root, process_version);
-    let client = client.to_string();
-    let fp = (!process_fingerprint.is_empty()).then(|| process_fingerprint.to_string());
+    let (client, fp, version) = (
+        client.to_string(),
+        process_fingerprint.to_string(),
+        process_version.to_string(),
+    );
     let timeout = timeout_arg(lock_timeout)?;
     let value = detached(py, move || {
-        let report = core_ack::run(&marker, &client, fp.as_deref(), timeout)?;
-        Ok(doc(GATE_JSON_SCHEMA, &report))
+        let rules = dir_rules(extensions, exclude)?;
+        // The same library call as `fpcheck ack --dir ROOT`.
+        let report = core_ack::run(&core_ack::Request {
+            marker: &marker,
+            client: &client,
+            process: core_ack::Process {
+                fingerprint: Some(&fp),
+                version: &version,
+            },
+            runtime: Some((&runtime_root, &rules)),
+            lock_timeout: timeout,
+        })?;
+        Ok(document(&report))
     })?;
     to_py(py, &value)
 }

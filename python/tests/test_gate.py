@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any, Dict, List, Union
 
@@ -262,3 +263,134 @@ def test_a_forked_child_does_not_share_the_parents_watcher(
     assert os.WEXITSTATUS(code) == 0
     (runtime / "server.py").write_text("# changed after the fork\n")
     assert ask(runtime, marker, fp)["restart_required"]
+
+
+NO_TO = '{"required": true, "clients": {"codex": "restart_session_required"}}'
+
+
+def test_ack_proves_the_process_current_against_runtime_root(
+    runtime: Path, tmp_path: Path
+) -> None:
+    """Section 7's clearing: the installed fingerprint, else the version."""
+    marker = tmp_path / "marker.json"
+    fp = fpcheck.fingerprint(runtime)
+    other = "0" * 64
+
+    def ack(process_fp: str, version: str = "") -> Dict[str, Any]:
+        got = fpcheck.ack(
+            marker,
+            "codex",
+            runtime_root=runtime,
+            process_fingerprint=process_fp,
+            process_version=version,
+        )
+        return got
+
+    # The same object as `fpcheck ack --dir ... --json`, marker by marker.
+    for process_fp, version in [(fp, ""), (other, "1.0.0"), ("unknown", "0.9")]:
+        marker.write_text(NO_TO)
+        got = ack(process_fp, version)
+        marker.write_text(NO_TO)
+        cli = fpcheck_cli(
+            "ack",
+            "--marker",
+            str(marker),
+            "--client",
+            "codex",
+            "--dir",
+            str(runtime),
+            "--process-fingerprint",
+            process_fp,
+            "--process-version",
+            version,
+            "--json",
+        )
+        assert cli.returncode in (0, 1), cli.stderr
+        assert got == json.loads(cli.stdout)
+    marker.write_text(NO_TO)
+    done = ack(fp)
+    assert (done["action"], done["installed_fingerprint"]) == ("removed", fp)
+    assert done["installed_version"] == "1.0.0" and not marker.exists()
+    # Other code than installed: refused, the marker untouched.
+    marker.write_text(NO_TO)
+    refused = ack(other, "1.0.0")
+    assert refused["action"] == "refused" and marker.read_text() == NO_TO
+    assert "is not the installed runtime's" in refused["because"]
+    # No usable fingerprint: the process version decides.
+    assert ack("unknown", "0.9")["action"] == "refused"
+    assert marker.read_text() == NO_TO
+    kept = ack("unknown")
+    assert kept["action"] == "acknowledged" and marker.exists()
+    marker.write_text(NO_TO)
+    assert ack("", "1.0.0")["action"] == "removed" and not marker.exists()
+    # A runtime_root that changed since the process started: refused.
+    marker.write_text(NO_TO)
+    (runtime / "server.py").write_text("# updated under the process\n")
+    assert ack(fp)["action"] == "refused"
+
+
+def test_gate_failures_raise_the_class_of_their_cause(
+    runtime: Path, tmp_path: Path
+) -> None:
+    """The class comes from the library's typed cause, not the message."""
+    import fcntl
+
+    marker = tmp_path / "marker.json"
+    before = fpcheck.snapshot(runtime)
+    (runtime / "server.py").write_text("# new code\n")
+    (runtime.parent / "version.json").write_text('{"version": "2.0.0"}\n')
+    # Another gate holds the lock: LockError, the report says restart.
+    with open(tmp_path / "marker.json.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(fpcheck.LockError) as caught:
+            fpcheck.gate(before, runtime, marker, lock_timeout=0)
+        assert caught.value.report["restart_required"]
+        assert not caught.value.report["marker_written"] and not marker.exists()
+        with pytest.raises(fpcheck.LockError):
+            fpcheck.ack(
+                marker,
+                "codex",
+                runtime_root=runtime,
+                process_fingerprint="",
+                lock_timeout=0,
+            )
+    # The marker's place is a directory: WriteError (after deciding).
+    marker.mkdir()
+    with pytest.raises(fpcheck.WriteError) as write:
+        fpcheck.gate(before, runtime, marker)
+    assert write.value.report["reason"] == "brain_update"
+    marker.rmdir()
+    # A snapshot that is no snapshot: SnapshotError.
+    bad = tmp_path / "lock.json"
+    bad.write_text("[]")
+    with pytest.raises(fpcheck.SnapshotError):
+        fpcheck.gate(bad, runtime, marker)
+    assert fpcheck.gate(before, runtime, marker)["marker_written"]
+    with pytest.raises(fpcheck.ConfigError, match="not a known client"):
+        fpcheck.ack(marker, "nobody", runtime_root=runtime, process_fingerprint="")
+
+
+def test_the_gil_is_released_while_fpcheck_works(runtime: Path, tmp_path: Path) -> None:
+    """A Python thread runs while a call waits inside fpcheck: here the gate
+    waits for a lock that only that thread can release, so with the GIL
+    held the gate would time out instead."""
+    import fcntl
+
+    marker = tmp_path / "marker.json"
+    before = fpcheck.snapshot(runtime)
+    (runtime / "server.py").write_text("# new code\n")
+    (runtime.parent / "version.json").write_text('{"version": "2.0.0"}\n')
+    held = open(tmp_path / "marker.json.lock", "w")
+    fcntl.flock(held, fcntl.LOCK_EX)
+
+    def release() -> None:
+        time.sleep(0.3)  # needs the GIL back to go on
+        fcntl.flock(held, fcntl.LOCK_UN)
+        held.close()
+
+    helper = threading.Thread(target=release)
+    helper.start()
+    start = time.monotonic()
+    decided = fpcheck.gate(before, runtime, marker, lock_timeout=60)
+    helper.join()
+    assert decided["marker_written"] and time.monotonic() - start < 60

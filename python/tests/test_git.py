@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
+from typing import List
 
 import pytest
 
 import fpcheck
-from conftest import commit_tree, fpcheck_cli, git
+from conftest import commit_tree, fpcheck_cli, git, write_tree
 
 BASE = {"server.py": "# entrypoint\n", "plugins/memory.py": "v1\n", "tests/t.py": "t\n"}
 
@@ -77,3 +79,66 @@ def test_analyse_is_the_cli_json(repo: Path) -> None:
     assert narrowed["restart_required"] is False
     with pytest.raises(TypeError, match="colour"):
         fpcheck.analyse(repo, "v1.0.0", colour=True)
+
+
+def test_fingerprint_at_reads_the_committed_config(repo: Path) -> None:
+    """The settings committed at the revision, keywords over them, as the CLI."""
+    write_tree(repo / "app", {"main.py": "m\n", "gen/x.py": "g\n", "k.pyi": "s\n"})
+    commit_tree(repo, BASE, "v1.0.0")
+    (repo / "fpcheck.toml").write_text('[runtime]\nroot = "app"\nexclude = ["gen"]\n')
+    git(repo, "add", "fpcheck.toml")
+    git(repo, "commit", "-qm", "config")
+    git(repo, "tag", "v1.1.0")
+    # v1.0.0 has no config: the defaults (src); v1.1.0 says app without gen.
+    assert fpcheck.fingerprint_at(repo, "v1.0.0") == fpcheck.fingerprint(repo / "src")
+    at = fpcheck.fingerprint_at(repo, "v1.1.0")
+    assert at == fpcheck.fingerprint(repo / "app", exclude=["gen"])
+    assert at != fpcheck.fingerprint(repo / "app")
+    cli = fpcheck_cli("fingerprint", "--repo", str(repo), "--rev", "v1.1.0")
+    assert cli.returncode == 0, cli.stderr
+    assert cli.stdout.split()[0] == at
+    # Keywords override the committed keys, one by one.
+    assert fpcheck.fingerprint_at(repo, "v1.1.0", exclude=[]) == fpcheck.fingerprint(
+        repo / "app", exclude=[]
+    )
+    assert fpcheck.fingerprint_at(
+        repo, "v1.1.0", extensions=[".py", ".pyi"]
+    ) == fpcheck.fingerprint(repo / "app", extensions=[".py", ".pyi"], exclude=["gen"])
+    assert fpcheck.fingerprint_at(repo, "v1.1.0", root="src") == fpcheck.fingerprint(
+        repo / "src", exclude=["gen"]
+    )
+    # A bad committed config is a ConfigError naming it.
+    (repo / "fpcheck.toml").write_text("[runtime]\nroot = 3\n")
+    git(repo, "commit", "-qam", "broken")
+    with pytest.raises(fpcheck.ConfigError, match="fpcheck.toml at HEAD"):
+        fpcheck.fingerprint_at(repo)
+    with pytest.raises(fpcheck.RevisionError, match="starts with `-`"):
+        fpcheck.fingerprint_at(repo, "--all")
+
+
+def test_git_functions_run_in_threads_at_once(repo: Path) -> None:
+    commit_tree(repo, BASE, "v1.0.0")
+    commit_tree(repo, {**BASE, "plugins/memory.py": "v2\n"}, "v1.1.0")
+    want = (fpcheck.fingerprint_at(repo, "v1.0.0"), fpcheck.fingerprint_at(repo))
+    verdict = fpcheck.analyse(repo, "v1.0.0", "v1.1.0", use_cache=False)
+    errors: List[BaseException] = []
+
+    def worker() -> None:
+        try:
+            for _ in range(5):
+                got = (
+                    fpcheck.fingerprint_at(repo, "v1.0.0"),
+                    fpcheck.fingerprint_at(repo),
+                )
+                assert got == want
+                again = fpcheck.analyse(repo, "v1.0.0", "v1.1.0", use_cache=False)
+                assert again == verdict
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors

@@ -6,12 +6,11 @@
 //! are `code` without reading a byte, and so is a file that is a symbolic
 //! link on either side.
 
-use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use gix::ObjectId;
 
-use super::{ChangeKind, Classifier, Parsed};
+use super::{ChangeKind, Classifier};
 use crate::changes::{Changes, Status};
 use crate::range::Analysis;
 use crate::safe_io::{self, Links};
@@ -46,14 +45,26 @@ pub fn avoidable(
 
 /// The line a report prints for an avoidable restart of `files` files.
 pub fn avoidable_sentence(files: usize) -> String {
+    format!("{AVOIDABLE}: {}", avoidable_detail(files))
+}
+
+/// The same line in Markdown, its claim in bold.
+pub fn avoidable_markdown(files: usize) -> String {
+    let mut claim = AVOIDABLE.to_string();
+    claim[..1].make_ascii_uppercase();
+    format!("**{claim}:** {}.", avoidable_detail(files))
+}
+
+const AVOIDABLE: &str = "this restart is avoidable";
+
+/// What an avoidable restart's files changed, and what to do.
+fn avoidable_detail(files: usize) -> String {
     let (what, pronoun) = if files == 1 {
         ("1 file".to_string(), "it")
     } else {
         (format!("{files} files"), "them")
     };
-    format!(
-        "this restart is avoidable: {what} changed only comments or docstrings; hold {pronoun} for the next code release"
-    )
+    format!("{what} changed only comments or docstrings; hold {pronoun} for the next code release")
 }
 
 /// Classifies the runtime changes of a range report and sets `avoidable`.
@@ -96,90 +107,6 @@ pub fn annotate(repo: &gix::Repository, analysis: &mut Analysis) {
     );
 }
 
-/// How many bytes of parsed files a history keeps (see [`Parsed::weight`]).
-const KEPT_BYTES: usize = 256 << 20;
-
-/// Parsed files of a history, by path: a file's version in one release is
-/// the `from` side the next time it changes, so each blob is parsed once,
-/// and incrementally from the version before it.
-#[derive(Default)]
-pub struct HistoryStreams {
-    classifier: Classifier,
-    kept: HashMap<String, (ObjectId, Parsed)>,
-    weight: usize,
-}
-
-impl HistoryStreams {
-    /// Whether every runtime change of one update (paths below `root` →
-    /// blob ids at each end, commit trees `trees`) is cosmetic. Anything
-    /// but a modification is `code`, so is a link; stops at the first
-    /// `code` file, as history only reports the update's flag.
-    pub fn all_cosmetic(
-        &mut self,
-        repo: &gix::Repository,
-        trees: (ObjectId, ObjectId),
-        root: &str,
-        changes: &Changes,
-        ids: (&BTreeMap<String, ObjectId>, &BTreeMap<String, ObjectId>),
-    ) -> bool {
-        if changes.runtime.is_empty()
-            || changes.runtime.iter().any(|c| c.status != Status::Modified)
-        {
-            return false;
-        }
-        changes.runtime.iter().all(|c| {
-            let rel = below(root, &c.path);
-            let (Some(a), Some(b)) = (ids.0.get(rel), ids.1.get(rel)) else {
-                return false;
-            };
-            // The selection's blob must be the path's own, not a link's target.
-            if blob_at(repo, trees.0, &c.path) != Some(*a)
-                || blob_at(repo, trees.1, &c.path) != Some(*b)
-            {
-                return false;
-            }
-            self.classify(repo, &c.path, *a, *b)
-        })
-    }
-
-    fn classify(&mut self, repo: &gix::Repository, path: &str, a: ObjectId, b: ObjectId) -> bool {
-        let read = |id: ObjectId| read_blob(repo, id);
-        let old = match self.kept.remove(path) {
-            Some((id, parsed)) if id == a => {
-                self.weight -= parsed.weight();
-                parsed
-            }
-            stale => {
-                if let Some((_, p)) = stale {
-                    self.weight -= p.weight();
-                }
-                let Some(bytes) = read(a) else { return false };
-                self.classifier.parse(bytes, None)
-            }
-        };
-        let Some(bytes) = read(b) else { return false };
-        let new = self.classifier.parse(bytes, Some(&old));
-        let cosmetic = super::compare_parsed(&old, &new).is_cosmetic();
-        if self.weight + new.weight() > KEPT_BYTES {
-            self.kept.clear();
-            self.weight = 0;
-        }
-        self.weight += new.weight();
-        self.kept.insert(path.to_string(), (b, new));
-        cosmetic
-    }
-}
-
-/// `path` (from the top) below the runtime root.
-fn below<'p>(root: &str, path: &'p str) -> &'p str {
-    if root.is_empty() {
-        return path;
-    }
-    path.strip_prefix(root)
-        .and_then(|p| p.strip_prefix('/'))
-        .unwrap_or(path)
-}
-
 /// Where one end's bytes are.
 enum Bytes {
     /// A tree (`None`: it could not be resolved, everything is `code`).
@@ -203,7 +130,7 @@ impl Bytes {
 
 /// The bytes of blob `id`, `None` when it is unreadable or larger than
 /// [`FILE_LIMIT`] (its header is checked before anything is loaded).
-fn read_blob(repo: &gix::Repository, id: ObjectId) -> Option<Vec<u8>> {
+pub(super) fn read_blob(repo: &gix::Repository, id: ObjectId) -> Option<Vec<u8>> {
     if repo.find_header(id).ok()?.size() > FILE_LIMIT {
         return None;
     }
@@ -211,7 +138,7 @@ fn read_blob(repo: &gix::Repository, id: ObjectId) -> Option<Vec<u8>> {
 }
 
 /// The blob at `path` of `tree`, when it is a regular file (not a link).
-fn blob_at(repo: &gix::Repository, tree: ObjectId, path: &str) -> Option<ObjectId> {
+pub(super) fn blob_at(repo: &gix::Repository, tree: ObjectId, path: &str) -> Option<ObjectId> {
     let tree = repo.find_tree(tree).ok()?;
     let entry = tree.lookup_entry_by_path(path).ok()??;
     entry.mode().is_blob().then(|| entry.object_id())

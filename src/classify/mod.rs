@@ -9,14 +9,20 @@
 //! Python grammar (see docs/classify.md for why) and compared as streams of
 //! syntax-tree events, so that nothing here tokenises Python by hand.
 
+use std::cell::Cell;
+
 use serde::Serialize;
 
 mod apply;
+mod history;
 mod indent;
 mod stream;
+mod window;
 
-pub use apply::{annotate, avoidable, avoidable_sentence, HistoryStreams};
+pub use apply::{annotate, avoidable, avoidable_markdown, avoidable_sentence};
+pub use history::{avoidable_updates, Update};
 pub use stream::Stream;
+use stream::{Kinds, Skip};
 
 /// How a runtime file changed, as far as Python is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -51,27 +57,33 @@ impl ChangeKind {
 /// many files).
 pub struct Classifier {
     parser: tree_sitter::Parser,
-    kinds: stream::Kinds,
 }
 
 /// One parsed version of a file, kept so that its next version can be
 /// parsed incrementally (tree-sitter reuses the unchanged subtrees, and
-/// gives the same tree as a fresh parse).
+/// gives the same tree as a fresh parse) and compared where it changed.
 pub struct Parsed {
     tree: Option<tree_sitter::Tree>,
-    stream: Option<Stream<'static>>,
     source: Vec<u8>,
+    /// Whether the whole file parses as Python 3 (see [`Classifier::stream`]),
+    /// once known.
+    valid: Cell<Option<bool>>,
 }
 
 impl Parsed {
-    /// The file's events, `None` when it does not parse.
-    pub fn stream(&self) -> Option<&Stream<'static>> {
-        self.stream.as_ref()
-    }
-
-    /// Roughly how many bytes it holds (its source, twice, and events).
-    pub fn weight(&self) -> usize {
-        self.source.len() * 2 + self.stream.as_ref().map_or(0, |s| s.len() * 16)
+    /// Whether the whole file parses as Python 3: no error or missing node,
+    /// no Python 2 statement, indentation Python accepts. Walks the whole
+    /// tree the first time.
+    pub fn is_valid(&self) -> bool {
+        if let Some(known) = self.valid.get() {
+            return known;
+        }
+        let valid = self
+            .tree
+            .as_ref()
+            .is_some_and(|t| stream::valid(t.root_node(), &self.source, Kinds::get()));
+        self.valid.set(Some(valid));
+        valid
     }
 }
 
@@ -83,26 +95,19 @@ impl Classifier {
         parser
             .set_language(&language)
             .expect("the bundled grammar matches the tree-sitter version");
-        Classifier {
-            parser,
-            kinds: stream::Kinds::new(&language),
-        }
+        Classifier { parser }
     }
 
-    /// The event stream of one file, `None` when it does not parse as
+    /// The event stream of one whole file, `None` when it does not parse as
     /// Python 3 (an error or missing node, Python 2 statements, an
     /// indentation Python would reject).
     pub fn stream<'s>(&mut self, source: &'s [u8]) -> Option<Stream<'s>> {
         let tree = self.parser.parse(source, None)?;
-        self.stream_of(&tree, source)
-    }
-
-    fn stream_of<'s>(&self, tree: &tree_sitter::Tree, source: &'s [u8]) -> Option<Stream<'s>> {
         let root = tree.root_node();
         if root.has_error() {
             return None;
         }
-        stream::build(root, source, &self.kinds)
+        stream::build(root, source, Kinds::get(), Skip::default())
     }
 
     /// Parses `source`; with `previous` (the file's older version),
@@ -114,14 +119,10 @@ impl Classifier {
             Some(tree)
         });
         let tree = self.parser.parse(&source, old.as_ref());
-        let stream = tree
-            .as_ref()
-            .and_then(|t| self.stream_of(t, &source))
-            .map(Stream::into_owned);
         Parsed {
             tree,
-            stream,
             source,
+            valid: Cell::new(None),
         }
     }
 
@@ -139,26 +140,50 @@ impl Default for Classifier {
     }
 }
 
-/// Compares two parsed versions (`code` when either does not parse).
+/// Compares two parsed versions (`code` when either does not parse), from
+/// the statements where they differ (see `window.rs`): the same answer as
+/// [`compare`] on the whole streams. Learns whether `new` parses when the
+/// answer is cosmetic (it then does).
 pub fn compare_parsed(old: &Parsed, new: &Parsed) -> ChangeKind {
-    match (old.stream(), new.stream()) {
-        (Some(a), Some(b)) => compare(a, b),
-        _ => ChangeKind::Code,
+    let (Some(ta), Some(tb)) = (&old.tree, &new.tree) else {
+        return ChangeKind::Code;
+    };
+    let (ra, rb) = (ta.root_node(), tb.root_node());
+    if ra.has_error() || rb.has_error() {
+        return ChangeKind::Code;
+    }
+    let kinds = Kinds::get();
+    let (skip_a, skip_b) = window::skips((ta, &old.source), (tb, &new.source), kinds);
+    let a = stream::build(ra, &old.source, kinds, skip_a);
+    if skip_a == Skip::default() {
+        old.valid.set(Some(a.is_some()));
+    }
+    let b = stream::build(rb, &new.source, kinds, skip_b);
+    if skip_b == Skip::default() {
+        new.valid.set(Some(b.is_some()));
+    }
+    // The left-out statements are the same on both sides: they parse in
+    // the new file if they do in the old one (known for a file the history
+    // compared before, so its next version need not be walked whole).
+    if old.valid.get() == Some(true) {
+        new.valid.set(Some(b.is_some()));
+    }
+    let (Some(a), Some(b)) = (a, b) else {
+        return ChangeKind::Code;
+    };
+    let kind = compare(&a, &b);
+    if kind.is_cosmetic() && old.is_valid() {
+        new.valid.set(Some(true));
+        kind
+    } else {
+        ChangeKind::Code
     }
 }
 
 /// The edit that turns `old` into `new`: the span between their common
 /// prefix and common suffix.
 fn edit_between(old: &[u8], new: &[u8]) -> tree_sitter::InputEdit {
-    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
-    let room = old.len().min(new.len()) - prefix;
-    let suffix = old
-        .iter()
-        .rev()
-        .zip(new.iter().rev())
-        .take(room)
-        .take_while(|(a, b)| a == b)
-        .count();
+    let (prefix, suffix) = window::shared(old, new);
     let (old_end, new_end) = (old.len() - suffix, new.len() - suffix);
     tree_sitter::InputEdit {
         start_byte: prefix,
@@ -182,7 +207,7 @@ fn point(source: &[u8], at: usize) -> tree_sitter::Point {
     tree_sitter::Point { row, column }
 }
 
-/// Compares two parsed files.
+/// Compares two whole streams.
 pub fn compare(a: &Stream<'_>, b: &Stream<'_>) -> ChangeKind {
     if a.same_as(b, true) {
         ChangeKind::Layout

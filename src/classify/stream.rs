@@ -9,8 +9,6 @@
 //! included: its contents are a value, and an f-string's replacement fields
 //! (where PEP 701 even allows comments) are compared byte for byte.
 
-use std::borrow::Cow;
-
 use tree_sitter::{Language, Node};
 
 use super::indent::Frame;
@@ -29,10 +27,18 @@ pub(super) struct Kinds {
     python2: [u16; 2],
     /// Parts of a compound statement that start a line at its indentation.
     pub clauses: Vec<u16>,
+    /// Nodes whose children can be statements, blocks or clauses.
+    containers: Vec<u16>,
 }
 
 impl Kinds {
-    pub(super) fn new(language: &Language) -> Self {
+    /// The ids of the bundled Python grammar, looked up once.
+    pub(super) fn get() -> &'static Kinds {
+        static KINDS: std::sync::OnceLock<Kinds> = std::sync::OnceLock::new();
+        KINDS.get_or_init(|| Kinds::new(&tree_sitter_python::LANGUAGE.into()))
+    }
+
+    fn new(language: &Language) -> Self {
         let id = |name: &str| {
             let id = language.id_for_node_kind(name, true);
             assert!(id != 0, "the Python grammar has no `{name}` node");
@@ -61,6 +67,27 @@ impl Kinds {
             .into_iter()
             .map(id)
             .collect(),
+            containers: [
+                "module",
+                "block",
+                "case_clause",
+                "class_definition",
+                "decorated_definition",
+                "elif_clause",
+                "else_clause",
+                "except_clause",
+                "finally_clause",
+                "for_statement",
+                "function_definition",
+                "if_statement",
+                "match_statement",
+                "try_statement",
+                "while_statement",
+                "with_statement",
+            ]
+            .into_iter()
+            .map(id)
+            .collect(),
         }
     }
 }
@@ -69,10 +96,11 @@ const OPEN: u32 = 1 << 16;
 const CLOSE: u32 = 2 << 16;
 const LEAF: u32 = 3 << 16;
 const GAP: u32 = 4 << 16;
+const SKIP: u32 = 5 << 16;
 
 #[derive(Clone, Copy, Debug)]
 struct Event {
-    /// OPEN/LEAF | kind id, CLOSE, or GAP.
+    /// OPEN/LEAF | kind id, CLOSE, GAP or SKIP.
     tag: u32,
     /// Byte offsets (files over 4 GiB do not parse).
     start: u32,
@@ -81,22 +109,13 @@ struct Event {
     doc: bool,
 }
 
-/// One file's events, with its bytes (borrowed or owned).
+/// One file's events, with its bytes.
 pub struct Stream<'s> {
-    source: Cow<'s, [u8]>,
+    source: &'s [u8],
     events: Vec<Event>,
 }
 
 impl Stream<'_> {
-    /// The same stream owning its bytes, to keep it beyond the buffer it
-    /// was parsed from (history reuses one release's streams for the next).
-    pub fn into_owned(self) -> Stream<'static> {
-        Stream {
-            source: Cow::Owned(self.source.into_owned()),
-            events: self.events,
-        }
-    }
-
     /// Equal event by event; `with_docs: false` skips docstring statements.
     pub fn same_as(&self, other: &Stream<'_>, with_docs: bool) -> bool {
         let keep = |e: &&Event| with_docs || !e.doc;
@@ -147,8 +166,26 @@ pub(super) fn is_python_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\x0c' | b'\r' | b'\n')
 }
 
-/// Builds the stream of a tree without errors; `None` for Python 2.
-pub(super) fn build<'s>(root: Node<'_>, source: &'s [u8], kinds: &Kinds) -> Option<Stream<'s>> {
+/// Module children left out of a stream: the first `lead` and the last
+/// `trail`, known to be the same on both sides of a comparison (see
+/// `window.rs`). Each leaves one `SKIP` event where its events would be, so
+/// that comparing two windowed streams answers exactly what comparing the
+/// whole streams would.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Skip {
+    pub lead: usize,
+    pub trail: usize,
+}
+
+/// Builds the stream of a tree without errors; `None` for Python 2 or for
+/// indentation Python rejects (in the children it walks: a [`Skip`]ped one
+/// is not checked).
+pub(super) fn build<'s>(
+    root: Node<'_>,
+    source: &'s [u8],
+    kinds: &Kinds,
+    skip: Skip,
+) -> Option<Stream<'s>> {
     u32::try_from(source.len()).ok()?;
     let mut b = Builder {
         source,
@@ -161,30 +198,76 @@ pub(super) fn build<'s>(root: Node<'_>, source: &'s [u8], kinds: &Kinds) -> Opti
         indent_ok: true,
         in_doc: 0,
     };
-    let mut cursor = root.walk();
-    'walk: loop {
-        let node = cursor.node();
-        if b.enter(node)? && cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                continue 'walk;
+    if b.enter(root)? {
+        let children = root.child_count();
+        let mut cursor = root.walk();
+        let mut more = cursor.goto_first_child();
+        let mut i = 0;
+        while more {
+            let node = cursor.node();
+            if i < skip.lead || i + skip.trail >= children {
+                b.skip(node);
+            } else {
+                b.walk(node)?;
             }
-            if !cursor.goto_parent() {
-                break 'walk;
-            }
-            b.close(cursor.node());
+            i += 1;
+            more = cursor.goto_next_sibling();
         }
+        b.close(root);
     }
     b.gap(source.len());
     if !b.indent_ok {
         return None;
     }
     Some(Stream {
-        source: Cow::Borrowed(source),
+        source,
         events: b.events,
     })
+}
+
+/// Whether a whole tree parses as Python 3 by the checks [`build`] makes
+/// (no error, no Python 2 statement, indentation Python accepts), without
+/// building events: only the nodes that can hold statements are visited,
+/// since every check is about statements and clauses.
+pub(super) fn valid(root: Node<'_>, source: &[u8], kinds: &Kinds) -> bool {
+    if root.has_error() {
+        return false;
+    }
+    // Each visited container's checker, with where it starts.
+    let mut frames = vec![(Frame::new(root, None, source), root.start_byte())];
+    let mut cursor = root.walk();
+    if !cursor.goto_first_child() {
+        return true;
+    }
+    loop {
+        let child = cursor.node();
+        if !child.is_extra() {
+            let kind = child.kind_id();
+            let Some((frame, start)) = frames.last_mut() else {
+                return false;
+            };
+            if kinds.python2.contains(&kind) || !frame.child_ok(child, source, kinds) {
+                return false;
+            }
+            let start = *start;
+            if kinds.containers.contains(&kind) && cursor.goto_first_child() {
+                frames.push((Frame::new(child, Some(start), source), child.start_byte()));
+                continue;
+            }
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return true;
+            }
+            match frames.pop() {
+                Some((frame, _)) if frame.close_ok() => {}
+                _ => return false,
+            }
+        }
+    }
 }
 
 struct Builder<'s, 'k, 't> {
@@ -205,6 +288,44 @@ struct Builder<'s, 'k, 't> {
 }
 
 impl<'t> Builder<'_, '_, 't> {
+    /// Emits the events of `node` and everything below it.
+    fn walk(&mut self, node: Node<'t>) -> Option<()> {
+        let mut cursor = node.walk();
+        'walk: loop {
+            let at = cursor.node();
+            if self.enter(at)? && cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.depth() == 0 {
+                    break 'walk;
+                }
+                if cursor.goto_next_sibling() {
+                    continue 'walk;
+                }
+                cursor.goto_parent();
+                self.close(cursor.node());
+            }
+        }
+        Some(())
+    }
+
+    /// Stands in for a module child known to be equal on both sides: one
+    /// `SKIP` event where its first event would be (after the gap before
+    /// it for a token or comment, before it for a node that opens).
+    fn skip(&mut self, node: Node<'t>) {
+        let leaf =
+            node.is_extra() || node.child_count() == 0 || node.kind_id() == self.kinds.string;
+        if leaf {
+            self.gap(node.start_byte());
+        }
+        self.push(SKIP, node.start_byte(), node.start_byte());
+        if !leaf {
+            self.gap(node.start_byte());
+        }
+        self.last_end = node.end_byte();
+    }
+
     /// Emits the events of entering `node`; `Some(true)` to walk its
     /// children, `None` for a construct Python 3 rejects.
     fn enter(&mut self, node: Node<'t>) -> Option<bool> {
@@ -224,7 +345,10 @@ impl<'t> Builder<'_, '_, 't> {
         if let Some((frame, _)) = self.frames.last_mut() {
             self.indent_ok &= frame.child_ok(node, self.source, self.kinds);
         }
-        let leaf = node.child_count() == 0 || kind == self.kinds.string;
+        // An empty module still opens and closes, as one holding only
+        // comments does.
+        let leaf =
+            (node.child_count() == 0 && kind != self.kinds.module) || kind == self.kinds.string;
         if leaf {
             self.gap(node.start_byte());
             self.push(LEAF | u32::from(kind), node.start_byte(), node.end_byte());

@@ -159,6 +159,17 @@ fn what_does_not_parse_is_code() {
 }
 
 #[test]
+fn an_empty_file_and_one_with_only_comments_are_the_same_code() {
+    // Found by the whole-stdlib corpus run (empty `__init__.py` files).
+    assert_eq!(kind("", "# fpcheck was here\n"), ChangeKind::Layout);
+    assert_eq!(kind("# a\n", ""), ChangeKind::Layout);
+    assert_eq!(kind("", "\n\n"), ChangeKind::Layout);
+    assert_eq!(kind("", "x = 1\n"), ChangeKind::Code);
+    assert_eq!(kind("", "'''doc'''\n"), ChangeKind::Docstrings);
+    assert_eq!(windowed("", "# c\n").0, ChangeKind::Layout);
+}
+
+#[test]
 fn the_encoding_declaration_is_not_a_comment() {
     assert_eq!(
         kind(
@@ -173,5 +184,91 @@ fn the_encoding_declaration_is_not_a_comment() {
             "#!/usr/bin/python3\n# ho\nx = 1\n"
         ),
         ChangeKind::Layout
+    );
+}
+
+/// Classifies through the windowed comparison and checks that it agrees
+/// with the whole streams.
+fn windowed(old: &str, new: &str) -> (ChangeKind, stream::Skip) {
+    let mut c = Classifier::new();
+    let a = c.parse(old.as_bytes().to_vec(), None);
+    let b = c.parse(new.as_bytes().to_vec(), Some(&a));
+    let whole = match (c.stream(old.as_bytes()), c.stream(new.as_bytes())) {
+        (Some(x), Some(y)) => compare(&x, &y),
+        _ => ChangeKind::Code,
+    };
+    let got = compare_parsed(&a, &b);
+    assert_eq!(
+        got, whole,
+        "windowed and whole differ for {old:?} → {new:?}"
+    );
+    for (p, text) in [(&a, old), (&b, new)] {
+        let fresh = Classifier::new().parse(text.as_bytes().to_vec(), None);
+        assert_eq!(
+            fresh.is_valid(),
+            c.stream(text.as_bytes()).is_some(),
+            "{text:?}"
+        );
+        if let Some(known) = p.valid.get() {
+            assert_eq!(known, fresh.is_valid(), "learnt validity of {text:?}");
+        }
+    }
+    let skip = window::skips(
+        (a.tree.as_ref().unwrap(), &a.source),
+        (b.tree.as_ref().unwrap(), &b.source),
+        stream::Kinds::get(),
+    );
+    (got, skip.0)
+}
+
+#[test]
+fn only_the_statements_an_edit_touched_are_compared() {
+    let body = "import os\n\n\ndef f(a):\n    return a\n\n\nclass C:\n    x = 1\n";
+    // An addition at the end leaves every old statement out.
+    let (kind, skip) = windowed(body, &format!("{body}y = 2\n"));
+    assert_eq!(kind, ChangeKind::Code);
+    assert_eq!(skip, stream::Skip { lead: 3, trail: 0 });
+    // A comment at the top: everything from line 3 on is the same suffix.
+    let (kind, skip) = windowed(body, &format!("# new\n{body}"));
+    assert_eq!(kind, ChangeKind::Layout);
+    assert_eq!(skip, stream::Skip { lead: 0, trail: 2 });
+    // An edit in the middle statement.
+    let (kind, skip) = windowed(body, &body.replace("return a", "return  a  # same"));
+    assert_eq!(kind, ChangeKind::Layout);
+    assert_eq!(skip, stream::Skip { lead: 1, trail: 1 });
+}
+
+#[test]
+fn what_a_left_out_statement_depends_on_is_still_compared() {
+    // An encoding declaration moved into line 2 by deleting lines above it.
+    assert_eq!(
+        windowed(
+            "x = 1\n\n\ny = 2  # coding: latin-1\n",
+            "x = 1\ny = 2  # coding: latin-1\n"
+        )
+        .0,
+        ChangeKind::Code
+    );
+    // A string that becomes the module docstring.
+    assert_eq!(
+        windowed("x = 1\n'doc'\nz = 3\n", "'doc'\nz = 3\n").0,
+        ChangeKind::Code
+    );
+    // The same statement, now indented at the top level.
+    assert_eq!(
+        windowed("x = 1\ny = 2\nz = 3\n", "x = 1\n  y = 2\nz = 3\n").0,
+        ChangeKind::Code
+    );
+    assert_eq!(
+        windowed("x = 1\n\ny = 2\n\nz = 3\n", "x = 1\ny = 2\nz = 3\n").0,
+        ChangeKind::Layout
+    );
+    // Left-out statements that do not parse as Python 3 keep the file code.
+    let py2 = "x = 1\n\nprint 'a'\n";
+    assert_eq!(windowed(py2, &format!("# c\n{py2}")).0, ChangeKind::Code);
+    let bad_indent = "x = 1\n\ndef f():\n    a\n\tb\n";
+    assert_eq!(
+        windowed(bad_indent, &format!("# c\n{bad_indent}")).0,
+        ChangeKind::Code
     );
 }

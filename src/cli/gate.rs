@@ -177,21 +177,24 @@ pub(super) struct StatusArgs {
 /// A client confirms it restarted.
 ///
 /// Marks --client as "ok" in the marker's clients. The marker is removed
-/// once every listed client is "ok" and the process proves it loaded the
-/// marker's to_fingerprint (--process-fingerprint equal to it); otherwise
-/// it stays, so other clients still see it. A --process-fingerprint that
-/// differs from to_fingerprint is refused: that process runs other code.
+/// once every listed client is "ok" and the process proves it runs the
+/// installed release: --process-fingerprint equal to the installed
+/// runtime's (--dir) or to the marker's to_fingerprint; for a marker
+/// without to_fingerprint, --process-version equal to the installed
+/// version when the fingerprints cannot tell. Otherwise it stays, so other
+/// clients still see it. A process shown to run other code (a fingerprint
+/// or version that differs) is refused.
 #[derive(Debug, Args)]
 #[command(after_help = "Exit status (docs/gate.md, \"Exit status\"):
   0  acknowledged (marker kept or removed), or no marker
-  1  refused: the process did not load the marker's to_fingerprint; restart it
+  1  refused: the process runs other code than the marker's or the installed; restart it
   2  usage error: bad flags, or --client is not a known client
-  4  the marker cannot be read as a JSON object (left untouched)
+  4  the marker cannot be read as a JSON object (left untouched), or --dir cannot be read
   5  the marker cannot be locked, written or removed
 
 Example:
   fpcheck ack --marker ~/.server/mcp-restart-required.json --client codex \\
-      --process-fingerprint 7e11...22")]
+      --dir ~/.server/src --process-fingerprint 7e11...22 --process-version 1.4.0")]
 pub(super) struct AckArgs {
     /// The restart marker.
     #[arg(long, value_name = "MARKER.json")]
@@ -203,6 +206,15 @@ pub(super) struct AckArgs {
     /// The fingerprint the restarted process computed at startup.
     #[arg(long, value_name = "FP")]
     process_fingerprint: Option<String>,
+    /// The version the restarted process started with.
+    #[arg(long, value_name = "V", default_value = "")]
+    process_version: String,
+    /// The installed runtime root, whose fingerprint and version the
+    /// process's are compared with.
+    #[arg(long, value_name = "RUNTIME")]
+    dir: Option<PathBuf>,
+    #[command(flatten)]
+    runtime: RuntimeFlags,
     /// Seconds to wait for a gate holding the marker's lock.
     #[arg(long, value_name = "SECS", default_value_t = lock::DEFAULT_TIMEOUT.as_secs())]
     lock_timeout: u64,
@@ -494,12 +506,17 @@ fn status_text(r: &StatusReport) -> String {
 }
 
 pub(super) fn run_ack(args: AckArgs) -> Result<u8, Failure> {
-    let report = ack::run(
-        &args.marker,
-        &args.client,
-        args.process_fingerprint.as_deref(),
-        Duration::from_secs(args.lock_timeout),
-    )?;
+    let rt = settings(&args.runtime, None, None)?;
+    let report = ack::run(&ack::Request {
+        marker: &args.marker,
+        client: &args.client,
+        process: ack::Process {
+            fingerprint: args.process_fingerprint.as_deref(),
+            version: &args.process_version,
+        },
+        runtime: args.dir.as_deref().map(|dir| (dir, &rt.rules)),
+        lock_timeout: Duration::from_secs(args.lock_timeout),
+    })?;
     if args.json {
         print(&json(&report))?;
     } else {

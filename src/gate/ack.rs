@@ -1,12 +1,16 @@
 //! Acknowledging a restart: a client marks itself `"ok"` in the marker's
 //! `clients`, and the marker goes away once nobody needs it.
 //!
-//! The clearing rule keeps the marker until it is *proven* stale: every
-//! listed client is `"ok"` and the acknowledging process shows that it
-//! loaded the marker's `to_fingerprint`. A process that cannot show it
-//! (no fingerprint, `"unknown"`, or a marker without `to_fingerprint`)
-//! only marks itself; the marker stays for the others, and section 7's
-//! rule 5 already lets the "ok" client run on.
+//! Section 7's clearing rule: no client pending and the process proven
+//! current, by its fingerprint equal to the installed runtime's when both
+//! are usable, else (no `to_fingerprint` in the marker) by its version equal
+//! to the installed one. fpcheck also takes the marker's `to_fingerprint` as
+//! proof, and is stricter where the reference clears on missing evidence: a
+//! process that cannot show it runs the installed code (no fingerprint,
+//! `"unknown"`, no installed runtime given, an empty version) only marks
+//! itself; the marker stays for the others, and section 7's rule 5 already
+//! lets the "ok" client run on. A process shown to run other code than the
+//! marker's or the installed one is refused.
 
 use std::path::Path;
 use std::time::Duration;
@@ -19,6 +23,8 @@ use super::client::{self, py_strip, Client, OK as CLIENT_OK};
 use super::marker::{self, MarkerState};
 use super::{lock, GateError};
 use crate::atomic;
+use crate::select::Rules;
+use crate::source::DirSource;
 
 /// What acknowledging does to the marker.
 #[derive(Clone, Debug, PartialEq)]
@@ -56,13 +62,53 @@ pub enum Action {
     Refused,
 }
 
-/// Applies `client`'s acknowledgement to `marker`.
+/// What the acknowledging process started with.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Process<'a> {
+    /// Its fingerprint (`None`, `""` or `"unknown"`: it cannot show it).
+    pub fingerprint: Option<&'a str>,
+    /// Its version (`""`: not given).
+    pub version: &'a str,
+}
+
+/// The installed runtime as section 7 reads it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Installed {
+    /// Its fingerprint (`""` when unavailable).
+    pub fingerprint: String,
+    /// Its version (`""` when no version file gives one, or one cannot be
+    /// read: then no version can prove anything).
+    pub version: String,
+}
+
+impl Installed {
+    /// Reads the runtime at `dir` (the same fingerprint and version files
+    /// as `status`).
+    pub fn read(dir: &Path, rules: &Rules) -> Result<Installed, GateError> {
+        let source = DirSource::new(dir);
+        let fp = crate::fingerprint::compute(&source, rules)?;
+        let release = crate::release::read(&source)?;
+        let version = match release.unreadable.is_empty() {
+            true => release.version.unwrap_or_default(),
+            false => String::new(),
+        };
+        Ok(Installed {
+            fingerprint: fp.as_gate_str().to_string(),
+            version,
+        })
+    }
+}
+
+/// Applies `client`'s acknowledgement to `marker`, given what the process
+/// started with and, when known, the installed runtime.
 pub fn acknowledge(
     marker: &Map<String, Value>,
     client: Client,
-    process_fingerprint: Option<&str>,
+    process: Process<'_>,
+    installed: Option<&Installed>,
 ) -> Outcome {
-    let proven = process_fingerprint
+    let proven = process
+        .fingerprint
         .map(py_strip)
         .filter(|fp| !fp.is_empty() && *fp != UNKNOWN);
     let to = marker::to_fingerprint(marker);
@@ -73,6 +119,27 @@ pub fn acknowledge(
                  this client has not loaded the release the marker asks for; restart it"
             ));
         }
+    }
+    let installed_fp = installed
+        .map(|i| py_strip(&i.fingerprint))
+        .filter(|fp| !fp.is_empty());
+    // Section 7's `usable`: both fingerprints known, so they decide.
+    let usable = proven.zip(installed_fp);
+    if let Some((p, i)) = usable.filter(|(p, i)| p != i) {
+        return Outcome::Refuse(format!(
+            "the process fingerprint {p} is not the installed runtime's {i}: \
+             this client runs other code than is installed; restart it"
+        ));
+    }
+    // Versions are the evidence only when the fingerprints are not.
+    let versions = installed
+        .map(|i| (py_strip(process.version), py_strip(&i.version)))
+        .filter(|(p, i)| !p.is_empty() && !i.is_empty());
+    if let Some((p, i)) = versions.filter(|(p, i)| usable.is_none() && p != i) {
+        return Outcome::Refuse(format!(
+            "the process version {p} is not the installed version {i}: \
+             this client runs another release than is installed; restart it"
+        ));
     }
     let mut updated = marker.clone();
     let clients = match updated
@@ -92,15 +159,24 @@ pub fn acknowledge(
         .filter(|(_, action)| action.as_str() != Some(CLIENT_OK))
         .map(|(name, _)| name.as_str())
         .collect();
+    let proven_current = usable.is_some()
+        || (proven.is_some() && to.is_some())
+        || (!marker::has_to_fingerprint(marker) && versions.is_some());
     let because = if !pending.is_empty() {
         format!("clients still to restart: {}", pending.join(", "))
-    } else if !marker::has_to_fingerprint(marker) || to.is_none() {
-        "the marker has no to_fingerprint, so no process can prove it loaded the release".into()
-    } else if proven.is_none() {
-        "the process has not proven it loaded the marker's to_fingerprint (pass --process-fingerprint)".into()
-    } else {
+    } else if proven_current {
         let clients = clients.clone();
         return Outcome::Remove { clients };
+    } else if marker::has_to_fingerprint(marker) && to.is_some() {
+        "the process has not proven it loaded the marker's to_fingerprint (pass --process-fingerprint)".into()
+    } else if installed.is_none() {
+        "the marker has no to_fingerprint, so no process can prove it loaded the release \
+         (pass the installed runtime and the process's fingerprint or version)"
+            .into()
+    } else {
+        "the marker has no to_fingerprint, and neither the fingerprints nor the versions \
+         show that the process runs the installed release"
+            .into()
     };
     Outcome::Keep {
         marker: updated,
@@ -127,17 +203,35 @@ pub struct Report {
     /// The reference's code when the marker stays because the process did
     /// not prove its fingerprint: `process_fingerprint_missing`.
     pub pending_reason: Option<super::check::Reason>,
+    /// The installed runtime's fingerprint (`""`: unavailable; `null`: no
+    /// runtime given, or no marker).
+    pub installed_fingerprint: Option<String>,
+    /// Its version (`""`: none readable; `null` as above).
+    pub installed_version: Option<String>,
 }
 
-/// Acknowledges `client`'s restart in the marker at `path`, under the same
-/// lock as the gate, so an ack and a gate never interleave their
+/// What `fpcheck ack` is asked.
+#[derive(Clone, Copy, Debug)]
+pub struct Request<'a> {
+    /// The marker file.
+    pub marker: &'a Path,
+    /// The client that restarted, as given (normalised here).
+    pub client: &'a str,
+    /// What the process started with.
+    pub process: Process<'a>,
+    /// The installed runtime and its rules, read when there is a marker;
+    /// `None`: not known, so only the marker's `to_fingerprint` can prove
+    /// the process current.
+    pub runtime: Option<(&'a Path, &'a Rules)>,
+    /// How long to wait for the marker's lock.
+    pub lock_timeout: Duration,
+}
+
+/// Acknowledges the client's restart in the marker, under the same lock as
+/// the gate, so an ack and a gate never interleave their
 /// read-modify-write.
-pub fn run(
-    path: &Path,
-    client: &str,
-    process_fingerprint: Option<&str>,
-    lock_timeout: Duration,
-) -> Result<Report, GateError> {
+pub fn run(req: &Request<'_>) -> Result<Report, GateError> {
+    let (path, client) = (req.marker, req.client);
     // An unknown name would acknowledge nobody: say so rather than
     // pretend (the reference silently does nothing).
     let client = client::normalise(client).ok_or_else(|| GateError::UnknownClient {
@@ -151,6 +245,8 @@ pub fn run(
         clients: None,
         because: None,
         pending_reason: None,
+        installed_fingerprint: None,
+        installed_version: None,
     };
     // No directory, no marker: nothing to acknowledge, and no place to
     // put a lock file either.
@@ -160,17 +256,25 @@ pub fn run(
     {
         return Ok(report);
     }
-    let _held = lock::acquire(path, lock_timeout)?;
+    let _held = lock::acquire(path, req.lock_timeout)?;
     let current = match marker::read(path) {
         MarkerState::Absent => return Ok(report),
         MarkerState::Corrupt(why) => return Err(corrupt(path, why)),
         MarkerState::Present(m) => m,
     };
+    let installed = match req.runtime {
+        Some((dir, rules)) => Some(Installed::read(dir, rules)?),
+        None => None,
+    };
+    if let Some(i) = &installed {
+        report.installed_fingerprint = Some(i.fingerprint.clone());
+        report.installed_version = Some(i.version.clone());
+    }
     let write_err = |e: std::io::Error| GateError::Write {
         path: path.display().to_string(),
         why: super::io_reason(&e),
     };
-    match acknowledge(&current, client, process_fingerprint) {
+    match acknowledge(&current, client, req.process, installed.as_ref()) {
         Outcome::Keep { marker, because } => {
             let bytes = crate::pretty::json_bytes(&marker);
             atomic::write_atomic(path, &bytes).map_err(write_err)?;
@@ -264,7 +368,11 @@ mod tests {
         ];
         for (n, (m, client, fp, want)) in rows.into_iter().enumerate() {
             let client = client::normalise(client).unwrap();
-            let got = acknowledge(&obj(m), client, fp);
+            let process = Process {
+                fingerprint: fp,
+                version: "",
+            };
+            let got = acknowledge(&obj(m), client, process, None);
             let (kind, clients) = short(&got);
             assert_eq!((kind, clients), (want.0, want.1), "row {n}: {got:?}");
         }
@@ -275,11 +383,70 @@ mod tests {
         let m = obj(
             json!({"schema_version": 3, "x": [1], "to_fingerprint": T, "clients": {"codex": "r", "claude_code": "r"}}),
         );
-        let Outcome::Keep { marker, because } = acknowledge(&m, Client::Codex, Some(T)) else {
+        let process = Process {
+            fingerprint: Some(T),
+            version: "",
+        };
+        let Outcome::Keep { marker, because } = acknowledge(&m, Client::Codex, process, None)
+        else {
             panic!("kept")
         };
         assert_eq!(because, "clients still to restart: claude_code");
         assert_eq!(marker["x"], json!([1]));
         assert_eq!(marker["schema_version"], json!(3));
+    }
+
+    /// With the installed runtime known, section 7's clearing: the
+    /// fingerprints decide when both are usable, else the versions when the
+    /// marker has no to_fingerprint; fpcheck refuses a process shown to run
+    /// other code, and keeps the marker on missing evidence.
+    #[test]
+    fn clearing_with_the_installed_runtime() {
+        const I: &str = "iiii";
+        let no_to = json!({"clients": {"codex": "restart_session_required"}});
+        let with_to = json!({"to_fingerprint": T, "clients": {"codex": "r"}});
+        let inst = |fp: &str, v: &str| Installed {
+            fingerprint: fp.into(),
+            version: v.into(),
+        };
+        // (marker, process fp, process version, installed, outcome)
+        type Row = (
+            Value,
+            Option<&'static str>,
+            &'static str,
+            Installed,
+            &'static str,
+        );
+        #[rustfmt::skip]
+        let rows: Vec<Row> = vec![
+            // Both fingerprints usable and equal: proven, even without to_fingerprint.
+            (no_to.clone(), Some(I), "", inst(I, "2.0"), "remove"),
+            (no_to.clone(), Some(" iiii "), "1.0", inst(I, "2.0"), "remove"),
+            // Usable and different: this process runs other code.
+            (no_to.clone(), Some("pppp"), "2.0", inst(I, "2.0"), "refuse"),
+            (with_to.clone(), Some(T), "", inst(I, ""), "refuse"),
+            // The marker's to_fingerprint, installed unavailable: proven as before.
+            (with_to.clone(), Some(T), "", inst("", ""), "remove"),
+            (with_to.clone(), Some(T), "", inst(T, "1.0"), "remove"),
+            // Fingerprints not usable, a to_fingerprint: kept.
+            (with_to.clone(), None, "2.0", inst(T, "2.0"), "keep"),
+            (with_to.clone(), Some(UNKNOWN), "2.0", inst("", "2.0"), "keep"),
+            // No to_fingerprint, fingerprints not usable: the versions decide.
+            (no_to.clone(), None, "2.0", inst(I, " 2.0 "), "remove"),
+            (no_to.clone(), Some(UNKNOWN), "2.0", inst("", "2.0"), "remove"),
+            (no_to.clone(), None, "1.0", inst(I, "2.0"), "refuse"),
+            (with_to.clone(), None, "1.0", inst(T, "2.0"), "refuse"),
+            // An empty version proves nothing (the reference clears): kept.
+            (no_to.clone(), None, "", inst(I, "2.0"), "keep"),
+            (no_to.clone(), None, "2.0", inst(I, ""), "keep"),
+        ];
+        for (n, (m, fp, version, installed, want)) in rows.into_iter().enumerate() {
+            let process = Process {
+                fingerprint: fp,
+                version,
+            };
+            let got = acknowledge(&obj(m), Client::Codex, process, Some(&installed));
+            assert_eq!(short(&got).0, want, "row {n}: {got:?}");
+        }
     }
 }

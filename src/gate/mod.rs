@@ -111,6 +111,44 @@ pub enum GateError {
 /// The class of a [`GateError`] (see [`crate::error`]).
 pub use crate::error::Kind as ErrorKind;
 
+/// What a [`GateError`] is about, one value per variant: lets a caller that
+/// only kept the class of a failure (the gate's report) tell its causes
+/// apart without reading the message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// The snapshot cannot be read, or is not a usable snapshot.
+    Snapshot,
+    /// The flags select files differently from the snapshot.
+    Settings,
+    /// A client name that is not a known client.
+    Client,
+    /// The lock beside the marker cannot be taken.
+    Lock,
+    /// The marker (or its directory) cannot be written or removed.
+    Write,
+    /// The marker cannot be read as a JSON object.
+    Marker,
+    /// The runtime cannot be read.
+    Runtime,
+}
+
+impl GateError {
+    /// The cause of this error.
+    pub fn cause(&self) -> Cause {
+        match self {
+            GateError::SnapshotUnreadable { .. } | GateError::SnapshotInvalid { .. } => {
+                Cause::Snapshot
+            }
+            GateError::SettingsMismatch { .. } => Cause::Settings,
+            GateError::UnknownClient { .. } => Cause::Client,
+            GateError::Lock { .. } => Cause::Lock,
+            GateError::Write { .. } => Cause::Write,
+            GateError::MarkerCorrupt { .. } => Cause::Marker,
+            GateError::Source(_) => Cause::Runtime,
+        }
+    }
+}
+
 /// The schema of the JSON documents `snapshot`, `gate`, `status` and `ack`
 /// print (the snapshot file has its own, [`snapshot::SCHEMA_VERSION`]).
 pub const JSON_SCHEMA: u32 = 1;

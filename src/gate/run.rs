@@ -18,7 +18,7 @@ use super::client::{self, Client};
 use super::decision::{self, Reason};
 use super::marker::{Marker, SCHEMA_VERSION};
 use super::snapshot::{self, FileChange, Recorded, Settings, Snapshot};
-use super::{clock, lock, ErrorKind, GateError};
+use super::{clock, lock, Cause, ErrorKind, GateError};
 use crate::atomic;
 use crate::error::Classified;
 use crate::warning::{self, Code, Warning};
@@ -104,6 +104,9 @@ pub struct Report {
     /// The class of that error, for the exit code.
     #[serde(skip)]
     pub error_kind: Option<ErrorKind>,
+    /// Its cause, for callers that map failures to their own types.
+    #[serde(skip)]
+    pub error_cause: Option<Cause>,
     /// Things to know; the JSON keeps their messages only.
     #[serde(serialize_with = "warning::messages")]
     pub warnings: Vec<Warning>,
@@ -119,6 +122,7 @@ impl Report {
         self.restart_required = true;
         if self.error.is_none() {
             self.error_kind = Some(e.kind());
+            self.error_cause = Some(e.cause());
             self.error = Some(e.to_string());
         }
     }

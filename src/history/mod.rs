@@ -659,50 +659,26 @@ fn step(
     }
 }
 
-/// Marks the avoidable restarts. Only restarts caused by changed code are
-/// looked at, and each stops at its first `code` file. Updates are spread
-/// over the threads in runs of consecutive ones, so that each thread parses
-/// a file's next version incrementally from the one before.
+/// Marks the avoidable restarts ([`crate::classify::avoidable_updates`]
+/// decides which updates are looked at, and how the work is shared).
 fn classify_steps(repo: &gix::Repository, reads: &[Read], steps: &mut [Step], threads: usize) {
-    let threads = match threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
+    let updates: Vec<crate::classify::Update<'_>> = steps
+        .iter()
+        .zip(reads.windows(2))
+        .map(|(step, w)| crate::classify::Update {
+            candidate: step.restart_required
+                && step.reason == Reason::CodeChanged
+                && !w[1].info.force_restart,
+            trees: (w[0].tree, w[1].tree),
+            ids: (&w[0].ids, &w[1].ids),
+            // Changes are sorted by the newer release's settings.
+            root: w[1].root.as_str(),
+        })
+        .collect();
+    let avoidable = crate::classify::avoidable_updates(repo, &updates, threads);
+    for (step, a) in steps.iter_mut().zip(avoidable) {
+        step.avoidable = Some(a);
     }
-    .clamp(1, steps.len().max(1));
-    let chunk = steps.len().div_ceil(threads).max(1);
-    let sync = repo.clone().into_sync();
-    std::thread::scope(|s| {
-        for (n, part) in steps.chunks_mut(chunk).enumerate() {
-            let sync = &sync;
-            s.spawn(move || {
-                let mut repo = sync.to_thread_local();
-                repo.objects.set_pack_cache(|| {
-                    Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
-                        32 << 20,
-                    ))
-                });
-                let mut streams = crate::classify::HistoryStreams::default();
-                for (i, step) in part.iter_mut().enumerate() {
-                    let (from, to) = (&reads[n * chunk + i], &reads[n * chunk + i + 1]);
-                    // Changes are sorted by the newer release's settings.
-                    let root = to.root.as_str();
-                    let candidate = step.restart_required
-                        && step.reason == Reason::CodeChanged
-                        && !to.info.force_restart;
-                    step.avoidable = Some(
-                        candidate
-                            && streams.all_cosmetic(
-                                &repo,
-                                (from.tree, to.tree),
-                                root,
-                                &changes::between_selections(&from.ids, &to.ids, root),
-                                (&from.ids, &to.ids),
-                            ),
-                    );
-                }
-            });
-        }
-    });
 }
 
 fn summarise(reads: &[Read], steps: &[Step]) -> Summary {

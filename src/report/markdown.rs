@@ -12,6 +12,11 @@ use super::{RenderOptions, ReportError};
 /// The embedded default Markdown template (`templates/report.md.tera`).
 pub const DEFAULT_MARKDOWN: &str = include_str!("../../templates/report.md.tera");
 
+/// The section of one runtime, as a macro (`templates/section.md.tera`):
+/// both Markdown reports call it, and a user's template may import it as
+/// `section.md`.
+pub const SECTION_MARKDOWN: &str = include_str!("../../templates/section.md.tera");
+
 /// The embedded history templates.
 pub const HISTORY_MARKDOWN: &str = include_str!("../../templates/history.md.tera");
 /// The embedded HTML history page.
@@ -67,6 +72,16 @@ fn md_code(value: &Value, _: &HashMap<String, Value>) -> tera::Result<Value> {
     )))
 }
 
+/// The Markdown line of an avoidable restart, from the number of files
+/// (the words are [`crate::classify::avoidable_sentence`]'s).
+fn avoidable(value: &Value, _: &HashMap<String, Value>) -> tera::Result<Value> {
+    let files = value
+        .as_u64()
+        .ok_or_else(|| tera::Error::msg("`avoidable` takes a number of files"))?;
+    let files = usize::try_from(files).unwrap_or(usize::MAX);
+    Ok(Value::String(crate::classify::avoidable_markdown(files)))
+}
+
 fn short(value: &Value, _: &HashMap<String, Value>) -> tera::Result<Value> {
     Ok(Value::String(as_text(value).chars().take(12).collect()))
 }
@@ -80,7 +95,9 @@ fn as_text(value: &Value) -> String {
 }
 
 /// Renders `template` (tera syntax) with the context of `data` plus
-/// `max_files`. `name` names the template in errors.
+/// `max_files`, and `data` again as `report` (to hand the whole report to
+/// a macro). `name` names the template in errors; the runtime section's
+/// macros can be imported from `section.md`.
 pub fn render_template<T: Serialize>(
     data: &T,
     template: &str,
@@ -94,10 +111,12 @@ pub fn render_template<T: Serialize>(
     tera.register_filter("md", md);
     tera.register_filter("md_code", md_code);
     tera.register_filter("short", short);
-    tera.add_raw_template(name, template)
+    tera.register_filter("avoidable", avoidable);
+    tera.add_raw_templates([("section.md", SECTION_MARKDOWN), (name, template)])
         .map_err(|e| ReportError(format!("template {name} does not parse: {}", chain(&e))))?;
     let mut context = Context::from_serialize(data).map_err(|e| ReportError(chain(&e)))?;
     context.insert("max_files", &opts.max_files);
+    context.insert("report", data);
     let text = tera
         .render(name, &context)
         .map_err(|e| ReportError(format!("template {name} failed: {}", chain(&e))))?;

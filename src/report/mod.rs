@@ -16,6 +16,7 @@ pub use fit::{fit_within, render_within};
 pub use history::{history_html, history_markdown};
 pub use markdown::{
     escape_markdown, render_template, DEFAULT_MARKDOWN, HISTORY_HTML, HISTORY_MARKDOWN,
+    SECTION_MARKDOWN,
 };
 pub use names::{name_end, End};
 pub use runtimes::{render_runtimes, RUNTIMES_MARKDOWN};

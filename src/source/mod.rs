@@ -235,7 +235,19 @@ pub trait Source {
     ) -> Result<Vec<crate::warning::Warning>, SourceError> {
         Ok(Vec::new())
     }
+
+    /// [`Source::read`] as a value another thread can run, when reading
+    /// needs nothing this source cannot share (a directory: paths only), so
+    /// that a fingerprint can read on two threads. `None` by default.
+    fn shared_reader(&self) -> Option<SharedReader> {
+        None
+    }
 }
+
+/// See [`Source::shared_reader`]: `(rel, content, sink)` as [`Source::read`].
+pub type SharedReader = std::sync::Arc<
+    dyn Fn(&str, &Node, &mut dyn FnMut(&[u8])) -> Result<(), SourceError> + Send + Sync,
+>;
 
 /// Where a source's bytes come from.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]

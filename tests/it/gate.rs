@@ -13,6 +13,7 @@ use sha2::Digest;
 
 use crate::support::{fpcheck_in, Run};
 
+mod ack;
 mod cache;
 mod clearing;
 mod crash;

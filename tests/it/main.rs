@@ -4,6 +4,8 @@ mod support;
 
 mod action;
 mod classify;
+mod classify_corpus;
+mod classify_edits;
 mod errors;
 mod fingerprint;
 mod gate;

@@ -28,6 +28,8 @@ fn ack_clears_the_marker_only_when_every_client_proved_the_new_code() {
             "clients": {"claude_desktop": "restart_client_required", "codex": "ok"},
             "because": "clients still to restart: claude_desktop",
             "pending_reason": null,
+            "installed_fingerprint": null,
+            "installed_version": null,
         })
     );
     assert_eq!(
@@ -130,7 +132,7 @@ fn a_marker_without_to_fingerprint_is_never_cleared_by_ack() {
     assert_eq!(run.code, 0);
     assert_eq!(
         run.stdout,
-        "codex acknowledged; marker kept: the marker has no to_fingerprint, so no process can prove it loaded the release\n"
+        "codex acknowledged; marker kept: the marker has no to_fingerprint, so no process can prove it loaded the release (pass the installed runtime and the process's fingerprint or version)\n"
     );
     assert_eq!(
         h.marker().unwrap(),

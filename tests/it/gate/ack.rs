@@ -1,0 +1,190 @@
+//! `fpcheck ack --dir`: section 7's clearing with the installed runtime
+//! known (its fingerprint, else its version, proves the process current),
+//! and fpcheck's refusals of a process shown to run other code.
+
+use serde_json::{json, Value};
+
+use super::{host_with_marker, release_a, Host, BASE_FP, MARKER, V2_FP};
+use crate::support::Run;
+
+/// A marker as the reference writes it when it had no fingerprint to
+/// record: no `to_fingerprint`, codex still to restart.
+const NO_TO: &str = "{\"required\": true, \"clients\": {\"codex\": \"restart_session_required\"}}";
+
+/// `ack --dir app/src --json` for codex with `extra` flags.
+fn ack(h: &Host, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "ack", "--marker", MARKER, "--client", "codex", "--dir", "app/src", "--json",
+    ];
+    args.extend_from_slice(extra);
+    h.fpcheck(&args)
+}
+
+fn host_with_no_to_marker() -> Host {
+    let h = Host::new();
+    h.install(&release_a());
+    h.write(MARKER, NO_TO);
+    h
+}
+
+fn outcome(run: &Run) -> (i32, Value, Value) {
+    let j = run.json();
+    (run.code, j["action"].clone(), j["because"].clone())
+}
+
+#[test]
+fn the_installed_fingerprint_proves_the_process_current_without_to_fingerprint() {
+    let h = host_with_no_to_marker();
+    let run = ack(&h, &["--process-fingerprint", BASE_FP]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.json(),
+        json!({
+            "schema_version": 1,
+            "marker": MARKER,
+            "client": "codex",
+            "action": "removed",
+            "marker_removed": true,
+            "clients": {"codex": "ok"},
+            "because": null,
+            "pending_reason": null,
+            "installed_fingerprint": BASE_FP,
+            "installed_version": "1.0.0",
+        })
+    );
+    assert!(h.marker().is_none());
+}
+
+#[test]
+fn a_process_running_other_code_than_installed_is_refused() {
+    let h = host_with_no_to_marker();
+    let before = h.marker_bytes();
+    // Its version agrees, but the fingerprints are usable and differ.
+    let run = ack(
+        &h,
+        &["--process-fingerprint", V2_FP, "--process-version", "1.0.0"],
+    );
+    assert_eq!(
+        outcome(&run),
+        (
+            1,
+            json!("refused"),
+            json!(format!(
+                "the process fingerprint {V2_FP} is not the installed runtime's {BASE_FP}: \
+                 this client runs other code than is installed; restart it"
+            ))
+        )
+    );
+    assert_eq!(h.marker_bytes(), before);
+}
+
+#[test]
+fn without_usable_fingerprints_the_versions_decide() {
+    let h = host_with_no_to_marker();
+    let before = h.marker_bytes();
+    let run = ack(
+        &h,
+        &[
+            "--process-fingerprint",
+            "unknown",
+            "--process-version",
+            "0.9.0",
+        ],
+    );
+    assert_eq!(
+        outcome(&run),
+        (
+            1,
+            json!("refused"),
+            json!(
+                "the process version 0.9.0 is not the installed version 1.0.0: \
+                 this client runs another release than is installed; restart it"
+            )
+        )
+    );
+    assert_eq!(h.marker_bytes(), before);
+    // No version given: nothing proves it (the reference would clear).
+    let run = ack(&h, &["--process-fingerprint", "unknown"]);
+    assert_eq!(
+        outcome(&run),
+        (
+            0,
+            json!("acknowledged"),
+            json!(
+                "the marker has no to_fingerprint, and neither the fingerprints nor the versions \
+                 show that the process runs the installed release"
+            )
+        )
+    );
+    assert_eq!(h.marker().unwrap()["clients"], json!({"codex": "ok"}));
+    h.write(MARKER, NO_TO);
+    let run = ack(&h, &["--process-version", " 1.0.0 "]);
+    assert_eq!(outcome(&run), (0, json!("removed"), Value::Null));
+    assert!(h.marker().is_none());
+}
+
+#[test]
+fn a_gate_marker_is_cleared_by_the_installed_and_marker_fingerprints() {
+    let h = host_with_marker();
+    // codex first: desktop still pending.
+    let run = ack(
+        &h,
+        &["--process-fingerprint", V2_FP, "--process-version", "1.1.0"],
+    );
+    let j = run.json();
+    assert_eq!(
+        (
+            &j["action"],
+            &j["installed_fingerprint"],
+            &j["installed_version"]
+        ),
+        (&json!("acknowledged"), &json!(V2_FP), &json!("1.1.0"))
+    );
+    // The old code is refused, whatever the version says.
+    let desktop = |fp: &str| {
+        h.fpcheck(&[
+            "ack",
+            "--marker",
+            MARKER,
+            "--client",
+            "desktop",
+            "--dir",
+            "app/src",
+            "--process-fingerprint",
+            fp,
+            "--process-version",
+            "1.1.0",
+            "--json",
+        ])
+    };
+    let run = desktop(BASE_FP);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(outcome(&run).1, json!("refused"));
+    let run = desktop(V2_FP);
+    assert_eq!(outcome(&run), (0, json!("removed"), Value::Null));
+    assert!(h.marker().is_none());
+}
+
+#[test]
+fn an_unavailable_installed_fingerprint_proves_nothing() {
+    let h = host_with_no_to_marker();
+    // The runtime root is a FIFO now: its fingerprint is unavailable (""),
+    // never waited on.
+    std::fs::remove_dir_all(h.join("app/src")).unwrap();
+    let root = h.join("app/src").into_os_string().into_encoded_bytes();
+    let c = std::ffi::CString::new(root).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path inside the test's dir.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let run = ack(&h, &["--process-fingerprint", BASE_FP]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(
+        (
+            &j["action"],
+            &j["installed_fingerprint"],
+            &j["installed_version"]
+        ),
+        (&json!("acknowledged"), &json!(""), &json!(""))
+    );
+    assert_eq!(h.marker().unwrap()["clients"], json!({"codex": "ok"}));
+}
