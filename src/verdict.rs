@@ -188,6 +188,27 @@ mod tests {
         }
     }
 
+    /// A runtime undeclared at one end: only "unavailable, version
+    /// unchanged" turns into a restart; every other verdict stands.
+    #[test]
+    fn undeclared_runtimes_never_trust_an_unchanged_version() {
+        let mut d = decide(&side("1", "a", false), &side("1", "", false));
+        assert_eq!(d.reason, Reason::UnavailableVersionUnchanged);
+        assert!(fail_closed_when_undeclared(&mut d));
+        assert!(d.restart_required);
+        assert_eq!(d.reason, Reason::FingerprintUnavailable);
+        for (from, to) in [
+            (side("1", "a", false), side("1", "a", false)),
+            (side("1", "a", false), side("1", "b", false)),
+            (side("1", "", false), side("2", "a", false)),
+        ] {
+            let mut d = decide(&from, &to);
+            let before = d.clone();
+            assert!(!fail_closed_when_undeclared(&mut d));
+            assert_eq!(d, before);
+        }
+    }
+
     /// The behaviour matrix of section 8, plus the corners around it.
     #[test]
     fn the_behaviour_matrix() {

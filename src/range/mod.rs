@@ -272,6 +272,11 @@ struct Absent {
     from: Option<(String, EndSettings)>,
     /// Why, and the settings to read the `to` end with.
     to: Option<(String, EndSettings)>,
+    /// A `from` end that declares no named runtime (its `[runtime]`, or no
+    /// file): its own settings, what its gate fingerprinted with. The `to`
+    /// end is cross-checked with them, so that declaring runtimes over a
+    /// copy of the old code cannot hide a change of the code that runs.
+    from_own: Option<EndSettings>,
 }
 
 fn analyse_with(
@@ -348,9 +353,15 @@ fn analyse_with(
                 // ignored changes is marked incomplete.
                 Err(_) => changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root),
             };
-            let check = cross::needed(&from_end, &to_end)
-                .then(|| cross::at_revision(repo, &to_rev, &from_end, &from_read.fp, cache))
-                .transpose()?;
+            let check = match absent.from_own.as_ref().filter(|own| cross::needed(own, &to_end)) {
+                Some(own) => {
+                    let fp = own_fingerprint(repo, &from_rev, own, cache)?;
+                    Some(cross::at_revision(repo, &to_rev, own, &fp, cache)?)
+                }
+                None => cross::needed(&from_end, &to_end)
+                    .then(|| cross::at_revision(repo, &to_rev, &from_end, &from_read.fp, cache))
+                    .transpose()?,
+            };
             (from_read, to_read, changes, to_end, check)
         }
         ToSide::Worktree => {
@@ -369,9 +380,15 @@ fn analyse_with(
             let from_read = ends::read_git(&from_src, from_fp, false, None)?;
             let to_read = ends::read_worktree(repo, &to_src, &to_rt.rules)?;
             let changes = changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root);
-            let check = cross::needed(&from_end, &to_end)
-                .then(|| cross::at_worktree(&top, &from_end, &from_read.fp))
-                .transpose()?;
+            let check = match absent.from_own.as_ref().filter(|own| cross::needed(own, &to_end)) {
+                Some(own) => {
+                    let fp = own_fingerprint(repo, &from_rev, own, cache)?;
+                    Some(cross::at_worktree(&top, own, &fp)?)
+                }
+                None => cross::needed(&from_end, &to_end)
+                    .then(|| cross::at_worktree(&top, &from_end, &from_read.fp))
+                    .transpose()?,
+            };
             (from_read, to_read, changes, to_end, check)
         }
     };
@@ -387,6 +404,20 @@ fn analyse_with(
         check,
         undeclared,
     ))
+}
+
+/// The `from` end fingerprinted with its own settings (see
+/// [`Absent::from_own`]).
+fn own_fingerprint(
+    repo: &gix::Repository,
+    from_rev: &Revision,
+    own: &EndSettings,
+    cache: &mut FingerprintCache,
+) -> Result<crate::fingerprint::Fingerprint, RangeError> {
+    let rt = &own.runtime;
+    let src = GitSource::new(repo.clone(), from_rev.clone(), &rt.root)?;
+    let selection = select(&src, &rt.rules)?;
+    Ok(ends::cached_or_hashed(&src, selection, &rt.rules, cache)?)
 }
 
 fn conclude(

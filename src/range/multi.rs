@@ -370,15 +370,30 @@ fn absent_ends(
     };
     Ok(match (at_from, at_to) {
         (true, true) | (false, false) => Absent::default(),
-        (false, true) => Absent {
-            from: Some((why(from_decl), to_settings()?)),
-            to: None,
-        },
+        (false, true) => {
+            // No named runtime at all at the old end: its gate ran with its
+            // `[runtime]` (or the defaults), which the new end is
+            // cross-checked with.
+            let from_own = if from_decl.names.is_empty() {
+                let mut own = request.clone();
+                own.flags.runtime = None;
+                let rev = Revision::parse(repo, from)?;
+                Some(own.at_revision(repo, rev.tree, from)?)
+            } else {
+                None
+            };
+            Absent {
+                from: Some((why(from_decl), to_settings()?)),
+                to: None,
+                from_own,
+            }
+        }
         (true, false) => {
             let rev = Revision::parse(repo, from)?;
             Absent {
                 from: None,
                 to: Some((why(to_decl), request.at_revision(repo, rev.tree, from)?)),
+                from_own: None,
             }
         }
     })

@@ -591,3 +591,50 @@ fn an_empty_runtime_name_is_refused() {
         assert_eq!(fp.code, 2, "{name}: {}", fp.stderr);
     }
 }
+
+/// The base's `[runtime]` runs src/; the pull request edits src/ and
+/// declares several runtimes over `copy/`, an unchanged copy of the old
+/// code, version unchanged. Each runtime compares as unchanged under its
+/// own settings, but the to end cross-checked with the base's own settings
+/// shows the change: a restart (issue 11's moved-root attack, by a split).
+#[test]
+fn a_split_over_a_copy_of_the_old_code_is_caught_by_the_cross_check() {
+    let repo = TestRepo::new();
+    repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")
+        .write("src/app.py", "x = 1\n")
+        .write("copy/app.py", "x = 1\n")
+        .write("version.json", "{\"version\":\"1.0.0\"}\n");
+    repo.commit("1");
+    repo.tag("v1.0.0");
+    repo.write("src/app.py", "x = 2\n").write(
+        "fpcheck.toml",
+        "[runtimes.a]\nroot = \"copy\"\n[runtimes.b]\nroot = \"copy\"\n",
+    );
+    repo.commit("2");
+    let j = repo.fpcheck(&["v1.0.0..", "--format", "json"]).json();
+    assert_eq!(j["summary"], "a and b restart");
+    for r in j["runtimes"].as_array().unwrap() {
+        assert_eq!(r["reason"], "settings_changed_runtime_changed");
+        assert_eq!(r["from"]["fingerprint"], r["to"]["fingerprint"]);
+        assert_eq!(r["settings_check"]["runtime_changed"], true);
+    }
+    let one = repo.fpcheck(&["v1.0.0..", "--runtime", "a", "--exit-code"]);
+    assert_eq!(one.code, 1, "{}{}", one.stdout, one.stderr);
+    let wt = repo.fpcheck(&["v1.0.0..", "--worktree", "--exit-code"]);
+    assert_eq!(wt.code, 1, "{}{}", wt.stdout, wt.stderr);
+    // src/ unchanged: the cross-check agrees, no restart.
+    let repo = TestRepo::new();
+    repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")
+        .write("src/app.py", "x = 1\n")
+        .write("copy/app.py", "x = 1\n");
+    repo.commit("1");
+    repo.tag("v1.0.0");
+    repo.write(
+        "fpcheck.toml",
+        "[runtimes.a]\nroot = \"copy\"\n[runtimes.b]\nroot = \"copy\"\n",
+    );
+    repo.commit("2");
+    let same = repo.fpcheck(&["v1.0.0..", "--format", "json"]).json();
+    assert_eq!(same["summary"], "a and b do not restart");
+    assert_eq!(same["runtimes"][0]["settings_check"]["runtime_changed"], false);
+}
