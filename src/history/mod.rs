@@ -308,6 +308,9 @@ struct Slot {
     plan: Plan,
     own: usize,
     cross: Option<usize>,
+    /// With `cross`: the older release read with its own settings, when
+    /// they are not its plan's (see [`settings::Borrowed::own`]).
+    cross_base: Option<usize>,
 }
 
 /// The records of the runtimes `names`, from one pass of the workers over
@@ -344,6 +347,7 @@ fn records(
                     plan: plan.clone(),
                     own: jobs.len(),
                     cross: None,
+                    cross_base: None,
                 });
                 jobs.push((&tags[i], &plan.end.runtime));
             }
@@ -357,11 +361,18 @@ fn records(
             // Every update whose settings differ is cross-checked, one that
             // declares the runtime again included: its older release was
             // read with borrowed settings, which may not be the new ones.
-            if crate::range::settings_differ(&from.plan.end, &to.plan.end) {
+            let from_plan = runtime_plans[from.release]
+                .as_ref()
+                .expect("a planned release");
+            let own = from_plan.borrowed.as_ref().and_then(|b| b.own.as_ref());
+            if let Some(own) = own.filter(|own| crate::range::settings_differ(own, &to.plan.end)) {
+                // Cross-checked with the older release's own settings.
+                to.cross_base = Some(jobs.len());
+                jobs.push((&tags[from.release], &own.runtime));
                 to.cross = Some(jobs.len());
-                let from_plan = runtime_plans[from.release]
-                    .as_ref()
-                    .expect("a planned release");
+                jobs.push((&tags[to.release], &own.runtime));
+            } else if crate::range::settings_differ(&from.plan.end, &to.plan.end) {
+                to.cross = Some(jobs.len());
                 jobs.push((&tags[to.release], &from_plan.end.runtime));
             }
         }
@@ -413,7 +424,10 @@ fn record(
         ..Stats::default()
     };
     for slot in slots {
-        for job in std::iter::once(slot.own).chain(slot.cross) {
+        for job in std::iter::once(slot.own)
+            .chain(slot.cross)
+            .chain(slot.cross_base)
+        {
             match reads[job].how {
                 How::Cached => stats.cached += 1,
                 How::Reused => stats.reused += 1,
@@ -432,7 +446,8 @@ fn record(
             step(
                 (&r[0], &r[1]),
                 (&s[0].plan, &s[1].plan),
-                s[1].cross.map(|c| &reads[c]),
+                s[1].cross
+                    .map(|c| (&reads[c], s[1].cross_base.map(|b| &reads[b]))),
             )
         })
         .collect();
@@ -581,7 +596,7 @@ fn facts(info: &ReleaseInfo) -> SideFacts {
 fn step(
     (from, to): (&Read, &Read),
     (from_plan, to_plan): (&Plan, &Plan),
-    cross: Option<&Read>,
+    cross: Option<(&Read, Option<&Read>)>,
 ) -> Step {
     let (from_ref, to_ref) = (from.info.tag.as_str(), to.info.tag.as_str());
     let mut warnings = Vec::new();
@@ -621,16 +636,21 @@ fn step(
         &to_plan.end,
     ));
     let available = |fp: &str| (!fp.is_empty()).then(|| fp.to_string());
-    let settings_check = cross.map(|c| {
+    // Against the older release's own fingerprint when it was read with
+    // other settings for the cross-check (`base`).
+    let checked_from = cross
+        .and_then(|(_, base)| base)
+        .map_or(from_fingerprint.as_str(), |b| b.info.fingerprint.as_str());
+    let settings_check = cross.map(|(c, _)| {
         SettingsCheck::new(
             available(&c.info.fingerprint),
             c.info.unavailable_reason.clone(),
-            available(&from_fingerprint).as_deref(),
+            available(checked_from).as_deref(),
         )
     });
     if let Some(check) = &settings_check {
         if check.enforce(&mut d) {
-            let short = crate::fingerprint::short(&from_fingerprint).unwrap_or("unavailable");
+            let short = crate::fingerprint::short(checked_from).unwrap_or("unavailable");
             warnings.push(crate::range::hidden_by_settings(
                 (from_ref, to_ref),
                 short,

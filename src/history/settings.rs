@@ -59,6 +59,11 @@ pub(super) struct Borrowed {
     /// The release is read with a later release's settings (it comes
     /// before the first declaration).
     pub(super) from_later: bool,
+    /// A release before the first declaration that declares no named
+    /// runtime (its `[runtime]`, or no file): its own settings, what its
+    /// gate fingerprinted with. The next release is cross-checked with
+    /// them, as the range does.
+    pub(super) own: Option<EndSettings>,
 }
 
 /// The tree of `tag`'s commit.
@@ -107,6 +112,18 @@ pub(super) fn declared_anywhere(request: &Request, committed: &[Committed]) -> B
             .collect(),
         ConfigChoice::None => BTreeSet::new(),
     }
+}
+
+/// The settings of a release that declares no named runtime, as its gate
+/// read them (`None` when it declares some, or no committed file applies).
+fn own_settings(request: &Request, c: &Committed) -> Result<Option<EndSettings>, HistoryError> {
+    let declares_none = !c.file.as_ref().is_some_and(|f| !f.runtimes.is_empty());
+    if !declares_none || !matches!(request.choice, ConfigChoice::Committed) {
+        return Ok(None);
+    }
+    let mut own = request.clone();
+    own.flags.runtime = None;
+    Ok(Some(own.with_committed(c.file.as_ref(), &c.shown)?))
 }
 
 /// How each release is read for the runtime `name` (`None`: the single
@@ -162,6 +179,7 @@ pub(super) fn plans(
                 borrowed: Some(Borrowed {
                     why: why(c),
                     from_later: false,
+                    own: None,
                 }),
             }),
             (None, None, Some(f)) if i + 1 == f => Some(Plan {
@@ -169,6 +187,7 @@ pub(super) fn plans(
                 borrowed: Some(Borrowed {
                     why: why(c),
                     from_later: true,
+                    own: own_settings(&request, c)?,
                 }),
             }),
             (None, None, _) => None,

@@ -296,6 +296,9 @@ fn analyse_with(
     let from_rt = &from_end.runtime;
     let from_src = GitSource::new(repo.clone(), from_rev.clone(), &from_rt.root)?;
 
+    // The `from` end's digest under its own settings, when the cross-check
+    // used them (see [`Absent::from_own`]).
+    let mut own_digest: Option<String> = None;
     let (from_read, to_read, changes, to_end, check) = match to {
         ToSide::Rev(spec) => {
             let to_rev = Revision::parse_commit(repo, spec)?;
@@ -353,9 +356,14 @@ fn analyse_with(
                 // ignored changes is marked incomplete.
                 Err(_) => changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root),
             };
-            let check = match absent.from_own.as_ref().filter(|own| cross::needed(own, &to_end)) {
+            let check = match absent
+                .from_own
+                .as_ref()
+                .filter(|own| cross::needed(own, &to_end))
+            {
                 Some(own) => {
                     let fp = own_fingerprint(repo, &from_rev, own, cache)?;
+                    own_digest = Some(fp.digest.clone().unwrap_or_default());
                     Some(cross::at_revision(repo, &to_rev, own, &fp, cache)?)
                 }
                 None => cross::needed(&from_end, &to_end)
@@ -380,9 +388,14 @@ fn analyse_with(
             let from_read = ends::read_git(&from_src, from_fp, false, None)?;
             let to_read = ends::read_worktree(repo, &to_src, &to_rt.rules)?;
             let changes = changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root);
-            let check = match absent.from_own.as_ref().filter(|own| cross::needed(own, &to_end)) {
+            let check = match absent
+                .from_own
+                .as_ref()
+                .filter(|own| cross::needed(own, &to_end))
+            {
                 Some(own) => {
                     let fp = own_fingerprint(repo, &from_rev, own, cache)?;
+                    own_digest = Some(fp.digest.clone().unwrap_or_default());
                     Some(cross::at_worktree(&top, own, &fp)?)
                 }
                 None => cross::needed(&from_end, &to_end)
@@ -401,7 +414,7 @@ fn analyse_with(
         to_read,
         changes,
         (&from_end, &to_end),
-        check,
+        (check, own_digest),
         undeclared,
     ))
 }
@@ -425,7 +438,7 @@ fn conclude(
     to: Read,
     changes: Changes,
     (from_end, to_end): (&EndSettings, &EndSettings),
-    check: Option<SettingsCheck>,
+    (check, own_digest): (Option<SettingsCheck>, Option<String>),
     undeclared: bool,
 ) -> Analysis {
     let mut decision = verdict::decide(&from.side.facts(), &to.side.facts());
@@ -443,9 +456,12 @@ fn conclude(
     // running release's settings is a restart even if the new settings hide it.
     if let Some(c) = &check {
         if c.enforce(&mut decision) {
+            let own_short = own_digest
+                .as_deref()
+                .map(|d| crate::fingerprint::short(d).unwrap_or("unavailable"));
             warnings.push(wording::hidden_by_settings(
                 (&from.side.reference, &to.side.reference),
-                from.side.short_fingerprint(),
+                own_short.unwrap_or(from.side.short_fingerprint()),
                 c,
             ));
         }

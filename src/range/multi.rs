@@ -5,7 +5,9 @@
 //! read at both ends with the settings of the end that declares it and
 //! compared as usual, said in a warning; should a fingerprint be
 //! unavailable there, the update restarts (`fingerprint_unavailable`)
-//! whatever the version says.
+//! whatever the version says. An old end that declares no named runtime
+//! (its `[runtime]`, or no file) is the base of the settings cross-check:
+//! the new end under the old end's own settings, what its gate computed.
 
 use std::collections::BTreeSet;
 

@@ -593,3 +593,39 @@ fn hostile_names_are_escaped_once_and_visibly_in_every_format() {
         md.stdout
     );
 }
+
+/// `history` of the split over a copy of the old code: the release before
+/// the first declaration ran `[runtime]` over src/, which changed; the
+/// update restarts by the cross-check with that release's own settings, as
+/// the range says.
+#[test]
+fn history_of_a_split_over_a_copy_of_the_old_code_restarts() {
+    let repo = TestRepo::new();
+    repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")
+        .write("src/app.py", "x = 1\n")
+        .write("copy/app.py", "x = 1\n")
+        .write("version.json", "{\"version\":\"1.0.0\"}\n");
+    repo.commit("1");
+    repo.tag("v1.0.0");
+    repo.write("src/app.py", "x = 2\n").write(
+        "fpcheck.toml",
+        "[runtimes.a]\nroot = \"copy\"\n[runtimes.b]\nroot = \"copy\"\n",
+    );
+    repo.commit("2");
+    repo.tag("v1.0.1");
+    let j = run_json(&repo, &[]);
+    for r in j["runtimes"].as_array().unwrap() {
+        assert_eq!(
+            verdicts(r),
+            ["v1.0.0..v1.0.1 true settings_changed_runtime_changed"]
+        );
+        let step = &r["releases"][0];
+        assert_eq!(step["from_fingerprint"], step["to_fingerprint"]);
+        assert_eq!(step["settings_check"]["runtime_changed"], true);
+    }
+    let range = repo.fpcheck(&["v1.0.0..v1.0.1", "--format", "json"]).json();
+    assert_eq!(
+        range["runtimes"][0]["settings_check"]["fingerprint"],
+        j["runtimes"][0]["releases"][0]["settings_check"]["fingerprint"]
+    );
+}

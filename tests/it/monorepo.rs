@@ -611,12 +611,31 @@ fn a_split_over_a_copy_of_the_old_code_is_caught_by_the_cross_check() {
         "[runtimes.a]\nroot = \"copy\"\n[runtimes.b]\nroot = \"copy\"\n",
     );
     repo.commit("2");
+    let base = repo.fpcheck(&["fingerprint", "--rev", "v1.0.0", "--json"]);
+    assert_eq!(base.code, 0, "{}", base.stderr);
+    let base_src = base.json()["fingerprint"].as_str().unwrap().to_string();
     let j = repo.fpcheck(&["v1.0.0..", "--format", "json"]).json();
     assert_eq!(j["summary"], "a and b restart");
     for r in j["runtimes"].as_array().unwrap() {
         assert_eq!(r["reason"], "settings_changed_runtime_changed");
         assert_eq!(r["from"]["fingerprint"], r["to"]["fingerprint"]);
         assert_eq!(r["settings_check"]["runtime_changed"], true);
+        // The warning compares with the base's own fingerprint (src/).
+        let hidden = r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["code"] == "settings_changed_runtime_changed")
+            .expect("the cross-check's warning");
+        let cross = r["settings_check"]["fingerprint"].as_str().unwrap();
+        assert!(
+            hidden["message"].as_str().unwrap().contains(&format!(
+                "is {}, not {}",
+                &cross[..12],
+                &base_src[..12]
+            )),
+            "{hidden}"
+        );
     }
     let one = repo.fpcheck(&["v1.0.0..", "--runtime", "a", "--exit-code"]);
     assert_eq!(one.code, 1, "{}{}", one.stdout, one.stderr);
@@ -636,5 +655,8 @@ fn a_split_over_a_copy_of_the_old_code_is_caught_by_the_cross_check() {
     repo.commit("2");
     let same = repo.fpcheck(&["v1.0.0..", "--format", "json"]).json();
     assert_eq!(same["summary"], "a and b do not restart");
-    assert_eq!(same["runtimes"][0]["settings_check"]["runtime_changed"], false);
+    assert_eq!(
+        same["runtimes"][0]["settings_check"]["runtime_changed"],
+        false
+    );
 }
