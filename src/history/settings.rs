@@ -117,7 +117,7 @@ pub(super) fn declared_anywhere(request: &Request, committed: &[Committed]) -> B
 /// The settings of a release that declares no named runtime, as its gate
 /// read them (`None` when it declares some, or no committed file applies).
 fn own_settings(request: &Request, c: &Committed) -> Result<Option<EndSettings>, HistoryError> {
-    let declares_none = !c.file.as_ref().is_some_and(|f| !f.runtimes.is_empty());
+    let declares_none = c.file.as_ref().is_none_or(|f| f.runtimes.is_empty());
     if !declares_none || !matches!(request.choice, ConfigChoice::Committed) {
         return Ok(None);
     }
