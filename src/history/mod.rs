@@ -96,15 +96,10 @@ pub struct ReleaseInfo {
     pub unavailable_reason: Option<String>,
     /// How many runtime files it hashes.
     pub runtime_files: usize,
-    /// The updater's own reading of the version (section 6).
+    /// What section 6 reads of the version beside the fingerprint (a
+    /// version file over 16 MiB in git is unreadable).
     #[serde(skip)]
-    pub updater_version: crate::release::UpdaterVersion,
-    /// The version as compared (`Release::version_key`).
-    #[serde(skip)]
-    pub version_key: String,
-    /// A version file is there but cannot be read (over 16 MiB in git).
-    #[serde(skip)]
-    pub version_unreadable: bool,
+    pub reading: crate::verdict::Reading,
 }
 
 /// One update, from a release to the next.
@@ -580,13 +575,8 @@ pub fn repo_name(repo: &gix::Repository) -> String {
 }
 
 fn facts(info: &ReleaseInfo) -> SideFacts {
-    SideFacts {
-        version: info.version_key.clone(),
-        fingerprint: info.fingerprint.clone(),
-        force_restart: info.force_restart,
-        updater_version: info.updater_version.clone(),
-        version_unreadable: info.version_unreadable,
-    }
+    info.reading
+        .facts(info.force_restart, info.fingerprint.clone())
 }
 
 /// One update, decided as the range decides `from..to`: each release with
