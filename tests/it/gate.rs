@@ -62,6 +62,14 @@ fn bumped() -> Release {
     r
 }
 
+/// Release B: 1.1.0 with a real fix in `plugins/memory.py` (fingerprint
+/// `V2_FP`), the update that needs a restart.
+fn release_b() -> Release {
+    let mut r = bumped();
+    r.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
+    r
+}
+
 fn sha(bytes: &str) -> String {
     hex::encode(sha2::Sha256::digest(bytes.as_bytes()))
 }
@@ -241,15 +249,19 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A marker from A to B for clients `codex` and `claude_desktop` (named
-/// by an alias).
-fn host_with_marker() -> Host {
+/// A host running release A, snapshotted: the state before an update.
+fn host_at_a() -> Host {
     let h = Host::new();
     h.install(&release_a());
     h.snapshot();
-    let mut b = bumped();
-    b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
-    h.install(&b);
+    h
+}
+
+/// A marker from A to B for clients `codex` and `claude_desktop` (named
+/// by an alias).
+fn host_with_marker() -> Host {
+    let h = host_at_a();
+    h.install(&release_b());
     let run = h.gate(&["--client", "codex", "--client", "Desktop"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     h

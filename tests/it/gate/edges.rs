@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{bumped, release_a, Host, BASE_FP, BEFORE, MARKER, V2_FP};
+use super::{bumped, host_at_a, release_a, release_b, Host, BASE_FP, BEFORE, MARKER, V2_FP};
 use crate::support::Run;
 
 mod version_files;
@@ -65,17 +65,13 @@ fn huge(p: &Path) {
 }
 
 fn gate_code_change(h: &Host) -> Run {
-    let mut b = bumped();
-    b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
-    h.install(&b);
+    h.install(&release_b());
     h.gate(&[])
 }
 
 #[test]
 fn a_fresh_install_gets_its_marker_directory() {
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     h.install(&{
         let mut b = bumped();
         b.insert("src/plugins/memory.py", "x = 2\n".into());
@@ -216,9 +212,7 @@ fn hostile_snapshots_fail_closed_and_still_write_the_marker() {
 
 #[test]
 fn a_link_planted_at_the_lock_is_never_followed() {
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     let elsewhere = tempfile::tempdir().unwrap();
     let target = elsewhere.path().join("created-by-root");
     std::os::unix::fs::symlink(&target, h.join(&format!("{MARKER}.lock"))).unwrap();
@@ -244,9 +238,7 @@ fn a_link_planted_at_the_lock_is_never_followed() {
 
 #[test]
 fn control_characters_are_escaped_for_people_and_exact_in_json() {
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     let mut b = bumped();
     b.insert(
         "src/version.json",
@@ -337,12 +329,8 @@ fn status_and_gate_answer_every_client_alias() {
         ("CODEX", Some("codex")),
         ("foo", None),
     ];
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
-    let mut b = bumped();
-    b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
-    h.install(&b);
+    let h = host_at_a();
+    h.install(&release_b());
     for (name, want) in rows {
         let run = h.gate(&["--client", name]);
         assert_eq!(run.code, 0, "{name}: {}", run.stderr);

@@ -6,9 +6,7 @@ use super::*;
 
 #[test]
 fn an_unreadable_or_foreign_snapshot_asks_for_a_restart() {
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     let good = std::fs::read_to_string(h.join(BEFORE)).unwrap();
     h.install(&bumped()); // docs-only: with a good snapshot, no marker
                           // (what the snapshot is, how to make it so, the error it gives)
@@ -92,9 +90,7 @@ fn an_unreadable_or_foreign_snapshot_asks_for_a_restart() {
 
 #[test]
 fn an_unreadable_runtime_asks_for_a_restart() {
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     // The runtime path runs through a file: it cannot be read at all.
     let run = h.fpcheck(&[
         "gate",
@@ -151,9 +147,7 @@ fn set_mode(path: &Path, mode: u32) {
 
 #[test]
 fn an_unusable_marker_directory_fails_closed() {
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     h.install(&bumped()); // docs-only: no marker would be needed
                           // (A missing directory is no longer unusable: it is created when a
                           // marker is needed; see edges::a_fresh_install_gets_its_marker_directory.)
@@ -219,9 +213,7 @@ fn an_unusable_marker_directory_fails_closed() {
 
 #[test]
 fn settings_that_differ_from_the_snapshot_are_refused_conservatively() {
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     h.install(&bumped());
     let run = h.gate(&["--exclude", "tests"]);
     // 4, not 2: a usage error (2) means nothing was written; here the
