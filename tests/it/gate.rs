@@ -139,20 +139,32 @@ impl Host {
 
     /// `status --json` for a process that started with `fp` and `version`.
     fn status(&self, fp: &str, version: &str, extra: &[&str]) -> Run {
+        let mut args = Self::status_args(MARKER, fp, version, &["--json"]);
+        args.extend_from_slice(extra);
+        self.fpcheck(&args)
+    }
+
+    /// `status` of the installed runtime against `marker`, for a process
+    /// that started with `fp` and `version`, then `extra`.
+    fn status_args<'a>(
+        marker: &'a str,
+        fp: &'a str,
+        version: &'a str,
+        extra: &[&'a str],
+    ) -> Vec<&'a str> {
         let mut args = vec![
             "status",
             "--dir",
             "app/src",
             "--marker",
-            MARKER,
+            marker,
             "--process-fingerprint",
             fp,
             "--process-version",
             version,
-            "--json",
         ];
         args.extend_from_slice(extra);
-        self.fpcheck(&args)
+        args
     }
 
     fn marker(&self) -> Option<Value> {

@@ -133,18 +133,7 @@ fn hostile_markers_never_hang_and_read_as_corrupt() {
         make(&m);
         let run = run_bounded(
             &h,
-            &[
-                "status",
-                "--dir",
-                "app/src",
-                "--marker",
-                MARKER,
-                "--process-fingerprint",
-                BASE_FP,
-                "--process-version",
-                "1.0.0",
-                "--json",
-            ],
+            &Host::status_args(MARKER, BASE_FP, "1.0.0", &["--json"]),
         );
         let j = run.json();
         assert_eq!(
@@ -160,18 +149,7 @@ fn hostile_markers_never_hang_and_read_as_corrupt() {
     std::os::unix::fs::symlink(outside.path().join("zero"), &m).unwrap();
     let run = run_bounded(
         &h,
-        &[
-            "status",
-            "--dir",
-            "app/src",
-            "--marker",
-            MARKER,
-            "--process-fingerprint",
-            BASE_FP,
-            "--process-version",
-            "1.0.0",
-            "--json",
-        ],
+        &Host::status_args(MARKER, BASE_FP, "1.0.0", &["--json"]),
     );
     assert_eq!(
         run.json()["marker_problem"],
@@ -266,17 +244,7 @@ fn control_characters_are_escaped_for_people_and_exact_in_json() {
         "1.0.0\u{1b}",
         "JSON keeps the exact text"
     );
-    let run = h.fpcheck(&[
-        "status",
-        "--dir",
-        "app/src",
-        "--marker",
-        MARKER,
-        "--process-fingerprint",
-        "\u{1b}]0;x\u{7}",
-        "--process-version",
-        "1.0.0",
-    ]);
+    let run = h.fpcheck(&Host::status_args(MARKER, "\u{1b}]0;x\u{7}", "1.0.0", &[]));
     assert!(!run.stdout.contains('\u{1b}'), "{}", run.stdout);
     assert!(run.stdout.contains("\\x1b]0;x\\x07"), "{}", run.stdout);
 }
@@ -438,20 +406,12 @@ fn a_hostile_status_cache_is_a_miss_not_a_hang() {
         make(&h.join("state/fp.cache"));
         let run = run_bounded(
             &h,
-            &[
-                "status",
-                "--dir",
-                "app/src",
-                "--marker",
+            &Host::status_args(
                 MARKER,
-                "--process-fingerprint",
                 BASE_FP,
-                "--process-version",
                 "1.0.0",
-                "--cache",
-                "state/fp.cache",
-                "--json",
-            ],
+                &["--cache", "state/fp.cache", "--json"],
+            ),
         );
         let j = run.json();
         assert_eq!(

@@ -188,18 +188,12 @@ fn an_unusable_marker_directory_fails_closed() {
         );
     }
     // The running process cannot rule a marker out either: restart.
-    let run = h.fpcheck(&[
-        "status",
-        "--dir",
-        "app/src",
-        "--marker",
+    let run = h.fpcheck(&Host::status_args(
         "state/before.json/m.json",
-        "--process-fingerprint",
         BASE_FP,
-        "--process-version",
         "1.0.0",
-        "--json",
-    ]);
+        &["--json"],
+    ));
     let j = run.json();
     assert_eq!(
         (run.code, &j["reason"], &j["marker_corrupt"]),

@@ -193,18 +193,7 @@ fn unreadable_version_files_are_warned_about_and_ask_for_a_restart() {
         // status answers (bounded) and says why.
         let run = run_bounded(
             &h,
-            &[
-                "status",
-                "--dir",
-                "app/src",
-                "--marker",
-                "none.json",
-                "--process-fingerprint",
-                BASE_FP,
-                "--process-version",
-                "1.1.0",
-                "--json",
-            ],
+            &Host::status_args("none.json", BASE_FP, "1.1.0", &["--json"]),
         );
         assert_eq!(run.code, 0, "{name}: {}", run.stderr);
         assert!(
@@ -218,18 +207,7 @@ fn unreadable_version_files_are_warned_about_and_ask_for_a_restart() {
         // to the versions, which the unreadable file may hide: restart.
         let run = run_bounded(
             &h,
-            &[
-                "status",
-                "--dir",
-                "app/src",
-                "--marker",
-                "none.json",
-                "--process-fingerprint",
-                "unknown",
-                "--process-version",
-                "1.1.0",
-                "--json",
-            ],
+            &Host::status_args("none.json", "unknown", "1.1.0", &["--json"]),
         );
         let j = run.json();
         assert_eq!(
