@@ -18,12 +18,7 @@ fn run_bounded(h: &Host, args: &[&str]) -> Run {
     let start = Instant::now();
     loop {
         if let Some(_status) = child.try_wait().unwrap() {
-            let out = child.wait_with_output().unwrap();
-            return Run {
-                code: out.status.code().unwrap_or(-1),
-                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            };
+            return Run::finished(child.wait_with_output().unwrap());
         }
         if start.elapsed() > Duration::from_secs(20) {
             let _ = child.kill();
