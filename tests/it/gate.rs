@@ -126,8 +126,16 @@ impl Host {
     }
 
     fn gate_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+        let mut args = Self::gate_args_for(MARKER, &["--json"]);
+        args.extend_from_slice(extra);
+        args
+    }
+
+    /// `gate` of the installed runtime against the snapshot, writing
+    /// `marker`, then `extra`.
+    fn gate_args_for<'a>(marker: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
         let mut args = vec![
-            "gate", "--dir", "app/src", "--before", BEFORE, "--marker", MARKER, "--json",
+            "gate", "--dir", "app/src", "--before", BEFORE, "--marker", marker,
         ];
         args.extend_from_slice(extra);
         args

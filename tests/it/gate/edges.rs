@@ -73,9 +73,7 @@ fn a_fresh_install_gets_its_marker_directory() {
         b
     });
     let marker = "home/.nexo/operations/mcp-restart-required.json";
-    let run = h.fpcheck(&[
-        "gate", "--dir", "app/src", "--before", BEFORE, "--marker", marker, "--json",
-    ]);
+    let run = h.fpcheck(&Host::gate_args_for(marker, &["--json"]));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let j = run.json();
     assert_eq!(
@@ -84,28 +82,10 @@ fn a_fresh_install_gets_its_marker_directory() {
     );
     assert!(h.join(marker).is_file());
     // No marker to write: no directory made.
-    let run = h.fpcheck(&[
-        "gate",
-        "--dir",
-        "app/src",
-        "--before",
-        BEFORE,
-        "--marker",
-        "other/m.json",
-        "--json",
-    ]);
+    let run = h.fpcheck(&Host::gate_args_for("other/m.json", &["--json"]));
     assert_eq!(run.json()["marker_written"], true);
     h.snapshot();
-    let run = h.fpcheck(&[
-        "gate",
-        "--dir",
-        "app/src",
-        "--before",
-        BEFORE,
-        "--marker",
-        "third/m.json",
-        "--json",
-    ]);
+    let run = h.fpcheck(&Host::gate_args_for("third/m.json", &["--json"]));
     assert_eq!(
         (run.code, &run.json()["marker_written"]),
         (0, &json!(false)),
@@ -218,9 +198,7 @@ fn control_characters_are_escaped_for_people_and_exact_in_json() {
         "{\"version\": \"1.1.0\\u001b[2J\\u0007\", \"force_restart\": \"\\u001b\"}\n".into(),
     );
     h.install(&b);
-    let run = h.fpcheck(&[
-        "gate", "--dir", "app/src", "--before", BEFORE, "--marker", MARKER,
-    ]);
+    let run = h.fpcheck(&Host::gate_args_for(MARKER, &[]));
     assert!(
         !run.stdout.contains('\u{1b}') && !run.stderr.contains('\u{1b}'),
         "{run:?}",
@@ -259,9 +237,7 @@ fn snapshot_of_a_missing_runtime_exits_4_and_still_records_it() {
     assert_eq!(snap["fingerprint"], "");
     // The gate after a fresh install then asks for a restart.
     h.install(&release_a());
-    let run = h.fpcheck(&[
-        "gate", "--dir", "app/src", "--before", BEFORE, "--marker", MARKER, "--json",
-    ]);
+    let run = h.gate(&[]);
     assert_eq!(run.code, 3, "{}", run.stderr);
     assert_eq!(run.json()["marker_written"], true);
 }

@@ -153,9 +153,7 @@ fn an_unusable_marker_directory_fails_closed() {
                           // marker is needed; see edges::a_fresh_install_gets_its_marker_directory.)
     #[allow(clippy::single_element_loop)]
     for marker in ["state/before.json/mcp-restart-required.json"] {
-        let run = h.fpcheck(&[
-            "gate", "--dir", "app/src", "--before", BEFORE, "--marker", marker, "--json",
-        ]);
+        let run = h.fpcheck(&Host::gate_args_for(marker, &["--json"]));
         assert_eq!(run.code, 5, "{marker}: {}", run.stderr);
         let j = run.json();
         assert_eq!(
@@ -171,9 +169,7 @@ fn an_unusable_marker_directory_fails_closed() {
             "{}",
             j["error"]
         );
-        let run = h.fpcheck(&[
-            "gate", "--dir", "app/src", "--before", BEFORE, "--marker", marker,
-        ]);
+        let run = h.fpcheck(&Host::gate_args_for(marker, &[]));
         assert!(
             run.stdout
                 .starts_with("restart required: the gate could not decide: cannot lock"),

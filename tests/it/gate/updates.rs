@@ -86,9 +86,7 @@ fn a_code_change_writes_the_marker_naming_the_changed_file() {
 
     // The human report names the file too.
     std::fs::remove_file(h.join(MARKER)).unwrap();
-    let run = h.fpcheck(&[
-        "gate", "--dir", "app/src", "--before", BEFORE, "--marker", MARKER,
-    ]);
+    let run = h.fpcheck(&Host::gate_args_for(MARKER, &[]));
     assert_eq!(run.code, 0);
     assert_eq!(
         run.stdout,
