@@ -11,6 +11,43 @@ use crate::gate::decision::{self, Reason as MarkerReason};
 use crate::gate::marker::MarkerState;
 use crate::release::UpdaterVersion;
 
+/// What section 6 reads of a release besides its fingerprint and
+/// `force_restart` (which reports show): kept beside each side of a range
+/// and each release of a history, so that both build [`SideFacts`] the
+/// same way.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Reading {
+    /// The version as compared (`Release::version_key`).
+    pub version_key: String,
+    /// The updater's own reading of the version (section 6).
+    pub updater_version: UpdaterVersion,
+    /// A version file is there but cannot be read.
+    pub version_unreadable: bool,
+}
+
+impl Reading {
+    /// What `release` says to the decision.
+    pub fn of(release: &crate::release::Release) -> Self {
+        Reading {
+            version_key: release.version_key(),
+            updater_version: release.updater_version.clone(),
+            version_unreadable: !release.unreadable.is_empty(),
+        }
+    }
+
+    /// The decision's view of this side, with its `force_restart` and the
+    /// fingerprint it is compared by.
+    pub fn facts(&self, force_restart: bool, fingerprint: String) -> SideFacts {
+        SideFacts {
+            version: self.version_key.clone(),
+            fingerprint,
+            force_restart,
+            updater_version: self.updater_version.clone(),
+            version_unreadable: self.version_unreadable,
+        }
+    }
+}
+
 /// What the decision needs to know about one side of a release.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SideFacts {
@@ -141,6 +178,22 @@ pub fn decide(from: &SideFacts, to: &SideFacts) -> Decision {
     }
 }
 
+/// A runtime declared at one end only (a monorepo runtime added, removed or
+/// declared again by the release): the end that does not declare it is
+/// read with the other end's settings and compared as usual. Should a
+/// fingerprint still be unavailable, the version cannot be trusted to tell
+/// (that end's release had no gate for the runtime): the update restarts,
+/// `fingerprint_unavailable`, rather than `unavailable_version_unchanged`.
+/// Returns whether the verdict was turned into a restart.
+pub fn fail_closed_when_undeclared(decision: &mut Decision) -> bool {
+    if decision.restart_required || decision.reason != Reason::UnavailableVersionUnchanged {
+        return false;
+    }
+    decision.restart_required = true;
+    decision.reason = Reason::FingerprintUnavailable;
+    true
+}
+
 /// Section 7 for a process started on `from` once `to` is installed, with
 /// no marker: a fingerprint mismatch, or the version fallback.
 fn process_check(from: &SideFacts, to: &SideFacts) -> ProcessCheck {
@@ -169,6 +222,27 @@ mod tests {
             force_restart: force,
             updater_version: UpdaterVersion::from_text(version),
             version_unreadable: false,
+        }
+    }
+
+    /// A runtime undeclared at one end: only "unavailable, version
+    /// unchanged" turns into a restart; every other verdict stands.
+    #[test]
+    fn undeclared_runtimes_never_trust_an_unchanged_version() {
+        let mut d = decide(&side("1", "a", false), &side("1", "", false));
+        assert_eq!(d.reason, Reason::UnavailableVersionUnchanged);
+        assert!(fail_closed_when_undeclared(&mut d));
+        assert!(d.restart_required);
+        assert_eq!(d.reason, Reason::FingerprintUnavailable);
+        for (from, to) in [
+            (side("1", "a", false), side("1", "a", false)),
+            (side("1", "a", false), side("1", "b", false)),
+            (side("1", "", false), side("2", "a", false)),
+        ] {
+            let mut d = decide(&from, &to);
+            let before = d.clone();
+            assert!(!fail_closed_when_undeclared(&mut d));
+            assert_eq!(d, before);
         }
     }
 

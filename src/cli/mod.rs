@@ -222,7 +222,47 @@ where
             return u8::try_from(e.exit_code()).unwrap_or(exit::USAGE);
         }
     };
-    let result = match cli.command {
+    // A panic is a bug, never a verdict: exit 6 with a request for a bug
+    // report, not Rust's 101 (which the exit table does not know).
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(cli)))
+        .unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".into());
+            Err(Failure {
+                code: exit::INTERNAL,
+                message: format!(
+                    "internal error (a bug in fpcheck): {what}; no answer was given: please file a bug report with the command you ran and this message"
+                ),
+            })
+        });
+    match result {
+        Ok(code) => code,
+        Err(f) if f.message.is_empty() => f.code,
+        Err(f) => {
+            // Messages quote names from the repository (config values, tags,
+            // paths): escaped here, once, for every command. A stderr that
+            // cannot be written must not turn a failure into a panic.
+            let _ = writeln!(
+                std::io::stderr(),
+                "fpcheck: error: {}",
+                fpcheck::term::escape(&f.message)
+            );
+            f.code
+        }
+    }
+}
+
+/// Runs the parsed command.
+fn dispatch(cli: Cli) -> Result<u8, Failure> {
+    // Test builds only: a way for the tests to reach the panic handler.
+    #[cfg(debug_assertions)]
+    if std::env::var_os("FPCHECK_DEBUG_PANIC").is_some() {
+        panic!("FPCHECK_DEBUG_PANIC is set");
+    }
+    match cli.command {
         None => range::run(cli.range),
         Some(Command::Fingerprint(args)) => fingerprint::run(args),
         Some(Command::Demo(args)) => demo::run(args),
@@ -233,16 +273,6 @@ where
         Some(Command::Gate(args)) => gate::run_gate(args),
         Some(Command::Status(args)) => gate::run_status(args),
         Some(Command::Ack(args)) => gate::run_ack(args),
-    };
-    match result {
-        Ok(code) => code,
-        Err(f) if f.message.is_empty() => f.code,
-        Err(f) => {
-            // Messages quote names from the repository (config values, tags,
-            // paths): escaped here, once, for every command.
-            eprintln!("fpcheck: error: {}", fpcheck::term::escape(&f.message));
-            f.code
-        }
     }
 }
 

@@ -96,15 +96,10 @@ pub struct ReleaseInfo {
     pub unavailable_reason: Option<String>,
     /// How many runtime files it hashes.
     pub runtime_files: usize,
-    /// The updater's own reading of the version (section 6).
+    /// What section 6 reads of the version beside the fingerprint (a
+    /// version file over 16 MiB in git is unreadable).
     #[serde(skip)]
-    pub updater_version: crate::release::UpdaterVersion,
-    /// The version as compared (`Release::version_key`).
-    #[serde(skip)]
-    pub version_key: String,
-    /// A version file is there but cannot be read (over 16 MiB in git).
-    #[serde(skip)]
-    pub version_unreadable: bool,
+    pub reading: crate::verdict::Reading,
 }
 
 /// One update, from a release to the next.
@@ -308,6 +303,9 @@ struct Slot {
     plan: Plan,
     own: usize,
     cross: Option<usize>,
+    /// With `cross`: the older release read with its own settings, when
+    /// they are not its plan's (see [`settings::Borrowed::own`]).
+    cross_base: Option<usize>,
 }
 
 /// The records of the runtimes `names`, from one pass of the workers over
@@ -344,6 +342,7 @@ fn records(
                     plan: plan.clone(),
                     own: jobs.len(),
                     cross: None,
+                    cross_base: None,
                 });
                 jobs.push((&tags[i], &plan.end.runtime));
             }
@@ -354,14 +353,21 @@ fn records(
         for k in 1..runtime_slots.len() {
             let (before, after) = runtime_slots.split_at_mut(k);
             let (from, to) = (&before[k - 1], &mut after[0]);
-            // An update that declares the runtime again restarts anyway.
-            if !Plan::declares_again(&from.plan, &to.plan)
-                && crate::range::settings_differ(&from.plan.end, &to.plan.end)
-            {
+            // Every update whose settings differ is cross-checked, one that
+            // declares the runtime again included: its older release was
+            // read with borrowed settings, which may not be the new ones.
+            let from_plan = runtime_plans[from.release]
+                .as_ref()
+                .expect("a planned release");
+            let own = from_plan.borrowed.as_ref().and_then(|b| b.own.as_ref());
+            if let Some(own) = own.filter(|own| crate::range::settings_differ(own, &to.plan.end)) {
+                // Cross-checked with the older release's own settings.
+                to.cross_base = Some(jobs.len());
+                jobs.push((&tags[from.release], &own.runtime));
                 to.cross = Some(jobs.len());
-                let from_plan = runtime_plans[from.release]
-                    .as_ref()
-                    .expect("a planned release");
+                jobs.push((&tags[to.release], &own.runtime));
+            } else if crate::range::settings_differ(&from.plan.end, &to.plan.end) {
+                to.cross = Some(jobs.len());
                 jobs.push((&tags[to.release], &from_plan.end.runtime));
             }
         }
@@ -413,7 +419,10 @@ fn record(
         ..Stats::default()
     };
     for slot in slots {
-        for job in std::iter::once(slot.own).chain(slot.cross) {
+        for job in std::iter::once(slot.own)
+            .chain(slot.cross)
+            .chain(slot.cross_base)
+        {
             match reads[job].how {
                 How::Cached => stats.cached += 1,
                 How::Reused => stats.reused += 1,
@@ -422,20 +431,9 @@ fn record(
             }
         }
     }
-    // A release before the first declaration has no fingerprint: that
-    // release had no gate for the runtime.
-    let own: Vec<Read> = slots
-        .iter()
-        .map(|slot| {
-            let mut read = reads[slot.own].clone();
-            if let Some(b) = slot.plan.borrowed.as_ref().filter(|b| b.withdrawn) {
-                read.info.fingerprint = String::new();
-                read.info.unavailable_reason = Some(b.why.clone());
-                read.info.runtime_files = 0;
-            }
-            read
-        })
-        .collect();
+    // A release before the first declaration was read with the first
+    // declaring release's settings and keeps that fingerprint.
+    let own: Vec<Read> = slots.iter().map(|slot| reads[slot.own].clone()).collect();
     let mut steps: Vec<Step> = slots
         .windows(2)
         .zip(own.windows(2))
@@ -443,7 +441,8 @@ fn record(
             step(
                 (&r[0], &r[1]),
                 (&s[0].plan, &s[1].plan),
-                s[1].cross.map(|c| &reads[c]),
+                s[1].cross
+                    .map(|c| (&reads[c], s[1].cross_base.map(|b| &reads[b]))),
             )
         })
         .collect();
@@ -576,13 +575,8 @@ pub fn repo_name(repo: &gix::Repository) -> String {
 }
 
 fn facts(info: &ReleaseInfo) -> SideFacts {
-    SideFacts {
-        version: info.version_key.clone(),
-        fingerprint: info.fingerprint.clone(),
-        force_restart: info.force_restart,
-        updater_version: info.updater_version.clone(),
-        version_unreadable: info.version_unreadable,
-    }
+    info.reading
+        .facts(info.force_restart, info.fingerprint.clone())
 }
 
 /// One update, decided as the range decides `from..to`: each release with
@@ -592,21 +586,22 @@ fn facts(info: &ReleaseInfo) -> SideFacts {
 fn step(
     (from, to): (&Read, &Read),
     (from_plan, to_plan): (&Plan, &Plan),
-    cross: Option<&Read>,
+    cross: Option<(&Read, Option<&Read>)>,
 ) -> Step {
     let (from_ref, to_ref) = (from.info.tag.as_str(), to.info.tag.as_str());
     let mut warnings = Vec::new();
     let declares_again = Plan::declares_again(from_plan, to_plan);
-    let from_fingerprint = if declares_again {
-        String::new()
-    } else {
-        from.info.fingerprint.clone()
-    };
+    let from_fingerprint = from.info.fingerprint.clone();
     if let Some(b) = from_plan.borrowed.as_ref().filter(|_| declares_again) {
+        let whose = if b.from_later {
+            "the settings of the release that declares it next"
+        } else {
+            "the settings of the last release that declared it (cross-checked when they differ from the new ones)"
+        };
         warnings.push(Warning::new(
             Code::RuntimeNotDeclared,
             format!(
-                "{}: its fingerprint there is taken as unavailable (the safe side: the code counts as changed)",
+                "{}: that release is read with {whose} and compared as usual (an unavailable fingerprint counts as a restart)",
                 b.why
             ),
         ));
@@ -615,32 +610,37 @@ fn step(
         warnings.push(Warning::new(
             Code::RuntimeNotDeclared,
             format!(
-                "{}: that release is read with the settings of the last release that declares it, as the installed gate reads it after the update",
+                "{}: that release is read with the settings of the last release that declares it, as the installed gate reads it after the update (an unavailable fingerprint counts as a restart)",
                 b.why
             ),
         ));
     }
-    let from_facts = SideFacts {
-        fingerprint: from_fingerprint.clone(),
-        ..facts(&from.info)
-    };
-    let mut d = verdict::decide(&from_facts, &facts(&to.info));
+    let mut d = verdict::decide(&facts(&from.info), &facts(&to.info));
+    // Undeclared at one end and still unavailable: never trust the version.
+    if from_plan.borrowed.is_some() || to_plan.borrowed.is_some() {
+        verdict::fail_closed_when_undeclared(&mut d);
+    }
     warnings.extend(crate::range::settings_changed(
         (from_ref, to_ref),
         &from_plan.end,
         &to_plan.end,
     ));
     let available = |fp: &str| (!fp.is_empty()).then(|| fp.to_string());
-    let settings_check = cross.map(|c| {
+    // Against the older release's own fingerprint when it was read with
+    // other settings for the cross-check (`base`).
+    let checked_from = cross
+        .and_then(|(_, base)| base)
+        .map_or(from_fingerprint.as_str(), |b| b.info.fingerprint.as_str());
+    let settings_check = cross.map(|(c, _)| {
         SettingsCheck::new(
             available(&c.info.fingerprint),
             c.info.unavailable_reason.clone(),
-            available(&from_fingerprint).as_deref(),
+            available(checked_from).as_deref(),
         )
     });
     if let Some(check) = &settings_check {
         if check.enforce(&mut d) {
-            let short = crate::fingerprint::short(&from_fingerprint).unwrap_or("unavailable");
+            let short = crate::fingerprint::short(checked_from).unwrap_or("unavailable");
             warnings.push(crate::range::hidden_by_settings(
                 (from_ref, to_ref),
                 short,

@@ -133,7 +133,8 @@ pub fn run_runtimes(
     }))
 }
 
-/// `server: 2 of 5 updates restarted; worker: 0 of 5 updates restarted`.
+/// `server: 2 of 5 updates restarted; worker: 0 of 5 updates restarted`,
+/// names exact (JSON keeps them so); each display escapes the line once.
 pub fn runtimes_summary(runtimes: &[NamedRecord]) -> String {
     runtimes
         .iter()
@@ -141,7 +142,7 @@ pub fn runtimes_summary(runtimes: &[NamedRecord]) -> String {
             let s = &r.record.summary;
             format!(
                 "{}: {} of {} restarted",
-                crate::term::escape(&r.name),
+                r.name,
                 s.restarts_forced,
                 if s.updates == 1 {
                     "1 update".to_string()

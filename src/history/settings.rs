@@ -8,10 +8,11 @@
 //! declaring it is read with the settings of the last release that did
 //! (what the installed gate computes after the update), and the release
 //! just before its first declaration is read with the first declaring
-//! release's settings and its fingerprint withdrawn (that release had no
-//! gate for the runtime). Earlier releases are not part of its history. An
-//! update that declares the runtime again takes the older release's
-//! fingerprint as unavailable, as the range does for that pair.
+//! release's settings. Each such update is compared as usual (an update
+//! that declares the runtime again is cross-checked with the new settings
+//! when they differ from the borrowed ones), and an unavailable fingerprint
+//! there is a restart whatever the version says, as in the range. Earlier
+//! releases are not part of its history.
 
 use std::collections::BTreeSet;
 
@@ -44,8 +45,7 @@ pub(super) struct Plan {
 
 impl Plan {
     /// The update from `from` to `to` declares the runtime again (or for
-    /// the first time): as in the range, the older release had no gate for
-    /// it, so its fingerprint there is taken as unavailable (a restart).
+    /// the first time): the older release was read with borrowed settings.
     pub(super) fn declares_again(from: &Plan, to: &Plan) -> bool {
         from.borrowed.is_some() && to.borrowed.is_none()
     }
@@ -56,9 +56,14 @@ impl Plan {
 pub(super) struct Borrowed {
     /// `runtime `worker` is not declared in fpcheck.toml at v1.2.0`.
     pub(super) why: String,
-    /// The release is read with a later release's settings and its
-    /// fingerprint withdrawn (it comes before the first declaration).
-    pub(super) withdrawn: bool,
+    /// The release is read with a later release's settings (it comes
+    /// before the first declaration).
+    pub(super) from_later: bool,
+    /// A release before the first declaration that declares no named
+    /// runtime (its `[runtime]`, or no file): its own settings, what its
+    /// gate fingerprinted with. The next release is cross-checked with
+    /// them, as the range does.
+    pub(super) own: Option<EndSettings>,
 }
 
 /// The tree of `tag`'s commit.
@@ -107,6 +112,18 @@ pub(super) fn declared_anywhere(request: &Request, committed: &[Committed]) -> B
             .collect(),
         ConfigChoice::None => BTreeSet::new(),
     }
+}
+
+/// The settings of a release that declares no named runtime, as its gate
+/// read them (`None` when it declares some, or no committed file applies).
+fn own_settings(request: &Request, c: &Committed) -> Result<Option<EndSettings>, HistoryError> {
+    let declares_none = c.file.as_ref().is_none_or(|f| f.runtimes.is_empty());
+    if !declares_none || !matches!(request.choice, ConfigChoice::Committed) {
+        return Ok(None);
+    }
+    let mut own = request.clone();
+    own.flags.runtime = None;
+    Ok(Some(own.with_committed(c.file.as_ref(), &c.shown)?))
 }
 
 /// How each release is read for the runtime `name` (`None`: the single
@@ -161,14 +178,16 @@ pub(super) fn plans(
                 end: prev.clone(),
                 borrowed: Some(Borrowed {
                     why: why(c),
-                    withdrawn: false,
+                    from_later: false,
+                    own: None,
                 }),
             }),
             (None, None, Some(f)) if i + 1 == f => Some(Plan {
                 end: own[f].clone().expect("the first declaration"),
                 borrowed: Some(Borrowed {
                     why: why(c),
-                    withdrawn: true,
+                    from_later: true,
+                    own: own_settings(&request, c)?,
                 }),
             }),
             (None, None, _) => None,
@@ -223,7 +242,7 @@ mod tests {
         }
     }
 
-    /// (root read with, borrowed?, withdrawn?) per release; `None` before
+    /// (root read with, borrowed?, from_later?) per release; `None` before
     /// the history starts.
     fn shape(plans: &[Option<Plan>]) -> Vec<Option<(String, bool, bool)>> {
         plans
@@ -233,7 +252,7 @@ mod tests {
                     (
                         p.end.runtime.root.clone(),
                         p.borrowed.is_some(),
-                        p.borrowed.as_ref().is_some_and(|b| b.withdrawn),
+                        p.borrowed.as_ref().is_some_and(|b| b.from_later),
                     )
                 })
             })
@@ -244,7 +263,7 @@ mod tests {
     fn late_dropped_and_declared_again() {
         let c = committed(&[false, false, true, true, false, true]);
         let plans = plans(&request(), Some("w"), &c).unwrap();
-        let s = |root: &str, borrowed, withdrawn| Some((root.to_string(), borrowed, withdrawn));
+        let s = |root: &str, borrowed, from_later| Some((root.to_string(), borrowed, from_later));
         assert_eq!(
             shape(&plans),
             [

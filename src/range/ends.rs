@@ -272,28 +272,6 @@ pub(super) fn read_worktree(
     })
 }
 
-/// `read` with its fingerprint made unavailable for `why` (`None`: as is):
-/// the end's release has no gate for the runtime.
-pub(super) fn withdraw(read: Read, why: Option<String>) -> Read {
-    let Some(why) = why else {
-        return read;
-    };
-    let fp = Fingerprint {
-        digest: None,
-        selection: Selection::default(),
-        unavailable_reason: Some(why),
-        warnings: Vec::new(),
-    };
-    let side = Side::new(
-        read.side.reference.clone(),
-        read.side.commit.clone(),
-        read.side.worktree,
-        &read.release,
-        &fp,
-    );
-    Read { side, fp, ..read }
-}
-
 /// The top of the working tree, for `--worktree`.
 pub(super) fn workdir(repo: &gix::Repository) -> Result<PathBuf, SourceError> {
     repo.workdir()

@@ -263,15 +263,20 @@ fn open_cache(repo: &gix::Repository, options: &Options) -> FingerprintCache {
 
 /// An end whose settings do not declare the runtime (a monorepo runtime
 /// added or removed by the release): it is read with the other end's
-/// settings. An old end's fingerprint is then unavailable (why, in the
-/// string), as that release has no gate for the runtime to compare with; a
-/// new end keeps its fingerprint, which is what the installed gate computes.
+/// settings and compared as usual (why, in the string, for the warning).
+/// Should a fingerprint still be unavailable, the update restarts
+/// ([`verdict::fail_closed_when_undeclared`]).
 #[derive(Clone, Debug, Default)]
 struct Absent {
     /// Why, and the settings to read the `from` end with.
     from: Option<(String, EndSettings)>,
     /// Why, and the settings to read the `to` end with.
     to: Option<(String, EndSettings)>,
+    /// A `from` end that declares no named runtime (its `[runtime]`, or no
+    /// file): its own settings, what its gate fingerprinted with. The `to`
+    /// end is cross-checked with them, so that declaring runtimes over a
+    /// copy of the old code cannot hide a change of the code that runs.
+    from_own: Option<EndSettings>,
 }
 
 fn analyse_with(
@@ -291,6 +296,9 @@ fn analyse_with(
     let from_rt = &from_end.runtime;
     let from_src = GitSource::new(repo.clone(), from_rev.clone(), &from_rt.root)?;
 
+    // The `from` end's digest under its own settings, when the cross-check
+    // used them (see [`Absent::from_own`]).
+    let mut own_digest: Option<String> = None;
     let (from_read, to_read, changes, to_end, check) = match to {
         ToSide::Rev(spec) => {
             let to_rev = Revision::parse_commit(repo, spec)?;
@@ -304,9 +312,9 @@ fn analyse_with(
                 ends::top_dirs_at(repo, to_rev.tree)
             })?;
             // Same settings: see `ends::read_pair` for what a shared root
-            // tree saves. The cross-check compares with the `from` digest, and an end
-            // withdrawn later leaves the other's digest alone in the
-            // verdict: both need real digests.
+            // tree saves. The cross-check compares with the `from` digest,
+            // and a runtime undeclared at one end reports both digests:
+            // both need real digests.
             let same_settings = absent.from.is_none() && !cross::needed(&from_end, &to_end);
             let digests = if same_settings {
                 digests
@@ -348,9 +356,20 @@ fn analyse_with(
                 // ignored changes is marked incomplete.
                 Err(_) => changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root),
             };
-            let check = cross::needed(&from_end, &to_end)
-                .then(|| cross::at_revision(repo, &to_rev, &from_end, &from_read.fp, cache))
-                .transpose()?;
+            let check = match absent
+                .from_own
+                .as_ref()
+                .filter(|own| cross::needed(own, &to_end))
+            {
+                Some(own) => {
+                    let fp = own_fingerprint(repo, &from_rev, own, cache)?;
+                    own_digest = Some(fp.digest.clone().unwrap_or_default());
+                    Some(cross::at_revision(repo, &to_rev, own, &fp, cache)?)
+                }
+                None => cross::needed(&from_end, &to_end)
+                    .then(|| cross::at_revision(repo, &to_rev, &from_end, &from_read.fp, cache))
+                    .transpose()?,
+            };
             (from_read, to_read, changes, to_end, check)
         }
         ToSide::Worktree => {
@@ -369,25 +388,49 @@ fn analyse_with(
             let from_read = ends::read_git(&from_src, from_fp, false, None)?;
             let to_read = ends::read_worktree(repo, &to_src, &to_rt.rules)?;
             let changes = changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root);
-            let check = cross::needed(&from_end, &to_end)
-                .then(|| cross::at_worktree(&top, &from_end, &from_read.fp))
-                .transpose()?;
+            let check = match absent
+                .from_own
+                .as_ref()
+                .filter(|own| cross::needed(own, &to_end))
+            {
+                Some(own) => {
+                    let fp = own_fingerprint(repo, &from_rev, own, cache)?;
+                    own_digest = Some(fp.digest.clone().unwrap_or_default());
+                    Some(cross::at_worktree(&top, own, &fp)?)
+                }
+                None => cross::needed(&from_end, &to_end)
+                    .then(|| cross::at_worktree(&top, &from_end, &from_read.fp))
+                    .transpose()?,
+            };
             (from_read, to_read, changes, to_end, check)
         }
     };
-    // Changes were listed from both ends' files. An old end without the
-    // runtime loses its fingerprint (that release had no gate for it). A new
-    // end that stops declaring it keeps the fingerprint taken with the old
-    // end's settings: that is what the installed gate computes after the
-    // update, so dropping the declaration cannot hide a code change.
-    let from_read = ends::withdraw(from_read, absent.from.map(|(why, _)| why));
+    // An end that does not declare the runtime was read with the other
+    // end's settings and is compared as usual: a code change under those
+    // settings is a restart whichever end adds or drops the declaration.
+    let undeclared = absent.from.is_some() || absent.to.is_some();
     Ok(conclude(
         from_read,
         to_read,
         changes,
         (&from_end, &to_end),
-        check,
+        (check, own_digest),
+        undeclared,
     ))
+}
+
+/// The `from` end fingerprinted with its own settings (see
+/// [`Absent::from_own`]).
+fn own_fingerprint(
+    repo: &gix::Repository,
+    from_rev: &Revision,
+    own: &EndSettings,
+    cache: &mut FingerprintCache,
+) -> Result<crate::fingerprint::Fingerprint, RangeError> {
+    let rt = &own.runtime;
+    let src = GitSource::new(repo.clone(), from_rev.clone(), &rt.root)?;
+    let selection = select(&src, &rt.rules)?;
+    Ok(ends::cached_or_hashed(&src, selection, &rt.rules, cache)?)
 }
 
 fn conclude(
@@ -395,9 +438,14 @@ fn conclude(
     to: Read,
     changes: Changes,
     (from_end, to_end): (&EndSettings, &EndSettings),
-    check: Option<SettingsCheck>,
+    (check, own_digest): (Option<SettingsCheck>, Option<String>),
+    undeclared: bool,
 ) -> Analysis {
     let mut decision = verdict::decide(&from.side.facts(), &to.side.facts());
+    // Undeclared at one end and still unavailable: never trust the version.
+    if undeclared {
+        verdict::fail_closed_when_undeclared(&mut decision);
+    }
     let mut warnings = wording::warnings(&from, &to, &decision);
     warnings.extend(wording::settings_changed(
         (&from.side.reference, &to.side.reference),
@@ -408,9 +456,12 @@ fn conclude(
     // running release's settings is a restart even if the new settings hide it.
     if let Some(c) = &check {
         if c.enforce(&mut decision) {
+            let own_short = own_digest
+                .as_deref()
+                .map(|d| crate::fingerprint::short(d).unwrap_or("unavailable"));
             warnings.push(wording::hidden_by_settings(
                 (&from.side.reference, &to.side.reference),
-                from.side.short_fingerprint(),
+                own_short.unwrap_or(from.side.short_fingerprint()),
                 c,
             ));
         }

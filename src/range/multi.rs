@@ -2,9 +2,12 @@
 //! run, one verdict each plus the overall answer (any restarts).
 //!
 //! A runtime declared at one end only (added or removed by the release) is
-//! read with the settings of the end that declares it, and its fingerprint
-//! at the other end is unavailable: that release has no gate for it, so
-//! the safe answer is a restart, said in a warning.
+//! read at both ends with the settings of the end that declares it and
+//! compared as usual, said in a warning; should a fingerprint be
+//! unavailable there, the update restarts (`fingerprint_unavailable`)
+//! whatever the version says. An old end that declares no named runtime
+//! (its `[runtime]`, or no file) is the base of the settings cross-check:
+//! the new end under the old end's own settings, what its gate computed.
 
 use std::collections::BTreeSet;
 
@@ -93,13 +96,16 @@ pub fn analyse_runtimes(
             .cloned()
             .collect()
     };
-    if chosen.len() == 1 {
-        return single(chosen.first());
-    }
     let (from, to, notes) = resolve_ends(repo, options)?;
     let (from_decl, to_decl) = declared(repo, options, &from, &to)?;
     let all: BTreeSet<String> = from_decl.names.union(&to_decl.names).cloned().collect();
-    if chosen.is_empty() && all.len() <= 1 {
+    if let [name] = chosen.as_slice() {
+        // Declared at one end only: read as with several runtimes, so that
+        // `--runtime X` answers what the multi-runtime report says for X.
+        if from_decl.names.contains(name) == to_decl.names.contains(name) {
+            return single(Some(name));
+        }
+    } else if chosen.is_empty() && all.len() <= 1 {
         return single(None);
     }
     for name in &chosen {
@@ -116,7 +122,7 @@ pub fn analyse_runtimes(
             ))));
         }
     }
-    if options.settings.flags.root.is_some() {
+    if chosen.len() != 1 && options.settings.flags.root.is_some() {
         return Err(RangeError::Config(config::ConfigError::Invalid(
             "--root names one runtime's root, but several runtimes are analysed: pick one with --runtime NAME, or set `root` under each [runtimes.NAME]".into(),
         )));
@@ -150,8 +156,8 @@ pub fn analyse_runtimes(
             options.digests,
         )?;
         for (decl, consequence) in [
-            (&from_decl, "its fingerprint there is taken as unavailable (the safe side: the code counts as changed)"),
-            (&to_decl, "that end is read with the old end's settings, as the installed gate reads it after the update"),
+            (&from_decl, "that end is read with the new end's settings and compared as usual (an unavailable fingerprint there counts as a restart)"),
+            (&to_decl, "that end is read with the old end's settings, as the installed gate reads it after the update (an unavailable fingerprint there counts as a restart)"),
         ] {
             if !decl.names.contains(&name) {
                 analysis.warnings.push(Warning::new(
@@ -168,6 +174,11 @@ pub fn analyse_runtimes(
     }
     // A cache that cannot be written costs the next run time, nothing else.
     let _ = cache.save();
+    if let ([_], [_]) = (chosen.as_slice(), runtimes.as_slice()) {
+        let mut one = runtimes.pop().expect("one runtime").analysis;
+        one.notes = notes;
+        return Ok(Outcome::One(Box::new(one)));
+    }
     Ok(Outcome::Many(RuntimesAnalysis {
         schema_version: SCHEMA_VERSION,
         restart_required: runtimes.iter().any(|r| r.analysis.restart_required),
@@ -203,7 +214,7 @@ fn prime_all(
         request.flags.runtime = Some(name.clone());
         let mut pair = Vec::new();
         for (rev, spec) in &ends {
-            // A runtime missing at this end is withdrawn there anyway.
+            // A runtime missing at this end is read by its analysis.
             let Ok(end) = request.at_revision(repo, rev.tree, spec) else {
                 continue;
             };
@@ -243,13 +254,14 @@ fn prime_all(
     merged.hash_into(cache);
 }
 
-/// `server restarts; worker does not` (`a and b restart` when they agree).
+/// `server restarts; worker does not` (`a and b restart` when they agree),
+/// names exact (JSON keeps them so); each display escapes the line once.
 pub(super) fn summary(runtimes: &[NamedAnalysis]) -> String {
     let names = |restart: bool| -> Vec<String> {
         runtimes
             .iter()
             .filter(|r| r.analysis.restart_required == restart)
-            .map(|r| crate::term::escape(&r.name).into_owned())
+            .map(|r| r.name.clone())
             .collect()
     };
     let list = |n: &[String]| match n {
@@ -360,15 +372,30 @@ fn absent_ends(
     };
     Ok(match (at_from, at_to) {
         (true, true) | (false, false) => Absent::default(),
-        (false, true) => Absent {
-            from: Some((why(from_decl), to_settings()?)),
-            to: None,
-        },
+        (false, true) => {
+            // No named runtime at all at the old end: its gate ran with its
+            // `[runtime]` (or the defaults), which the new end is
+            // cross-checked with.
+            let from_own = if from_decl.names.is_empty() {
+                let mut own = request.clone();
+                own.flags.runtime = None;
+                let rev = Revision::parse(repo, from)?;
+                Some(own.at_revision(repo, rev.tree, from)?)
+            } else {
+                None
+            };
+            Absent {
+                from: Some((why(from_decl), to_settings()?)),
+                to: None,
+                from_own,
+            }
+        }
         (true, false) => {
             let rev = Revision::parse(repo, from)?;
             Absent {
                 from: None,
                 to: Some((why(to_decl), request.at_revision(repo, rev.tree, from)?)),
+                from_own: None,
             }
         }
     })

@@ -40,11 +40,25 @@ pub fn escape_markdown(text: &str) -> String {
             // A zero-width joiner after the entity keeps GitHub from
             // reading `@name` as a mention even after entity decoding.
             '@' => out.push_str("&#64;&#8288;"),
-            c if c.is_control() => out.push('�'),
+            // Other controls and the bidirectional ones, visible as the
+            // terminal shows them (`\x1b`, `\u{202e}`): a tag or a path
+            // cannot reorder what a reviewer reads. The backslash is an
+            // entity, as above.
+            c if crate::term::escape(c.encode_utf8(&mut [0; 4])).len() > c.len_utf8() => {
+                let shown = crate::term::escape(c.encode_utf8(&mut [0; 4])).into_owned();
+                out.push_str(&shown.replacen('\\', "&#92;", 1));
+            }
             c => out.push(c),
         }
     }
     out
+}
+
+/// Escapes text for HTML (tera's autoescaping), after writing controls and
+/// bidirectional characters as visible escapes ([`crate::term::escape`]):
+/// a name cannot reorder a page or carry a raw ESC or newline into it.
+fn escape_html_visible(text: &str) -> String {
+    tera::escape_html(&crate::term::escape(text))
 }
 
 fn md(value: &Value, _: &HashMap<String, Value>) -> tera::Result<Value> {
@@ -93,6 +107,7 @@ pub fn render_template<T: Serialize>(
     let mut tera = Tera::default();
     // Markdown escapes through its filters; HTML templates autoescape.
     tera.autoescape_on(vec![".html", ".htm"]);
+    tera.set_escape_fn(escape_html_visible);
     tera.register_filter("md", md);
     tera.register_filter("md_code", md_code);
     tera.register_filter("short", short);
@@ -133,5 +148,19 @@ mod tests {
             assert!(!out.contains(bad), "{bad} survived in {out}");
         }
         assert_eq!(escape_markdown("src/ok.py"), "src/ok.py");
+    }
+
+    /// Bidirectional controls and other controls are shown, never applied.
+    #[test]
+    fn bidi_and_controls_are_visible() {
+        assert_eq!(
+            escape_markdown("v1\u{202e}0.0.1\u{2066}x\u{200f}\u{61c}"),
+            "v1&#92;u{202e}0.0.1&#92;u{2066}x&#92;u{200f}&#92;u{61c}"
+        );
+        assert_eq!(escape_markdown("w\u{1b}[31m"), "w&#92;x1b&#91;31m");
+        assert_eq!(
+            escape_html_visible("<b>\u{202e}\u{1b}\n"),
+            "&lt;b&gt;\\u{202e}\\x1b\\x0a"
+        );
     }
 }

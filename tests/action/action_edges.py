@@ -33,6 +33,12 @@ def unit_checks(c: Checks) -> None:
         "error_line: fpcheck's error after a warning",
     )
     c.equal(check.error_line("killed\n"), "killed", "error_line: no error line, the last line")
+    # A runtime's exact name (JSON `summary`) reaches the log visibly escaped.
+    c.equal(
+        workflow.visible("w\x1b[31m and s\u202eyp\u2066\x9b restart\n"),
+        "w\\x1b[31m and s\\u{202e}yp\\u{2066}\\x9b restart\n",
+        "visible: controls and bidi escaped, newlines left to the command",
+    )
     a, b = "a" * 40, "b" * 40
     fp = check.Fpcheck("fpcheck", Path("/r"), ["--root=src"], fetch.Rev("--root=x", a), fetch.Rev("HEAD", b))
     c.equal(
@@ -115,6 +121,25 @@ def input_checks(c: Checks, tmp: Path) -> None:
     fails(c, "config_outside: a link into the checkout", lambda: check.config_outside(top, top, "../link.toml"), "inside the checkout")
     c.equal(check.config_outside(top, top, "../workflow.toml"), (ws / "workflow.toml").resolve(), "config_outside: the workflow's file")
     fails(c, "config_outside: no such file", lambda: check.config_outside(top, top, "../none.toml"), "is not a file")
+    # Every exit code of the README's table has its meaning in the step's
+    # error, the new 3 and 6 included; others are an error all the same.
+    stub = tmp / "unit-exit"
+    stub.write_text("#!/bin/sh\necho \"fpcheck: error: boom\" >&2\nexit \"$1\"\n", encoding="utf-8")
+    stub.chmod(0o755)
+    for code, says in (
+        (3, "exit 3, the fingerprint is unavailable: fpcheck: error: boom"),
+        (6, "exit 6, internal error (a bug in fpcheck: please report it): fpcheck: error: boom"),
+        (2, "exit 2, usage error"),
+        (4, "exit 4, input error"),
+        (5, "exit 5, output error"),
+        (1, "exit 1, a restart would be forced"),
+        (101, "exit 101, error: fpcheck: error: boom"),
+    ):
+        fails(c, f"run_fpcheck labels exit {code}", lambda n=code: check.run_fpcheck([str(stub), str(n)], tmp), says)
+        try:
+            check.run_fpcheck([str(stub), str(code)], tmp)
+        except workflow.Fail as e:
+            c.equal(e.code, code, f"run_fpcheck keeps exit {code}")
     saved = os.environ.get("INPUT_MAX_FILES")
     try:
         for raw, expected in (("", 50), ("7", 7)):

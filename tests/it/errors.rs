@@ -49,3 +49,31 @@ fn kinds_map_to_the_documented_exit_codes() {
         assert!(readme.contains(&format!("| {code} | {words}")), "{code}");
     }
 }
+
+/// A panic is a bug, never a verdict: exit 6 with a request for a bug
+/// report, not Rust's 101. Test builds panic on request
+/// (`FPCHECK_DEBUG_PANIC`), before any command runs.
+#[test]
+fn a_panic_exits_6_asking_for_a_bug_report() {
+    let repo = crate::support::two_releases();
+    for args in [
+        &["v1.0.0..v1.1.0", "--exit-code"][..],
+        &["history"],
+        &["fingerprint"],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_fpcheck"))
+            .current_dir(repo.path())
+            .args(args)
+            .env("FPCHECK_DEBUG_PANIC", "1")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("fpcheck runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(6), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(
+            stderr.contains("fpcheck: error: internal error (a bug in fpcheck): FPCHECK_DEBUG_PANIC is set; no answer was given: please file a bug report"),
+            "{args:?}: {stderr}"
+        );
+    }
+}

@@ -104,7 +104,7 @@ fn one_history_per_runtime_each_update_as_the_range_decides_it() {
     assert_eq!(j["restart_required"], true);
     assert_eq!(
         j["summary"],
-        "admin: 1 of 2 updates restarted; server: 1 of 3 updates restarted; worker: 2 of 3 updates restarted"
+        "admin: 0 of 2 updates restarted; server: 1 of 3 updates restarted; worker: 2 of 3 updates restarted"
     );
     let runtimes = j["runtimes"].as_array().unwrap();
     let names: Vec<&str> = runtimes
@@ -115,7 +115,9 @@ fn one_history_per_runtime_each_update_as_the_range_decides_it() {
     assert_eq!(
         verdicts(&runtimes[0]),
         [
-            "v1.1.0..v1.2.0 true fingerprint_unavailable",
+            // Declared from v1.2.0 on: v1.1.0 is read with its settings,
+            // and the admin code did not change.
+            "v1.1.0..v1.2.0 false no_runtime_change",
             "v1.2.0..v1.3.0 false no_runtime_change"
         ]
     );
@@ -182,7 +184,7 @@ fn one_history_per_runtime_each_update_as_the_range_decides_it() {
     assert_eq!(admin_first["code"], "runtime_not_declared");
     assert_eq!(
         admin_first["message"],
-        "runtime `admin` is not declared in fpcheck.toml at v1.1.0: its fingerprint there is taken as unavailable (the safe side: the code counts as changed)"
+        "runtime `admin` is not declared in fpcheck.toml at v1.1.0: that release is read with the settings of the release that declares it next and compared as usual (an unavailable fingerprint counts as a restart)"
     );
     assert_eq!(
         runtimes[0]["warnings"][0]["message"],
@@ -192,7 +194,7 @@ fn one_history_per_runtime_each_update_as_the_range_decides_it() {
     let dropped = &runtimes[2]["releases"][2]["warnings"][0];
     assert_eq!(
         dropped["message"],
-        "runtime `worker` is not declared in fpcheck.toml at v1.3.0: that release is read with the settings of the last release that declares it, as the installed gate reads it after the update"
+        "runtime `worker` is not declared in fpcheck.toml at v1.3.0: that release is read with the settings of the last release that declares it, as the installed gate reads it after the update (an unavailable fingerprint counts as a restart)"
     );
 
     // Spread over threads (jobs of two runtimes in one thread), the same.
@@ -260,7 +262,7 @@ fn runtime_narrows_and_every_format_has_one_part_per_runtime() {
     let first = table.stdout.lines().next().unwrap();
     assert_eq!(
         first,
-        "admin: 1 of 2 updates restarted; server: 1 of 3 updates restarted; worker: 2 of 3 updates restarted"
+        "admin: 0 of 2 updates restarted; server: 1 of 3 updates restarted; worker: 2 of 3 updates restarted"
     );
     for name in ["admin", "server", "worker"] {
         assert_eq!(
@@ -283,7 +285,7 @@ fn runtime_narrows_and_every_format_has_one_part_per_runtime() {
     assert_eq!(md.code, 0, "{}", md.stderr);
     assert!(
         md.stdout.starts_with(
-            "## Release history: restart verdicts\n\nadmin: 1 of 2 updates restarted;"
+            "## Release history: restart verdicts\n\nadmin: 0 of 2 updates restarted;"
         ),
         "{}",
         md.stdout
@@ -311,7 +313,7 @@ fn runtime_narrows_and_every_format_has_one_part_per_runtime() {
     );
     assert!(html
         .stdout
-        .contains("<p class=\"summary\"><b>admin: 1 of 2 updates restarted;"));
+        .contains("<p class=\"summary\"><b>admin: 0 of 2 updates restarted;"));
     for name in ["admin", "server", "worker"] {
         assert!(html
             .stdout
@@ -386,9 +388,13 @@ fn a_single_runtime_config_keeps_its_output() {
 }
 
 /// A runtime dropped by one release and declared again by the next: the
-/// update that declares it again restarts, as the range says of that pair.
+/// update that declares it again compares the release that did not declare
+/// it (read with borrowed settings) as usual, as the range does that pair.
+/// Unchanged code is no restart; changed code with an unchanged version is
+/// one (issue 11: the fingerprint used to be withdrawn there, and the
+/// unchanged version then said "no restart").
 #[test]
-fn a_runtime_declared_again_restarts_as_the_range_says() {
+fn a_runtime_declared_again_is_compared_as_the_range_compares_it() {
     let repo = TestRepo::new();
     let only_server = "[runtimes.server]\nroot = \"server\"\n";
     repo.write("fpcheck.toml", TWO)
@@ -405,6 +411,14 @@ fn a_runtime_declared_again_restarts_as_the_range_says() {
         .write("worker/version.json", "{\"version\": \"1.2.0\"}\n");
     repo.commit("3");
     repo.tag("v1.2.0");
+    // Declared again with its code changed and its version unchanged.
+    repo.write("fpcheck.toml", only_server);
+    repo.commit("4");
+    repo.tag("v1.3.0");
+    repo.write("fpcheck.toml", TWO)
+        .write("worker/job.py", "work = 2\n");
+    repo.commit("5");
+    repo.tag("v1.3.1");
     let j = run_json(&repo, &["--runtime", "worker", "--runtime", "server"]);
     let worker = &j["runtimes"][1];
     assert_eq!(worker["name"], "worker");
@@ -412,22 +426,44 @@ fn a_runtime_declared_again_restarts_as_the_range_says() {
         verdicts(worker),
         [
             "v1.0.0..v1.1.0 false no_runtime_change",
-            "v1.1.0..v1.2.0 true fingerprint_unavailable"
+            "v1.1.0..v1.2.0 false no_runtime_change",
+            "v1.2.0..v1.3.0 false no_runtime_change",
+            "v1.3.0..v1.3.1 true code_changed"
         ]
     );
     let again = &worker["releases"][1];
-    assert_eq!(again["from_fingerprint"], "");
+    assert_eq!(again["from_fingerprint"], worker["tags"][1]["fingerprint"]);
+    assert_eq!(again["from_fingerprint"], again["to_fingerprint"]);
     assert!(again.get("settings_check").is_none());
     assert_eq!(
         again["warnings"][0]["message"],
-        "runtime `worker` is not declared in fpcheck.toml at v1.1.0: its fingerprint there is taken as unavailable (the safe side: the code counts as changed)"
+        "runtime `worker` is not declared in fpcheck.toml at v1.1.0: that release is read with the settings of the last release that declared it (cross-checked when they differ from the new ones) and compared as usual (an unavailable fingerprint counts as a restart)"
     );
+    let changed = &worker["releases"][3];
+    assert_ne!(changed["from_fingerprint"], changed["to_fingerprint"]);
+    assert_eq!(changed["version_changed"], false);
     // The release itself keeps the fingerprint it had (v1.0.0's settings).
     assert_eq!(
         worker["tags"][1]["fingerprint"],
         worker["tags"][0]["fingerprint"]
     );
-    for span in ["v1.0.0..v1.1.0", "v1.1.0..v1.2.0"] {
+    let code = repo.fpcheck(&[
+        "history",
+        "--no-cache",
+        "--runtime",
+        "worker",
+        "--exit-code",
+    ]);
+    assert_eq!(code.code, 1, "{}", code.stderr);
+    for (k, span) in [
+        "v1.0.0..v1.1.0",
+        "v1.1.0..v1.2.0",
+        "v1.2.0..v1.3.0",
+        "v1.3.0..v1.3.1",
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let range = repo.fpcheck(&[span, "--format", "json", "--no-cache"]);
         assert_eq!(range.code, 0, "{}", range.stderr);
         let r = range.json();
@@ -437,11 +473,159 @@ fn a_runtime_declared_again_restarts_as_the_range_says() {
             .iter()
             .find(|r| r["name"] == "worker")
             .unwrap();
-        let step = &worker["releases"][if span == "v1.0.0..v1.1.0" { 0 } else { 1 }];
+        let step = &worker["releases"][k];
         assert_eq!(
             (&w["restart_required"], &w["reason"]),
             (&step["restart_required"], &step["reason"]),
             "{span}"
         );
     }
+}
+
+/// `history` over a base without `[runtimes]` and a release that splits the
+/// config into several runtimes while editing their code, version
+/// unchanged: the update restarts for each, as the range says (issue 11).
+#[test]
+fn history_of_a_config_split_into_several_runtimes_restarts_on_the_change() {
+    let repo = TestRepo::new();
+    repo.write("src/app.py", "x = 1\n")
+        .write("version.json", "{\"version\":\"1.0.0\"}\n");
+    repo.commit("1");
+    repo.tag("v1.0.0");
+    repo.write("src/app.py", "x = 2\n").write(
+        "fpcheck.toml",
+        "[runtimes.a]\nroot = \"src\"\n[runtimes.b]\nroot = \"src\"\n",
+    );
+    repo.commit("2");
+    repo.tag("v1.0.1");
+    let j = run_json(&repo, &[]);
+    assert_eq!(j["restart_required"], true);
+    for r in j["runtimes"].as_array().unwrap() {
+        assert_eq!(verdicts(r), ["v1.0.0..v1.0.1 true code_changed"]);
+    }
+    let range = repo.fpcheck(&["v1.0.0..v1.0.1", "--format", "json"]).json();
+    assert_eq!(range["summary"], "a and b restart");
+}
+
+/// Runtime names with an ESC and a bidi override, and a tag with one:
+/// every human-facing format shows them as visible escapes, once (not
+/// `\\x1b`), and JSON keeps them exact (issue 11).
+#[test]
+fn hostile_names_are_escaped_once_and_visibly_in_every_format() {
+    let repo = TestRepo::new();
+    let config =
+        "[runtimes.\"w\\u001b[31m\"]\nroot = \"src\"\n[runtimes.\"s\\u202eyp\"]\nroot = \"src\"\n";
+    repo.write("fpcheck.toml", config)
+        .write("src/app.py", "x = 1\n")
+        .write("version.json", "{\"version\":\"1.0.0\"}\n");
+    repo.commit("1");
+    repo.tag("v1.0.0");
+    repo.write("src/app.py", "x = 2\n")
+        .write("version.json", "{\"version\":\"1.0.1\"}\n");
+    repo.commit("2");
+    repo.tag("v1.0.1");
+    repo.tag("v1\u{202e}0.0.1");
+    let raw = ['\u{1b}', '\u{202e}'];
+    let clean = |what: &str, text: &str| {
+        for c in raw {
+            assert!(!text.contains(c), "{what}: raw {c:?} in {text}");
+        }
+        assert!(
+            !text.contains("\\\\x1b") && !text.contains("&#92;&#92;"),
+            "{what}: escaped twice: {text}"
+        );
+    };
+    // history: JSON exact, table once, Markdown and HTML visible.
+    let j = run_json(&repo, &[]);
+    assert_eq!(
+        j["summary"],
+        "s\u{202e}yp: 1 of 1 update restarted; w\u{1b}[31m: 1 of 1 update restarted"
+    );
+    assert_eq!(j["runtimes"][1]["name"], "w\u{1b}[31m");
+    let table = repo.fpcheck(&["history", "--no-cache", "--color", "never"]);
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    clean("history table", &table.stdout);
+    assert!(table.stdout.starts_with(
+        "s\\u{202e}yp: 1 of 1 update restarted; w\\x1b[31m: 1 of 1 update restarted\n"
+    ));
+    let md = repo.fpcheck(&["history", "--no-cache", "--format", "markdown"]);
+    assert_eq!(md.code, 0, "{}", md.stderr);
+    clean("history markdown", &md.stdout);
+    assert!(
+        md.stdout
+            .contains("s&#92;u{202e}yp: 1 of 1 update restarted; w&#92;x1b&#91;31m"),
+        "{}",
+        md.stdout
+    );
+    let html = repo.fpcheck(&["history", "--no-cache", "--format", "html"]);
+    assert_eq!(html.code, 0, "{}", html.stderr);
+    clean("history html", &html.stdout);
+    assert!(
+        html.stdout
+            .contains("<h2>Runtime <code>w\\x1b[31m</code></h2>"),
+        "{}",
+        html.stdout
+    );
+    assert!(html
+        .stdout
+        .contains("<h2>Runtime <code>s\\u{202e}yp</code></h2>"));
+    // The range: its summary exact in JSON, escaped once elsewhere; the
+    // tag with a bidi override shown visibly in Markdown.
+    let j = repo.fpcheck(&["v1.0.0..v1.0.1", "--format", "json"]).json();
+    assert_eq!(j["summary"], "s\u{202e}yp and w\u{1b}[31m restart");
+    let table = repo.fpcheck(&["v1.0.0..v1.0.1", "--color", "never"]);
+    clean("range table", &table.stdout);
+    assert!(
+        table
+            .stdout
+            .starts_with("s\\u{202e}yp and w\\x1b[31m restart\n"),
+        "{}",
+        table.stdout
+    );
+    let md = repo.fpcheck(&["v1.0.0..v1\u{202e}0.0.1", "--format", "markdown"]);
+    assert_eq!(md.code, 0, "{}", md.stderr);
+    clean("range markdown", &md.stdout);
+    assert!(md.stdout.contains("v1&#92;u{202e}0.0.1"), "{}", md.stdout);
+    assert!(
+        md.stdout
+            .contains("s&#92;u{202e}yp and w&#92;x1b&#91;31m restart"),
+        "{}",
+        md.stdout
+    );
+}
+
+/// `history` of the split over a copy of the old code: the release before
+/// the first declaration ran `[runtime]` over src/, which changed; the
+/// update restarts by the cross-check with that release's own settings, as
+/// the range says.
+#[test]
+fn history_of_a_split_over_a_copy_of_the_old_code_restarts() {
+    let repo = TestRepo::new();
+    repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")
+        .write("src/app.py", "x = 1\n")
+        .write("copy/app.py", "x = 1\n")
+        .write("version.json", "{\"version\":\"1.0.0\"}\n");
+    repo.commit("1");
+    repo.tag("v1.0.0");
+    repo.write("src/app.py", "x = 2\n").write(
+        "fpcheck.toml",
+        "[runtimes.a]\nroot = \"copy\"\n[runtimes.b]\nroot = \"copy\"\n",
+    );
+    repo.commit("2");
+    repo.tag("v1.0.1");
+    let j = run_json(&repo, &[]);
+    for r in j["runtimes"].as_array().unwrap() {
+        assert_eq!(
+            verdicts(r),
+            ["v1.0.0..v1.0.1 true settings_changed_runtime_changed"]
+        );
+        let step = &r["releases"][0];
+        assert_eq!(step["from_fingerprint"], step["to_fingerprint"]);
+        assert_eq!(step["settings_check"]["runtime_changed"], true);
+    }
+    let range = repo.fpcheck(&["v1.0.0..v1.0.1", "--format", "json"]).json();
+    assert_eq!(
+        range["runtimes"][0]["settings_check"]["fingerprint"],
+        j["runtimes"][0]["releases"][0]["settings_check"]["fingerprint"]
+    );
 }

@@ -196,7 +196,7 @@ fn unknown_runtimes_and_a_shared_root_are_usage_errors() {
 }
 
 #[test]
-fn a_runtime_added_by_the_release_is_unavailable_at_the_old_end() {
+fn a_runtime_added_by_the_release_is_read_with_its_settings_at_the_old_end() {
     let repo = monorepo();
     repo.write(
         "fpcheck.toml",
@@ -212,11 +212,10 @@ fn a_runtime_added_by_the_release_is_unavailable_at_the_old_end() {
     assert_eq!(cron["name"], "cron");
     assert_eq!(cron["restart_required"], true);
     assert_eq!(cron["reason"], "fingerprint_unavailable");
+    // Read with the new end's settings: its root did not exist yet.
     assert_eq!(cron["from"]["fingerprint"], "");
-    assert_eq!(
-        cron["from"]["unavailable_reason"],
-        "runtime `cron` is not declared in fpcheck.toml at v1.0.0"
-    );
+    assert_eq!(cron["from"]["unavailable_reason"], "cron does not exist");
+    assert_eq!(cron["from_settings"]["root"], "cron");
     assert_eq!(cron["settings"]["config"], "fpcheck.toml at v1.1.0");
     let codes: Vec<&str> = cron["warnings"]
         .as_array()
@@ -227,7 +226,7 @@ fn a_runtime_added_by_the_release_is_unavailable_at_the_old_end() {
     assert_eq!(codes, ["fingerprint_unavailable", "runtime_not_declared"]);
     assert_eq!(
         cron["warnings"][1]["message"],
-        "runtime `cron` is not declared in fpcheck.toml at v1.0.0: its fingerprint there is taken as unavailable (the safe side: the code counts as changed)"
+        "runtime `cron` is not declared in fpcheck.toml at v1.0.0: that end is read with the new end's settings and compared as usual (an unavailable fingerprint there counts as a restart)"
     );
     // Removed again: unavailable at the new end.
     repo.write("fpcheck.toml", TWO).remove("cron");
@@ -458,4 +457,206 @@ fn extra_reports_hold_every_runtime_and_fit_their_limit() {
     for line in small.lines().filter(|l| l.starts_with('|')) {
         assert!(line.ends_with('|'), "a cut row: {line}");
     }
+}
+
+/// The base has no fpcheck.toml (or a single `[runtime]`); the pull request
+/// edits src/ and turns the config into several `[runtimes.NAME]` over it,
+/// version unchanged. Each runtime is read at the old end with its new
+/// settings and compared: the code changed, so each restarts (issue 11:
+/// the old end's fingerprint used to be withdrawn, and the unchanged
+/// version then answered "no restart" with exit 0).
+#[test]
+fn splitting_the_config_into_several_runtimes_cannot_hide_a_code_change() {
+    for base in [None, Some("[runtime]\nroot = \"src\"\n")] {
+        let repo = TestRepo::new();
+        repo.write("src/app.py", "x = 1\n")
+            .write("version.json", "{\"version\":\"1.0.0\"}\n");
+        if let Some(text) = base {
+            repo.write("fpcheck.toml", text);
+        }
+        repo.commit("1");
+        repo.tag("v1.0.0");
+        repo.write("src/app.py", "x = 2\n").write(
+            "fpcheck.toml",
+            "[runtimes.a]\nroot = \"src\"\n[runtimes.b]\nroot = \"src\"\n",
+        );
+        repo.commit("2");
+        let run = repo.fpcheck(&["v1.0.0..", "--exit-code", "--color", "never"]);
+        assert_eq!(run.code, 1, "{base:?}: {}{}", run.stdout, run.stderr);
+        let j = repo.fpcheck(&["v1.0.0..", "--format", "json"]).json();
+        assert_eq!(j["restart_required"], true, "{base:?}");
+        assert_eq!(j["summary"], "a and b restart");
+        for r in j["runtimes"].as_array().unwrap() {
+            assert_eq!(r["reason"], "code_changed", "{base:?}");
+            assert_eq!(r["version_changed"], false);
+            assert_ne!(r["from"]["fingerprint"], "");
+            assert_ne!(r["from"]["fingerprint"], r["to"]["fingerprint"]);
+            assert!(r["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w["code"] == "runtime_not_declared"));
+        }
+        // One of them chosen: the same answer, not an error.
+        let one = repo.fpcheck(&["v1.0.0..", "--runtime", "b", "--format", "json"]);
+        assert_eq!(one.code, 0, "{base:?}: {}", one.stderr);
+        let one = one.json();
+        assert!(one.get("runtimes").is_none());
+        assert_eq!(one["restart_required"], true);
+        assert_eq!(one["reason"], "code_changed");
+        assert_eq!(one["settings"]["runtime"], "b");
+        assert_eq!(
+            one["from"]["fingerprint"],
+            j["runtimes"][1]["from"]["fingerprint"]
+        );
+        let code = repo.fpcheck(&["v1.0.0..", "--runtime", "a", "--exit-code"]);
+        assert_eq!(code.code, 1, "{}", code.stderr);
+        // The working tree as the `to` end: the same.
+        let wt = repo.fpcheck(&["v1.0.0..", "--worktree", "--exit-code"]);
+        assert_eq!(wt.code, 1, "{base:?}: {}{}", wt.stdout, wt.stderr);
+        // Nothing changed in src/: compared as usual, no restart.
+        let repo2 = TestRepo::new();
+        repo2
+            .write("src/app.py", "x = 1\n")
+            .write("version.json", "{\"version\":\"1.0.0\"}\n");
+        repo2.commit("1");
+        repo2.tag("v1.0.0");
+        repo2.write(
+            "fpcheck.toml",
+            "[runtimes.a]\nroot = \"src\"\n[runtimes.b]\nroot = \"src\"\n",
+        );
+        repo2.commit("2");
+        let same = repo2.fpcheck(&["v1.0.0..", "--format", "json"]).json();
+        assert_eq!(same["summary"], "a and b do not restart");
+    }
+}
+
+/// A runtime added with a new root and the version unchanged: its
+/// fingerprint at the old end cannot be computed, and the version cannot
+/// be trusted to tell: a restart, `fingerprint_unavailable` (never
+/// `unavailable_version_unchanged`).
+#[test]
+fn a_runtime_added_with_its_version_unchanged_restarts() {
+    let repo = monorepo();
+    repo.write(
+        "fpcheck.toml",
+        format!("{TWO}[runtimes.cron]\nroot = \"cron\"\n"),
+    )
+    .write("cron/tick.py", "tick = 1\n");
+    repo.commit("cron");
+    let j = repo.fpcheck(&["v1.0.0..", "--format", "json"]).json();
+    let cron = &j["runtimes"][0];
+    assert_eq!(cron["name"], "cron");
+    assert_eq!(cron["version_changed"], false);
+    assert_eq!(cron["restart_required"], true);
+    assert_eq!(cron["reason"], "fingerprint_unavailable");
+    let one = repo.fpcheck(&["v1.0.0..", "--runtime", "cron", "--exit-code"]);
+    assert_eq!(one.code, 1, "{}{}", one.stdout, one.stderr);
+    // Removed with the version unchanged: the same at the new end.
+    repo.tag("v1.1.0");
+    repo.write("fpcheck.toml", TWO).remove("cron");
+    repo.commit("no cron");
+    let j = repo.fpcheck(&["v1.1.0..", "--format", "json"]).json();
+    let cron = &j["runtimes"][0];
+    assert_eq!(cron["to"]["unavailable_reason"], "cron does not exist");
+    assert_eq!(
+        (&cron["restart_required"], &cron["reason"]),
+        (&Value::Bool(true), &Value::from("fingerprint_unavailable"))
+    );
+}
+
+/// `[runtimes.""]` (or a name of spaces or controls only) cannot be chosen
+/// or told apart: refused, naming the file, exit 2.
+#[test]
+fn an_empty_runtime_name_is_refused() {
+    for name in ["\"\"", "\" \"", "\"\\t\"", "\"\\u202e\""] {
+        let repo = TestRepo::new();
+        repo.write("src/app.py", "x = 1\n").write(
+            "fpcheck.toml",
+            format!("[runtimes.{name}]\nroot = \"src\"\n[runtimes.b]\nroot = \"src\"\n"),
+        );
+        repo.commit("1");
+        repo.tag("v1.0.0");
+        let run = repo.fpcheck(&["v1.0.0..", "--worktree"]);
+        assert_eq!(run.code, 2, "{name}: {}{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains("fpcheck.toml")
+                && run.stderr.contains(
+                    "has an empty name (or only spaces or control characters): name the runtime"
+                ),
+            "{name}: {}",
+            run.stderr
+        );
+        let fp = repo.fpcheck(&["fingerprint", "--runtime", "b"]);
+        assert_eq!(fp.code, 2, "{name}: {}", fp.stderr);
+    }
+}
+
+/// The base's `[runtime]` runs src/; the pull request edits src/ and
+/// declares several runtimes over `copy/`, an unchanged copy of the old
+/// code, version unchanged. Each runtime compares as unchanged under its
+/// own settings, but the to end cross-checked with the base's own settings
+/// shows the change: a restart (issue 11's moved-root attack, by a split).
+#[test]
+fn a_split_over_a_copy_of_the_old_code_is_caught_by_the_cross_check() {
+    let repo = TestRepo::new();
+    repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")
+        .write("src/app.py", "x = 1\n")
+        .write("copy/app.py", "x = 1\n")
+        .write("version.json", "{\"version\":\"1.0.0\"}\n");
+    repo.commit("1");
+    repo.tag("v1.0.0");
+    repo.write("src/app.py", "x = 2\n").write(
+        "fpcheck.toml",
+        "[runtimes.a]\nroot = \"copy\"\n[runtimes.b]\nroot = \"copy\"\n",
+    );
+    repo.commit("2");
+    let base = repo.fpcheck(&["fingerprint", "--rev", "v1.0.0", "--json"]);
+    assert_eq!(base.code, 0, "{}", base.stderr);
+    let base_src = base.json()["fingerprint"].as_str().unwrap().to_string();
+    let j = repo.fpcheck(&["v1.0.0..", "--format", "json"]).json();
+    assert_eq!(j["summary"], "a and b restart");
+    for r in j["runtimes"].as_array().unwrap() {
+        assert_eq!(r["reason"], "settings_changed_runtime_changed");
+        assert_eq!(r["from"]["fingerprint"], r["to"]["fingerprint"]);
+        assert_eq!(r["settings_check"]["runtime_changed"], true);
+        // The warning compares with the base's own fingerprint (src/).
+        let hidden = r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["code"] == "settings_changed_runtime_changed")
+            .expect("the cross-check's warning");
+        let cross = r["settings_check"]["fingerprint"].as_str().unwrap();
+        assert!(
+            hidden["message"].as_str().unwrap().contains(&format!(
+                "is {}, not {}",
+                &cross[..12],
+                &base_src[..12]
+            )),
+            "{hidden}"
+        );
+    }
+    let one = repo.fpcheck(&["v1.0.0..", "--runtime", "a", "--exit-code"]);
+    assert_eq!(one.code, 1, "{}{}", one.stdout, one.stderr);
+    let wt = repo.fpcheck(&["v1.0.0..", "--worktree", "--exit-code"]);
+    assert_eq!(wt.code, 1, "{}{}", wt.stdout, wt.stderr);
+    // src/ unchanged: the cross-check agrees, no restart.
+    let repo = TestRepo::new();
+    repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")
+        .write("src/app.py", "x = 1\n")
+        .write("copy/app.py", "x = 1\n");
+    repo.commit("1");
+    repo.tag("v1.0.0");
+    repo.write(
+        "fpcheck.toml",
+        "[runtimes.a]\nroot = \"copy\"\n[runtimes.b]\nroot = \"copy\"\n",
+    );
+    repo.commit("2");
+    let same = repo.fpcheck(&["v1.0.0..", "--format", "json"]).json();
+    assert_eq!(same["summary"], "a and b do not restart");
+    assert_eq!(
+        same["runtimes"][0]["settings_check"]["runtime_changed"],
+        false
+    );
 }

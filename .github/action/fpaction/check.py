@@ -133,13 +133,25 @@ def run_fpcheck(cmd: list[str], cwd: Path) -> str:
     out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, encoding="utf-8", errors="replace")
     log_untrusted(out.stderr)
     if out.returncode != 0:
-        meaning = {
-            2: "usage error (check the inputs and the config)",
-            4: "input error (a revision or objects are missing)",
-            5: "output error",
-        }.get(out.returncode, "error")
-        raise Fail(f"fpcheck failed with exit {out.returncode}, {meaning}: {error_line(out.stderr)}", out.returncode)
+        raise Fail(f"fpcheck failed with exit {out.returncode}, {exit_meaning(out.returncode)}: {error_line(out.stderr)}", out.returncode)
     return out.stdout
+
+
+# fpcheck's exit codes, as the README's exit table says them.
+EXIT_MEANINGS = {
+    1: "a restart would be forced (--exit-code)",
+    2: "usage error (check the inputs and the config)",
+    3: "the fingerprint is unavailable",
+    4: "input error (a revision or objects are missing)",
+    5: "output error",
+    6: "internal error (a bug in fpcheck: please report it)",
+}
+
+
+def exit_meaning(code: int) -> str:
+    """What fpcheck's exit `code` means; a code outside the table (a signal,
+    a crash) is an error all the same."""
+    return EXIT_MEANINGS.get(code, "error")
 
 
 def resolve_command(binary: str, repo: Path, to: Rev, pattern: str, exclude: str) -> list[str]:

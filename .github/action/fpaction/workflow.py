@@ -34,11 +34,33 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+BIDI = {0x61C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+
+
+def visible(text: str) -> str:
+    """Control and bidirectional characters written as visible escapes
+    (`\\x1b`, `\\u{202e}`), as fpcheck's terminal output writes them; `\\n`
+    and `\\r` are left to the command's own escaping. Names in fpcheck's JSON
+    are exact (a runtime's name in `summary`): a log line shows them so."""
+    out = []
+    for ch in text:
+        n = ord(ch)
+        if ch in "\n\r":
+            out.append(ch)
+        elif n < 0x20 or 0x7F <= n < 0xA0:
+            out.append(f"\\x{n:02x}")
+        elif n in BIDI:
+            out.append(f"\\u{{{n:x}}}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
 def command(name: str, message: str, **props: str) -> None:
     """Prints `::name k=v,...::message`, every part escaped."""
-    attrs = ",".join(f"{k}={escape_property(v)}" for k, v in props.items() if v)
+    attrs = ",".join(f"{k}={escape_property(visible(v))}" for k, v in props.items() if v)
     sep = " " if attrs else ""
-    print(f"::{name}{sep}{attrs}::{escape_data(message)}", flush=True)
+    print(f"::{name}{sep}{attrs}::{escape_data(visible(message))}", flush=True)
 
 
 def log(text: str = "") -> None:
