@@ -52,7 +52,7 @@ const CHECK_LEN: usize = 16;
 /// the first `put`, the map is built, so a history's hundreds of lookups
 /// stay O(1).
 #[derive(Debug, Default)]
-pub struct FingerprintCache {
+pub(crate) struct FingerprintCache {
     path: Option<PathBuf>,
     /// The file as read (empty when absent or unreadable).
     text: String,
@@ -69,12 +69,12 @@ const SCANS: usize = 3;
 
 impl FingerprintCache {
     /// A cache that remembers nothing between runs.
-    pub fn in_memory() -> Self {
+    pub(crate) fn in_memory() -> Self {
         FingerprintCache::default()
     }
 
     /// Loads the cache of `repo` (empty when absent or unreadable).
-    pub fn open(repo: &gix::Repository) -> Self {
+    pub(crate) fn open(repo: &gix::Repository) -> Self {
         let path = repo.common_dir().join(FILE);
         let text = crate::safe_io::read_regular(&path, crate::safe_io::Links::Refuse, MAX_FILE)
             .ok()
@@ -89,7 +89,7 @@ impl FingerprintCache {
 
     /// The key of a selection whose contents are blob ids; `None` when a
     /// file is read from disk (a directory's bytes have no id).
-    pub fn key(selection: &Selection) -> Option<String> {
+    pub(crate) fn key(selection: &Selection) -> Option<String> {
         let mut hasher = Sha256::new();
         hasher.update(SPEC_VERSION.as_bytes());
         hasher.update(b"\n");
@@ -106,7 +106,7 @@ impl FingerprintCache {
     }
 
     /// Whether the cache is kept between runs.
-    pub fn is_persistent(&self) -> bool {
+    pub(crate) fn is_persistent(&self) -> bool {
         self.path.is_some()
     }
 
@@ -115,7 +115,7 @@ impl FingerprintCache {
     /// key at both ends of a range means the same selection as long as no
     /// selected link looked above the root, which is the only kind of walk
     /// [`FingerprintCache::put_tree`] is told about.
-    pub fn tree_key(root: &str, tree: ObjectId, depth: usize, rules: &Rules) -> String {
+    pub(crate) fn tree_key(root: &str, tree: ObjectId, depth: usize, rules: &Rules) -> String {
         let mut h = Sha256::new();
         h.update(SPEC_VERSION.as_bytes());
         h.update(b"\0tree\0");
@@ -135,7 +135,7 @@ impl FingerprintCache {
 
     /// What a walk of the tree of `tree_key` found, when remembered: the
     /// selection's key and its number of files.
-    pub fn tree(&self, tree_key: &str) -> Option<(String, usize)> {
+    pub(crate) fn tree(&self, tree_key: &str) -> Option<(String, usize)> {
         let selection = self.get(tree_key)?.to_string();
         let files = self.get(&files_key(tree_key))?;
         // The count is stored as 64 hex digits: only the last 16 may be set.
@@ -149,18 +149,18 @@ impl FingerprintCache {
     /// Remembers a walk of the tree of `tree_key` that was available, saw
     /// no `.gitattributes` below the root, and whose selected links never
     /// looked above the root: its selection's key and number of files.
-    pub fn put_tree(&mut self, tree_key: String, selection_key: String, files: usize) {
+    pub(crate) fn put_tree(&mut self, tree_key: String, selection_key: String, files: usize) {
         self.put(files_key(&tree_key), format!("{files:064x}"));
         self.put(tree_key, selection_key);
     }
 
     /// Nothing remembered (no file, and nothing put): no lookup can hit.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.text.is_empty() && self.entries.get().is_none_or(HashMap::is_empty)
     }
 
     /// The fingerprint remembered for `key`.
-    pub fn get(&self, key: &str) -> Option<&str> {
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
         if self.entries.get().is_none() && self.scans.fetch_add(1, Ordering::Relaxed) < SCANS {
             return scan(&self.text, key);
         }
@@ -168,7 +168,7 @@ impl FingerprintCache {
     }
 
     /// Remembers a fingerprint.
-    pub fn put(&mut self, key: String, fingerprint: String) {
+    pub(crate) fn put(&mut self, key: String, fingerprint: String) {
         self.entries();
         let entries = self.entries.get_mut().expect("parsed just above");
         if entries.get(&key) != Some(&fingerprint) {
@@ -184,7 +184,7 @@ impl FingerprintCache {
     /// Writes the cache back (atomically: a reader sees the old file or the
     /// new one). Failing to write a cache is not an error worth stopping
     /// for, so the caller may ignore the result.
-    pub fn save(&mut self) -> std::io::Result<()> {
+    pub(crate) fn save(&mut self) -> std::io::Result<()> {
         let Some(path) = &self.path else {
             return Ok(());
         };

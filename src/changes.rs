@@ -111,7 +111,7 @@ struct Raw {
 
 /// The changes between two commits' trees. `root` is the runtime root from
 /// the top (`""` for the top); `from_root`/`to_root` are its trees, if any.
-pub fn between_trees(
+pub(crate) fn between_trees(
     repo: &gix::Repository,
     from_tree: ObjectId,
     to_tree: ObjectId,
@@ -163,7 +163,7 @@ pub fn between_trees(
 
 /// Runtime changes between two selections (path → blob id), for sides that
 /// have no tree to diff (a working tree). Exact renames are paired.
-pub fn between_selections(
+pub(crate) fn between_selections(
     from: &BTreeMap<String, ObjectId>,
     to: &BTreeMap<String, ObjectId>,
     root: &str,
@@ -201,7 +201,7 @@ pub fn between_selections(
 
 /// Adds `target_changed` for runtime links whose resolved bytes changed
 /// although the diff under the root shows nothing at their path.
-pub fn add_target_changes(
+pub(crate) fn add_target_changes(
     changes: &mut Changes,
     from: &BTreeMap<String, ObjectId>,
     to: &BTreeMap<String, ObjectId>,
@@ -288,7 +288,7 @@ fn classify_under_root(changes: &mut Changes, raw: Raw, root: &str, rules: &Rule
 
 /// Why two trees cannot be compared: gix's error, or a tree nested deeper
 /// than git reads.
-pub type DiffError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) type DiffError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The non-tree changes between two trees (absent = empty), and whether the diff stopped at git's
 /// depth limit (the changes are then those found before it).

@@ -271,7 +271,7 @@ pub fn run(dir: &Path) -> Result<Vec<Row>, DemoError> {
 /// Checks out HEAD's tree in the repository at `dir` (which has only its
 /// `.git` so far): writes every file and an index that matches them, so
 /// `git status` is clean and `--worktree` compares the files on disk.
-pub fn check_out_head(dir: &Path) -> Result<(), DemoError> {
+pub(crate) fn check_out_head(dir: &Path) -> Result<(), DemoError> {
     let fail = |e: &dyn std::fmt::Display| DemoError::CheckOut {
         dir: dir.display().to_string(),
         message: e.to_string(),

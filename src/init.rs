@@ -18,7 +18,7 @@ use crate::safe_io::{self, Links};
 use crate::select::Rules;
 
 /// File names that make their directory a long-running entry point.
-pub const ENTRY_FILES: [&str; 2] = ["server.py", "__main__.py"];
+pub(crate) const ENTRY_FILES: [&str; 2] = ["server.py", "__main__.py"];
 
 /// How far the scan goes.
 #[derive(Clone, Copy, Debug)]

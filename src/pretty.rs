@@ -26,6 +26,6 @@ pub fn kind(v: &Value) -> &'static str {
 }
 
 /// [`json`] as bytes, for files.
-pub fn json_bytes<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+pub(crate) fn json_bytes<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     json(value).into_bytes()
 }

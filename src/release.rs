@@ -16,7 +16,7 @@ use crate::source::{MetaFile, Source, SourceError};
 use crate::warning::{Code, Warning};
 
 /// The files the gate reads, in the order it reads them.
-pub const VERSION_FILES: [&str; 2] = ["version.json", "package.json"];
+pub(crate) const VERSION_FILES: [&str; 2] = ["version.json", "package.json"];
 
 /// What one side of a release says about itself.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -58,7 +58,7 @@ impl Release {
 }
 
 /// See [`Release::version_key`].
-pub fn version_key(version: Option<&PyStr>) -> String {
+pub(crate) fn version_key(version: Option<&PyStr>) -> String {
     match version {
         Some(v) if !v.is_empty() => v.to_json(),
         _ => String::new(),
@@ -147,7 +147,7 @@ pub fn dumps(v: &PyValue) -> String {
 /// A Python value as plain JSON, for reports: exact where JSON can say it;
 /// `NaN`, infinities and integers beyond 64 bits become their Python text,
 /// lone surrogates U+FFFD.
-pub fn to_report_json(v: &PyValue) -> Value {
+pub(crate) fn to_report_json(v: &PyValue) -> Value {
     match v {
         PyValue::None => Value::Null,
         PyValue::Bool(b) => Value::Bool(*b),
@@ -169,7 +169,7 @@ pub fn to_report_json(v: &PyValue) -> Value {
 }
 
 /// Python's truthiness of a plain JSON value, as `bool(json.load(...)[key])`.
-pub fn python_truthy(v: &Value) -> bool {
+pub(crate) fn python_truthy(v: &Value) -> bool {
     match v {
         Value::Null => false,
         Value::Bool(b) => *b,
@@ -282,7 +282,7 @@ fn parse_like_python(file: &MetaFile, release: &mut Release) -> Option<PyValue> 
 
 /// Section 5's text of a `"version"` value: Python's `str(value).strip()`;
 /// `None` when that is empty, and the gate reads on to the next file.
-pub fn version_text(value: &PyValue) -> Option<PyStr> {
+pub(crate) fn version_text(value: &PyValue) -> Option<PyStr> {
     let text = value.py_str().strip();
     (!text.is_empty()).then_some(text)
 }

@@ -13,7 +13,7 @@ use std::io::{self, Read};
 use std::path::Path;
 
 /// The most bytes fpcheck reads from any JSON or TOML file it is given.
-pub const JSON_LIMIT: u64 = 16 * 1024 * 1024;
+pub(crate) const JSON_LIMIT: u64 = 16 * 1024 * 1024;
 
 /// Whether the last component of the path may be a symbolic link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub enum Links {
 
 /// Why a file could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     /// Nothing is at the path.
     #[error("does not exist")]
     Missing,
@@ -49,13 +49,13 @@ pub enum ReadError {
 
 impl ReadError {
     /// True when nothing is at the path (as opposed to something unreadable).
-    pub fn is_missing(&self) -> bool {
+    pub(crate) fn is_missing(&self) -> bool {
         matches!(self, ReadError::Missing)
     }
 }
 
 /// Reads the regular file at `path`, at most `limit` bytes.
-pub fn read_regular(path: &Path, links: Links, limit: u64) -> Result<Vec<u8>, ReadError> {
+pub(crate) fn read_regular(path: &Path, links: Links, limit: u64) -> Result<Vec<u8>, ReadError> {
     let file = open_regular(path, links)?;
     let mut bytes = Vec::new();
     // Read one byte past the limit: a file that grew after fstat is caught too.
@@ -68,7 +68,7 @@ pub fn read_regular(path: &Path, links: Links, limit: u64) -> Result<Vec<u8>, Re
 
 /// Opens `path` for reading, refusing anything but a regular file, without
 /// ever blocking on a FIFO.
-pub fn open_regular(path: &Path, links: Links) -> Result<File, ReadError> {
+pub(crate) fn open_regular(path: &Path, links: Links) -> Result<File, ReadError> {
     if links == Links::Refuse {
         match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() => return Err(ReadError::Link),
@@ -92,7 +92,7 @@ pub fn open_regular(path: &Path, links: Links) -> Result<File, ReadError> {
 }
 
 /// A name for a file type, for messages.
-pub fn kind_name(t: &std::fs::FileType) -> &'static str {
+pub(crate) fn kind_name(t: &std::fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;

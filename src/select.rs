@@ -26,7 +26,7 @@ pub const DEFAULT_EXCLUDE: [&str; 8] = [
 ];
 
 /// The runtime extensions of the reference gate.
-pub const DEFAULT_EXTENSIONS: [&str; 1] = [".py"];
+pub(crate) const DEFAULT_EXTENSIONS: [&str; 1] = [".py"];
 
 /// Which entries under a runtime root are runtime files.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -101,7 +101,7 @@ pub struct SelectedFile {
 
 /// A runtime root as one spelling: `./src/` and `src` are one root, and
 /// `.` (or `""`) is the top of the repository, written `""`.
-pub fn normalise_root(root: &str) -> String {
+pub(crate) fn normalise_root(root: &str) -> String {
     root.split('/')
         .filter(|p| !p.is_empty() && *p != ".")
         .collect::<Vec<_>>()
@@ -109,7 +109,7 @@ pub fn normalise_root(root: &str) -> String {
 }
 
 /// A normalised root as people read it: the top of the repository is `.`.
-pub fn show_root(root: &str) -> &str {
+pub(crate) fn show_root(root: &str) -> &str {
     if root.is_empty() {
         "."
     } else {
@@ -352,7 +352,7 @@ fn unavailable(root_display: &str, what: &str) -> Selection {
 }
 
 /// Joins the root as the user named it with a path below it.
-pub fn display_path(root_display: &str, rel: &[u8]) -> String {
+pub(crate) fn display_path(root_display: &str, rel: &[u8]) -> String {
     let rel = String::from_utf8_lossy(rel);
     if root_display.is_empty() || root_display == "." {
         rel.into_owned()

@@ -185,7 +185,7 @@ pub fn decide(from: &SideFacts, to: &SideFacts) -> Decision {
 /// (that end's release had no gate for the runtime): the update restarts,
 /// `fingerprint_unavailable`, rather than `unavailable_version_unchanged`.
 /// Returns whether the verdict was turned into a restart.
-pub fn fail_closed_when_undeclared(decision: &mut Decision) -> bool {
+pub(crate) fn fail_closed_when_undeclared(decision: &mut Decision) -> bool {
     if decision.restart_required || decision.reason != Reason::UnavailableVersionUnchanged {
         return false;
     }

@@ -10,7 +10,7 @@ pub fn parse(text: &str) -> Option<semver::Version> {
 }
 
 /// `v7.10` or `7.10.0.1` as its numbers; `None` unless every part is one.
-pub fn dotted(text: &str) -> Option<Vec<u64>> {
+pub(crate) fn dotted(text: &str) -> Option<Vec<u64>> {
     text.strip_prefix('v')
         .unwrap_or(text)
         .split('.')
@@ -20,7 +20,7 @@ pub fn dotted(text: &str) -> Option<Vec<u64>> {
 
 /// Parses a tag name as a version: semver with an optional `v`, or one or
 /// two dotted numbers (`v7.10` is 7.10.0).
-pub fn parse_tag(name: &str) -> Option<semver::Version> {
+pub(crate) fn parse_tag(name: &str) -> Option<semver::Version> {
     if let Some(v) = parse(name) {
         return Some(v);
     }

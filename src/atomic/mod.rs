@@ -49,7 +49,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// new file in place, and to inject faults in tests. A target that is a
 /// device or a FIFO is written in place (see the module's comment), with
 /// no temporary file and so no call to `before_rename`.
-pub fn write_atomic_with(
+pub(crate) fn write_atomic_with(
     path: &Path,
     bytes: &[u8],
     before_rename: impl FnOnce(&Path) -> io::Result<()>,
@@ -90,7 +90,7 @@ pub fn write_atomic_with(
 /// the write fail instead; so does anything but a regular file at `name`.
 /// `top` itself is trusted (the caller's real path of it).
 #[cfg(unix)]
-pub fn write_atomic_beneath(
+pub(crate) fn write_atomic_beneath(
     top: &Path,
     dir: &Path,
     name: &std::ffi::OsStr,
@@ -241,7 +241,7 @@ mod beneath {
 
 /// Removes `path` and flushes its directory, so the removal survives a
 /// power loss. A file already gone is not an error.
-pub fn remove_durable(path: &Path) -> io::Result<()> {
+pub(crate) fn remove_durable(path: &Path) -> io::Result<()> {
     match fs::remove_file(path) {
         Ok(()) => sync_dir(&parent_dir(path)),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
@@ -252,7 +252,7 @@ pub fn remove_durable(path: &Path) -> io::Result<()> {
 /// Removes temporary files that writers of `path` killed mid-write left
 /// behind; returns how many. Only call it while holding a lock that every
 /// writer of `path` takes: otherwise it could delete a live writer's file.
-pub fn remove_leftovers(path: &Path) -> io::Result<usize> {
+pub(crate) fn remove_leftovers(path: &Path) -> io::Result<usize> {
     let prefix = format!(".{}.tmp-", file_name(path));
     let mut removed = 0;
     for entry in fs::read_dir(parent_dir(path))? {

@@ -37,10 +37,10 @@ mod ends;
 pub use ends::{at_revision, differences, ConfigChoice, EndSettings, Request};
 
 /// The file name looked up at the top of the repository.
-pub const FILE_NAME: &str = "fpcheck.toml";
+pub(crate) const FILE_NAME: &str = "fpcheck.toml";
 
 /// The default runtime root.
-pub const DEFAULT_ROOT: &str = "src";
+pub(crate) const DEFAULT_ROOT: &str = "src";
 
 /// One runtime's keys, as written in the file.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]

@@ -53,7 +53,7 @@ impl Fingerprint {
 }
 
 /// How many hex digits of a fingerprint the reports show.
-pub const SHORT_DIGITS: usize = 12;
+pub(crate) const SHORT_DIGITS: usize = 12;
 
 /// A fingerprint's first [`SHORT_DIGITS`] hex digits, as the reports show
 /// it; `None` for the gate's `""` (unavailable), which each report words
@@ -71,7 +71,7 @@ pub fn compute(source: &dyn Source, rules: &Rules) -> Result<Fingerprint, Source
 
 /// Hashes an existing selection; lets callers that already compared
 /// selections (and found them different) reuse the walk.
-pub fn from_selection(
+pub(crate) fn from_selection(
     source: &dyn Source,
     rules: &Rules,
     selection: Selection,
@@ -83,7 +83,7 @@ pub fn from_selection(
 /// of a history), hashed by `hasher`, which resumes after the files this
 /// selection shares with the one it hashed last. The source's own warnings
 /// (`.gitattributes`) are left out: a history does not report them.
-pub fn from_selection_resumed(
+pub(crate) fn from_selection_resumed(
     source: &dyn Source,
     rules: &Rules,
     selection: Selection,
@@ -162,7 +162,7 @@ fn unavailable(selection: Selection, reason: String) -> Fingerprint {
 
 /// A fingerprint together with each selected file's own SHA-256.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Detailed {
+pub(crate) struct Detailed {
     /// The fingerprint, exactly as [`compute`] gives it.
     pub fingerprint: Fingerprint,
     /// Lowercase hex SHA-256 of each selected file's bytes, in the order of
@@ -175,7 +175,10 @@ pub struct Detailed {
 /// read of its bytes that feeds the fingerprint (a file that changes between
 /// two reads could otherwise be recorded with a digest that does not match
 /// the fingerprint).
-pub fn compute_detailed(source: &dyn Source, rules: &Rules) -> Result<Detailed, SourceError> {
+pub(crate) fn compute_detailed(
+    source: &dyn Source,
+    rules: &Rules,
+) -> Result<Detailed, SourceError> {
     let selection = select(source, rules)?;
     let mut digests = Vec::new();
     let fingerprint = finish(source, rules, selection, Hashing::Detailed(&mut digests))?;

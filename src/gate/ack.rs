@@ -101,7 +101,7 @@ impl Installed {
 
 /// Applies `client`'s acknowledgement to `marker`, given what the process
 /// started with and, when known, the installed runtime.
-pub fn acknowledge(
+pub(crate) fn acknowledge(
     marker: &Map<String, Value>,
     client: Client,
     process: Process<'_>,

@@ -33,14 +33,14 @@ use crate::select::{Rules, SelectedFile};
 use crate::source::Node;
 
 /// Names the file kind, so a foreign file is never trusted.
-pub const KIND: &str = "fpcheck-status-cache";
+pub(crate) const KIND: &str = "fpcheck-status-cache";
 
 /// The cache schema.
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// A file changed this close to (or after) the stats behind the cache is
 /// re-hashed: two seconds, the coarsest common timestamp granularity (FAT).
-pub const RACY_MARGIN_NS: i128 = 2_000_000_000;
+pub(crate) const RACY_MARGIN_NS: i128 = 2_000_000_000;
 
 /// What identifies a file's bytes without reading them: `(size, mtime s,
 /// mtime ns, ctime s, ctime ns, inode, device)`, as a JSON array.
@@ -58,7 +58,7 @@ impl Stat {
 
 /// Stats every selected file, following links; `None` if any cannot be
 /// stat'ed (the cache is then neither trusted nor written).
-pub fn stat_all(files: &[SelectedFile]) -> Option<Vec<Stat>> {
+pub(crate) fn stat_all(files: &[SelectedFile]) -> Option<Vec<Stat>> {
     files.iter().map(|f| stat(&f.content)).collect()
 }
 
@@ -87,7 +87,7 @@ fn stat(_node: &Node) -> Option<Stat> {
 
 /// Now, in nanoseconds since the epoch: the stamp to take *before* the
 /// stats that a cache will be written from.
-pub fn now_ns() -> i128 {
+pub(crate) fn now_ns() -> i128 {
     match SystemTime::now().duration_since(UNIX_EPOCH) {
         Ok(d) => d.as_nanos() as i128,
         Err(e) => -(e.duration().as_nanos() as i128),

@@ -23,7 +23,7 @@ use super::client::{self, py_strip, Client};
 use super::marker::{self, MarkerState};
 
 /// The process fingerprint a server reports when it could not compute one.
-pub const UNKNOWN: &str = "unknown";
+pub(crate) const UNKNOWN: &str = "unknown";
 
 /// Why the process must restart: the reference's codes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

@@ -44,7 +44,7 @@ pub const ALL: [Client; 3] = [Client::ClaudeDesktop, Client::ClaudeCode, Client:
 
 /// The client a marker names when nobody was named: the reference's safe
 /// default for fresh installs.
-pub const DEFAULT: Client = Client::ClaudeCode;
+pub(crate) const DEFAULT: Client = Client::ClaudeCode;
 
 /// A client's entry once it has restarted.
 pub const OK: &str = "ok";
@@ -90,7 +90,7 @@ pub fn normalise(name: &str) -> Option<Client> {
 /// The marker's `clients` for a new marker: each named client with its
 /// action, or [`DEFAULT`] alone when none was named. The old marker's
 /// clients are not carried over: a new marker replaces the old one whole.
-pub fn for_marker(named: &[Client]) -> Map<String, Value> {
+pub(crate) fn for_marker(named: &[Client]) -> Map<String, Value> {
     let mut list: Vec<Client> = named.to_vec();
     if list.is_empty() {
         list.push(DEFAULT);
@@ -110,7 +110,7 @@ pub fn for_marker(named: &[Client]) -> Map<String, Value> {
 /// Python's `str.strip()`: removes the characters `str.isspace()` accepts
 /// at both ends. That is Rust's `char::is_whitespace` plus the four
 /// information separators U+001C..U+001F.
-pub fn py_strip(text: &str) -> &str {
+pub(crate) fn py_strip(text: &str) -> &str {
     text.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
 }
 

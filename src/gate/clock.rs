@@ -6,7 +6,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The current time as `YYYY-MM-DDTHH:MM:SSZ`.
-pub fn now_utc() -> String {
+pub(crate) fn now_utc() -> String {
     let secs = match SystemTime::now().duration_since(UNIX_EPOCH) {
         Ok(d) => d.as_secs() as i64,
         Err(e) => -(e.duration().as_secs() as i64) - 1,
@@ -15,7 +15,7 @@ pub fn now_utc() -> String {
 }
 
 /// Seconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SSZ`.
-pub fn format_utc(secs: i64) -> String {
+pub(crate) fn format_utc(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     let (y, m, d) = civil_from_days(days);

@@ -101,7 +101,7 @@ pub fn decide(i: &Inputs) -> Decision {
 /// running processes' own check (section 7) falls back to the version then,
 /// so nothing else would catch it. Returns the marker reason to use instead
 /// of `decision.marker`, and whether the rule changed the answer.
-pub fn never_fail_open(i: &Inputs, decision: &Decision) -> (Option<Reason>, bool) {
+pub(crate) fn never_fail_open(i: &Inputs, decision: &Decision) -> (Option<Reason>, bool) {
     let unavailable = i.old_fingerprint.is_empty() || i.new_fingerprint.is_empty();
     match decision.marker {
         None if unavailable => (Some(Reason::BrainUpdate), true),

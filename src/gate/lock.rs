@@ -39,14 +39,14 @@ impl Lock {
 }
 
 /// The lock file serialising writers of `target`: `TARGET.lock`.
-pub fn lock_path(target: &Path) -> PathBuf {
+pub(crate) fn lock_path(target: &Path) -> PathBuf {
     let mut name = target.file_name().unwrap_or_default().to_os_string();
     name.push(".lock");
     target.with_file_name(name)
 }
 
 /// Takes the exclusive lock for `target`, waiting at most `timeout`.
-pub fn acquire(target: &Path, timeout: Duration) -> Result<Lock, GateError> {
+pub(crate) fn acquire(target: &Path, timeout: Duration) -> Result<Lock, GateError> {
     let path = lock_path(target);
     let fail = |why: String| GateError::Lock {
         path: path.display().to_string(),

@@ -19,7 +19,7 @@ use crate::safe_io::{self, Links, ReadError};
 pub const FILE_NAME: &str = "mcp-restart-required.json";
 
 /// The schema the reference gate writes and reads.
-pub const SCHEMA_VERSION: u32 = 3;
+pub(crate) const SCHEMA_VERSION: u32 = 3;
 
 /// A marker as the gate writes it; field order is the reference's.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -131,7 +131,7 @@ pub fn to_fingerprint(marker: &Map<String, Value>) -> Option<&str> {
 /// Whether the marker has a non-empty `to_fingerprint` in the reference's
 /// sense, `str(value or "").strip() != ""`: any truthy value that is not
 /// a blank string (a number, say, is "there", though no fingerprint).
-pub fn has_to_fingerprint(marker: &Map<String, Value>) -> bool {
+pub(crate) fn has_to_fingerprint(marker: &Map<String, Value>) -> bool {
     match marker.get("to_fingerprint") {
         Some(Value::String(s)) => !py_strip(s).is_empty(),
         Some(v) => python_truthy(v),

@@ -151,7 +151,7 @@ impl GateError {
 
 /// The schema of the JSON documents `snapshot`, `gate`, `status` and `ack`
 /// print (the snapshot file has its own, [`snapshot::SCHEMA_VERSION`]).
-pub const JSON_SCHEMA: u32 = 1;
+pub(crate) const JSON_SCHEMA: u32 = 1;
 
 /// The JSON document of a gate command's report (`gate --json`,
 /// `status --json`, `ack --json`): `schema_version` first, then the

@@ -340,12 +340,12 @@ fn write_marker(
 }
 
 /// The known clients among `names`, normalised (section 6).
-pub fn known_clients(names: &[String]) -> Vec<Client> {
+pub(crate) fn known_clients(names: &[String]) -> Vec<Client> {
     names.iter().filter_map(|n| client::normalise(n)).collect()
 }
 
 /// Warnings for names that are not known clients.
-pub fn unknown_client_warnings(names: &[String]) -> Vec<Warning> {
+pub(crate) fn unknown_client_warnings(names: &[String]) -> Vec<Warning> {
     names
         .iter()
         .filter(|n| client::normalise(n).is_none())

@@ -21,10 +21,10 @@ use crate::source::{DirSource, Source, SourceError};
 use crate::warning::{self, Warning};
 
 /// Names the file kind, so a foreign JSON file is never read as a snapshot.
-pub const KIND: &str = "fpcheck-snapshot";
+pub(crate) const KIND: &str = "fpcheck-snapshot";
 
 /// The snapshot schema this fpcheck writes and reads.
-pub const SCHEMA_VERSION: u32 = 2;
+pub(crate) const SCHEMA_VERSION: u32 = 2;
 
 /// The settings a snapshot was taken with; the gate must use the same
 /// (the part of [`crate::config::Runtime`] that selects files under a
@@ -184,7 +184,7 @@ pub fn take(dir: &Path, settings: &Settings) -> Result<Snapshot, SourceError> {
 /// unreadable), as a sentence fragment; `None` when it is a directory.
 /// Section 3 makes the fingerprint unavailable then; `snapshot` also says
 /// so in its exit status.
-pub fn root_problem(dir: &Path) -> Option<String> {
+pub(crate) fn root_problem(dir: &Path) -> Option<String> {
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => match std::fs::read_dir(dir) {
             Ok(_) => None,

@@ -35,7 +35,7 @@ use update::*;
 use worker::{Blobs, How, Read, Worker};
 
 /// The JSON schema version of [`History`].
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// What to analyse.
 #[derive(Clone, Debug, Default)]
@@ -548,7 +548,7 @@ fn read_all(
 /// runner's folders): `host/path` of its `origin` remote, with no user,
 /// password or port and no `.git`; for an origin on the local disk, or no
 /// origin, the folder's name.
-pub fn repo_name(repo: &gix::Repository) -> String {
+pub(crate) fn repo_name(repo: &gix::Repository) -> String {
     let origin = repo
         .config_snapshot()
         .string("remote.origin.url")

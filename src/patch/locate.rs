@@ -236,7 +236,7 @@ pub struct VersionFiles {
 
 /// Finds the target at `place`; `explicit` is the flag's or the config's
 /// path, already relative to the top (see [`repo_relative`]).
-pub fn locate(
+pub(crate) fn locate(
     place: &Place<'_>,
     root: &str,
     explicit: Option<(String, Chosen)>,
@@ -273,7 +273,7 @@ pub fn locate(
 
 /// The gate's lookup order: each file name in the root, then in its parent
 /// (never above the top of the repository).
-pub fn gate_lookup(root: &str) -> Vec<String> {
+pub(crate) fn gate_lookup(root: &str) -> Vec<String> {
     let root = normalise_root(root);
     let root = root.as_str();
     let mut out = Vec::new();
@@ -287,7 +287,7 @@ pub fn gate_lookup(root: &str) -> Vec<String> {
 }
 
 /// Where `--write` creates a missing version file: beside the runtime root.
-pub fn default_target(root: &str) -> String {
+pub(crate) fn default_target(root: &str) -> String {
     let root = normalise_root(root);
     let dir = if root.is_empty() { "" } else { parent(&root) };
     join(dir, VERSION_FILES[0])
@@ -295,7 +295,7 @@ pub fn default_target(root: &str) -> String {
 
 /// `path` (relative to the top of the repository, or absolute inside its
 /// working tree) as a clean path from the top.
-pub fn repo_relative(repo: &gix::Repository, path: &str) -> Result<String, PatchError> {
+pub(crate) fn repo_relative(repo: &gix::Repository, path: &str) -> Result<String, PatchError> {
     let p = Path::new(path);
     let rel = if p.is_absolute() {
         let top = workdir(repo)?;
@@ -355,7 +355,7 @@ pub fn check_checkout(repo: &gix::Repository, analysis: &Analysis) -> Result<(),
 }
 
 /// The working tree's top.
-pub fn workdir(repo: &gix::Repository) -> Result<PathBuf, PatchError> {
+pub(crate) fn workdir(repo: &gix::Repository) -> Result<PathBuf, PatchError> {
     repo.workdir().map(Path::to_path_buf).ok_or_else(|| {
         PatchError::NoWorktree(format!(
             "{} is a bare repository: it has no working tree to read or write version.json in",

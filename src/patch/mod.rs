@@ -30,10 +30,10 @@ pub use runtimes::{prepare_runtimes, RUNTIMES_KEY};
 
 /// The id of the fingerprint algorithm (docs/spec.md sections 1-4:
 /// `path NUL bytes LF` per selected file in code-point order, SHA-256).
-pub const ALGORITHM: &str = "fpcheck-runtime-v1";
+pub(crate) const ALGORITHM: &str = "fpcheck-runtime-v1";
 
 /// The keys the patch may set, in the order new ones are appended.
-pub const KEYS: [&str; 4] = [
+pub(crate) const KEYS: [&str; 4] = [
     "version",
     "runtime_fingerprint",
     "runtime_fingerprint_spec",
@@ -53,7 +53,7 @@ pub enum PatchFormat {
 
 /// One decision of the patch, in a sentence, with a stable code (listed in
 /// docs/patch.md): the same shape as a warning of the range.
-pub type Explanation = crate::warning::Warning;
+pub(crate) type Explanation = crate::warning::Warning;
 
 /// What the patch needs to know about the release, taken from an
 /// [`Analysis`] (a plain struct so that the rules can be tested alone).
@@ -234,7 +234,7 @@ pub struct Options {
 }
 
 /// Locates the version file for `analysis` and computes its patch.
-pub fn prepare(
+pub(crate) fn prepare(
     repo: &gix::Repository,
     analysis: &Analysis,
     runtime: &Runtime,
@@ -269,7 +269,11 @@ fn hidden_by_settings(a: &Analysis) -> Option<Explanation> {
 
 /// Computes the patch of `files.target` for a release with `facts`;
 /// `force_restart` is `--force-restart`.
-pub fn plan(facts: &Facts, files: &VersionFiles, force_restart: bool) -> Result<Plan, PatchError> {
+pub(crate) fn plan(
+    facts: &Facts,
+    files: &VersionFiles,
+    force_restart: bool,
+) -> Result<Plan, PatchError> {
     // A missing file is patched as an empty object, which --write creates.
     let base: &[u8] = files.bytes.as_deref().unwrap_or(b"{}\n");
     let doc = scan::Document::parse(base, &files.target)?;

@@ -86,7 +86,7 @@ impl<'t> Document<'t> {
 }
 
 /// The 1-based line of byte `offset`.
-pub fn line_of(bytes: &[u8], offset: usize) -> usize {
+pub(crate) fn line_of(bytes: &[u8], offset: usize) -> usize {
     1 + bytes[..offset.min(bytes.len())]
         .iter()
         .filter(|b| **b == b'\n')
@@ -94,7 +94,7 @@ pub fn line_of(bytes: &[u8], offset: usize) -> usize {
 }
 
 /// Escapes a key for a JSON Pointer (RFC 6901).
-pub fn pointer_token(key: &str) -> String {
+pub(crate) fn pointer_token(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 

@@ -47,7 +47,7 @@ pub const MAX_DEPTH: usize = 990;
 
 /// `sys.int_info.default_max_str_digits`: Python 3.11+ refuses to convert
 /// longer integer literals (a `ValueError`, not a `JSONDecodeError`).
-pub const MAX_INT_DIGITS: usize = 4300;
+pub(crate) const MAX_INT_DIGITS: usize = 4300;
 
 /// Why Python would not have read the document. Messages name positions,
 /// never the file's contents.

@@ -39,7 +39,7 @@ pub use tags::TagFilter;
 pub(crate) use wording::{hidden_by_settings, settings_changed};
 
 /// The JSON schema version of [`Analysis`]; bumped on breaking changes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// The name the working tree goes by in reports.
 pub const WORKTREE: &str = "WORKTREE";
@@ -154,7 +154,7 @@ impl Settings {
 }
 
 /// The rows of section 8, in order.
-pub const MATRIX: [&str; 8] = [
+pub(crate) const MATRIX: [&str; 8] = [
     "a real fix in a runtime file",
     "a new runtime module",
     "README / blog / docs only",

@@ -78,7 +78,7 @@ pub fn render(
 /// A path or message made safe for a terminal or a line-based list: control
 /// and bidirectional characters written as visible escapes, by the one rule
 /// every human-facing line follows ([`crate::term::escape`]).
-pub fn printable(text: &str) -> String {
+pub(crate) fn printable(text: &str) -> String {
     crate::term::escape(text).into_owned()
 }
 

@@ -16,7 +16,7 @@ mod worktree;
 
 /// The deepest path git reads (`core.maxTreeDepth`, 4096 by default):
 /// deeper trees cost quadratic time to walk and git itself refuses them.
-pub const MAX_TREE_DEPTH: usize = 4096;
+pub(crate) const MAX_TREE_DEPTH: usize = 4096;
 
 pub use dir::DirSource;
 pub use git::{GitSource, Revision};
@@ -245,7 +245,7 @@ pub trait Source {
 }
 
 /// See [`Source::shared_reader`]: `(rel, content, sink)` as [`Source::read`].
-pub type SharedReader = std::sync::Arc<
+pub(crate) type SharedReader = std::sync::Arc<
     dyn Fn(&str, &Node, &mut dyn FnMut(&[u8])) -> Result<(), SourceError> + Send + Sync,
 >;
 
