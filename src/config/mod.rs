@@ -32,6 +32,7 @@ use serde::Deserialize;
 use crate::safe_io::{self, Links, ReadError};
 use crate::select::Rules;
 
+pub mod choose;
 mod ends;
 
 pub use ends::{at_revision, differences, ConfigChoice, EndSettings, Request};

@@ -199,16 +199,7 @@ pub(super) fn plans(
 
 /// `--runtime NAME` that no release declares.
 pub(super) fn unknown_runtime(name: &str, declared: &BTreeSet<String>) -> HistoryError {
-    let list: Vec<&str> = declared.iter().map(String::as_str).collect();
-    HistoryError::Config(config::ConfigError::Invalid(format!(
-        "--runtime {}: no such runtime in any release (declared: {})",
-        crate::term::escape(name),
-        if list.is_empty() {
-            "none".into()
-        } else {
-            list.join(", ")
-        }
-    )))
+    HistoryError::Config(config::choose::unknown(name, declared, "in any release"))
 }
 
 #[cfg(test)]
