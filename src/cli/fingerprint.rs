@@ -80,7 +80,7 @@ pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
                 fpcheck::SourceError::Repository(m) if args.repo.is_none() => {
                     Failure::from(fpcheck::SourceError::Repository(format!(
                         "{m}, or use --dir PATH for an installed runtime"
-                    )))
+                    ).into()))
                 }
                 fpcheck::SourceError::Git { message, source } if args.repo.is_none() => {
                     Failure::from(fpcheck::SourceError::Git {

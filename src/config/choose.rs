@@ -2,6 +2,7 @@
 //! by the range and history analyses, so that both refuse the same choices
 //! with the same words.
 
+use crate::setting::{Message, Setting, Value};
 use std::collections::BTreeSet;
 
 use super::ConfigError;
@@ -31,7 +32,11 @@ pub fn check(
     }
     if chosen.len() != 1 && root_set {
         return Err(ConfigError::Invalid(
-            "--root names one runtime's root, but several runtimes are analysed: pick one with --runtime NAME, or set `root` under each [runtimes.NAME]".into(),
+            Message::new()
+                .setting(Setting::Root, Value::None)
+                .text(" names one runtime's root, but several runtimes are analysed: pick one with ")
+                .setting(Setting::Runtime, Value::Placeholder("NAME"))
+                .text(", or set `root` under each [runtimes.NAME]"),
         ));
     }
     Ok(())
@@ -40,15 +45,21 @@ pub fn check(
 /// `--runtime NAME` that is not declared `scope`.
 pub fn unknown(name: &str, declared: &BTreeSet<String>, scope: &str) -> ConfigError {
     let list: Vec<&str> = declared.iter().map(String::as_str).collect();
-    ConfigError::Invalid(format!(
-        "--runtime {}: no such runtime {scope} (declared: {})",
-        crate::term::escape(name),
-        if list.is_empty() {
-            "none".into()
-        } else {
-            list.join(", ")
-        }
-    ))
+    ConfigError::Invalid(
+        Message::new()
+            .setting(
+                Setting::Runtime,
+                Value::Given(crate::term::escape(name).into_owned()),
+            )
+            .text(format!(
+                ": no such runtime {scope} (declared: {})",
+                if list.is_empty() {
+                    "none".into()
+                } else {
+                    list.join(", ")
+                }
+            )),
+    )
 }
 
 #[cfg(test)]

@@ -165,7 +165,7 @@ impl Request {
     ) -> Result<EndSettings, ConfigError> {
         let runtime = resolve(file, &self.flags).map_err(|e| match e {
             ConfigError::Invalid(m) if file.is_some() => {
-                ConfigError::Invalid(format!("{}: {m}", crate::term::escape(shown)))
+                ConfigError::Invalid(format!("{}: {m}", crate::term::escape(shown)).into())
             }
             other => other,
         })?;

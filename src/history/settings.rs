@@ -72,7 +72,7 @@ pub(super) fn tree_of(repo: &gix::Repository, tag: &Tag) -> Result<ObjectId, His
         SourceError::Repository(format!(
             "cannot read the {what} of {}: {e}",
             crate::term::escape(&tag.name)
-        ))
+        ).into())
     };
     let commit = repo
         .find_commit(tag.commit)

@@ -432,7 +432,7 @@ pub fn write(repo: &gix::Repository, plan: &Plan) -> Result<bool, PatchError> {
         PatchError::BadVersionFile(format!(
             "the directory of {} does not exist: create it first",
             plan.version_file
-        ))
+        ).into())
     })?;
     // The plan was made from what was read; refuse if the file moved on.
     let now = tree.read(&plan.version_file)?;

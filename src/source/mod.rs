@@ -127,7 +127,7 @@ pub enum SourceError {
     },
     /// The repository cannot be opened or read.
     #[error("{0}")]
-    Repository(String),
+    Repository(crate::setting::Message),
     /// gix failed: `message` says what fpcheck was doing and what to do,
     /// `source` is gix's error, kept for callers that walk the chain.
     #[error("{message}{}", git_detail(source.as_ref()))]

@@ -5,6 +5,7 @@
 //! chain can only loop through `git replace`, and gix, like git, follows
 //! such a loop forever.
 
+use crate::setting::{Message, Setting, Value};
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -22,14 +23,16 @@ pub fn open_repo(path: Option<&Path>) -> Result<gix::Repository, SourceError> {
     let start = match path {
         Some(p) => p.to_path_buf(),
         None => std::env::current_dir().map_err(|e| {
-            SourceError::Repository(format!("cannot read the current directory: {e}"))
+            SourceError::Repository(format!("cannot read the current directory: {e}").into())
         })?,
     };
     if path.is_some() && !start.exists() {
-        return Err(SourceError::Repository(format!(
-            "{} does not exist: pass --repo with the path of a git repository",
-            start.display()
-        )));
+        return Err(SourceError::Repository(
+            Message::new()
+                .text(format!("{} does not exist: pass ", start.display()))
+                .setting(Setting::Repo, Value::None)
+                .text(" with the path of a git repository"),
+        ));
     }
     let mut repo = gix::discover(&start).map_err(|e| SourceError::Git {
         message: format!(
@@ -107,14 +110,14 @@ fn peel(repo: &gix::Repository, id: ObjectId, spec: &str) -> Result<Peeled, Sour
                 repo,
                 spec,
                 &chain[start..],
-            )));
+            ).into()));
         }
         chain.push(target);
         if chain.len() > MAX_PEEL {
             return Err(SourceError::Repository(format!(
                 "`{spec}` nests more than {MAX_PEEL} tags without reaching a commit: \
                  tag the release's commit directly"
-            )));
+            ).into()));
         }
         current = target;
     }
@@ -194,7 +197,7 @@ impl Revision {
             Peeled::Blob(blob) => Err(SourceError::Repository(format!(
                 "revision `{spec}` names a file ({blob}), not a commit or tree: \
                  name a tag, branch or commit"
-            ))),
+            ).into())),
             Peeled::Commit(commit) => {
                 let tree = repo
                     .find_commit(commit)
@@ -224,7 +227,7 @@ impl Revision {
                 "revision `{spec}` names a tree ({}), not a commit: both ends of a range are \
                  releases, so name a tag, branch or commit",
                 rev.tree
-            )));
+            ).into()));
         }
         Ok(rev)
     }
@@ -246,10 +249,15 @@ pub fn peel_to_commit(
 fn unknown_revision(repo: &gix::Repository, spec: &str, err: gix::Error) -> SourceError {
     let unborn = repo.head().map(|h| h.is_unborn()).unwrap_or(false);
     if unborn {
-        return SourceError::Repository(format!(
-            "{} has no commits yet, so `{spec}` names nothing: commit first, or use --dir PATH for a directory",
-            repo_display(repo)
-        ));
+        return SourceError::Repository(
+            Message::new()
+                .text(format!(
+                    "{} has no commits yet, so `{spec}` names nothing: commit first, or use ",
+                    repo_display(repo)
+                ))
+                .setting(Setting::Dir, Value::Placeholder("PATH"))
+                .text(" for a directory"),
+        );
     }
     let shallow = repo.is_shallow().unwrap_or(false);
     let hint = if shallow {
