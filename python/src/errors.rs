@@ -135,7 +135,7 @@ impl Error {
         match e {
             SourceError::Repository(m) => Error::Revision(keywords(&m)),
             // An unknown revision keeps gix's error as its source.
-            e @ SourceError::Git { .. } => Error::Revision(e.to_string()),
+            e @ SourceError::Git { .. } => Error::Revision(e.spelled(Spelling::Keyword)),
             other => Error::from(other),
         }
     }
@@ -175,7 +175,7 @@ impl From<SourceError> for Error {
     fn from(e: SourceError) -> Self {
         match e {
             SourceError::Repository(m) => Error::Repository(keywords(&m)),
-            SourceError::Git { .. } => Error::Repository(e.to_string()),
+            SourceError::Git { .. } => Error::Repository(e.spelled(Spelling::Keyword)),
             SourceError::MissingObject { .. } => Error::MissingObject(e.to_string()),
             SourceError::Unreadable { .. } | SourceError::Malformed { .. } => {
                 Error::Unreadable(e.to_string())

@@ -35,10 +35,12 @@ pub fn open_repo(path: Option<&Path>) -> Result<gix::Repository, SourceError> {
         ));
     }
     let mut repo = gix::discover(&start).map_err(|e| SourceError::Git {
-        message: format!(
-            "{} is not in a git repository: run fpcheck inside one, or pass --repo PATH",
-            start.display()
-        ),
+        message: Message::new()
+            .text(format!(
+                "{} is not in a git repository: run fpcheck inside one, or pass ",
+                start.display()
+            ))
+            .setting(Setting::Repo, Value::Placeholder("PATH")),
         source: Box::new(e),
     })?;
     // Tags of one project share most blobs through deltas; a pack cache
@@ -101,7 +103,7 @@ fn peel(repo: &gix::Repository, id: ObjectId, spec: &str) -> Result<Peeled, Sour
             .to_tag_ref_iter()
             .target_id()
             .map_err(|e| SourceError::Git {
-                message: format!("the tag object {current} of `{spec}` is corrupt"),
+                message: format!("the tag object {current} of `{spec}` is corrupt").into(),
                 source: Box::new(e),
             })?;
         if !seen.insert(target) {
@@ -204,7 +206,7 @@ impl Revision {
                     .map_err(|_| missing_commit(repo, spec, commit))?
                     .tree_id()
                     .map_err(|e| SourceError::Git {
-                        message: format!("commit {commit} of `{spec}` has no tree"),
+                        message: format!("commit {commit} of `{spec}` has no tree").into(),
                         source: Box::new(e),
                     })?
                     .detach();
@@ -272,7 +274,7 @@ fn unknown_revision(repo: &gix::Repository, spec: &str, err: gix::Error) -> Sour
         message: format!(
             "unknown revision `{spec}` in {}: {hint}",
             repo_display(repo)
-        ),
+        ).into(),
         source: Box::new(err),
     }
 }
