@@ -73,6 +73,14 @@ pub enum Value {
     /// A placeholder for a value to choose (`--repo PATH`): the command
     /// line shows it, a keyword argument (`repo=`) says it by itself.
     Placeholder(&'static str),
+    /// An example value, as each front end writes it (`--ext .py`,
+    /// `extensions=[".py"]`).
+    Example {
+        /// After the flag.
+        flag: &'static str,
+        /// After the keyword and its `=`.
+        keyword: &'static str,
+    },
     /// The value the caller gave (`--runtime web`), already escaped.
     Given(String),
 }
@@ -134,7 +142,7 @@ impl Message {
                     out.push_str(s.flag());
                     match value {
                         Value::None => {}
-                        Value::Placeholder(v) => {
+                        Value::Placeholder(v) | Value::Example { flag: v, .. } => {
                             out.push(' ');
                             out.push_str(v);
                         }
@@ -149,6 +157,10 @@ impl Message {
                     match value {
                         Value::None => {}
                         Value::Placeholder(_) => out.push('='),
+                        Value::Example { keyword, .. } => {
+                            out.push('=');
+                            out.push_str(keyword);
+                        }
                         Value::Given(v) => {
                             out.push_str("='");
                             out.push_str(v);
@@ -191,17 +203,33 @@ mod tests {
             .text(": no such runtime; pass ")
             .setting(Setting::Repo, Value::Placeholder("PATH"))
             .text(" or drop ")
-            .setting(Setting::VersionFile, Value::None);
+            .setting(Setting::VersionFile, Value::None)
+            .text(", ")
+            .setting(
+                Setting::Extensions,
+                Value::Example {
+                    flag: ".py",
+                    keyword: "[\".py\"]",
+                },
+            );
         assert_eq!(
             m.to_string(),
-            "--runtime web: no such runtime; pass --repo PATH or drop --version-file"
+            "--runtime web: no such runtime; pass --repo PATH or drop --version-file, --ext .py"
         );
         assert_eq!(
             m.spelled(Spelling::Keyword),
-            "runtime='web': no such runtime; pass repo= or drop version_file"
+            "runtime='web': no such runtime; pass repo= or drop version_file, extensions=[\".py\"]"
         );
         let named: Vec<Setting> = m.settings().collect();
-        assert_eq!(named, [Setting::Runtime, Setting::Repo, Setting::VersionFile]);
+        assert_eq!(
+            named,
+            [
+                Setting::Runtime,
+                Setting::Repo,
+                Setting::VersionFile,
+                Setting::Extensions
+            ]
+        );
     }
 
     #[test]
@@ -210,5 +238,39 @@ mod tests {
         assert_eq!(m.to_string(), "--not-a-setting stays text");
         assert_eq!(m.spelled(Spelling::Keyword), "--not-a-setting stays text");
         assert_eq!(m.settings().count(), 0);
+    }
+
+    #[test]
+    fn library_errors_name_settings_for_the_command_line_and_for_python() {
+        let dir = std::env::temp_dir().join(format!("fpcheck-setting-{}", std::process::id()));
+        let missing = dir.join("missing");
+        let err = crate::source::git::open_repo(Some(&missing)).unwrap_err();
+        let shown = missing.display();
+        assert_eq!(
+            err.to_string(),
+            format!("{shown} does not exist: pass --repo with the path of a git repository")
+        );
+        assert_eq!(
+            err.spelled(Spelling::Keyword),
+            format!("{shown} does not exist: pass repo with the path of a git repository")
+        );
+
+        let flags = crate::config::Overrides {
+            extensions: vec![String::new()],
+            ..Default::default()
+        };
+        let Err(crate::config::ConfigError::Invalid(m)) = crate::config::resolve(None, &flags)
+        else {
+            panic!("empty extensions must be refused");
+        };
+        assert_eq!(
+            m.to_string(),
+            "no runtime extensions: pass --ext .py (or the extensions your runtime loads)"
+        );
+        assert_eq!(
+            m.spelled(Spelling::Keyword),
+            "no runtime extensions: pass extensions=[\".py\"] (or the extensions your runtime loads)"
+        );
+        assert_eq!(m.settings().collect::<Vec<_>>(), [Setting::Extensions]);
     }
 }

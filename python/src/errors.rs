@@ -9,8 +9,8 @@ use pyo3::prelude::*;
 use fpcheck::config::ConfigError as CoreConfigError;
 use fpcheck::gate::GateError;
 use fpcheck::range::RangeError;
-use fpcheck::SourceError;
 use fpcheck::setting::{Message, Spelling};
+use fpcheck::SourceError;
 
 create_exception!(
     fpcheck,

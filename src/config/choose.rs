@@ -34,7 +34,9 @@ pub fn check(
         return Err(ConfigError::Invalid(
             Message::new()
                 .setting(Setting::Root, Value::None)
-                .text(" names one runtime's root, but several runtimes are analysed: pick one with ")
+                .text(
+                    " names one runtime's root, but several runtimes are analysed: pick one with ",
+                )
                 .setting(Setting::Runtime, Value::Placeholder("NAME"))
                 .text(", or set `root` under each [runtimes.NAME]"),
         ));

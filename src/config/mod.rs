@@ -203,9 +203,9 @@ impl ConfigFile {
             message: parse_message(text, &e),
         })?;
         if file.runtime.is_some() && !file.runtimes.is_empty() {
-            return Err(ConfigError::Invalid(format!(
-                "{shown}: use either [runtime] or [runtimes.NAME] tables, not both"
-            ).into()));
+            return Err(ConfigError::Invalid(
+                format!("{shown}: use either [runtime] or [runtimes.NAME] tables, not both").into(),
+            ));
         }
         // A name that shows as nothing cannot be chosen with --runtime or
         // told apart in a report.
@@ -345,7 +345,13 @@ pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<Runtime, 
         return Err(ConfigError::Invalid(
             Message::new()
                 .text("no runtime extensions: pass ")
-                .setting(Setting::Extensions, Value::Placeholder(".py"))
+                .setting(
+                    Setting::Extensions,
+                    Value::Example {
+                        flag: ".py",
+                        keyword: "[\".py\"]",
+                    },
+                )
                 .text(" (or the extensions your runtime loads)"),
         ));
     }
@@ -378,9 +384,12 @@ pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<Runtime, 
 /// never stepping out with `..` (a tree has nothing above its top).
 fn check_root(root: &str) -> Result<(), ConfigError> {
     if root.starts_with('/') || root.starts_with('\\') || root.get(1..2) == Some(":") {
-        return Err(ConfigError::Invalid(format!(
+        return Err(ConfigError::Invalid(
+            format!(
             "runtime root `{root}` is absolute: give it from the top of the repository (e.g. `src`)"
-        ).into()));
+        )
+            .into(),
+        ));
     }
     if root.split(['/', '\\']).any(|part| part == "..") {
         return Err(ConfigError::Invalid(format!(

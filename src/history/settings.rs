@@ -69,10 +69,13 @@ pub(super) struct Borrowed {
 /// The tree of `tag`'s commit.
 pub(super) fn tree_of(repo: &gix::Repository, tag: &Tag) -> Result<ObjectId, HistoryError> {
     let fail = |what: &str, e: &dyn std::error::Error| {
-        SourceError::Repository(format!(
-            "cannot read the {what} of {}: {e}",
-            crate::term::escape(&tag.name)
-        ).into())
+        SourceError::Repository(
+            format!(
+                "cannot read the {what} of {}: {e}",
+                crate::term::escape(&tag.name)
+            )
+            .into(),
+        )
     };
     let commit = repo
         .find_commit(tag.commit)

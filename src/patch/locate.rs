@@ -9,10 +9,10 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use crate::setting::{Message, Setting, Value};
 use crate::range::Analysis;
 use crate::release::VERSION_FILES;
 use crate::select::normalise_root;
+use crate::setting::{Message, Setting, Value};
 use crate::source::git::repo_display;
 use crate::source::{GitSource, Revision, Source};
 
@@ -64,15 +64,18 @@ impl Worktree {
         let link = path.is_symlink();
         let real = if link {
             path.canonicalize().map_err(|e| {
-                PatchError::BadVersionFile(format!(
-                    "{rel} is a symbolic link that cannot be followed ({e}): fix or remove it"
-                ).into())
+                PatchError::BadVersionFile(
+                    format!(
+                        "{rel} is a symbolic link that cannot be followed ({e}): fix or remove it"
+                    )
+                    .into(),
+                )
             })?
         } else {
             let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-                return Err(PatchError::BadVersionFile(format!(
-                    "version file `{rel}` names no file"
-                ).into()));
+                return Err(PatchError::BadVersionFile(
+                    format!("version file `{rel}` names no file").into(),
+                ));
             };
             match dir.canonicalize() {
                 Ok(dir) => dir.join(name),

@@ -8,12 +8,12 @@ use std::path::PathBuf;
 use gix::ObjectId;
 
 use super::{Digests, RangeError, WORKTREE};
-use crate::setting::{Message, Setting, Value};
 use crate::cache::FingerprintCache;
 use crate::config::Runtime;
 use crate::fingerprint::{self, Fingerprint};
 use crate::release::{self, Release};
 use crate::select::{select, Rules, Selection};
+use crate::setting::{Message, Setting, Value};
 use crate::side::Side;
 use crate::source::git::repo_display;
 use crate::source::{GitSource, Node, RootState, Source, SourceError, WorktreeSource};

@@ -10,11 +10,11 @@
 
 use serde::Serialize;
 
-use crate::setting::{Message, Setting, Value};
 use crate::cache::FingerprintCache;
 use crate::changes::{self, Changes};
 use crate::config::{self, EndSettings, Runtime};
 use crate::select::select;
+use crate::setting::{Message, Setting, Value};
 use crate::side::Side;
 use crate::source::{GitSource, Revision, SourceError};
 use crate::verdict::{self, Reason};

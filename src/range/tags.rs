@@ -24,9 +24,7 @@ pub(super) fn latest_tag(
     tags: &TagFilter,
 ) -> Result<(String, String), RangeError> {
     let start = Revision::parse(repo, to)?.commit.ok_or_else(|| {
-        RangeError::BadRange(format!(
-            "`{to}` is a tree, not a commit: name FROM explicitly"
-        ).into())
+        RangeError::BadRange(format!("`{to}` is a tree, not a commit: name FROM explicitly").into())
     })?;
     let describe = |id: ObjectId| -> Result<Option<(String, u32)>, RangeError> {
         nearest(repo, id, tags)

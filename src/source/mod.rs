@@ -157,7 +157,11 @@ impl SourceError {
         match self {
             SourceError::Repository(m) => m.spelled(spelling),
             SourceError::Git { message, source } => {
-                format!("{}{}", message.spelled(spelling), git_detail(source.as_ref()))
+                format!(
+                    "{}{}",
+                    message.spelled(spelling),
+                    git_detail(source.as_ref())
+                )
             }
             other => other.to_string(),
         }

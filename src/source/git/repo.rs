@@ -108,18 +108,19 @@ fn peel(repo: &gix::Repository, id: ObjectId, spec: &str) -> Result<Peeled, Sour
             })?;
         if !seen.insert(target) {
             let start = chain.iter().position(|c| *c == target).unwrap_or(0);
-            return Err(SourceError::Repository(cycle_message(
-                repo,
-                spec,
-                &chain[start..],
-            ).into()));
+            return Err(SourceError::Repository(
+                cycle_message(repo, spec, &chain[start..]).into(),
+            ));
         }
         chain.push(target);
         if chain.len() > MAX_PEEL {
-            return Err(SourceError::Repository(format!(
-                "`{spec}` nests more than {MAX_PEEL} tags without reaching a commit: \
+            return Err(SourceError::Repository(
+                format!(
+                    "`{spec}` nests more than {MAX_PEEL} tags without reaching a commit: \
                  tag the release's commit directly"
-            ).into()));
+                )
+                .into(),
+            ));
         }
         current = target;
     }
@@ -196,10 +197,13 @@ impl Revision {
                 commit: None,
                 tree,
             }),
-            Peeled::Blob(blob) => Err(SourceError::Repository(format!(
-                "revision `{spec}` names a file ({blob}), not a commit or tree: \
+            Peeled::Blob(blob) => Err(SourceError::Repository(
+                format!(
+                    "revision `{spec}` names a file ({blob}), not a commit or tree: \
                  name a tag, branch or commit"
-            ).into())),
+                )
+                .into(),
+            )),
             Peeled::Commit(commit) => {
                 let tree = repo
                     .find_commit(commit)
@@ -225,11 +229,14 @@ impl Revision {
     pub fn parse_commit(repo: &gix::Repository, spec: &str) -> Result<Revision, SourceError> {
         let rev = Revision::parse(repo, spec)?;
         if rev.commit.is_none() {
-            return Err(SourceError::Repository(format!(
-                "revision `{spec}` names a tree ({}), not a commit: both ends of a range are \
+            return Err(SourceError::Repository(
+                format!(
+                    "revision `{spec}` names a tree ({}), not a commit: both ends of a range are \
                  releases, so name a tag, branch or commit",
-                rev.tree
-            ).into()));
+                    rev.tree
+                )
+                .into(),
+            ));
         }
         Ok(rev)
     }
@@ -274,7 +281,8 @@ fn unknown_revision(repo: &gix::Repository, spec: &str, err: gix::Error) -> Sour
         message: format!(
             "unknown revision `{spec}` in {}: {hint}",
             repo_display(repo)
-        ).into(),
+        )
+        .into(),
         source: Box::new(err),
     }
 }
