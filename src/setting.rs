@@ -124,6 +124,12 @@ impl Message {
         self
     }
 
+    /// Appends another message.
+    pub fn then(mut self, more: Message) -> Self {
+        self.0.extend(more.0);
+        self
+    }
+
     /// The settings the message names, in order: what to change.
     pub fn settings(&self) -> impl Iterator<Item = Setting> + '_ {
         self.0.iter().filter_map(|p| match p {
