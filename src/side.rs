@@ -37,15 +37,9 @@ pub struct Side {
     pub unavailable_reason: Option<String>,
     /// How many runtime files it hashes (0 when unavailable).
     pub runtime_files: usize,
-    /// The updater's own reading of the version (section 6).
+    /// What section 6 reads of the version beside the fingerprint.
     #[serde(skip)]
-    pub updater_version: crate::release::UpdaterVersion,
-    /// The version as compared (`Release::version_key`).
-    #[serde(skip)]
-    pub version_key: String,
-    /// A version file is there but cannot be read.
-    #[serde(skip)]
-    pub version_unreadable: bool,
+    pub reading: crate::verdict::Reading,
 }
 
 /// Why a fingerprint was not computed.
@@ -77,9 +71,7 @@ impl Side {
             fingerprint_skipped: None,
             unavailable_reason: fp.unavailable_reason.clone(),
             runtime_files: fp.files().len(),
-            updater_version: release.updater_version.clone(),
-            version_key: release.version_key(),
-            version_unreadable: !release.unreadable.is_empty(),
+            reading: crate::verdict::Reading::of(release),
         }
     }
 
@@ -112,13 +104,8 @@ impl Side {
 
     /// What the decision needs of this side.
     pub fn facts(&self) -> crate::verdict::SideFacts {
-        crate::verdict::SideFacts {
-            version: self.version_key.clone(),
-            fingerprint: self.gate_fingerprint(),
-            force_restart: self.force_restart,
-            updater_version: self.updater_version.clone(),
-            version_unreadable: self.version_unreadable,
-        }
+        self.reading
+            .facts(self.force_restart, self.gate_fingerprint())
     }
 
     /// The fingerprint's first 12 hex digits, `unavailable`, or `same (not

@@ -11,6 +11,43 @@ use crate::gate::decision::{self, Reason as MarkerReason};
 use crate::gate::marker::MarkerState;
 use crate::release::UpdaterVersion;
 
+/// What section 6 reads of a release besides its fingerprint and
+/// `force_restart` (which reports show): kept beside each side of a range
+/// and each release of a history, so that both build [`SideFacts`] the
+/// same way.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Reading {
+    /// The version as compared (`Release::version_key`).
+    pub version_key: String,
+    /// The updater's own reading of the version (section 6).
+    pub updater_version: UpdaterVersion,
+    /// A version file is there but cannot be read.
+    pub version_unreadable: bool,
+}
+
+impl Reading {
+    /// What `release` says to the decision.
+    pub fn of(release: &crate::release::Release) -> Self {
+        Reading {
+            version_key: release.version_key(),
+            updater_version: release.updater_version.clone(),
+            version_unreadable: !release.unreadable.is_empty(),
+        }
+    }
+
+    /// The decision's view of this side, with its `force_restart` and the
+    /// fingerprint it is compared by.
+    pub fn facts(&self, force_restart: bool, fingerprint: String) -> SideFacts {
+        SideFacts {
+            version: self.version_key.clone(),
+            fingerprint,
+            force_restart,
+            updater_version: self.updater_version.clone(),
+            version_unreadable: self.version_unreadable,
+        }
+    }
+}
+
 /// What the decision needs to know about one side of a release.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SideFacts {

@@ -23,6 +23,7 @@ use crate::warning::{Code, Warning};
 mod runtimes;
 mod settings;
 mod tags;
+mod update;
 mod worker;
 
 pub use runtimes::{run_runtimes, runtimes_summary, NamedRecord, Outcome, RuntimesHistory};
@@ -30,6 +31,7 @@ pub use runtimes::{run_runtimes, runtimes_summary, NamedRecord, Outcome, Runtime
 use settings::Plan;
 pub use tags::tag_version;
 use tags::{order_equal_versions, release_tags, restrict, Tag};
+use update::*;
 use worker::{Blobs, How, Read, Worker};
 
 /// The JSON schema version of [`History`].
@@ -96,15 +98,10 @@ pub struct ReleaseInfo {
     pub unavailable_reason: Option<String>,
     /// How many runtime files it hashes.
     pub runtime_files: usize,
-    /// The updater's own reading of the version (section 6).
+    /// What section 6 reads of the version beside the fingerprint (a
+    /// version file over 16 MiB in git is unreadable).
     #[serde(skip)]
-    pub updater_version: crate::release::UpdaterVersion,
-    /// The version as compared (`Release::version_key`).
-    #[serde(skip)]
-    pub version_key: String,
-    /// A version file is there but cannot be read (over 16 MiB in git).
-    #[serde(skip)]
-    pub version_unreadable: bool,
+    pub reading: crate::verdict::Reading,
 }
 
 /// One update, from a release to the next.
@@ -577,149 +574,4 @@ pub fn repo_name(repo: &gix::Repository) -> String {
     dir.file_name()
         .map(|n| trim(&n.to_string_lossy()))
         .unwrap_or_else(|| "repository".to_string())
-}
-
-fn facts(info: &ReleaseInfo) -> SideFacts {
-    SideFacts {
-        version: info.version_key.clone(),
-        fingerprint: info.fingerprint.clone(),
-        force_restart: info.force_restart,
-        updater_version: info.updater_version.clone(),
-        version_unreadable: info.version_unreadable,
-    }
-}
-
-/// One update, decided as the range decides `from..to`: each release with
-/// its own settings, the older release without a fingerprint when the
-/// update declares the runtime (again), and, when the settings changed, the `to` release
-/// also read with the `from` release's settings (`cross`), fail-closed.
-fn step(
-    (from, to): (&Read, &Read),
-    (from_plan, to_plan): (&Plan, &Plan),
-    cross: Option<(&Read, Option<&Read>)>,
-) -> Step {
-    let (from_ref, to_ref) = (from.info.tag.as_str(), to.info.tag.as_str());
-    let mut warnings = Vec::new();
-    let declares_again = Plan::declares_again(from_plan, to_plan);
-    let from_fingerprint = from.info.fingerprint.clone();
-    if let Some(b) = from_plan.borrowed.as_ref().filter(|_| declares_again) {
-        let whose = if b.from_later {
-            "the settings of the release that declares it next"
-        } else {
-            "the settings of the last release that declared it (cross-checked when they differ from the new ones)"
-        };
-        warnings.push(Warning::new(
-            Code::RuntimeNotDeclared,
-            format!(
-                "{}: that release is read with {whose} and compared as usual (an unavailable fingerprint counts as a restart)",
-                b.why
-            ),
-        ));
-    }
-    if let Some(b) = &to_plan.borrowed {
-        warnings.push(Warning::new(
-            Code::RuntimeNotDeclared,
-            format!(
-                "{}: that release is read with the settings of the last release that declares it, as the installed gate reads it after the update (an unavailable fingerprint counts as a restart)",
-                b.why
-            ),
-        ));
-    }
-    let mut d = verdict::decide(&facts(&from.info), &facts(&to.info));
-    // Undeclared at one end and still unavailable: never trust the version.
-    if from_plan.borrowed.is_some() || to_plan.borrowed.is_some() {
-        verdict::fail_closed_when_undeclared(&mut d);
-    }
-    warnings.extend(crate::range::settings_changed(
-        (from_ref, to_ref),
-        &from_plan.end,
-        &to_plan.end,
-    ));
-    let available = |fp: &str| (!fp.is_empty()).then(|| fp.to_string());
-    // Against the older release's own fingerprint when it was read with
-    // other settings for the cross-check (`base`).
-    let checked_from = cross
-        .and_then(|(_, base)| base)
-        .map_or(from_fingerprint.as_str(), |b| b.info.fingerprint.as_str());
-    let settings_check = cross.map(|(c, _)| {
-        SettingsCheck::new(
-            available(&c.info.fingerprint),
-            c.info.unavailable_reason.clone(),
-            available(checked_from).as_deref(),
-        )
-    });
-    if let Some(check) = &settings_check {
-        if check.enforce(&mut d) {
-            let short = crate::fingerprint::short(checked_from).unwrap_or("unavailable");
-            warnings.push(crate::range::hidden_by_settings(
-                (from_ref, to_ref),
-                short,
-                check,
-            ));
-        }
-    }
-    Step {
-        from: from.info.tag.clone(),
-        to: to.info.tag.clone(),
-        from_version: from.info.version.clone(),
-        to_version: to.info.version.clone(),
-        from_fingerprint,
-        to_fingerprint: to.info.fingerprint.clone(),
-        restart_required: d.restart_required,
-        reason: d.reason,
-        marker_reason: d.updater.marker_reason.map(|r| r.as_str()),
-        version_changed: d.version_changed,
-        runtime_files_changed: changes::between_selections(&from.ids, &to.ids, &to.root)
-            .runtime
-            .len(),
-        changed_anything: from.tree != to.tree,
-        avoidable: None,
-        settings_check,
-        warnings,
-    }
-}
-
-/// Marks the avoidable restarts ([`crate::classify::avoidable_updates`]
-/// decides which updates are looked at, and how the work is shared).
-fn classify_steps(repo: &gix::Repository, reads: &[Read], steps: &mut [Step], threads: usize) {
-    let updates: Vec<crate::classify::Update<'_>> = steps
-        .iter()
-        .zip(reads.windows(2))
-        .map(|(step, w)| crate::classify::Update {
-            candidate: step.restart_required
-                && step.reason == Reason::CodeChanged
-                && !w[1].info.force_restart,
-            trees: (w[0].tree, w[1].tree),
-            ids: (&w[0].ids, &w[1].ids),
-            // Changes are sorted by the newer release's settings.
-            root: w[1].root.as_str(),
-        })
-        .collect();
-    let avoidable = crate::classify::avoidable_updates(repo, &updates, threads);
-    for (step, a) in steps.iter_mut().zip(avoidable) {
-        step.avoidable = Some(a);
-    }
-}
-
-fn summarise(reads: &[Read], steps: &[Step]) -> Summary {
-    let restarts = steps.iter().filter(|s| s.restart_required).count();
-    Summary {
-        releases: reads.len(),
-        updates: steps.len(),
-        restarts_forced: restarts,
-        free_releases: steps.len() - restarts,
-        forced_only_by_force_restart: steps.iter().filter(|s| s.reason == Reason::Forced).count(),
-        unavailable_fingerprints: reads
-            .iter()
-            .filter(|r| r.info.fingerprint.is_empty())
-            .count(),
-        restarts_saved: steps
-            .iter()
-            .filter(|s| s.version_changed && !s.restart_required)
-            .count(),
-        avoidable_restarts: steps
-            .iter()
-            .map(|s| s.avoidable)
-            .try_fold(0, |n, a| a.map(|a| n + usize::from(a))),
-    }
 }

@@ -104,8 +104,7 @@ impl<'a> Worker<'a> {
         let src = GitSource::new(self.repo.clone(), rev, &runtime.root)?;
         let selection = select(&src, &runtime.rules)?;
         let rel = release::read(&src)?;
-        let version_key = rel.version_key();
-        let version_unreadable = !rel.unreadable.is_empty();
+        let reading = crate::verdict::Reading::of(&rel);
         let key = FingerprintCache::key(&selection);
         let ids: BTreeMap<String, ObjectId> = selection
             .files
@@ -127,9 +126,7 @@ impl<'a> Worker<'a> {
                 fingerprint,
                 unavailable_reason: reason,
                 runtime_files,
-                version_key,
-                version_unreadable,
-                updater_version: rel.updater_version,
+                reading,
             },
             ids,
             tree,

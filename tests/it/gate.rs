@@ -62,6 +62,14 @@ fn bumped() -> Release {
     r
 }
 
+/// Release B: 1.1.0 with a real fix in `plugins/memory.py` (fingerprint
+/// `V2_FP`), the update that needs a restart.
+fn release_b() -> Release {
+    let mut r = bumped();
+    r.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
+    r
+}
+
 fn sha(bytes: &str) -> String {
     hex::encode(sha2::Sha256::digest(bytes.as_bytes()))
 }
@@ -118,8 +126,16 @@ impl Host {
     }
 
     fn gate_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+        let mut args = Self::gate_args_for(MARKER, &["--json"]);
+        args.extend_from_slice(extra);
+        args
+    }
+
+    /// `gate` of the installed runtime against the snapshot, writing
+    /// `marker`, then `extra`.
+    fn gate_args_for<'a>(marker: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
         let mut args = vec![
-            "gate", "--dir", "app/src", "--before", BEFORE, "--marker", MARKER, "--json",
+            "gate", "--dir", "app/src", "--before", BEFORE, "--marker", marker,
         ];
         args.extend_from_slice(extra);
         args
@@ -131,20 +147,32 @@ impl Host {
 
     /// `status --json` for a process that started with `fp` and `version`.
     fn status(&self, fp: &str, version: &str, extra: &[&str]) -> Run {
+        let mut args = Self::status_args(MARKER, fp, version, &["--json"]);
+        args.extend_from_slice(extra);
+        self.fpcheck(&args)
+    }
+
+    /// `status` of the installed runtime against `marker`, for a process
+    /// that started with `fp` and `version`, then `extra`.
+    fn status_args<'a>(
+        marker: &'a str,
+        fp: &'a str,
+        version: &'a str,
+        extra: &[&'a str],
+    ) -> Vec<&'a str> {
         let mut args = vec![
             "status",
             "--dir",
             "app/src",
             "--marker",
-            MARKER,
+            marker,
             "--process-fingerprint",
             fp,
             "--process-version",
             version,
-            "--json",
         ];
         args.extend_from_slice(extra);
-        self.fpcheck(&args)
+        args
     }
 
     fn marker(&self) -> Option<Value> {
@@ -241,15 +269,19 @@ fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// A marker from A to B for clients `codex` and `claude_desktop` (named
-/// by an alias).
-fn host_with_marker() -> Host {
+/// A host running release A, snapshotted: the state before an update.
+fn host_at_a() -> Host {
     let h = Host::new();
     h.install(&release_a());
     h.snapshot();
-    let mut b = bumped();
-    b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
-    h.install(&b);
+    h
+}
+
+/// A marker from A to B for clients `codex` and `claude_desktop` (named
+/// by an alias).
+fn host_with_marker() -> Host {
+    let h = host_at_a();
+    h.install(&release_b());
     let run = h.gate(&["--client", "codex", "--client", "Desktop"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     h

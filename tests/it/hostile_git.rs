@@ -5,7 +5,6 @@
 //! fingerprint with the same reason everywhere), never hang, never abort.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use gix::objs::Write as _;
@@ -13,7 +12,7 @@ use gix::ObjectId;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::support::{git_cmd, TestRepo};
+use crate::support::{fpcheck_command, git_cmd, TestRepo};
 
 mod objects;
 
@@ -35,12 +34,8 @@ struct Watched {
 fn bounded(cwd: &Path, args: &[&str]) -> Watched {
     let dir = tempfile::tempdir().unwrap();
     let (out, err) = (dir.path().join("out"), dir.path().join("err"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fpcheck"))
-        .current_dir(cwd)
+    let mut child = fpcheck_command(cwd)
         .args(args)
-        .env("NO_COLOR", "1")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .stdout(std::fs::File::create(&out).unwrap())
         .stderr(std::fs::File::create(&err).unwrap())
         .spawn()

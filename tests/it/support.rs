@@ -165,26 +165,46 @@ impl Run {
     }
 }
 
-pub fn fpcheck_in(cwd: &Path, args: &[&str]) -> Run {
-    let out: Output = Command::new(env!("CARGO_BIN_EXE_fpcheck"))
-        .current_dir(cwd)
-        .args(args)
-        .env("NO_COLOR", "1")
+impl Run {
+    /// The outcome of a finished fpcheck process, which must not have
+    /// panicked.
+    pub fn finished(out: Output) -> Run {
+        let run = Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
+        assert!(
+            !run.stderr.contains("panicked"),
+            "fpcheck panicked: {}",
+            run.stderr
+        );
+        run
+    }
+}
+
+/// `cmd` in the environment every test runs fpcheck in: no colour, and
+/// no system or user git configuration to change what a repo says.
+pub fn test_env(cmd: &mut Command) -> &mut Command {
+    cmd.env("NO_COLOR", "1")
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
+}
+
+/// The fpcheck binary, to run in `cwd` in the tests' environment.
+pub fn fpcheck_command(cwd: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fpcheck"));
+    cmd.current_dir(cwd);
+    test_env(&mut cmd);
+    cmd
+}
+
+pub fn fpcheck_in(cwd: &Path, args: &[&str]) -> Run {
+    let out = fpcheck_command(cwd)
+        .args(args)
         .output()
         .expect("fpcheck runs");
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    assert!(
-        !run.stderr.contains("panicked"),
-        "fpcheck panicked: {}",
-        run.stderr
-    );
-    run
+    Run::finished(out)
 }
 
 /// Writes a vectors.json-style file map under `base`.

@@ -7,28 +7,19 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::support::{fpcheck_in, two_releases, Run, TestRepo};
+use crate::support::{fpcheck_in, test_env, two_releases, Run, TestRepo};
 
 /// `fpcheck args` in `cwd` without the capabilities that let root read any
 /// directory, so a mode-000 directory is unreadable, as for another user.
 fn fpcheck_without_dac_override(cwd: &Path, args: &[&str]) -> Run {
-    let out = Command::new("setpriv")
+    let out = test_env(&mut Command::new("setpriv"))
         .arg("--bounding-set=-dac_override,-dac_read_search")
         .arg(env!("CARGO_BIN_EXE_fpcheck"))
         .args(args)
         .current_dir(cwd)
-        .env("NO_COLOR", "1")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .output()
         .expect("setpriv runs");
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
-    run
+    Run::finished(out)
 }
 
 fn codes(j: &Value) -> Vec<&str> {

@@ -108,12 +108,8 @@ fn gates_killed_at_any_moment_never_leave_a_torn_marker() {
 
 #[test]
 fn concurrent_gates_serialise_and_all_leave_a_valid_marker() {
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
-    let mut b = bumped();
-    b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
-    h.install(&b);
+    let h = host_at_a();
+    h.install(&release_b());
     // Each gate pauses inside its critical section (just before its
     // rename); the lock makes them take turns, and every marker left is
     // whole and one of theirs.

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use super::{bumped, release_a, Host, BASE_FP, BEFORE, MARKER, V2_FP};
+use super::{bumped, host_at_a, release_a, release_b, Host, BASE_FP, BEFORE, MARKER, V2_FP};
 use crate::support::Run;
 
 mod version_files;
@@ -18,12 +18,7 @@ fn run_bounded(h: &Host, args: &[&str]) -> Run {
     let start = Instant::now();
     loop {
         if let Some(_status) = child.try_wait().unwrap() {
-            let out = child.wait_with_output().unwrap();
-            return Run {
-                code: out.status.code().unwrap_or(-1),
-                stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-                stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            };
+            return Run::finished(child.wait_with_output().unwrap());
         }
         if start.elapsed() > Duration::from_secs(20) {
             let _ = child.kill();
@@ -65,26 +60,20 @@ fn huge(p: &Path) {
 }
 
 fn gate_code_change(h: &Host) -> Run {
-    let mut b = bumped();
-    b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
-    h.install(&b);
+    h.install(&release_b());
     h.gate(&[])
 }
 
 #[test]
 fn a_fresh_install_gets_its_marker_directory() {
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     h.install(&{
         let mut b = bumped();
         b.insert("src/plugins/memory.py", "x = 2\n".into());
         b
     });
     let marker = "home/.nexo/operations/mcp-restart-required.json";
-    let run = h.fpcheck(&[
-        "gate", "--dir", "app/src", "--before", BEFORE, "--marker", marker, "--json",
-    ]);
+    let run = h.fpcheck(&Host::gate_args_for(marker, &["--json"]));
     assert_eq!(run.code, 0, "{}", run.stderr);
     let j = run.json();
     assert_eq!(
@@ -93,28 +82,10 @@ fn a_fresh_install_gets_its_marker_directory() {
     );
     assert!(h.join(marker).is_file());
     // No marker to write: no directory made.
-    let run = h.fpcheck(&[
-        "gate",
-        "--dir",
-        "app/src",
-        "--before",
-        BEFORE,
-        "--marker",
-        "other/m.json",
-        "--json",
-    ]);
+    let run = h.fpcheck(&Host::gate_args_for("other/m.json", &["--json"]));
     assert_eq!(run.json()["marker_written"], true);
     h.snapshot();
-    let run = h.fpcheck(&[
-        "gate",
-        "--dir",
-        "app/src",
-        "--before",
-        BEFORE,
-        "--marker",
-        "third/m.json",
-        "--json",
-    ]);
+    let run = h.fpcheck(&Host::gate_args_for("third/m.json", &["--json"]));
     assert_eq!(
         (run.code, &run.json()["marker_written"]),
         (0, &json!(false)),
@@ -137,18 +108,7 @@ fn hostile_markers_never_hang_and_read_as_corrupt() {
         make(&m);
         let run = run_bounded(
             &h,
-            &[
-                "status",
-                "--dir",
-                "app/src",
-                "--marker",
-                MARKER,
-                "--process-fingerprint",
-                BASE_FP,
-                "--process-version",
-                "1.0.0",
-                "--json",
-            ],
+            &Host::status_args(MARKER, BASE_FP, "1.0.0", &["--json"]),
         );
         let j = run.json();
         assert_eq!(
@@ -164,18 +124,7 @@ fn hostile_markers_never_hang_and_read_as_corrupt() {
     std::os::unix::fs::symlink(outside.path().join("zero"), &m).unwrap();
     let run = run_bounded(
         &h,
-        &[
-            "status",
-            "--dir",
-            "app/src",
-            "--marker",
-            MARKER,
-            "--process-fingerprint",
-            BASE_FP,
-            "--process-version",
-            "1.0.0",
-            "--json",
-        ],
+        &Host::status_args(MARKER, BASE_FP, "1.0.0", &["--json"]),
     );
     assert_eq!(
         run.json()["marker_problem"],
@@ -216,9 +165,7 @@ fn hostile_snapshots_fail_closed_and_still_write_the_marker() {
 
 #[test]
 fn a_link_planted_at_the_lock_is_never_followed() {
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     let elsewhere = tempfile::tempdir().unwrap();
     let target = elsewhere.path().join("created-by-root");
     std::os::unix::fs::symlink(&target, h.join(&format!("{MARKER}.lock"))).unwrap();
@@ -244,18 +191,14 @@ fn a_link_planted_at_the_lock_is_never_followed() {
 
 #[test]
 fn control_characters_are_escaped_for_people_and_exact_in_json() {
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     let mut b = bumped();
     b.insert(
         "src/version.json",
         "{\"version\": \"1.1.0\\u001b[2J\\u0007\", \"force_restart\": \"\\u001b\"}\n".into(),
     );
     h.install(&b);
-    let run = h.fpcheck(&[
-        "gate", "--dir", "app/src", "--before", BEFORE, "--marker", MARKER,
-    ]);
+    let run = h.fpcheck(&Host::gate_args_for(MARKER, &[]));
     assert!(
         !run.stdout.contains('\u{1b}') && !run.stderr.contains('\u{1b}'),
         "{run:?}",
@@ -274,17 +217,7 @@ fn control_characters_are_escaped_for_people_and_exact_in_json() {
         "1.0.0\u{1b}",
         "JSON keeps the exact text"
     );
-    let run = h.fpcheck(&[
-        "status",
-        "--dir",
-        "app/src",
-        "--marker",
-        MARKER,
-        "--process-fingerprint",
-        "\u{1b}]0;x\u{7}",
-        "--process-version",
-        "1.0.0",
-    ]);
+    let run = h.fpcheck(&Host::status_args(MARKER, "\u{1b}]0;x\u{7}", "1.0.0", &[]));
     assert!(!run.stdout.contains('\u{1b}'), "{}", run.stdout);
     assert!(run.stdout.contains("\\x1b]0;x\\x07"), "{}", run.stdout);
 }
@@ -304,9 +237,7 @@ fn snapshot_of_a_missing_runtime_exits_4_and_still_records_it() {
     assert_eq!(snap["fingerprint"], "");
     // The gate after a fresh install then asks for a restart.
     h.install(&release_a());
-    let run = h.fpcheck(&[
-        "gate", "--dir", "app/src", "--before", BEFORE, "--marker", MARKER, "--json",
-    ]);
+    let run = h.gate(&[]);
     assert_eq!(run.code, 3, "{}", run.stderr);
     assert_eq!(run.json()["marker_written"], true);
 }
@@ -337,12 +268,8 @@ fn status_and_gate_answer_every_client_alias() {
         ("CODEX", Some("codex")),
         ("foo", None),
     ];
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
-    let mut b = bumped();
-    b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
-    h.install(&b);
+    let h = host_at_a();
+    h.install(&release_b());
     for (name, want) in rows {
         let run = h.gate(&["--client", name]);
         assert_eq!(run.code, 0, "{name}: {}", run.stderr);
@@ -450,20 +377,12 @@ fn a_hostile_status_cache_is_a_miss_not_a_hang() {
         make(&h.join("state/fp.cache"));
         let run = run_bounded(
             &h,
-            &[
-                "status",
-                "--dir",
-                "app/src",
-                "--marker",
+            &Host::status_args(
                 MARKER,
-                "--process-fingerprint",
                 BASE_FP,
-                "--process-version",
                 "1.0.0",
-                "--cache",
-                "state/fp.cache",
-                "--json",
-            ],
+                &["--cache", "state/fp.cache", "--json"],
+            ),
         );
         let j = run.json();
         assert_eq!(

@@ -6,9 +6,7 @@ use super::*;
 
 #[test]
 fn an_unreadable_or_foreign_snapshot_asks_for_a_restart() {
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     let good = std::fs::read_to_string(h.join(BEFORE)).unwrap();
     h.install(&bumped()); // docs-only: with a good snapshot, no marker
                           // (what the snapshot is, how to make it so, the error it gives)
@@ -92,9 +90,7 @@ fn an_unreadable_or_foreign_snapshot_asks_for_a_restart() {
 
 #[test]
 fn an_unreadable_runtime_asks_for_a_restart() {
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     // The runtime path runs through a file: it cannot be read at all.
     let run = h.fpcheck(&[
         "gate",
@@ -151,17 +147,13 @@ fn set_mode(path: &Path, mode: u32) {
 
 #[test]
 fn an_unusable_marker_directory_fails_closed() {
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     h.install(&bumped()); // docs-only: no marker would be needed
                           // (A missing directory is no longer unusable: it is created when a
                           // marker is needed; see edges::a_fresh_install_gets_its_marker_directory.)
     #[allow(clippy::single_element_loop)]
     for marker in ["state/before.json/mcp-restart-required.json"] {
-        let run = h.fpcheck(&[
-            "gate", "--dir", "app/src", "--before", BEFORE, "--marker", marker, "--json",
-        ]);
+        let run = h.fpcheck(&Host::gate_args_for(marker, &["--json"]));
         assert_eq!(run.code, 5, "{marker}: {}", run.stderr);
         let j = run.json();
         assert_eq!(
@@ -177,9 +169,7 @@ fn an_unusable_marker_directory_fails_closed() {
             "{}",
             j["error"]
         );
-        let run = h.fpcheck(&[
-            "gate", "--dir", "app/src", "--before", BEFORE, "--marker", marker,
-        ]);
+        let run = h.fpcheck(&Host::gate_args_for(marker, &[]));
         assert!(
             run.stdout
                 .starts_with("restart required: the gate could not decide: cannot lock"),
@@ -194,18 +184,12 @@ fn an_unusable_marker_directory_fails_closed() {
         );
     }
     // The running process cannot rule a marker out either: restart.
-    let run = h.fpcheck(&[
-        "status",
-        "--dir",
-        "app/src",
-        "--marker",
+    let run = h.fpcheck(&Host::status_args(
         "state/before.json/m.json",
-        "--process-fingerprint",
         BASE_FP,
-        "--process-version",
         "1.0.0",
-        "--json",
-    ]);
+        &["--json"],
+    ));
     let j = run.json();
     assert_eq!(
         (run.code, &j["reason"], &j["marker_corrupt"]),
@@ -219,9 +203,7 @@ fn an_unusable_marker_directory_fails_closed() {
 
 #[test]
 fn settings_that_differ_from_the_snapshot_are_refused_conservatively() {
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     h.install(&bumped());
     let run = h.gate(&["--exclude", "tests"]);
     // 4, not 2: a usage error (2) means nothing was written; here the

@@ -133,17 +133,7 @@ fn status_gives_every_reason_code_of_section_7() {
 fn status_prints_a_human_answer() {
     let h = Host::new();
     h.install(&release_a());
-    let run = h.fpcheck(&[
-        "status",
-        "--dir",
-        "app/src",
-        "--marker",
-        MARKER,
-        "--process-fingerprint",
-        V2_FP,
-        "--process-version",
-        "0.9.0",
-    ]);
+    let run = h.fpcheck(&Host::status_args(MARKER, V2_FP, "0.9.0", &[]));
     assert_eq!(run.code, 1);
     assert_eq!(
         run.stdout,

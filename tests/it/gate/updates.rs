@@ -46,12 +46,8 @@ fn snapshot_records_the_release_and_every_file_digest() {
 
 #[test]
 fn a_code_change_writes_the_marker_naming_the_changed_file() {
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
-    let mut b = bumped();
-    b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
-    h.install(&b);
+    let h = host_at_a();
+    h.install(&release_b());
 
     let run = h.gate(&["--client", "codex", "--client", "claude_code"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -90,9 +86,7 @@ fn a_code_change_writes_the_marker_naming_the_changed_file() {
 
     // The human report names the file too.
     std::fs::remove_file(h.join(MARKER)).unwrap();
-    let run = h.fpcheck(&[
-        "gate", "--dir", "app/src", "--before", BEFORE, "--marker", MARKER,
-    ]);
+    let run = h.fpcheck(&Host::gate_args_for(MARKER, &[]));
     assert_eq!(run.code, 0);
     assert_eq!(
         run.stdout,
@@ -113,76 +107,76 @@ struct Row {
     changed: Option<&'static [(&'static str, &'static str)]>,
 }
 
+impl Row {
+    /// A release the server takes without a restart: no marker, exit 0, no
+    /// runtime file changed.
+    fn free(name: &'static str, change: fn(&mut Release)) -> Row {
+        Row {
+            name,
+            change,
+            marker: None,
+            exit: 0,
+            changed: Some(&[]),
+        }
+    }
+
+    /// A release whose runtime code changed: `brain_update`, exit 0, the
+    /// `changed` files listed.
+    fn code_change(
+        name: &'static str,
+        change: fn(&mut Release),
+        changed: &'static [(&'static str, &'static str)],
+    ) -> Row {
+        Row {
+            name,
+            change,
+            marker: Some("brain_update"),
+            exit: 0,
+            changed: Some(changed),
+        }
+    }
+}
+
 #[test]
 fn the_behaviour_matrix_as_simulated_updates() {
     let rows = [
-        Row {
-            name: "a real fix in src/plugins/memory.py",
-            change: |r| {
+        Row::code_change(
+            "a real fix in src/plugins/memory.py",
+            |r| {
                 r.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
             },
-            marker: Some("brain_update"),
-            exit: 0,
-            changed: Some(&[("plugins/memory.py", "modified")]),
-        },
-        Row {
-            name: "a new tool module",
-            change: |r| {
+            &[("plugins/memory.py", "modified")],
+        ),
+        Row::code_change(
+            "a new tool module",
+            |r| {
                 r.insert("src/plugins/new_tool.py", "def tool(): pass\n".into());
             },
-            marker: Some("brain_update"),
-            exit: 0,
-            changed: Some(&[("plugins/new_tool.py", "added")]),
-        },
-        Row {
-            name: "a rename under the root",
-            change: |r| {
+            &[("plugins/new_tool.py", "added")],
+        ),
+        Row::code_change(
+            "a rename under the root",
+            |r| {
                 let body = r.remove("src/plugins/memory.py").unwrap();
                 r.insert("src/plugins/recall.py", body);
             },
-            marker: Some("brain_update"),
-            exit: 0,
-            changed: Some(&[
+            &[
                 ("plugins/memory.py", "removed"),
                 ("plugins/recall.py", "added"),
-            ]),
-        },
-        Row {
-            name: "README only",
-            change: |r| {
-                r.insert("README.md", "# docs, reworded\n".into());
-            },
-            marker: None,
-            exit: 0,
-            changed: Some(&[]),
-        },
-        Row {
-            name: "CHANGELOG.md only",
-            change: |r| {
-                r.insert("CHANGELOG.md", "# 1.1.0\n".into());
-            },
-            marker: None,
-            exit: 0,
-            changed: Some(&[]),
-        },
-        Row {
-            name: "a new file under src/scripts/",
-            change: |r| {
-                r.insert("src/scripts/backfill.py", "print('once')\n".into());
-            },
-            marker: None,
-            exit: 0,
-            changed: Some(&[]),
-        },
-        Row {
-            name: "a migration in src/migrations/",
-            change: |r| {
-                r.insert("src/migrations/0002.py", "ALTER = 1\n".into());
-            },
-            marker: None,
-            exit: 0,
-            changed: Some(&[]),
-        },
+            ],
+        ),
+        Row::free("README only", |r| {
+            r.insert("README.md", "# docs, reworded\n".into());
+        }),
+        Row::free("CHANGELOG.md only", |r| {
+            r.insert("CHANGELOG.md", "# 1.1.0\n".into());
+        }),
+        Row::free("a new file under src/scripts/", |r| {
+            r.insert("src/scripts/backfill.py", "print('once')\n".into());
+        }),
+        Row::free("a migration in src/migrations/", |r| {
+            r.insert("src/migrations/0002.py", "ALTER = 1\n".into());
+        }),
         Row {
             name: "version.json with force_restart",
             change: |r| {
@@ -206,9 +200,7 @@ fn the_behaviour_matrix_as_simulated_updates() {
         },
     ];
     for row in rows {
-        let h = Host::new();
-        h.install(&release_a());
-        h.snapshot();
+        let h = host_at_a();
         let mut b = bumped();
         (row.change)(&mut b);
         h.install(&b);
@@ -273,9 +265,7 @@ fn the_behaviour_matrix_as_simulated_updates() {
 fn no_version_change_writes_no_marker_unless_a_fingerprint_is_unavailable() {
     // Code changed without a version bump: section 6 writes no marker; the
     // running processes' own check still sees the mismatch.
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     let mut b = release_a();
     b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
     h.install(&b);
@@ -330,9 +320,7 @@ fn no_version_change_writes_no_marker_unless_a_fingerprint_is_unavailable() {
 
 #[test]
 fn a_recorded_runtime_fingerprint_that_does_not_match_counts_as_changed() {
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     // A docs-only release whose version.json says its code hashes to V2_FP:
     // the installed bytes (BASE_FP) are not what was released.
     let mut b = bumped();

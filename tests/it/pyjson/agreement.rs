@@ -2,6 +2,31 @@
 
 use super::*;
 
+/// Runs `python3 ARGS` with `stdin` as its input; its stdout, once it has
+/// exited successfully (the differential tests need Python 3).
+fn python3(args: &[&str], stdin: &[u8]) -> String {
+    use std::io::Write as _;
+    let mut child = Command::new("python3")
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs (the differential test needs Python 3)");
+    // Written from a thread: a large input must not wait on a full stdout.
+    let mut pipe = child.stdin.take().unwrap();
+    let input = stdin.to_vec();
+    let writer = std::thread::spawn(move || pipe.write_all(&input));
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    writer.join().unwrap().expect("python3 read all its input");
+    String::from_utf8(out.stdout).expect("python3 prints UTF-8")
+}
+
 #[test]
 fn agrees_with_python_json_loads() {
     let dir = tempfile::tempdir().unwrap();
@@ -25,19 +50,7 @@ fn agrees_with_python_json_loads() {
         names.push_str(path.to_str().unwrap());
         names.push('\n');
     }
-    let stdin = dir.path().join("names.txt");
-    std::fs::write(&stdin, names).unwrap();
-    let out = Command::new("python3")
-        .args(["-c", READER])
-        .stdin(std::fs::File::open(&stdin).unwrap())
-        .output()
-        .expect("python3 runs (the differential test needs Python 3)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8(out.stdout).expect("the reader prints ASCII");
+    let stdout = python3(&["-c", READER], names.as_bytes());
     let mut lines = stdout.lines();
     let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
     let (version, python_limit): (&str, usize) = (header[1], header[2].parse().unwrap());
@@ -179,16 +192,7 @@ fn float_repr_agrees_with_python() {
     let script = "import struct, sys\n\
         for line in open(sys.argv[1]):\n    \
             print(repr(struct.unpack('<d', int(line).to_bytes(8, 'little'))[0]))\n";
-    let out = Command::new("python3")
-        .args(["-c", script, path.to_str().unwrap()])
-        .output()
-        .expect("python3 runs (the differential test needs Python 3)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stdout = python3(&["-c", script, path.to_str().unwrap()], b"");
     let theirs: Vec<&str> = stdout.lines().collect();
     assert_eq!(theirs.len(), floats.len());
     let wrong: Vec<String> = floats
@@ -283,22 +287,7 @@ fn py_eq_agrees_with_python() {
         for a in vals:\n    \
             print(''.join('1' if a == b else '0' for b in vals))\n";
     let pool_json = serde_json::to_string(&pool[..]).unwrap();
-    let mut child = Command::new("python3")
-        .args(["-c", script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("python3 runs (the differential test needs Python 3)");
-    use std::io::Write as _;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(pool_json.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stdout = python3(&["-c", script], pool_json.as_bytes());
     let mut lines = stdout.lines();
     let parsed: String = values
         .iter()

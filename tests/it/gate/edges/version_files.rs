@@ -3,19 +3,26 @@
 
 use super::*;
 
+/// A host updated from release A to a code fix, with the install's home
+/// `version.json` reading `from` before and `to` after.
+fn home_version_update(from: &str, to: &str) -> Host {
+    let h = Host::new();
+    let mut a = release_a();
+    a.insert("version.json", from.into());
+    h.install(&a);
+    h.snapshot();
+    let mut b = release_a();
+    b.insert("version.json", to.into());
+    b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
+    h.install(&b);
+    h
+}
+
 #[test]
 fn the_updater_reads_raw_values_in_the_home() {
     // {"version": 7} -> {"version": 8} in the install's home, section 5's
     // text unchanged in the root: a version change (section 6).
-    let h = Host::new();
-    let mut a = release_a();
-    a.insert("version.json", "{\"version\": 7}\n".into());
-    h.install(&a);
-    h.snapshot();
-    let mut b = release_a();
-    b.insert("version.json", "{\"version\": 8}\n".into());
-    b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
-    h.install(&b);
+    let h = home_version_update("{\"version\": 7}\n", "{\"version\": 8}\n");
     let run = h.gate(&[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let j = run.json();
@@ -39,15 +46,10 @@ fn the_updater_reads_raw_values_in_the_home() {
 
     // " 7.38.7 " -> "7.38.7": the updater sees a change (no strip); the
     // marker records stripped text.
-    let h = Host::new();
-    let mut a = release_a();
-    a.insert("version.json", "{\"version\": \" 7.38.7 \"}\n".into());
-    h.install(&a);
-    h.snapshot();
-    let mut b = release_a();
-    b.insert("version.json", "{\"version\": \"7.38.7\"}\n".into());
-    b.insert("src/plugins/memory.py", "def hello(): return 'v2'\n".into());
-    h.install(&b);
+    let h = home_version_update(
+        "{\"version\": \" 7.38.7 \"}\n",
+        "{\"version\": \"7.38.7\"}\n",
+    );
     let j = h.gate(&[]).json();
     assert_eq!(j["version_changed"], true);
     let m = h.marker().unwrap();
@@ -86,9 +88,7 @@ fn the_updater_reads_raw_values_in_the_home() {
 #[test]
 fn version_files_parse_as_python_does() {
     // Nested 200 deep: valid for Python. The release forces a restart.
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     let mut b = release_a();
     let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
     b.insert(
@@ -167,9 +167,7 @@ fn unreadable_version_files_are_warned_about_and_ask_for_a_restart() {
     ] {
         // A docs-only update (no marker by section 6) whose package.json
         // cannot be read: fpcheck cannot rule out what it says.
-        let h = Host::new();
-        h.install(&release_a());
-        h.snapshot();
+        let h = host_at_a();
         h.install(&bumped());
         let bad = h.join("app/src/package.json");
         make(&bad);
@@ -195,18 +193,7 @@ fn unreadable_version_files_are_warned_about_and_ask_for_a_restart() {
         // status answers (bounded) and says why.
         let run = run_bounded(
             &h,
-            &[
-                "status",
-                "--dir",
-                "app/src",
-                "--marker",
-                "none.json",
-                "--process-fingerprint",
-                BASE_FP,
-                "--process-version",
-                "1.1.0",
-                "--json",
-            ],
+            &Host::status_args("none.json", BASE_FP, "1.1.0", &["--json"]),
         );
         assert_eq!(run.code, 0, "{name}: {}", run.stderr);
         assert!(
@@ -220,18 +207,7 @@ fn unreadable_version_files_are_warned_about_and_ask_for_a_restart() {
         // to the versions, which the unreadable file may hide: restart.
         let run = run_bounded(
             &h,
-            &[
-                "status",
-                "--dir",
-                "app/src",
-                "--marker",
-                "none.json",
-                "--process-fingerprint",
-                "unknown",
-                "--process-version",
-                "1.1.0",
-                "--json",
-            ],
+            &Host::status_args("none.json", "unknown", "1.1.0", &["--json"]),
         );
         let j = run.json();
         assert_eq!(
@@ -250,9 +226,7 @@ fn unreadable_version_files_are_warned_about_and_ask_for_a_restart() {
 #[test]
 fn a_version_file_only_some_pythons_read_asks_for_a_restart() {
     // 2,000 levels: Python 3.11 raises RecursionError, 3.12+ reads it.
-    let h = Host::new();
-    h.install(&release_a());
-    h.snapshot();
+    let h = host_at_a();
     let mut b = bumped();
     let deep = format!("{}1{}", "[".repeat(2000), "]".repeat(2000));
     b.insert(

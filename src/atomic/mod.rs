@@ -1,0 +1,311 @@
+//! Atomic, durable file replacement.
+//!
+//! A reader of the file (a running server checking its restart marker, a
+//! release tool reading `version.json`) must see either the old bytes or the
+//! new ones, never a half-written file, whatever happens to the writer: a
+//! crash, `kill -9`, a full disk, power loss. So the new bytes go to a
+//! temporary file in the *same directory* (a rename is atomic only within
+//! one file system), which is flushed to disk before it is renamed over the
+//! target, and the directory is flushed after the rename so that the rename
+//! itself survives a power loss.
+//!
+//! Atomic replacement is for regular files only. A target that is a device
+//! or a FIFO (`-o /dev/null`, `-o /dev/stdout`, a named pipe a tool reads
+//! from) is written in place, as a shell redirection would: renaming a file
+//! over it would destroy the device node (as root, the machine's own
+//! `/dev/null`) and leave every later reader with a plain file. Only when
+//! root or the user running fpcheck owns it (and the link to it, if the
+//! target is a link), though: another user's FIFO or link to a device in a
+//! marker directory they can write is replaced (see `special_node`).
+//! A name for one of fpcheck's own descriptors (`/dev/stdout`,
+//! `/dev/fd/N`, `/proc/self/fd/N`) is written through that descriptor, as
+//! a shell does, whatever it leads to: with stdout redirected to a file,
+//! a rename would replace root's `/dev/stdout` link itself.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+mod special;
+#[cfg(test)]
+mod tests;
+
+use special::*;
+
+/// Replaces `path` with `bytes` atomically and durably.
+///
+/// The file's permissions are kept when it exists. On error the target is
+/// untouched and the temporary file is removed; a crash can leave a
+/// temporary file named `.NAME.tmp-*` beside the target, never a torn
+/// target.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, bytes, |_| Ok(()))
+}
+
+/// [`write_atomic`], calling `before_rename` with the temporary file's path
+/// once it is written and flushed, just before the rename. An error from it
+/// aborts the write, leaving the target untouched. Useful to validate the
+/// new file in place, and to inject faults in tests. A target that is a
+/// device or a FIFO is written in place (see the module's comment), with
+/// no temporary file and so no call to `before_rename`.
+pub fn write_atomic_with(
+    path: &Path,
+    bytes: &[u8],
+    before_rename: impl FnOnce(&Path) -> io::Result<()>,
+) -> io::Result<()> {
+    #[cfg(unix)]
+    if let Some(fd) = own_descriptor(path) {
+        return write_descriptor(fd, bytes);
+    }
+    if let Some(node) = special_node(path)? {
+        return write_in_place(path, &node, bytes);
+    }
+    let dir = parent_dir(path);
+    let (tmp, mut file) = create_temp(&dir, path)?;
+    let result = (|| {
+        file.write_all(bytes)?;
+        if let Ok(meta) = fs::metadata(path) {
+            file.set_permissions(meta.permissions())?;
+        }
+        // The data must be on disk before the rename makes it visible:
+        // otherwise a power loss can leave the new name on empty blocks.
+        file.sync_all()?;
+        drop(file);
+        before_rename(&tmp)?;
+        fs::rename(&tmp, path)
+    })();
+    if let Err(e) = result {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    sync_dir(&dir)
+}
+
+/// [`write_atomic`] of `top/dir/name`, where no directory below `top` is
+/// followed through a symbolic link: each one is opened with `O_NOFOLLOW`
+/// from the one above, and the temporary file is created and renamed
+/// relative to the last one. A directory swapped for a link after the
+/// caller checked the path (to lead the write out of a working tree) makes
+/// the write fail instead; so does anything but a regular file at `name`.
+/// `top` itself is trusted (the caller's real path of it).
+#[cfg(unix)]
+pub fn write_atomic_beneath(
+    top: &Path,
+    dir: &Path,
+    name: &std::ffi::OsStr,
+    bytes: &[u8],
+) -> io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mut current = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY)
+        .open(top)?;
+    for part in dir.components() {
+        let std::path::Component::Normal(part) = part else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is not a plain path below {}",
+                    dir.display(),
+                    top.display()
+                ),
+            ));
+        };
+        current = beneath::open_dir(&current, part)?;
+    }
+    // `mode_t` is u16 on some systems: the casts are not always no-ops.
+    #[allow(clippy::unnecessary_cast)]
+    let mode = match beneath::mode_nofollow(&current, name)? {
+        Some(mode) if mode & libc::S_IFMT as u32 == libc::S_IFREG as u32 => Some(mode & 0o7777),
+        Some(_) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file (a link, directory or device is never replaced)",
+            ))
+        }
+        None => None,
+    };
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let (tmp, mut file) = loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = std::ffi::OsString::from(format!(
+            ".{}.tmp-{}-{n}",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        match beneath::create_new(&current, &tmp) {
+            Ok(file) => break (tmp, file),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    let result = (|| {
+        file.write_all(bytes)?;
+        if let Some(mode) = mode {
+            file.set_permissions(fs::Permissions::from_mode(mode))?;
+        }
+        file.sync_all()?;
+        drop(file);
+        beneath::rename(&current, &tmp, name)
+    })();
+    if let Err(e) = result {
+        beneath::unlink(&current, &tmp);
+        return Err(e);
+    }
+    current.sync_all()
+}
+
+/// The `*at` calls of [`write_atomic_beneath`], relative to an open directory.
+#[cfg(unix)]
+mod beneath {
+    use std::ffi::{CString, OsStr};
+    use std::fs::File;
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::unix::ffi::OsStrExt;
+
+    fn c_name(name: &OsStr) -> io::Result<CString> {
+        CString::new(name.as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a name holds a NUL byte"))
+    }
+
+    fn checked(fd: libc::c_int) -> io::Result<File> {
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a descriptor just returned by openat, owned by nobody else.
+        Ok(unsafe { File::from_raw_fd(fd) })
+    }
+
+    /// The directory `name` in `dir`; a link there is ELOOP, not followed.
+    pub(super) fn open_dir(dir: &File, name: &OsStr) -> io::Result<File> {
+        let c = c_name(name)?;
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: a valid descriptor and NUL-terminated name.
+        checked(unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags) })
+    }
+
+    /// A new file `name` in `dir` (O_EXCL: never an existing file or link).
+    pub(super) fn create_new(dir: &File, name: &OsStr) -> io::Result<File> {
+        let c = c_name(name)?;
+        let flags =
+            libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: a valid descriptor and NUL-terminated name; mode as for File::create.
+        checked(unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), flags, 0o666 as libc::c_uint) })
+    }
+
+    /// The mode of what is at `name` in `dir`, a link not followed;
+    /// `None` when nothing is there.
+    pub(super) fn mode_nofollow(dir: &File, name: &OsStr) -> io::Result<Option<u32>> {
+        let c = c_name(name)?;
+        // SAFETY: `stat` is plain data, written by fstatat before it is read.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid descriptor, NUL-terminated name and out pointer.
+        let r = unsafe {
+            libc::fstatat(
+                dir.as_raw_fd(),
+                c.as_ptr(),
+                &mut st,
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+        if r != 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::NotFound {
+                Ok(None)
+            } else {
+                Err(e)
+            };
+        }
+        Ok(Some(st.st_mode as u32))
+    }
+
+    pub(super) fn rename(dir: &File, from: &OsStr, to: &OsStr) -> io::Result<()> {
+        let (from, to) = (c_name(from)?, c_name(to)?);
+        let fd = dir.as_raw_fd();
+        // SAFETY: valid descriptors and NUL-terminated names.
+        if unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    pub(super) fn unlink(dir: &File, name: &OsStr) {
+        if let Ok(c) = c_name(name) {
+            // SAFETY: a valid descriptor and NUL-terminated name.
+            unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) };
+        }
+    }
+}
+
+/// Removes `path` and flushes its directory, so the removal survives a
+/// power loss. A file already gone is not an error.
+pub fn remove_durable(path: &Path) -> io::Result<()> {
+    match fs::remove_file(path) {
+        Ok(()) => sync_dir(&parent_dir(path)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Removes temporary files that writers of `path` killed mid-write left
+/// behind; returns how many. Only call it while holding a lock that every
+/// writer of `path` takes: otherwise it could delete a live writer's file.
+pub fn remove_leftovers(path: &Path) -> io::Result<usize> {
+    let prefix = format!(".{}.tmp-", file_name(path));
+    let mut removed = 0;
+    for entry in fs::read_dir(parent_dir(path))? {
+        let entry = entry?;
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            fs::remove_file(entry.path())?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
+/// The directory holding `path` (`.` for a bare file name).
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Creates a fresh temporary file beside `target`. The name is unique per
+/// process and call, and `create_new` refuses to reuse a leftover.
+fn create_temp(dir: &Path, target: &Path) -> io::Result<(PathBuf, File)> {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let name = file_name(target);
+    loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{name}.tmp-{}-{n}", std::process::id()));
+        match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+            Ok(file) => return Ok((tmp, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into())
+}
+
+/// Flushes a directory's entries (the rename) to disk.
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()
+    }
+    // Windows cannot open a directory as a file; its rename is flushed with
+    // the file system's journal.
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}

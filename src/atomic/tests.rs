@@ -1,0 +1,296 @@
+use super::*;
+
+fn leftovers(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp-"))
+        .collect();
+    names.sort();
+    names
+}
+
+#[cfg(unix)]
+#[test]
+fn descriptors_are_named_as_a_shell_names_them() {
+    let pid = std::process::id();
+    for (path, fd) in [
+        ("/dev/fd/1".to_string(), Some(1)),
+        ("/proc/self/fd/2".to_string(), Some(2)),
+        ("/proc/thread-self/fd/7".to_string(), Some(7)),
+        (format!("/proc/{pid}/fd/3"), Some(3)),
+        (format!("/proc/{}/fd/3", pid + 1), None),
+        ("/proc/self/fd/x".to_string(), None),
+        ("/proc/self/fd/-1".to_string(), None),
+        ("/proc/self/../self/fd/1".to_string(), None),
+        ("proc/self/fd/1".to_string(), None),
+        ("/tmp/fd/1".to_string(), None),
+    ] {
+        assert_eq!(descriptor_name(Path::new(&path)), fd, "{path}");
+    }
+}
+
+/// A link of our own to one of our descriptors (what `/dev/stdout` is)
+/// whose file is a regular one: written through the descriptor, at its
+/// offset and in its mode, and the link stays. Before, the rename
+/// replaced the link with the report (as root: `/dev/stdout` itself).
+#[cfg(unix)]
+#[test]
+fn a_link_to_our_descriptor_is_written_through_it_and_kept() {
+    use std::os::fd::AsRawFd;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("captured");
+    fs::write(&file, b"prior\n").unwrap();
+    let open = OpenOptions::new().append(true).open(&file).unwrap();
+    let link = dir.path().join("stdout");
+    std::os::unix::fs::symlink(format!("/proc/self/fd/{}", open.as_raw_fd()), &link).unwrap();
+    let twice = dir.path().join("stdout2");
+    std::os::unix::fs::symlink("stdout", &twice).unwrap();
+    write_atomic(&link, b"one\n").unwrap();
+    write_atomic(&twice, b"two\n").unwrap();
+    assert_eq!(fs::read(&file).unwrap(), b"prior\none\ntwo\n");
+    for l in [&link, &twice] {
+        assert!(fs::symlink_metadata(l).unwrap().file_type().is_symlink());
+    }
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+/// Another user's link to one of our descriptors is not followed as
+/// ours: it is judged as any other target (replaced, as a regular file
+/// would be), so it cannot steer a root gate's marker into a file the
+/// gate holds open.
+#[cfg(unix)]
+#[test]
+fn another_users_link_to_our_descriptor_is_not_ours() {
+    use std::os::fd::AsRawFd;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("held");
+    fs::write(&file, b"held\n").unwrap();
+    let open = OpenOptions::new().append(true).open(&file).unwrap();
+    let link = dir.path().join("marker");
+    std::os::unix::fs::symlink(format!("/proc/self/fd/{}", open.as_raw_fd()), &link).unwrap();
+    let c = std::ffi::CString::new(link.to_str().unwrap()).unwrap();
+    // SAFETY: lchown with a valid NUL-terminated path in a temp dir;
+    // 65534 is `nobody`, standing for another local user.
+    assert_eq!(unsafe { libc::lchown(c.as_ptr(), 65534, 65534) }, 0);
+    assert_eq!(own_descriptor(&link), None);
+    write_atomic(&link, b"marker\n").unwrap();
+    assert_eq!(fs::read(&file).unwrap(), b"held\n");
+    assert_eq!(fs::read(&link).unwrap(), b"marker\n");
+    assert!(fs::symlink_metadata(&link).unwrap().file_type().is_file());
+}
+
+#[test]
+fn replaces_and_creates() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.json");
+    write_atomic(&path, b"one").unwrap();
+    assert_eq!(fs::read(&path).unwrap(), b"one");
+    write_atomic(&path, b"two").unwrap();
+    assert_eq!(fs::read(&path).unwrap(), b"two");
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn a_failure_before_the_rename_leaves_the_old_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.json");
+    write_atomic(&path, b"old").unwrap();
+    let mut seen = None;
+    let err = write_atomic_with(&path, b"new", |tmp| {
+        // The new bytes are complete in the temporary file...
+        seen = Some(fs::read(tmp).unwrap());
+        Err(io::Error::other("injected"))
+    })
+    .unwrap_err();
+    assert_eq!(err.to_string(), "injected");
+    assert_eq!(seen.as_deref(), Some(&b"new"[..]));
+    // ...and the target still holds the old ones, with nothing left over.
+    assert_eq!(fs::read(&path).unwrap(), b"old");
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+#[test]
+fn leftovers_of_this_target_only_are_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.json");
+    for name in [
+        ".m.json.tmp-1-0",
+        ".m.json.tmp-2-5",
+        ".other.json.tmp-1-0",
+        "m.json",
+    ] {
+        fs::write(dir.path().join(name), b"x").unwrap();
+    }
+    assert_eq!(remove_leftovers(&path).unwrap(), 2);
+    assert_eq!(leftovers(dir.path()), [".other.json.tmp-1-0"]);
+    assert!(path.exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn permissions_are_kept() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("v.json");
+    fs::write(&path, b"{}").unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+    write_atomic(&path, b"{\"a\":1}").unwrap();
+    let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_written_in_place_not_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || fs::read(fifo).unwrap())
+    };
+    write_atomic(&fifo, b"through the pipe").unwrap();
+    assert_eq!(reader.join().unwrap(), b"through the pipe");
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(leftovers(dir.path()).is_empty());
+}
+
+/// The name judged a FIFO is swapped for a link to a regular file
+/// before the write opens it: the file is left alone.
+#[cfg(unix)]
+#[test]
+fn a_special_file_swapped_before_the_write_is_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let node = special_node(&fifo).unwrap().expect("our FIFO is special");
+    let victim = dir.path().join("victim");
+    fs::write(&victim, b"precious").unwrap();
+    fs::remove_file(&fifo).unwrap();
+    std::os::unix::fs::symlink(&victim, &fifo).unwrap();
+    let err = write_in_place(&fifo, &node, b"overwritten").unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+    assert_eq!(fs::read(&victim).unwrap(), b"precious");
+}
+
+/// Our device node, judged special, is swapped for a FIFO that no one
+/// will ever read (another user's, in a directory they can write): the
+/// write is refused at once instead of waiting forever.
+#[cfg(unix)]
+#[test]
+fn a_fifo_swapped_in_for_our_node_is_never_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("out");
+    let c = std::ffi::CString::new(target.to_str().unwrap()).unwrap();
+    // SAFETY: mknod/mkfifo with a valid NUL-terminated path. A character
+    // device 1:3 (what /dev/null is) made here, in a temp dir.
+    let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 3)) };
+    assert_eq!(made, 0, "mknod needs root, as the tests run");
+    let node = special_node(&target)
+        .unwrap()
+        .expect("our device is special");
+    fs::remove_file(&target).unwrap();
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let path = target.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(write_in_place(&path, &node, b"lost"));
+    });
+    let result = rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the write waited on a FIFO it had not judged");
+    let err = result.unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
+}
+
+/// With no reader on our own FIFO and no /proc, the non-blocking path
+/// says so instead of hanging.
+#[cfg(unix)]
+#[test]
+fn the_fallback_refuses_a_fifo_without_a_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let node = special_node(&fifo).unwrap().expect("our FIFO is special");
+    let err = open_nonblocking(&fifo, &node).unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::WouldBlock, "{err}");
+    assert!(err.to_string().contains("no one is reading"), "{err}");
+}
+
+/// The race `patch --write` loses to a concurrent writer of the tree:
+/// the directory was checked, then swapped for a link out of the tree.
+#[cfg(unix)]
+#[test]
+fn beneath_never_follows_a_directory_swapped_for_a_link() {
+    use std::os::unix::fs::PermissionsExt;
+    let top = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    fs::create_dir_all(top.path().join("a/b")).unwrap();
+    let name = std::ffi::OsStr::new("v.json");
+    write_atomic_beneath(top.path(), Path::new("a/b"), name, b"one").unwrap();
+    let target = top.path().join("a/b/v.json");
+    fs::set_permissions(&target, fs::Permissions::from_mode(0o640)).unwrap();
+    write_atomic_beneath(top.path(), Path::new("a/b"), name, b"two").unwrap();
+    assert_eq!(fs::read(&target).unwrap(), b"two");
+    let mode = fs::metadata(&target).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    assert!(leftovers(&top.path().join("a/b")).is_empty());
+
+    // `a` becomes a link to a tree outside with the same shape.
+    fs::create_dir_all(outside.path().join("b")).unwrap();
+    fs::rename(top.path().join("a"), top.path().join("a.old")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), top.path().join("a")).unwrap();
+    let err = write_atomic_beneath(top.path(), Path::new("a/b"), name, b"out").unwrap_err();
+    assert!(
+        matches!(err.raw_os_error(), Some(libc::ELOOP) | Some(libc::ENOTDIR)),
+        "{err}"
+    );
+    assert_eq!(fs::read_dir(outside.path().join("b")).unwrap().count(), 0);
+
+    // A link, a FIFO or a directory at the name itself is never replaced.
+    let dir = top.path().join("a.old/b");
+    fs::remove_file(dir.join("v.json")).unwrap();
+    std::os::unix::fs::symlink("elsewhere.json", dir.join("v.json")).unwrap();
+    let c = std::ffi::CString::new(dir.join("fifo").to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    fs::create_dir(dir.join("sub")).unwrap();
+    for n in ["v.json", "fifo", "sub"] {
+        let err = write_atomic_beneath(
+            top.path(),
+            Path::new("a.old/b"),
+            std::ffi::OsStr::new(n),
+            b"x",
+        )
+        .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{n}: {err}");
+    }
+    assert!(fs::symlink_metadata(dir.join("v.json"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(!dir.join("elsewhere.json").exists());
+    assert!(leftovers(&dir).is_empty());
+    // A path that climbs is refused before anything is opened.
+    let err = write_atomic_beneath(top.path(), Path::new("../x"), name, b"x").unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+}
+
+#[test]
+fn a_missing_directory_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nope/m.json");
+    assert_eq!(
+        write_atomic(&path, b"x").unwrap_err().kind(),
+        io::ErrorKind::NotFound
+    );
+}

@@ -1,0 +1,264 @@
+use super::*;
+
+#[test]
+fn short_fingerprints() {
+    let fp = "3c43745c84d45b3a91549d9f364119f930f26b9b87ab5772fd95040bd8d043d6";
+    assert_eq!(short(fp), Some("3c43745c84d4"));
+    assert_eq!(short(""), None);
+    assert_eq!(short("abc"), Some("abc"));
+    // Byte 12 inside a character: the whole text, never a panic.
+    assert_eq!(short("aééééééé"), Some("aééééééé"));
+}
+use crate::source::DirSource;
+
+#[test]
+fn detailed_matches_compute() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir(root.join("pkg")).unwrap();
+    std::fs::write(root.join("a.py"), b"alpha\n").unwrap();
+    std::fs::write(root.join("pkg/__init__.py"), b"").unwrap();
+    std::fs::write(root.join("pkg/b.py"), b"beta").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("a.py", root.join("z.py")).unwrap();
+    let source = DirSource::new(root);
+    let rules = Rules::default();
+    let plain = compute(&source, &rules).unwrap();
+    let detailed = compute_detailed(&source, &rules).unwrap();
+    assert_eq!(detailed.fingerprint, plain);
+    let sha = |b: &[u8]| hex::encode(Sha256::digest(b));
+    let mut want = vec![sha(b"alpha\n"), sha(b""), sha(b"beta")];
+    if cfg!(unix) {
+        want.push(sha(b"alpha\n"));
+    }
+    assert_eq!(detailed.file_digests, want);
+}
+
+/// Counts reads, to show each file is read once for both digests.
+struct Counting(DirSource, std::cell::Cell<usize>);
+
+impl Source for Counting {
+    fn root_display(&self) -> String {
+        self.0.root_display()
+    }
+    fn root(&self) -> Result<crate::source::RootState, SourceError> {
+        self.0.root()
+    }
+    fn read_dir(&self, dir: &Node, rel: &[u8]) -> Result<Vec<crate::source::Entry>, SourceError> {
+        self.0.read_dir(dir, rel)
+    }
+    fn resolve(
+        &self,
+        rel: &[u8],
+        entry: &crate::source::Entry,
+    ) -> Result<crate::source::Target, SourceError> {
+        self.0.resolve(rel, entry)
+    }
+    fn read(
+        &self,
+        rel: &str,
+        content: &Node,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), SourceError> {
+        self.1.set(self.1.get() + 1);
+        self.0.read(rel, content, sink)
+    }
+    fn read_meta(
+        &self,
+        name: &str,
+        in_parent: bool,
+    ) -> Result<Option<crate::source::MetaFile>, SourceError> {
+        self.0.read_meta(name, in_parent)
+    }
+    fn origin(&self) -> crate::source::Origin {
+        self.0.origin()
+    }
+}
+
+#[test]
+fn detailed_reads_each_file_once() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in [("a.py", "a"), ("b.py", "b"), ("c.py", "")] {
+        std::fs::write(dir.path().join(name), body).unwrap();
+    }
+    let source = Counting(DirSource::new(dir.path()), Default::default());
+    let d = compute_detailed(&source, &Rules::default()).unwrap();
+    assert_eq!(d.file_digests.len(), 3);
+    assert_eq!(source.1.get(), 3);
+}
+
+/// Streams longer than a chunk go through the hashing thread: pieces
+/// that straddle chunks, a file larger than several chunks, and bytes
+/// kept for a second path all land in order.
+#[test]
+fn long_streams_hash_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let sizes = [CHUNK - 3, 1, 0, 5 * CHUNK + 7, CHUNK, 2 * CHUNK + 1];
+    let mut want = Sha256::new();
+    for (i, size) in sizes.iter().enumerate() {
+        let body: Vec<u8> = (0..*size).map(|j| (j * 31 + i) as u8).collect();
+        let name = format!("f{i}.py");
+        std::fs::write(root.join(&name), &body).unwrap();
+        want.update(name.as_bytes());
+        want.update([0]);
+        want.update(&body);
+        want.update([b'\n']);
+    }
+    #[cfg(unix)]
+    {
+        // A link to the big file: its bytes are kept for the second use.
+        std::os::unix::fs::symlink("f3.py", root.join("g.py")).unwrap();
+        let body = std::fs::read(root.join("f3.py")).unwrap();
+        want.update(b"g.py\0");
+        want.update(&body);
+        want.update([b'\n']);
+    }
+    let fp = compute(&DirSource::new(root), &Rules::default()).unwrap();
+    assert_eq!(fp.digest, Some(hex::encode(want.finalize())));
+    let detailed = compute_detailed(&DirSource::new(root), &Rules::default()).unwrap();
+    assert_eq!(detailed.fingerprint, fp);
+}
+
+/// Two threads reading a directory hash the stream one thread does:
+/// many files (so the split is used), sizes around the chunk and over
+/// the whole-file cap, and the first unreadable file in hash order
+/// (read by either thread) makes the same unavailable answer.
+#[test]
+fn split_reading_hashes_as_one_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let big = SPLIT_CAP as usize + 17;
+    for i in 0..41usize {
+        let size = match i {
+            5 => big,
+            6 => 2 * CHUNK + 3,
+            9 => 0,
+            _ => (i * 977) % 20_000,
+        };
+        let body: Vec<u8> = (0..size).map(|j| (j * 13 + i) as u8).collect();
+        let sub = root.join(format!("d{}", i % 3));
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join(format!("f{i:02}.py")), body).unwrap();
+    }
+    let src = DirSource::new(root);
+    let rules = Rules::default();
+    let selection = select(&src, &rules).unwrap();
+    assert!(selection.files.len() >= SPLIT_MIN_FILES);
+    let split = from_selection(&src, &rules, selection.clone()).unwrap();
+    let inline = compute_detailed(&src, &rules).unwrap().fingerprint;
+    assert_eq!(split, inline);
+    assert!(split.digest.is_some());
+    // A file swapped for a FIFO after the walk, at an index either
+    // thread reads, then both: the first in hash order is named.
+    for bad in [[4usize, 4], [5, 5], [7, 12], [12, 7]] {
+        let dir = tempfile::tempdir().unwrap();
+        for f in &selection.files {
+            let to = dir.path().join(&f.path);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(root.join(&f.path), &to).unwrap();
+        }
+        let src = DirSource::new(dir.path());
+        let sel = select(&src, &rules).unwrap();
+        for k in bad {
+            let path = dir.path().join(&sel.files[k].path);
+            std::fs::remove_file(&path).unwrap();
+            let c = std::ffi::CString::new(path.into_os_string().into_encoded_bytes()).unwrap();
+            // SAFETY: mkfifo with a valid NUL-terminated path in a temp dir.
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        }
+        let split = from_selection(&src, &rules, sel.clone()).unwrap();
+        let mut digests = Vec::new();
+        let inline = finish(&src, &rules, sel.clone(), Hashing::Detailed(&mut digests)).unwrap();
+        assert_eq!(split, inline, "{bad:?}");
+        let first = bad.iter().min().unwrap();
+        let reason = split.unavailable_reason.unwrap();
+        assert!(
+            reason.contains(&sel.files[*first].path),
+            "{bad:?}: {reason}"
+        );
+    }
+}
+
+/// Recycled chunks carry nothing over: streams of every length around
+/// the chunk size, one after the other and from several threads at
+/// once, each hash as their bytes alone; the spare pool stays bounded.
+#[test]
+fn recycled_chunks_never_leak_bytes_between_streams() {
+    let lengths = [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, 3 * CHUNK + 5, 7 * CHUNK];
+    let run = |seed: usize| {
+        for (i, len) in lengths.iter().chain(lengths.iter().rev()).enumerate() {
+            let body: Vec<u8> = (0..*len).map(|j| (j * 7 + i + seed) as u8).collect();
+            let got = std::thread::scope(|scope| {
+                let mut pipe = Pipe::new(scope);
+                // Odd write sizes, so chunk edges fall mid-write.
+                for piece in body.chunks(CHUNK / 3 + 11) {
+                    pipe.write(piece);
+                }
+                pipe.finish()
+            });
+            assert_eq!(got, hex::encode(Sha256::digest(&body)), "length {len}");
+        }
+    };
+    run(0);
+    std::thread::scope(|scope| {
+        for seed in 1..4 {
+            scope.spawn(move || run(seed));
+        }
+    });
+    let spare = SPARE_CHUNKS.lock().unwrap();
+    assert!(spare.len() <= QUEUE + 2, "{}", spare.len());
+    assert!(spare.iter().all(|c| c.is_empty() && c.capacity() == CHUNK));
+}
+
+/// The resumable hasher gives the digest hashing from scratch gives over
+/// a series of selections of one directory whose files change under the
+/// same paths (so it must not resume after a path: only a blob id names
+/// bytes), and an error midway leaves it usable. Resuming after blobs is
+/// checked against `fingerprint` in tests/it/history.rs.
+#[test]
+fn resumable_hashes_as_compute() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let rules = Rules::default();
+    let mut hasher = Resumable::new();
+    let states: [&[(&str, &str)]; 5] = [
+        &[("a.py", "1"), ("b.py", "2"), ("c.py", "3")],
+        &[("a.py", "1"), ("b.py", "2"), ("c.py", "4")],
+        &[("a.py", "0"), ("b.py", "2"), ("c.py", "4")],
+        &[("a.py", "0"), ("b.py", "2")],
+        &[("a.py", "0"), ("b.py", "2"), ("c.py", "4"), ("d.py", "")],
+    ];
+    for files in states {
+        for entry in std::fs::read_dir(root).unwrap() {
+            std::fs::remove_file(entry.unwrap().path()).unwrap();
+        }
+        for (name, body) in files {
+            std::fs::write(root.join(name), body).unwrap();
+        }
+        let source = DirSource::new(root);
+        let plain = compute(&source, &rules).unwrap();
+        let selection = select(&source, &rules).unwrap();
+        let resumed = from_selection_resumed(&source, &rules, selection, &mut hasher).unwrap();
+        assert_eq!(resumed.digest, plain.digest, "{files:?}");
+    }
+    // A file that vanished makes the hash fail; the next one is right.
+    let source = DirSource::new(root);
+    let selection = select(&source, &rules).unwrap();
+    std::fs::remove_file(root.join("d.py")).unwrap();
+    let gone = from_selection_resumed(&source, &rules, selection, &mut hasher).unwrap();
+    assert_eq!(gone.digest, None);
+    let plain = compute(&source, &rules).unwrap();
+    let selection = select(&source, &rules).unwrap();
+    let again = from_selection_resumed(&source, &rules, selection, &mut hasher).unwrap();
+    assert_eq!(again.digest, plain.digest);
+}
+
+#[test]
+fn detailed_has_no_digests_when_unavailable() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("x.py")).unwrap();
+    let d = compute_detailed(&DirSource::new(dir.path()), &Rules::default()).unwrap();
+    assert_eq!(d.fingerprint.digest, None);
+    assert!(d.file_digests.is_empty());
+}

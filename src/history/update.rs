@@ -1,0 +1,149 @@
+//! Each update of a history decided as the range decides `from..to`, its
+//! cosmetic-change advice, and the summary of them all.
+
+use super::*;
+
+pub(super) fn facts(info: &ReleaseInfo) -> SideFacts {
+    info.reading
+        .facts(info.force_restart, info.fingerprint.clone())
+}
+
+/// One update, decided as the range decides `from..to`: each release with
+/// its own settings, the older release without a fingerprint when the
+/// update declares the runtime (again), and, when the settings changed, the `to` release
+/// also read with the `from` release's settings (`cross`), fail-closed.
+pub(super) fn step(
+    (from, to): (&Read, &Read),
+    (from_plan, to_plan): (&Plan, &Plan),
+    cross: Option<(&Read, Option<&Read>)>,
+) -> Step {
+    let (from_ref, to_ref) = (from.info.tag.as_str(), to.info.tag.as_str());
+    let mut warnings = Vec::new();
+    let declares_again = Plan::declares_again(from_plan, to_plan);
+    let from_fingerprint = from.info.fingerprint.clone();
+    if let Some(b) = from_plan.borrowed.as_ref().filter(|_| declares_again) {
+        let whose = if b.from_later {
+            "the settings of the release that declares it next"
+        } else {
+            "the settings of the last release that declared it (cross-checked when they differ from the new ones)"
+        };
+        warnings.push(Warning::new(
+            Code::RuntimeNotDeclared,
+            format!(
+                "{}: that release is read with {whose} and compared as usual (an unavailable fingerprint counts as a restart)",
+                b.why
+            ),
+        ));
+    }
+    if let Some(b) = &to_plan.borrowed {
+        warnings.push(Warning::new(
+            Code::RuntimeNotDeclared,
+            format!(
+                "{}: that release is read with the settings of the last release that declares it, as the installed gate reads it after the update (an unavailable fingerprint counts as a restart)",
+                b.why
+            ),
+        ));
+    }
+    let mut d = verdict::decide(&facts(&from.info), &facts(&to.info));
+    // Undeclared at one end and still unavailable: never trust the version.
+    if from_plan.borrowed.is_some() || to_plan.borrowed.is_some() {
+        verdict::fail_closed_when_undeclared(&mut d);
+    }
+    warnings.extend(crate::range::settings_changed(
+        (from_ref, to_ref),
+        &from_plan.end,
+        &to_plan.end,
+    ));
+    let available = |fp: &str| (!fp.is_empty()).then(|| fp.to_string());
+    // Against the older release's own fingerprint when it was read with
+    // other settings for the cross-check (`base`).
+    let checked_from = cross
+        .and_then(|(_, base)| base)
+        .map_or(from_fingerprint.as_str(), |b| b.info.fingerprint.as_str());
+    let settings_check = cross.map(|(c, _)| {
+        SettingsCheck::new(
+            available(&c.info.fingerprint),
+            c.info.unavailable_reason.clone(),
+            available(checked_from).as_deref(),
+        )
+    });
+    if let Some(check) = &settings_check {
+        if check.enforce(&mut d) {
+            let short = crate::fingerprint::short(checked_from).unwrap_or("unavailable");
+            warnings.push(crate::range::hidden_by_settings(
+                (from_ref, to_ref),
+                short,
+                check,
+            ));
+        }
+    }
+    Step {
+        from: from.info.tag.clone(),
+        to: to.info.tag.clone(),
+        from_version: from.info.version.clone(),
+        to_version: to.info.version.clone(),
+        from_fingerprint,
+        to_fingerprint: to.info.fingerprint.clone(),
+        restart_required: d.restart_required,
+        reason: d.reason,
+        marker_reason: d.updater.marker_reason.map(|r| r.as_str()),
+        version_changed: d.version_changed,
+        runtime_files_changed: changes::between_selections(&from.ids, &to.ids, &to.root)
+            .runtime
+            .len(),
+        changed_anything: from.tree != to.tree,
+        avoidable: None,
+        settings_check,
+        warnings,
+    }
+}
+
+/// Marks the avoidable restarts ([`crate::classify::avoidable_updates`]
+/// decides which updates are looked at, and how the work is shared).
+pub(super) fn classify_steps(
+    repo: &gix::Repository,
+    reads: &[Read],
+    steps: &mut [Step],
+    threads: usize,
+) {
+    let updates: Vec<crate::classify::Update<'_>> = steps
+        .iter()
+        .zip(reads.windows(2))
+        .map(|(step, w)| crate::classify::Update {
+            candidate: step.restart_required
+                && step.reason == Reason::CodeChanged
+                && !w[1].info.force_restart,
+            trees: (w[0].tree, w[1].tree),
+            ids: (&w[0].ids, &w[1].ids),
+            // Changes are sorted by the newer release's settings.
+            root: w[1].root.as_str(),
+        })
+        .collect();
+    let avoidable = crate::classify::avoidable_updates(repo, &updates, threads);
+    for (step, a) in steps.iter_mut().zip(avoidable) {
+        step.avoidable = Some(a);
+    }
+}
+
+pub(super) fn summarise(reads: &[Read], steps: &[Step]) -> Summary {
+    let restarts = steps.iter().filter(|s| s.restart_required).count();
+    Summary {
+        releases: reads.len(),
+        updates: steps.len(),
+        restarts_forced: restarts,
+        free_releases: steps.len() - restarts,
+        forced_only_by_force_restart: steps.iter().filter(|s| s.reason == Reason::Forced).count(),
+        unavailable_fingerprints: reads
+            .iter()
+            .filter(|r| r.info.fingerprint.is_empty())
+            .count(),
+        restarts_saved: steps
+            .iter()
+            .filter(|s| s.version_changed && !s.restart_required)
+            .count(),
+        avoidable_restarts: steps
+            .iter()
+            .map(|s| s.avoidable)
+            .try_fold(0, |n, a| a.map(|a| n + usize::from(a))),
+    }
+}
