@@ -39,6 +39,7 @@ pub mod release;
 pub mod report;
 pub mod safe_io;
 pub mod select;
+pub mod setting;
 pub mod side;
 pub mod source;
 pub mod term;

@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use fpcheck::config::ConfigError as CoreConfigError;
 use fpcheck::gate::GateError;
 use fpcheck::range::RangeError;
+use fpcheck::setting::{Message, Spelling};
 use fpcheck::SourceError;
 
 create_exception!(
@@ -124,7 +125,7 @@ impl Error {
     /// Opening a repository failed.
     pub fn repository(e: SourceError) -> Error {
         match e {
-            SourceError::Repository(m) => Error::Repository(m),
+            SourceError::Repository(m) => Error::Repository(keywords(&m)),
             other => Error::from(other),
         }
     }
@@ -132,9 +133,9 @@ impl Error {
     /// Resolving a revision failed.
     pub fn revision(e: SourceError) -> Error {
         match e {
-            SourceError::Repository(m) => Error::Revision(m),
+            SourceError::Repository(m) => Error::Revision(keywords(&m)),
             // An unknown revision keeps gix's error as its source.
-            e @ SourceError::Git { .. } => Error::Revision(e.to_string()),
+            e @ SourceError::Git { .. } => Error::Revision(e.spelled(Spelling::Keyword)),
             other => Error::from(other),
         }
     }
@@ -164,12 +165,17 @@ impl Error {
     }
 }
 
+/// A core message with its settings named as this package's keyword
+/// arguments (`repo=`), not as the command line's flags (`--repo PATH`).
+fn keywords(m: &Message) -> String {
+    m.spelled(Spelling::Keyword)
+}
+
 impl From<SourceError> for Error {
     fn from(e: SourceError) -> Self {
         match e {
-            SourceError::Repository(_) | SourceError::Git { .. } => {
-                Error::Repository(e.to_string())
-            }
+            SourceError::Repository(m) => Error::Repository(keywords(&m)),
+            SourceError::Git { .. } => Error::Repository(e.spelled(Spelling::Keyword)),
             SourceError::MissingObject { .. } => Error::MissingObject(e.to_string()),
             SourceError::Unreadable { .. } | SourceError::Malformed { .. } => {
                 Error::Unreadable(e.to_string())
@@ -180,7 +186,10 @@ impl From<SourceError> for Error {
 
 impl From<CoreConfigError> for Error {
     fn from(e: CoreConfigError) -> Self {
-        Error::Config(e.to_string())
+        match e {
+            CoreConfigError::Invalid(m) => Error::Config(keywords(&m)),
+            other => Error::Config(other.to_string()),
+        }
     }
 }
 
@@ -188,9 +197,9 @@ impl From<RangeError> for Error {
     fn from(e: RangeError) -> Self {
         match e {
             RangeError::Source(s) => Error::from(s),
-            RangeError::BadRange(m) => Error::Config(m),
+            RangeError::BadRange(m) => Error::Config(keywords(&m)),
             RangeError::NoTag(m) => Error::Revision(m),
-            RangeError::NoRoot(m) => Error::Config(m),
+            RangeError::NoRoot(m) => Error::Config(keywords(&m)),
             RangeError::Config(c) => Error::from(c),
         }
     }

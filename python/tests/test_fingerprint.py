@@ -107,8 +107,10 @@ def test_bad_settings_raise_config_error(tmp_path: Path) -> None:
         fpcheck.fingerprint(tmp_path, exclude=["a/b"])
     with pytest.raises(fpcheck.ConfigError, match="comma"):
         fpcheck.fingerprint(tmp_path, exclude=["a,b"])
-    with pytest.raises(fpcheck.ConfigError, match="no runtime extensions"):
+    # Settings are named as this package's keywords, never as CLI flags.
+    with pytest.raises(fpcheck.ConfigError, match=r'pass extensions=\["\.py"\] \(or') as no_ext:
         fpcheck.fingerprint(tmp_path, extensions=[])
+    assert "--ext" not in str(no_ext.value)
     assert issubclass(fpcheck.ConfigError, fpcheck.FpcheckError)
     with pytest.raises(TypeError):
         fpcheck.fingerprint(tmp_path, exclude="tests")  # a str is not a list of names

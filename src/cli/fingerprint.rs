@@ -78,13 +78,13 @@ pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
             // Only `fingerprint` can read a directory instead: say so here.
             let repo = source::git::open_repo(args.repo.as_deref()).map_err(|e| match e {
                 fpcheck::SourceError::Repository(m) if args.repo.is_none() => {
-                    Failure::from(fpcheck::SourceError::Repository(format!(
-                        "{m}, or use --dir PATH for an installed runtime"
-                    )))
+                    Failure::from(fpcheck::SourceError::Repository(
+                        m.text(", or use --dir PATH for an installed runtime"),
+                    ))
                 }
                 fpcheck::SourceError::Git { message, source } if args.repo.is_none() => {
                     Failure::from(fpcheck::SourceError::Git {
-                        message: format!("{message}, or use --dir PATH for an installed runtime"),
+                        message: message.text(", or use --dir PATH for an installed runtime"),
                         source,
                     })
                 }

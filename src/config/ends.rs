@@ -2,6 +2,7 @@
 //! revision (read through git objects, never through a link), the working
 //! tree's own file, or one `--config` file for both; flags over all.
 
+use crate::setting::{Message, Setting, Value};
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
@@ -112,7 +113,7 @@ impl Request {
             ConfigChoice::Committed => {
                 let file = at_revision(repo, tree, name)?;
                 let shown = format!("{FILE_NAME} at {name}");
-                self.resolve_end(file.as_ref(), &shown)
+                self.resolve_end(file.as_ref(), &shown, escaped(&shown))
             }
             _ => self.shared(),
         }
@@ -123,7 +124,8 @@ impl Request {
         match &self.choice {
             ConfigChoice::Committed => {
                 let file = ConfigFile::find_in(top)?.map(|(_, f)| f);
-                self.resolve_end(file.as_ref(), &format!("{FILE_NAME} in the working tree"))
+                let shown = format!("{FILE_NAME} in the working tree");
+                self.resolve_end(file.as_ref(), &shown, escaped(&shown))
             }
             _ => self.shared(),
         }
@@ -133,7 +135,12 @@ impl Request {
     pub fn shared(&self) -> Result<EndSettings, ConfigError> {
         match &self.choice {
             ConfigChoice::File { path, file } => {
-                self.resolve_end(Some(file), &format!("--config {}", path.display()))
+                let shown = path.display().to_string();
+                let prefix = Message::new().setting(
+                    Setting::Config,
+                    Value::Given(crate::term::escape(&shown).into_owned()),
+                );
+                self.resolve_end(Some(file), &format!("--config {shown}"), prefix)
             }
             _ => Ok(EndSettings {
                 runtime: resolve(None, &self.flags)?,
@@ -153,19 +160,22 @@ impl Request {
         shown: &str,
     ) -> Result<EndSettings, ConfigError> {
         match &self.choice {
-            ConfigChoice::Committed => self.resolve_end(file, shown),
+            ConfigChoice::Committed => self.resolve_end(file, shown, escaped(shown)),
             _ => self.shared(),
         }
     }
 
+    /// `shown` names the file in reports (as given), `prefix` in the
+    /// messages of its errors (escaped, its settings typed).
     fn resolve_end(
         &self,
         file: Option<&ConfigFile>,
         shown: &str,
+        prefix: Message,
     ) -> Result<EndSettings, ConfigError> {
         let runtime = resolve(file, &self.flags).map_err(|e| match e {
             ConfigError::Invalid(m) if file.is_some() => {
-                ConfigError::Invalid(format!("{}: {m}", crate::term::escape(shown)))
+                ConfigError::Invalid(prefix.text(": ").then(m))
             }
             other => other,
         })?;
@@ -174,6 +184,11 @@ impl Request {
             file: file.map(|_| shown.to_string()),
         })
     }
+}
+
+/// `shown` as the start of a message: escaped, naming no setting.
+fn escaped(shown: &str) -> Message {
+    Message::from(crate::term::escape(shown).into_owned())
 }
 
 /// What differs between two ends' settings, as `key: old → new` clauses;

@@ -24,6 +24,7 @@
 //! both ends. The file is never read through a symbolic link, and an error
 //! never quotes its text (see docs/security.md).
 
+use crate::setting::{Message, Setting, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -32,6 +33,7 @@ use serde::Deserialize;
 use crate::safe_io::{self, Links, ReadError};
 use crate::select::Rules;
 
+pub mod choose;
 mod ends;
 
 pub use ends::{at_revision, differences, ConfigChoice, EndSettings, Request};
@@ -89,7 +91,7 @@ pub enum ConfigError {
     },
     /// Anything else, already a full sentence.
     #[error("{0}")]
-    Invalid(String),
+    Invalid(crate::setting::Message),
 }
 
 /// Settings for one runtime, after the file and the flags.
@@ -201,9 +203,9 @@ impl ConfigFile {
             message: parse_message(text, &e),
         })?;
         if file.runtime.is_some() && !file.runtimes.is_empty() {
-            return Err(ConfigError::Invalid(format!(
-                "{shown}: use either [runtime] or [runtimes.NAME] tables, not both"
-            )));
+            return Err(ConfigError::Invalid(
+                format!("{shown}: use either [runtime] or [runtimes.NAME] tables, not both").into(),
+            ));
         }
         // A name that shows as nothing cannot be chosen with --runtime or
         // told apart in a report.
@@ -211,7 +213,7 @@ impl ConfigFile {
             return Err(ConfigError::Invalid(format!(
                 "{shown}: [runtimes.\"{}\"] has an empty name (or only spaces or control characters): name the runtime, e.g. [runtimes.server]",
                 crate::term::escape(name)
-            )));
+            ).into()));
         }
         Ok(file)
     }
@@ -231,9 +233,13 @@ impl ConfigFile {
         match (name, &self.runtime) {
             (None, Some(table)) => return Ok((None, table.clone())),
             (Some(n), Some(_)) => {
-                return Err(ConfigError::Invalid(format!(
-                    "--runtime {n}: the config declares a single [runtime]; drop --runtime or declare [runtimes.{n}]"
-                )))
+                return Err(ConfigError::Invalid(
+                    Message::new()
+                        .setting(Setting::Runtime, Value::Given(n.to_string()))
+                        .text(": the config declares a single [runtime]; drop ")
+                        .setting(Setting::Runtime, Value::None)
+                        .text(format!(" or declare [runtimes.{n}]")),
+                ))
             }
             _ => {}
         }
@@ -244,14 +250,18 @@ impl ConfigFile {
                 .get(n)
                 .map(|t| (Some(n.to_string()), t.clone()))
                 .ok_or_else(|| {
-                    ConfigError::Invalid(format!(
-                        "--runtime {n}: no such runtime in the config (declared: {})",
-                        if self.runtimes.is_empty() {
-                            "none".into()
-                        } else {
-                            names()
-                        }
-                    ))
+                    ConfigError::Invalid(
+                        Message::new()
+                            .setting(Setting::Runtime, Value::Given(n.to_string()))
+                            .text(format!(
+                                ": no such runtime in the config (declared: {})",
+                                if self.runtimes.is_empty() {
+                                    "none".into()
+                                } else {
+                                    names()
+                                }
+                            )),
+                    )
                 }),
             None => match self.runtimes.len() {
                 0 => Ok((None, RuntimeTable::default())),
@@ -259,10 +269,14 @@ impl ConfigFile {
                     let (n, t) = self.runtimes.iter().next().expect("one entry");
                     Ok((Some(n.clone()), t.clone()))
                 }
-                _ => Err(ConfigError::Invalid(format!(
-                    "the config declares several runtimes ({}): choose one with --runtime NAME",
-                    names()
-                ))),
+                _ => Err(ConfigError::Invalid(
+                    Message::new()
+                        .text(format!(
+                            "the config declares several runtimes ({}): choose one with ",
+                            names()
+                        ))
+                        .setting(Setting::Runtime, Value::Placeholder("NAME")),
+                )),
             },
         }
     }
@@ -313,10 +327,14 @@ pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<Runtime, 
     let (name, table) = match file {
         Some(f) => f.runtime(flags.runtime.as_deref())?,
         None if flags.runtime.is_some() => {
-            return Err(ConfigError::Invalid(format!(
-                "--runtime {}: there is no {FILE_NAME} declaring runtimes",
-                flags.runtime.as_deref().unwrap_or_default()
-            )))
+            return Err(ConfigError::Invalid(
+                Message::new()
+                    .setting(
+                        Setting::Runtime,
+                        Value::Given(flags.runtime.clone().unwrap_or_default()),
+                    )
+                    .text(format!(": there is no {FILE_NAME} declaring runtimes")),
+            ))
         }
         None => (None, RuntimeTable::default()),
     };
@@ -325,14 +343,23 @@ pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<Runtime, 
     let extensions: Vec<String> = extensions.into_iter().map(normalise_extension).collect();
     if extensions.is_empty() {
         return Err(ConfigError::Invalid(
-            "no runtime extensions: pass --ext .py (or the extensions your runtime loads)".into(),
+            Message::new()
+                .text("no runtime extensions: pass ")
+                .setting(
+                    Setting::Extensions,
+                    Value::Example {
+                        flag: ".py",
+                        keyword: "[\".py\"]",
+                    },
+                )
+                .text(" (or the extensions your runtime loads)"),
         ));
     }
     let exclude = pick_list(&flags.exclude, table.exclude, defaults.exclude);
     if let Some(bad) = exclude.iter().find(|n| n.contains('/')) {
         return Err(ConfigError::Invalid(format!(
             "excluded name `{bad}` contains `/`: exclusions are single path segments (e.g. `tests`), matched at any depth"
-        )));
+        ).into()));
     }
     let root = flags
         .root
@@ -357,14 +384,17 @@ pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<Runtime, 
 /// never stepping out with `..` (a tree has nothing above its top).
 fn check_root(root: &str) -> Result<(), ConfigError> {
     if root.starts_with('/') || root.starts_with('\\') || root.get(1..2) == Some(":") {
-        return Err(ConfigError::Invalid(format!(
+        return Err(ConfigError::Invalid(
+            format!(
             "runtime root `{root}` is absolute: give it from the top of the repository (e.g. `src`)"
-        )));
+        )
+            .into(),
+        ));
     }
     if root.split(['/', '\\']).any(|part| part == "..") {
         return Err(ConfigError::Invalid(format!(
             "runtime root `{root}` steps out with `..`: give it from the top of the repository (e.g. `src`)"
-        )));
+        ).into()));
     }
     Ok(())
 }

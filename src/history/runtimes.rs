@@ -78,14 +78,7 @@ pub fn run_runtimes(
         }
         .map(|h| Outcome::One(Box::new(h)))
     };
-    let chosen: Vec<String> = {
-        let mut seen = std::collections::BTreeSet::new();
-        chosen
-            .iter()
-            .filter(|n| seen.insert(n.as_str()))
-            .cloned()
-            .collect()
-    };
+    let chosen = config::choose::dedupe(chosen);
     if chosen.len() == 1 {
         return one(chosen.first(), None);
     }
@@ -94,14 +87,13 @@ pub fn run_runtimes(
     if chosen.is_empty() && all.len() <= 1 {
         return one(None, Some(&listed));
     }
-    if let Some(bad) = chosen.iter().find(|n| !all.contains(*n)) {
-        return Err(settings::unknown_runtime(bad, &all));
-    }
-    if request.flags.root.is_some() {
-        return Err(HistoryError::Config(config::ConfigError::Invalid(
-            "--root names one runtime's root, but several runtimes are analysed: pick one with --runtime NAME, or set `root` under each [runtimes.NAME]".into(),
-        )));
-    }
+    config::choose::check(
+        &chosen,
+        &all,
+        "in any release",
+        request.flags.root.is_some(),
+    )
+    .map_err(HistoryError::Config)?;
     let names: Vec<Option<String>> = all
         .into_iter()
         .filter(|n| chosen.is_empty() || chosen.contains(n))

@@ -69,10 +69,13 @@ pub(super) struct Borrowed {
 /// The tree of `tag`'s commit.
 pub(super) fn tree_of(repo: &gix::Repository, tag: &Tag) -> Result<ObjectId, HistoryError> {
     let fail = |what: &str, e: &dyn std::error::Error| {
-        SourceError::Repository(format!(
-            "cannot read the {what} of {}: {e}",
-            crate::term::escape(&tag.name)
-        ))
+        SourceError::Repository(
+            format!(
+                "cannot read the {what} of {}: {e}",
+                crate::term::escape(&tag.name)
+            )
+            .into(),
+        )
     };
     let commit = repo
         .find_commit(tag.commit)
@@ -199,16 +202,7 @@ pub(super) fn plans(
 
 /// `--runtime NAME` that no release declares.
 pub(super) fn unknown_runtime(name: &str, declared: &BTreeSet<String>) -> HistoryError {
-    let list: Vec<&str> = declared.iter().map(String::as_str).collect();
-    HistoryError::Config(config::ConfigError::Invalid(format!(
-        "--runtime {}: no such runtime in any release (declared: {})",
-        crate::term::escape(name),
-        if list.is_empty() {
-            "none".into()
-        } else {
-            list.join(", ")
-        }
-    )))
+    HistoryError::Config(config::choose::unknown(name, declared, "in any release"))
 }
 
 #[cfg(test)]

@@ -31,8 +31,9 @@ pub(super) fn release_tags(
     repo: &gix::Repository,
     opts: &Options,
 ) -> Result<(Vec<Tag>, Vec<Skipped>), HistoryError> {
-    let fail =
-        |e: &dyn std::fmt::Display| SourceError::Repository(format!("cannot list the tags: {e}"));
+    let fail = |e: &dyn std::fmt::Display| {
+        SourceError::Repository(format!("cannot list the tags: {e}").into())
+    };
     let mut skipped = Vec::new();
     let mut found: Vec<Tag> = Vec::new();
     let refs = repo.references().map_err(|e| fail(&e))?;

@@ -86,13 +86,13 @@ impl<'a> Worker<'a> {
             .repo
             .find_commit(tag.commit)
             .map_err(|e| SourceError::Git {
-                message: format!("cannot read the commit of {}", tag.name),
+                message: format!("cannot read the commit of {}", tag.name).into(),
                 source: Box::new(e),
             })?;
         let tree = commit
             .tree_id()
             .map_err(|e| SourceError::Git {
-                message: format!("cannot read the tree of {}", tag.name),
+                message: format!("cannot read the tree of {}", tag.name).into(),
                 source: Box::new(e),
             })?
             .detach();

@@ -54,13 +54,13 @@ pub enum PatchError {
     Source(#[from] SourceError),
     /// `--version-file` (or the config's) is unusable.
     #[error("{0}")]
-    BadVersionFile(String),
+    BadVersionFile(crate::setting::Message),
     /// `--write` without a working tree.
     #[error("{0}")]
     NoWorktree(String),
     /// `--write` when the `to` side is not checked out.
     #[error("{0}")]
-    WrongCheckout(String),
+    WrongCheckout(crate::setting::Message),
     /// The file changed on disk since it was read.
     #[error("{0} changed while fpcheck was reading it: nothing was written; run again")]
     Raced(String),

@@ -12,6 +12,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::range::Analysis;
 use crate::release::VERSION_FILES;
 use crate::select::normalise_root;
+use crate::setting::{Message, Setting, Value};
 use crate::source::git::repo_display;
 use crate::source::{GitSource, Revision, Source};
 
@@ -63,15 +64,18 @@ impl Worktree {
         let link = path.is_symlink();
         let real = if link {
             path.canonicalize().map_err(|e| {
-                PatchError::BadVersionFile(format!(
-                    "{rel} is a symbolic link that cannot be followed ({e}): fix or remove it"
-                ))
+                PatchError::BadVersionFile(
+                    format!(
+                        "{rel} is a symbolic link that cannot be followed ({e}): fix or remove it"
+                    )
+                    .into(),
+                )
             })?
         } else {
             let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-                return Err(PatchError::BadVersionFile(format!(
-                    "version file `{rel}` names no file"
-                )));
+                return Err(PatchError::BadVersionFile(
+                    format!("version file `{rel}` names no file").into(),
+                ));
             };
             match dir.canonicalize() {
                 Ok(dir) => dir.join(name),
@@ -89,7 +93,7 @@ impl Worktree {
                 "{rel} resolves to {}, outside the working tree {}: fpcheck only reads and writes version files inside it (a symbolic link in its path leads out)",
                 real.display(),
                 self.top.display()
-            )));
+            ).into()));
         };
         let in_git = self.git_dirs.iter().any(|g| real.starts_with(g))
             // In any case: `.GIT` is the git directory on a case-insensitive
@@ -101,7 +105,7 @@ impl Worktree {
             return Err(PatchError::BadVersionFile(format!(
                 "{rel} resolves to {}, inside the git directory: fpcheck never reads or writes there; give a version file of the working tree",
                 real.display()
-            )));
+            ).into()));
         }
         Ok(Some(real))
     }
@@ -307,10 +311,11 @@ pub(crate) fn repo_relative(repo: &gix::Repository, path: &str) -> Result<String
         match dir.join(name).strip_prefix(&top) {
             Ok(r) => r.to_string_lossy().into_owned(),
             Err(_) => {
-                return Err(PatchError::BadVersionFile(format!(
-                    "--version-file {path} is outside the working tree {}",
-                    top.display()
-                )))
+                return Err(PatchError::BadVersionFile(
+                    Message::new()
+                        .setting(Setting::VersionFile, Value::Given(path.to_string()))
+                        .text(format!(" is outside the working tree {}", top.display())),
+                ))
             }
         }
     } else {
@@ -324,14 +329,14 @@ pub(crate) fn repo_relative(repo: &gix::Repository, path: &str) -> Result<String
             _ => {
                 return Err(PatchError::BadVersionFile(format!(
                     "version file `{path}` leaves the repository: give a path from its top, such as src/version.json"
-                )))
+                ).into()))
             }
         }
     }
     if parts.is_empty() {
         return Err(PatchError::BadVersionFile(format!(
             "version file `{path}` names no file: give a path from the top of the repository, such as src/version.json"
-        )));
+        ).into()));
     }
     Ok(parts.join("/"))
 }
@@ -348,10 +353,18 @@ pub fn check_checkout(repo: &gix::Repository, analysis: &Analysis) -> Result<(),
         return Ok(());
     }
     let head = head.map_or_else(|| "no commit".to_string(), |h| h[..12].to_string());
-    Err(PatchError::WrongCheckout(format!(
-        "--write edits the working tree, but the `to` side {} is not the checked-out commit ({head}): check it out, compare with the working tree (--worktree), or pass --force to write its values anyway",
-        analysis.to.reference
-    )))
+    Err(PatchError::WrongCheckout(
+        Message::new()
+            .setting(Setting::Write, Value::None)
+            .text(format!(
+                " edits the working tree, but the `to` side {} is not the checked-out commit ({head}): check it out, compare with the working tree (",
+                analysis.to.reference
+            ))
+            .setting(Setting::Worktree, Value::None)
+            .text("), or pass ")
+            .setting(Setting::Force, Value::None)
+            .text(" to write its values anyway"),
+    ))
 }
 
 /// The working tree's top.

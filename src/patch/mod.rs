@@ -433,10 +433,13 @@ pub fn write(repo: &gix::Repository, plan: &Plan) -> Result<bool, PatchError> {
     // The real path: every link resolved, inside the working tree and
     // outside the git directory, or refused.
     let path: PathBuf = tree.real_path(&plan.version_file)?.ok_or_else(|| {
-        PatchError::BadVersionFile(format!(
-            "the directory of {} does not exist: create it first",
-            plan.version_file
-        ))
+        PatchError::BadVersionFile(
+            format!(
+                "the directory of {} does not exist: create it first",
+                plan.version_file
+            )
+            .into(),
+        )
     })?;
     // The plan was made from what was read; refuse if the file moved on.
     let now = tree.read(&plan.version_file)?;

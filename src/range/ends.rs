@@ -13,6 +13,7 @@ use crate::config::Runtime;
 use crate::fingerprint::{self, Fingerprint};
 use crate::release::{self, Release};
 use crate::select::{select, Rules, Selection};
+use crate::setting::{Message, Setting, Value};
 use crate::side::Side;
 use crate::source::git::repo_display;
 use crate::source::{GitSource, Node, RootState, Source, SourceError, WorktreeSource};
@@ -260,7 +261,7 @@ pub(super) fn read_worktree(
         let mut bytes = Vec::new();
         src.read(&f.path, &f.content, &mut |b| bytes.extend_from_slice(b))?;
         let id = gix::objs::compute_hash(repo.object_hash(), gix::object::Kind::Blob, &bytes)
-            .map_err(|e| SourceError::Repository(format!("cannot hash {}: {e}", f.path)))?;
+            .map_err(|e| SourceError::Repository(format!("cannot hash {}: {e}", f.path).into()))?;
         ids.insert(f.path.clone(), id);
     }
     Ok(Read {
@@ -277,10 +278,14 @@ pub(super) fn workdir(repo: &gix::Repository) -> Result<PathBuf, SourceError> {
     repo.workdir()
         .map(std::path::Path::to_path_buf)
         .ok_or_else(|| {
-            SourceError::Repository(format!(
-                "{} is a bare repository: it has no working tree for --worktree",
-                repo_display(repo)
-            ))
+            SourceError::Repository(
+                Message::new()
+                    .text(format!(
+                        "{} is a bare repository: it has no working tree for ",
+                        repo_display(repo)
+                    ))
+                    .setting(Setting::Worktree, Value::None),
+            )
         })
 }
 
@@ -315,9 +320,14 @@ pub(super) fn check_roots(
             .collect();
         format!("directories at the repository's top: {}", names.join(", "))
     };
-    Err(RangeError::NoRoot(format!(
-        "the runtime root {root} exists at neither end ({there}): pass --root DIR, or set `root` in fpcheck.toml"
-    )))
+    Err(RangeError::NoRoot(
+        Message::new()
+            .text(format!(
+                "the runtime root {root} exists at neither end ({there}): pass "
+            ))
+            .setting(Setting::Root, Value::Placeholder("DIR"))
+            .text(", or set `root` in fpcheck.toml"),
+    ))
 }
 
 /// The directories (and links, which may lead to one) at the top of `tree`.

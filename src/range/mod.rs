@@ -14,6 +14,7 @@ use crate::cache::FingerprintCache;
 use crate::changes::{self, Changes};
 use crate::config::{self, EndSettings, Runtime};
 use crate::select::select;
+use crate::setting::{Message, Setting, Value};
 use crate::side::Side;
 use crate::source::{GitSource, Revision, SourceError};
 use crate::verdict::{self, Reason};
@@ -52,13 +53,13 @@ pub enum RangeError {
     Source(#[from] SourceError),
     /// The range is not of a form fpcheck reads.
     #[error("{0}")]
-    BadRange(String),
+    BadRange(crate::setting::Message),
     /// No tag to start from.
     #[error("{0}")]
     NoTag(String),
     /// The runtime root exists at neither end: a typo, not a release.
     #[error("{0}")]
-    NoRoot(String),
+    NoRoot(crate::setting::Message),
     /// An end's settings cannot be read or resolved.
     #[error(transparent)]
     Config(#[from] config::ConfigError),
@@ -232,7 +233,9 @@ fn resolve_ends(
     let spec = &options.range;
     if options.worktree && spec.to.is_some() {
         return Err(RangeError::BadRange(
-            "--worktree makes the working tree the `to` end: give only FROM.. (or nothing)".into(),
+            Message::new()
+                .setting(Setting::Worktree, Value::None)
+                .text(" makes the working tree the `to` end: give only FROM.. (or nothing)"),
         ));
     }
     let mut notes = Vec::new();

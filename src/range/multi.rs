@@ -88,14 +88,7 @@ pub fn analyse_runtimes(
         options.settings.flags.runtime = name.cloned();
         super::analyse(repo, &options).map(|a| Outcome::One(Box::new(a)))
     };
-    let chosen: Vec<String> = {
-        let mut seen = BTreeSet::new();
-        chosen
-            .iter()
-            .filter(|n| seen.insert(n.as_str()))
-            .cloned()
-            .collect()
-    };
+    let chosen = config::choose::dedupe(chosen);
     let (from, to, notes) = resolve_ends(repo, options)?;
     let (from_decl, to_decl) = declared(repo, options, &from, &to)?;
     let all: BTreeSet<String> = from_decl.names.union(&to_decl.names).cloned().collect();
@@ -108,25 +101,13 @@ pub fn analyse_runtimes(
     } else if chosen.is_empty() && all.len() <= 1 {
         return single(None);
     }
-    for name in &chosen {
-        if !all.contains(name) {
-            let list: Vec<&str> = all.iter().map(String::as_str).collect();
-            return Err(RangeError::Config(config::ConfigError::Invalid(format!(
-                "--runtime {}: no such runtime at either end (declared: {})",
-                crate::term::escape(name),
-                if list.is_empty() {
-                    "none".into()
-                } else {
-                    list.join(", ")
-                }
-            ))));
-        }
-    }
-    if chosen.len() != 1 && options.settings.flags.root.is_some() {
-        return Err(RangeError::Config(config::ConfigError::Invalid(
-            "--root names one runtime's root, but several runtimes are analysed: pick one with --runtime NAME, or set `root` under each [runtimes.NAME]".into(),
-        )));
-    }
+    config::choose::check(
+        &chosen,
+        &all,
+        "at either end",
+        options.settings.flags.root.is_some(),
+    )
+    .map_err(RangeError::Config)?;
     let names: Vec<String> = if chosen.is_empty() {
         all.into_iter().collect()
     } else {

@@ -25,20 +25,20 @@ impl RangeSpec {
         };
         // `--root=x` reaching here came after `--`: still not a revision.
         if text.starts_with('-') {
-            return Err(RangeError::BadRange(option_like(text)));
+            return Err(RangeError::BadRange(option_like(text).into()));
         }
         if text.contains("...") {
             return Err(RangeError::BadRange(format!(
                 "`{text}`: symmetric ranges (A...B) compare against a merge base; write FROM..TO with two releases"
-            )));
+            ).into()));
         }
         let Some((from, to)) = text.split_once("..") else {
             return Err(RangeError::BadRange(format!(
                 "`{text}` is not a range: write FROM..TO (e.g. v7.10.0..v7.11.0), FROM.. for FROM..HEAD, or nothing for the latest tag..HEAD"
-            )));
+            ).into()));
         };
         if to.starts_with('-') {
-            return Err(RangeError::BadRange(option_like(to)));
+            return Err(RangeError::BadRange(option_like(to).into()));
         }
         let part = |s: &str| (!s.is_empty()).then(|| s.to_string());
         Ok(RangeSpec {
@@ -53,7 +53,7 @@ impl RangeSpec {
 /// passed on to (a tag named `--root=nowhere`), so fpcheck refuses it.
 pub fn check_revision(rev: &str) -> Result<(), RangeError> {
     if rev.starts_with('-') {
-        return Err(RangeError::BadRange(option_like(rev)));
+        return Err(RangeError::BadRange(option_like(rev).into()));
     }
     Ok(())
 }

@@ -24,14 +24,12 @@ pub(super) fn latest_tag(
     tags: &TagFilter,
 ) -> Result<(String, String), RangeError> {
     let start = Revision::parse(repo, to)?.commit.ok_or_else(|| {
-        RangeError::BadRange(format!(
-            "`{to}` is a tree, not a commit: name FROM explicitly"
-        ))
+        RangeError::BadRange(format!("`{to}` is a tree, not a commit: name FROM explicitly").into())
     })?;
     let describe = |id: ObjectId| -> Result<Option<(String, u32)>, RangeError> {
         nearest(repo, id, tags)
             .map(|found| found.map(|(name, depth)| (unambiguous_tag(repo, name), depth)))
-            .map_err(|e| RangeError::Source(SourceError::Repository(e)))
+            .map_err(|e| RangeError::Source(SourceError::Repository(e.into())))
     };
     let no_tag = || {
         RangeError::NoTag(format!(

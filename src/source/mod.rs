@@ -127,13 +127,13 @@ pub enum SourceError {
     },
     /// The repository cannot be opened or read.
     #[error("{0}")]
-    Repository(String),
+    Repository(crate::setting::Message),
     /// gix failed: `message` says what fpcheck was doing and what to do,
     /// `source` is gix's error, kept for callers that walk the chain.
     #[error("{message}{}", git_detail(source.as_ref()))]
     Git {
         /// What failed, and what to do about it.
-        message: String,
+        message: crate::setting::Message,
         /// gix's error.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync + 'static>,
@@ -148,6 +148,24 @@ pub enum SourceError {
         /// What to do about it.
         hint: String,
     },
+}
+
+impl SourceError {
+    /// The message with the settings it names spelled as `spelling` says
+    /// ([`std::fmt::Display`] spells them as the command line's flags).
+    pub fn spelled(&self, spelling: crate::setting::Spelling) -> String {
+        match self {
+            SourceError::Repository(m) => m.spelled(spelling),
+            SourceError::Git { message, source } => {
+                format!(
+                    "{}{}",
+                    message.spelled(spelling),
+                    git_detail(source.as_ref())
+                )
+            }
+            other => other.to_string(),
+        }
+    }
 }
 
 /// The words of gix's error chain worth showing, as ` (a: b)`: gix's

@@ -68,7 +68,7 @@ impl GitSource {
         files: &[SelectedFile],
     ) -> Result<Vec<Warning>, SourceError> {
         let fail = |e: gix::Error| SourceError::Git {
-            message: format!("cannot read .gitattributes at `{}`", self.rev.spec),
+            message: format!("cannot read .gitattributes at `{}`", self.rev.spec).into(),
             source: Box::new(e),
         };
         // An index of the `.gitattributes` files alone, not of the whole

@@ -90,7 +90,7 @@ impl GitSource {
                 self.missing(id, format!("the blob of {what}"))
             } else {
                 SourceError::Git {
-                    message: format!("cannot read the blob of {what} ({id})"),
+                    message: format!("cannot read the blob of {what} ({id})").into(),
                     source: Box::new(e),
                 }
             }
@@ -110,7 +110,7 @@ impl GitSource {
             Ok(Some(header)) => Ok(header.size()),
             Ok(None) => Err(self.missing(id, format!("the blob of {what}"))),
             Err(e) => Err(SourceError::Git {
-                message: format!("cannot read the blob of {what} ({id})"),
+                message: format!("cannot read the blob of {what} ({id})").into(),
                 source: Box::new(e),
             }),
         }
@@ -189,7 +189,7 @@ impl GitSource {
             Ok(false) => not,
             Err(_) if !sent => not,
             Err(e) => Err(SourceError::Git {
-                message: format!("cannot read the blob of {what} ({id})"),
+                message: format!("cannot read the blob of {what} ({id})").into(),
                 source: Box::new(e),
             }),
         }

@@ -5,6 +5,7 @@
 //! chain can only loop through `git replace`, and gix, like git, follows
 //! such a loop forever.
 
+use crate::setting::{Message, Setting, Value};
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -22,20 +23,24 @@ pub fn open_repo(path: Option<&Path>) -> Result<gix::Repository, SourceError> {
     let start = match path {
         Some(p) => p.to_path_buf(),
         None => std::env::current_dir().map_err(|e| {
-            SourceError::Repository(format!("cannot read the current directory: {e}"))
+            SourceError::Repository(format!("cannot read the current directory: {e}").into())
         })?,
     };
     if path.is_some() && !start.exists() {
-        return Err(SourceError::Repository(format!(
-            "{} does not exist: pass --repo with the path of a git repository",
-            start.display()
-        )));
+        return Err(SourceError::Repository(
+            Message::new()
+                .text(format!("{} does not exist: pass ", start.display()))
+                .setting(Setting::Repo, Value::None)
+                .text(" with the path of a git repository"),
+        ));
     }
     let mut repo = gix::discover(&start).map_err(|e| SourceError::Git {
-        message: format!(
-            "{} is not in a git repository: run fpcheck inside one, or pass --repo PATH",
-            start.display()
-        ),
+        message: Message::new()
+            .text(format!(
+                "{} is not in a git repository: run fpcheck inside one, or pass ",
+                start.display()
+            ))
+            .setting(Setting::Repo, Value::Placeholder("PATH")),
         source: Box::new(e),
     })?;
     // Tags of one project share most blobs through deltas; a pack cache
@@ -98,23 +103,24 @@ fn peel(repo: &gix::Repository, id: ObjectId, spec: &str) -> Result<Peeled, Sour
             .to_tag_ref_iter()
             .target_id()
             .map_err(|e| SourceError::Git {
-                message: format!("the tag object {current} of `{spec}` is corrupt"),
+                message: format!("the tag object {current} of `{spec}` is corrupt").into(),
                 source: Box::new(e),
             })?;
         if !seen.insert(target) {
             let start = chain.iter().position(|c| *c == target).unwrap_or(0);
-            return Err(SourceError::Repository(cycle_message(
-                repo,
-                spec,
-                &chain[start..],
-            )));
+            return Err(SourceError::Repository(
+                cycle_message(repo, spec, &chain[start..]).into(),
+            ));
         }
         chain.push(target);
         if chain.len() > MAX_PEEL {
-            return Err(SourceError::Repository(format!(
-                "`{spec}` nests more than {MAX_PEEL} tags without reaching a commit: \
+            return Err(SourceError::Repository(
+                format!(
+                    "`{spec}` nests more than {MAX_PEEL} tags without reaching a commit: \
                  tag the release's commit directly"
-            )));
+                )
+                .into(),
+            ));
         }
         current = target;
     }
@@ -191,17 +197,20 @@ impl Revision {
                 commit: None,
                 tree,
             }),
-            Peeled::Blob(blob) => Err(SourceError::Repository(format!(
-                "revision `{spec}` names a file ({blob}), not a commit or tree: \
+            Peeled::Blob(blob) => Err(SourceError::Repository(
+                format!(
+                    "revision `{spec}` names a file ({blob}), not a commit or tree: \
                  name a tag, branch or commit"
-            ))),
+                )
+                .into(),
+            )),
             Peeled::Commit(commit) => {
                 let tree = repo
                     .find_commit(commit)
                     .map_err(|_| missing_commit(repo, spec, commit))?
                     .tree_id()
                     .map_err(|e| SourceError::Git {
-                        message: format!("commit {commit} of `{spec}` has no tree"),
+                        message: format!("commit {commit} of `{spec}` has no tree").into(),
                         source: Box::new(e),
                     })?
                     .detach();
@@ -220,11 +229,14 @@ impl Revision {
     pub fn parse_commit(repo: &gix::Repository, spec: &str) -> Result<Revision, SourceError> {
         let rev = Revision::parse(repo, spec)?;
         if rev.commit.is_none() {
-            return Err(SourceError::Repository(format!(
-                "revision `{spec}` names a tree ({}), not a commit: both ends of a range are \
+            return Err(SourceError::Repository(
+                format!(
+                    "revision `{spec}` names a tree ({}), not a commit: both ends of a range are \
                  releases, so name a tag, branch or commit",
-                rev.tree
-            )));
+                    rev.tree
+                )
+                .into(),
+            ));
         }
         Ok(rev)
     }
@@ -246,10 +258,15 @@ pub fn peel_to_commit(
 fn unknown_revision(repo: &gix::Repository, spec: &str, err: gix::Error) -> SourceError {
     let unborn = repo.head().map(|h| h.is_unborn()).unwrap_or(false);
     if unborn {
-        return SourceError::Repository(format!(
-            "{} has no commits yet, so `{spec}` names nothing: commit first, or use --dir PATH for a directory",
-            repo_display(repo)
-        ));
+        return SourceError::Repository(
+            Message::new()
+                .text(format!(
+                    "{} has no commits yet, so `{spec}` names nothing: commit first, or use ",
+                    repo_display(repo)
+                ))
+                .setting(Setting::Dir, Value::Placeholder("PATH"))
+                .text(" for a directory"),
+        );
     }
     let shallow = repo.is_shallow().unwrap_or(false);
     let hint = if shallow {
@@ -264,7 +281,8 @@ fn unknown_revision(repo: &gix::Repository, spec: &str, err: gix::Error) -> Sour
         message: format!(
             "unknown revision `{spec}` in {}: {hint}",
             repo_display(repo)
-        ),
+        )
+        .into(),
         source: Box::new(err),
     }
 }

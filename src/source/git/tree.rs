@@ -74,7 +74,7 @@ impl GitSource {
                     self.missing(id, format!("tree of {what}"))
                 } else {
                     SourceError::Git {
-                        message: format!("cannot read the tree of {what} ({id})"),
+                        message: format!("cannot read the tree of {what} ({id})").into(),
                         source: Box::new(e),
                     }
                 }
