@@ -359,20 +359,12 @@ fn analyse_with(
                 // ignored changes is marked incomplete.
                 Err(_) => changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root),
             };
-            let check = match absent
-                .from_own
-                .as_ref()
-                .filter(|own| cross::needed(own, &to_end))
-            {
-                Some(own) => {
-                    let fp = own_fingerprint(repo, &from_rev, own, cache)?;
-                    own_digest = Some(fp.digest.clone().unwrap_or_default());
-                    Some(cross::at_revision(repo, &to_rev, own, &fp, cache)?)
-                }
-                None => cross::needed(&from_end, &to_end)
-                    .then(|| cross::at_revision(repo, &to_rev, &from_end, &from_read.fp, cache))
-                    .transpose()?,
-            };
+            let check = cross_check(
+                (repo, &from_rev, cache),
+                (absent.from_own.as_ref(), &from_end, &from_read.fp, &to_end),
+                &mut own_digest,
+                |end, fp, cache| cross::at_revision(repo, &to_rev, end, fp, cache),
+            )?;
             (from_read, to_read, changes, to_end, check)
         }
         ToSide::Worktree => {
@@ -391,20 +383,12 @@ fn analyse_with(
             let from_read = ends::read_git(&from_src, from_fp, false, None)?;
             let to_read = ends::read_worktree(repo, &to_src, &to_rt.rules)?;
             let changes = changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root);
-            let check = match absent
-                .from_own
-                .as_ref()
-                .filter(|own| cross::needed(own, &to_end))
-            {
-                Some(own) => {
-                    let fp = own_fingerprint(repo, &from_rev, own, cache)?;
-                    own_digest = Some(fp.digest.clone().unwrap_or_default());
-                    Some(cross::at_worktree(&top, own, &fp)?)
-                }
-                None => cross::needed(&from_end, &to_end)
-                    .then(|| cross::at_worktree(&top, &from_end, &from_read.fp))
-                    .transpose()?,
-            };
+            let check = cross_check(
+                (repo, &from_rev, cache),
+                (absent.from_own.as_ref(), &from_end, &from_read.fp, &to_end),
+                &mut own_digest,
+                |end, fp, _| cross::at_worktree(&top, end, fp),
+            )?;
             (from_read, to_read, changes, to_end, check)
         }
     };
@@ -424,6 +408,37 @@ fn analyse_with(
 
 /// The `from` end fingerprinted with its own settings (see
 /// [`Absent::from_own`]).
+/// The settings cross-check of the `to` end (`at` fingerprints it with
+/// the given settings): with the `from` end's own settings when `from`
+/// declares no named runtime and those differ from the `to` end's
+/// (`own_digest` then records the `from` end's own digest), else with the
+/// settings the `from` end was read with, when they differ.
+fn cross_check(
+    (repo, from_rev, cache): (&gix::Repository, &Revision, &mut FingerprintCache),
+    (from_own, from_end, from_fp, to_end): (
+        Option<&EndSettings>,
+        &EndSettings,
+        &crate::fingerprint::Fingerprint,
+        &EndSettings,
+    ),
+    own_digest: &mut Option<String>,
+    at: impl FnOnce(
+        &EndSettings,
+        &crate::fingerprint::Fingerprint,
+        &mut FingerprintCache,
+    ) -> Result<SettingsCheck, RangeError>,
+) -> Result<Option<SettingsCheck>, RangeError> {
+    match from_own.filter(|own| cross::needed(own, to_end)) {
+        Some(own) => {
+            let fp = own_fingerprint(repo, from_rev, own, cache)?;
+            *own_digest = Some(fp.digest.clone().unwrap_or_default());
+            Ok(Some(at(own, &fp, cache)?))
+        }
+        None if cross::needed(from_end, to_end) => Ok(Some(at(from_end, from_fp, cache)?)),
+        None => Ok(None),
+    }
+}
+
 fn own_fingerprint(
     repo: &gix::Repository,
     from_rev: &Revision,
