@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use crate::config::{ConfigFile, FILE_NAME};
 use crate::safe_io::{self, Links};
 use crate::select::Rules;
+use crate::setting::Setting;
 
 /// File names that make their directory a long-running entry point.
 pub(crate) const ENTRY_FILES: [&str; 2] = ["server.py", "__main__.py"];
@@ -65,7 +66,7 @@ pub struct Scan {
 #[derive(Debug, thiserror::Error)]
 pub enum InitError {
     /// A config is already there: nothing is replaced.
-    #[error("{0} already exists: fpcheck init never replaces a file; edit it, or move it away and run init again (--stdout prints the proposal)")]
+    #[error("{0} already exists: fpcheck init never replaces a file; edit it, or move it away and run init again ({stdout} prints the proposal)", stdout = Setting::Stdout.flag())]
     Exists(String),
     /// The write failed.
     #[error("cannot write {path}: {source}")]

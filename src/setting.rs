@@ -29,6 +29,12 @@ pub enum Setting {
     Force,
     /// The version file the patch edits.
     VersionFile,
+    /// The fingerprint of the runtime the process loaded.
+    ProcessFingerprint,
+    /// Releasing even when the runtime changed (the patch's force_restart).
+    ForceRestart,
+    /// Printing the generated config instead of writing it.
+    Stdout,
 }
 
 impl Setting {
@@ -45,6 +51,9 @@ impl Setting {
             Setting::Write => "--write",
             Setting::Force => "--force",
             Setting::VersionFile => "--version-file",
+            Setting::ProcessFingerprint => "--process-fingerprint",
+            Setting::ForceRestart => "--force-restart",
+            Setting::Stdout => "--stdout",
         }
     }
 
@@ -61,6 +70,9 @@ impl Setting {
             Setting::Write => "write",
             Setting::Force => "force",
             Setting::VersionFile => "version_file",
+            Setting::ProcessFingerprint => "process_fingerprint",
+            Setting::ForceRestart => "force_restart",
+            Setting::Stdout => "stdout",
         }
     }
 }

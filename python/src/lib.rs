@@ -16,6 +16,7 @@ use fpcheck::config::{self, ConfigFile, Overrides};
 use fpcheck::gate::{ack as core_ack, document, lock, run, snapshot as core_snapshot, Cause};
 use fpcheck::range::{self, RangeSpec};
 use fpcheck::select::Rules;
+use fpcheck::setting::Spelling;
 use fpcheck::source::git::open_repo;
 use fpcheck::{DirSource, GitSource, Revision, Source};
 
@@ -457,7 +458,8 @@ fn ack<'py>(
             runtime: Some((&runtime_root, &rules)),
             lock_timeout: timeout,
         })?;
-        Ok(document(&report))
+        // Its reason names settings as this package's keywords.
+        Ok(document(&report.spelled(Spelling::Keyword)))
     })?;
     to_py(py, &value)
 }

@@ -327,6 +327,12 @@ def test_ack_proves_the_process_current_against_runtime_root(
     marker.write_text(NO_TO)
     (runtime / "server.py").write_text("# updated under the process\n")
     assert ack(fp)["action"] == "refused"
+    # A reason that names a setting names this function's keyword.
+    marker.write_text(json.dumps({"to_fingerprint": fp, "clients": {"codex": "r"}}))
+    assert ack("unknown")["because"] == (
+        "the process has not proven it loaded the marker's to_fingerprint"
+        " (pass process_fingerprint)"
+    )
 
 
 def test_gate_failures_raise_the_class_of_their_cause(

@@ -520,7 +520,8 @@ pub(super) fn run_ack(args: AckArgs) -> Result<u8, Failure> {
     if args.json {
         print(&json(&report))?;
     } else {
-        let because = escape(report.because.as_deref().unwrap_or(""));
+        let because = report.because.as_ref().map(ToString::to_string);
+        let because = escape(because.as_deref().unwrap_or(""));
         let marker = escape(&report.marker);
         let line = match report.action {
             Action::NoMarker => format!("no marker at {marker}: nothing to acknowledge"),

@@ -24,6 +24,7 @@ use super::marker::{self, MarkerState};
 use super::{lock, GateError};
 use crate::atomic;
 use crate::select::Rules;
+use crate::setting::{Message, Setting, Spelling, Value as Said};
 use crate::source::DirSource;
 
 /// What acknowledging does to the marker.
@@ -33,8 +34,8 @@ pub enum Outcome {
     Keep {
         /// The updated marker.
         marker: Map<String, Value>,
-        /// Why it cannot be removed yet.
-        because: String,
+        /// Why it cannot be removed yet; it may name a setting to pass.
+        because: Message,
     },
     /// Every client is done and the fingerprints agree: delete the file.
     Remove {
@@ -163,12 +164,15 @@ pub(crate) fn acknowledge(
         || (proven.is_some() && to.is_some())
         || (!marker::has_to_fingerprint(marker) && versions.is_some());
     let because = if !pending.is_empty() {
-        format!("clients still to restart: {}", pending.join(", "))
+        format!("clients still to restart: {}", pending.join(", ")).into()
     } else if proven_current {
         let clients = clients.clone();
         return Outcome::Remove { clients };
     } else if marker::has_to_fingerprint(marker) && to.is_some() {
-        "the process has not proven it loaded the marker's to_fingerprint (pass --process-fingerprint)".into()
+        Message::new()
+            .text("the process has not proven it loaded the marker's to_fingerprint (pass ")
+            .setting(Setting::ProcessFingerprint, Said::None)
+            .text(")")
     } else if installed.is_none() {
         "the marker has no to_fingerprint, so no process can prove it loaded the release \
          (pass the installed runtime and the process's fingerprint or version)"
@@ -198,8 +202,11 @@ pub struct Report {
     /// The marker's clients after the acknowledgement (`null` when there
     /// is no marker or nothing changed).
     pub clients: Option<Map<String, Value>>,
-    /// Why the marker stays, or why the acknowledgement was refused.
-    pub because: Option<String>,
+    /// Why the marker stays, or why the acknowledgement was refused; a
+    /// setting it names is spelled as a flag unless [`Report::spelled`]
+    /// says otherwise.
+    #[serde(serialize_with = "flag_form")]
+    pub because: Option<Message>,
     /// The reference's code when the marker stays because the process did
     /// not prove its fingerprint: `process_fingerprint_missing`.
     pub pending_reason: Option<super::check::Reason>,
@@ -208,6 +215,20 @@ pub struct Report {
     pub installed_fingerprint: Option<String>,
     /// Its version (`""`: none readable; `null` as above).
     pub installed_version: Option<String>,
+}
+
+impl Report {
+    /// The report with the settings its reason names spelled for a front
+    /// end: the command line shows flags, the Python package keywords.
+    pub fn spelled(mut self, spelling: Spelling) -> Self {
+        self.because = self.because.map(|m| Message::from(m.spelled(spelling)));
+        self
+    }
+}
+
+/// `because` in the document, as the command line spells it.
+fn flag_form<S: serde::Serializer>(m: &Option<Message>, s: S) -> Result<S::Ok, S::Error> {
+    m.as_ref().map(Message::to_string).serialize(s)
 }
 
 /// What `fpcheck ack` is asked.
@@ -298,7 +319,7 @@ pub fn run(req: &Request<'_>) -> Result<Report, GateError> {
         }
         Outcome::Refuse(why) => {
             report.action = Action::Refused;
-            report.because = Some(why);
+            report.because = Some(why.into());
         }
         Outcome::Invalid(why) => return Err(corrupt(path, why)),
     }
@@ -391,9 +412,50 @@ mod tests {
         else {
             panic!("kept")
         };
-        assert_eq!(because, "clients still to restart: claude_code");
+        assert_eq!(because.to_string(), "clients still to restart: claude_code");
         assert_eq!(marker["x"], json!([1]));
         assert_eq!(marker["schema_version"], json!(3));
+    }
+
+    /// The reason a marker stays names the setting to pass as each front
+    /// end spells it: `--process-fingerprint` for the command line (also
+    /// in the JSON document), `process_fingerprint` for Python.
+    #[test]
+    fn the_reason_names_the_setting_for_each_front_end() {
+        let m = obj(json!({"to_fingerprint": T, "clients": {"codex": "r"}}));
+        let process = Process {
+            fingerprint: Some(UNKNOWN),
+            version: "",
+        };
+        let Outcome::Keep { because, .. } = acknowledge(&m, Client::Codex, process, None) else {
+            panic!("kept")
+        };
+        assert_eq!(
+            because.settings().collect::<Vec<_>>(),
+            [Setting::ProcessFingerprint]
+        );
+        let report = Report {
+            marker: "m".into(),
+            client: Client::Codex,
+            action: Action::Acknowledged,
+            marker_removed: false,
+            clients: None,
+            because: Some(because),
+            pending_reason: None,
+            installed_fingerprint: None,
+            installed_version: None,
+        };
+        let said = "the process has not proven it loaded the marker's to_fingerprint (pass ";
+        let flag = serde_json::to_value(&report).unwrap();
+        assert_eq!(
+            flag["because"],
+            json!(format!("{said}--process-fingerprint)"))
+        );
+        let keyword = serde_json::to_value(report.spelled(Spelling::Keyword)).unwrap();
+        assert_eq!(
+            keyword["because"],
+            json!(format!("{said}process_fingerprint)"))
+        );
     }
 
     /// With the installed runtime known, section 7's clearing: the

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::{Explanation, Facts};
 use crate::release::python_truthy;
+use crate::setting::{Message, Setting, Value as Said};
 use crate::warning::Code;
 
 /// The value the patch gives `force_restart` in the target file.
@@ -67,10 +68,14 @@ pub fn decide(facts: &Facts, file: &str, current: Option<&Value>, requested: boo
         };
         out.explain(
             Code::ForceRestartCarriedOver,
-            format!(
-                "{file}: force_restart {value} turned off: it was carried over unchanged from {}, and nothing asks for it now (no runtime file changed; pass --force-restart to keep it on)",
-                facts.from
-            ),
+            Message::new()
+                .text(format!(
+                    "{file}: force_restart {value} turned off: it was carried over unchanged from {}, and nothing asks for it now (no runtime file changed; pass ",
+                    facts.from
+                ))
+                .setting(Setting::ForceRestart, Said::None)
+                .text(" to keep it on)")
+                .to_string(),
         );
         return out;
     }
@@ -103,9 +108,12 @@ fn redundant(facts: &Facts, file: &str, current: Option<&Value>, requested: bool
     if requested {
         out.explain(
             Code::ForceRestartRedundant,
-            format!(
-                "--force-restart is redundant: {why}, so running clients restart anyway; {file} keeps force_restart off so that it is not carried over into the next release"
-            ),
+            Message::new()
+                .setting(Setting::ForceRestart, Said::None)
+                .text(format!(
+                    " is redundant: {why}, so running clients restart anyway; {file} keeps force_restart off so that it is not carried over into the next release"
+                ))
+                .to_string(),
         );
     }
     out
@@ -116,15 +124,29 @@ fn requested_on(facts: &Facts, file: &str, current: Option<&Value>) -> Outcome {
         value: Some(true),
         explanations: Vec::new(),
     };
+    // The patch is the command line's alone: its sentences name the flag.
+    let asks = |before: String, after: String| {
+        Message::new()
+            .text(before)
+            .setting(Setting::ForceRestart, Said::None)
+            .text(after)
+            .to_string()
+    };
     let message = match current {
-        Some(Value::Bool(true)) if facts.previous_force => format!(
-            "{file}: force_restart kept on, as --force-restart asks (it was already on in {}; without the flag it would be turned off as carried over)",
-            facts.from
+        Some(Value::Bool(true)) if facts.previous_force => asks(
+            format!("{file}: force_restart kept on, as "),
+            format!(
+                " asks (it was already on in {}; without the flag it would be turned off as carried over)",
+                facts.from
+            ),
         ),
-        Some(Value::Bool(true)) => format!("{file}: force_restart kept on, as --force-restart asks"),
-        other => format!(
-            "{file}: force_restart set to true (was {}), as --force-restart asks: no runtime file changed, so this is what makes running clients restart",
-            show(other)
+        Some(Value::Bool(true)) => asks(
+            format!("{file}: force_restart kept on, as "),
+            " asks".into(),
+        ),
+        other => asks(
+            format!("{file}: force_restart set to true (was {}), as ", show(other)),
+            " asks: no runtime file changed, so this is what makes running clients restart".into(),
         ),
     };
     out.explain(Code::ForceRestartRequested, message);
@@ -236,6 +258,18 @@ mod tests {
         ] {
             assert_eq!(intent(&v), on, "{v}");
         }
+    }
+
+    /// Turned on in this release and asked for: the sentence names the
+    /// flag (the other sentences are pinned in tests/it/patch.rs).
+    #[test]
+    fn kept_on_as_asked_names_the_flag() {
+        let out = decide(&facts(), "v.json", Some(&json!(true)), true);
+        assert_eq!(out.value, Some(true));
+        assert_eq!(
+            out.explanations[0].message,
+            "v.json: force_restart kept on, as --force-restart asks"
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ use serde_json::{json, Map, Value};
 
 use crate::config::Runtime;
 use crate::range::Analysis;
+use crate::setting::{Message, Setting, Value as Said};
 use crate::warning::Code;
 
 pub mod edit;
@@ -260,10 +261,15 @@ fn hidden_by_settings(a: &Analysis) -> Option<Explanation> {
     let check = a.settings_check.as_ref()?;
     (check.runtime_changed && !a.code_changed).then(|| Explanation {
         code: Code::SettingsChangedRuntimeChanged,
-        message: format!(
-            "under the settings of {} the runtime code changed, but {}'s own settings hide it: the runtime_fingerprint recorded here does not show the change; revert the settings change, or bump the version and pass --force-restart so that the updater restarts clients",
-            a.from.reference, a.to.reference
-        ),
+        // The patch is the command line's alone: the flag's spelling.
+        message: Message::new()
+            .text(format!(
+                "under the settings of {} the runtime code changed, but {}'s own settings hide it: the runtime_fingerprint recorded here does not show the change; revert the settings change, or bump the version and pass ",
+                a.from.reference, a.to.reference
+            ))
+            .setting(Setting::ForceRestart, Said::None)
+            .text(" so that the updater restarts clients")
+            .to_string(),
     })
 }
 
@@ -345,12 +351,16 @@ fn finish(
 fn missing(files: &VersionFiles, desired: &mut Vec<(&str, Value)>) -> Vec<Explanation> {
     let mut out = vec![Explanation {
         code: Code::VersionFileMissing,
-        message: format!(
-            "{} has no {} (the gate looks for {}): the patch applies to an empty object, and --write creates the file",
-            files.place,
-            files.target,
-            files.lookup.join(", ")
-        ),
+        message: Message::new()
+            .text(format!(
+                "{} has no {} (the gate looks for {}): the patch applies to an empty object, and ",
+                files.place,
+                files.target,
+                files.lookup.join(", ")
+            ))
+            .setting(Setting::Write, Said::None)
+            .text(" creates the file")
+            .to_string(),
     }];
     match gate_version(&files.others) {
         Some((version, from)) => {

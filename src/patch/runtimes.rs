@@ -18,6 +18,7 @@ use super::{
     KEYS,
 };
 use crate::range::RuntimesAnalysis;
+use crate::setting::{Message, Setting, Value as Said};
 use crate::warning::Code;
 
 /// The top-level key holding each runtime's record.
@@ -85,10 +86,14 @@ pub fn prepare_runtimes(
     } else {
         explanations.push(Explanation {
             code: Code::ForceRestartUntouched,
-            message: format!(
-                "force_restart in {} is shared by every runtime: left as it is (--force-restart sets it)",
-                files.target
-            ),
+            message: Message::new()
+                .text(format!(
+                    "force_restart in {} is shared by every runtime: left as it is (",
+                    files.target
+                ))
+                .setting(Setting::ForceRestart, Said::None)
+                .text(" sets it)")
+                .to_string(),
         });
     }
     finish(&doc, &files, desired, explanations)
