@@ -108,7 +108,9 @@ def test_bad_settings_raise_config_error(tmp_path: Path) -> None:
     with pytest.raises(fpcheck.ConfigError, match="comma"):
         fpcheck.fingerprint(tmp_path, exclude=["a,b"])
     # Settings are named as this package's keywords, never as CLI flags.
-    with pytest.raises(fpcheck.ConfigError, match=r'pass extensions=\["\.py"\] \(or') as no_ext:
+    with pytest.raises(
+        fpcheck.ConfigError, match=r'pass extensions=\["\.py"\] \(or'
+    ) as no_ext:
         fpcheck.fingerprint(tmp_path, extensions=[])
     assert "--ext" not in str(no_ext.value)
     assert issubclass(fpcheck.ConfigError, fpcheck.FpcheckError)

@@ -36,7 +36,9 @@ def test_git_errors_are_named_for_their_cause(repo: Path, tmp_path: Path) -> Non
         fpcheck.fingerprint_at(repo, "v9")
     plain = tmp_path / "plain"
     plain.mkdir()
-    with pytest.raises(fpcheck.RepositoryError, match="pass repo with the path") as gone:
+    with pytest.raises(
+        fpcheck.RepositoryError, match="pass repo with the path"
+    ) as gone:
         fpcheck.fingerprint_at(tmp_path / "missing")
     assert "--repo" not in str(gone.value)
     with pytest.raises(fpcheck.RevisionError):
