@@ -156,25 +156,8 @@ impl GitSource {
 
 #[cfg(test)]
 mod tests {
+    use crate::source::git::test_git as git;
     use crate::source::git::{open_repo, GitSource, Revision};
-    use std::path::Path;
-
-    fn git(dir: &Path, args: &[&str]) {
-        let out = std::process::Command::new("git")
-            .current_dir(dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
-            .args(["-c", "init.defaultBranch=main", "-c", "core.symlinks=true"])
-            .args(args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", dir)
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
 
     /// A root that is a link deeper than its own path: the trees above it
     /// outnumber its segments (this sliced past them and panicked).

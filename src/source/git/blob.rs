@@ -321,6 +321,7 @@ fn inflate_stream(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::git::test_git as git;
     use crate::source::git::{open_repo, GitSource, Revision};
     use sha2::{Digest, Sha256};
     use std::path::Path;
@@ -341,23 +342,6 @@ mod tests {
         assert!(open_object_file(&link).is_none());
         assert!(open_object_file(dir.path()).is_none());
         assert!(open_object_file(&plain).is_some());
-    }
-
-    fn git(dir: &Path, args: &[&str]) {
-        let out = std::process::Command::new("git")
-            .current_dir(dir)
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
-            .args(["-c", "init.defaultBranch=main", "-c", "gc.auto=0"])
-            .args(args)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", dir)
-            .output()
-            .expect("git runs");
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
     }
 
     fn expected(files: &[(&str, &[u8])]) -> String {

@@ -276,3 +276,24 @@ impl Source for GitSource {
         self.attribute_warnings(files)
     }
 }
+
+/// `git` for unit tests that build a repository: no user or system
+/// config, a fixed identity, links as links, no automatic repacking.
+#[cfg(test)]
+pub(crate) fn test_git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+        .args(["-c", "init.defaultBranch=main", "-c", "core.symlinks=true"])
+        .args(["-c", "gc.auto=0"])
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
