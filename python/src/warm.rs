@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use fpcheck::gate::status::{self, CacheUse, Report};
 use fpcheck::select::{select, Rules};
@@ -41,7 +42,25 @@ pub struct Question {
     pub cache: Cache,
 }
 
-type Slot = Arc<Mutex<Option<Watched>>>;
+type Slot = Arc<Mutex<State>>;
+
+/// A runtime's watcher, or when to try making one again.
+#[derive(Default)]
+struct State {
+    watched: Option<Watched>,
+    /// After a watcher could not be set up (more directories than
+    /// `fs.inotify.max_user_watches`, a link among the files...), calls
+    /// before this instant are full checks without trying again: setting
+    /// up and tearing down the watches on every call would cost more than
+    /// the check itself, on the path every tool call takes.
+    retry_at: Option<Instant>,
+    /// The wait before the next try, doubled on each failure.
+    backoff: Duration,
+}
+
+/// The first wait after a failed setup, and the longest.
+const BACKOFF_FIRST: Duration = Duration::from_secs(1);
+const BACKOFF_MAX: Duration = Duration::from_secs(60);
 /// The absolute root, the extensions and the excluded names.
 type Key = (PathBuf, Vec<String>, Vec<String>);
 
@@ -70,12 +89,15 @@ pub fn status(q: &Question) -> Result<Report, Error> {
     // One caller per runtime at a time: a second thread waits for the
     // first's rescan instead of starting its own.
     let mut held = slot.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(w) = held.as_mut() {
+    if let Some(w) = held.watched.as_mut() {
         if w.still_valid() {
             return warm(q, w);
         }
     }
-    *held = None;
+    held.watched = None;
+    if held.retry_at.is_some_and(|at| Instant::now() < at) {
+        return full(q);
+    }
     let pending = watch::start(&q.root, &q.rules);
     let (pending, warnings) = match pending {
         Some(p) => watch_selection(p, &q.root, &q.rules),
@@ -83,8 +105,16 @@ pub fn status(q: &Question) -> Result<Report, Error> {
     };
     let report = full(q)?;
     let fp = &report.status.installed_fingerprint;
-    if let (Some(p), false) = (pending, fp.is_empty()) {
-        *held = Some(p.finish(fp.clone(), warnings));
+    match (pending, fp.is_empty()) {
+        (Some(p), false) => {
+            held.watched = Some(p.finish(fp.clone(), warnings));
+            held.retry_at = None;
+            held.backoff = Duration::ZERO;
+        }
+        _ => {
+            held.backoff = (held.backoff * 2).clamp(BACKOFF_FIRST, BACKOFF_MAX);
+            held.retry_at = Some(Instant::now() + held.backoff);
+        }
     }
     Ok(report)
 }
