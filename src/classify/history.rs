@@ -67,23 +67,14 @@ pub fn avoidable_updates(
             None => code[i].store(true, Ordering::Relaxed),
         }
     }
-    let threads = match threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    }
-    .clamp(1, by_path.len().max(1));
+    let threads = crate::history::worker_threads(threads, by_path.len());
     let shares = share(by_path.into_values().collect(), threads);
     let sync = repo.clone().into_sync();
     std::thread::scope(|s| {
         for share in shares {
             let (sync, code) = (&sync, &code);
             s.spawn(move || {
-                let mut repo = sync.to_thread_local();
-                repo.objects.set_pack_cache(|| {
-                    Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
-                        32 << 20,
-                    ))
-                });
+                let repo = crate::history::thread_repo(sync);
                 let mut classifier = Classifier::new();
                 for changes in share {
                     classify_path(&repo, &mut classifier, updates, &changes, code);

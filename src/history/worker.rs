@@ -229,8 +229,10 @@ impl Source for SharedBlobs<'_> {
         })?;
         let mut blobs = self.blobs.lock().expect("no thread panics holding it");
         blobs.read += 1;
+        // Two threads may read the same blob at once: only the first one
+        // kept counts against the budget.
         if let Some(bytes) = kept {
-            if blobs.bytes + bytes.len() <= BLOB_MEMORY {
+            if blobs.bytes + bytes.len() <= BLOB_MEMORY && !blobs.map.contains_key(&id) {
                 blobs.bytes += bytes.len();
                 blobs.map.insert(id, Arc::new(bytes));
             }

@@ -44,11 +44,10 @@ pub fn escape_markdown(text: &str) -> String {
             // terminal shows them (`\x1b`, `\u{202e}`): a tag or a path
             // cannot reorder what a reviewer reads. The backslash is an
             // entity, as above.
-            c if crate::term::escape(c.encode_utf8(&mut [0; 4])).len() > c.len_utf8() => {
-                let shown = crate::term::escape(c.encode_utf8(&mut [0; 4])).into_owned();
-                out.push_str(&shown.replacen('\\', "&#92;", 1));
-            }
-            c => out.push(c),
+            c => match crate::term::escape(c.encode_utf8(&mut [0; 4])) {
+                std::borrow::Cow::Owned(shown) => out.push_str(&shown.replacen('\\', "&#92;", 1)),
+                std::borrow::Cow::Borrowed(_) => out.push(c),
+            },
         }
     }
     out
