@@ -158,16 +158,14 @@ impl Message {
                 (Piece::Text(t), _) => out.push_str(t),
                 (Piece::Setting(s, value), Spelling::Flag) => {
                     out.push_str(s.flag());
-                    match value {
-                        Value::None => {}
-                        Value::Placeholder(v) | Value::Example { flag: v, .. } => {
-                            out.push(' ');
-                            out.push_str(v);
-                        }
-                        Value::Given(v) => {
-                            out.push(' ');
-                            out.push_str(v);
-                        }
+                    let after = match value {
+                        Value::None => None,
+                        Value::Placeholder(v) | Value::Example { flag: v, .. } => Some(*v),
+                        Value::Given(v) => Some(v.as_str()),
+                    };
+                    if let Some(v) = after {
+                        out.push(' ');
+                        out.push_str(v);
                     }
                 }
                 (Piece::Setting(s, value), Spelling::Keyword) => {
