@@ -121,12 +121,7 @@ pub(super) fn run(args: RangeArgs) -> Result<u8, Failure> {
     };
     let settings = request(&flags, args.root.clone(), true)?;
     let template = match &args.template {
-        Some(path) => Some((
-            path.display().to_string(),
-            std::fs::read_to_string(path).map_err(|e| {
-                Failure::usage(format!("cannot read the template {}: {e}", path.display()))
-            })?,
-        )),
+        Some(path) => Some((path.display().to_string(), read_template(path)?)),
         None => None,
     };
     let mut outcome = range::analyse_runtimes(
@@ -246,4 +241,23 @@ fn terminal_width(terminal: bool) -> u16 {
         .ok()
         .and_then(|c| c.parse().ok())
         .unwrap_or(if terminal { 100 } else { 80 })
+}
+
+/// A template given with `--template`: a regular file of at most 16 MiB,
+/// opened without blocking (a FIFO or a device there must not hang the
+/// report), in UTF-8.
+fn read_template(path: &std::path::Path) -> Result<String, Failure> {
+    let cannot = |why: String| {
+        Failure::usage(format!(
+            "cannot read the template {}: {why}",
+            path.display()
+        ))
+    };
+    let bytes = fpcheck::safe_io::read_regular(
+        path,
+        fpcheck::safe_io::Links::Follow,
+        fpcheck::safe_io::JSON_LIMIT,
+    )
+    .map_err(|e| cannot(e.to_string()))?;
+    String::from_utf8(bytes).map_err(|_| cannot("it is not UTF-8 text".into()))
 }

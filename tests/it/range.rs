@@ -465,6 +465,24 @@ fn templates_render_the_json_context_and_output_goes_to_a_file() {
     assert!(run.stderr.contains("bad.tera"), "{}", run.stderr);
 }
 
+/// A template path that is a FIFO no one writes is refused at once, not
+/// waited on.
+#[test]
+fn a_template_that_is_a_fifo_is_refused_without_hanging() {
+    let repo = released();
+    let fifo = repo.join("pipe.tera");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path, in the test's repo.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let run = repo.fpcheck(&["v1.0.0..", "--template", "pipe.tera"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cannot read the template pipe.tera"),
+        "{}",
+        run.stderr
+    );
+}
+
 #[test]
 fn worktree_mode_asks_before_committing() {
     let repo = released();
