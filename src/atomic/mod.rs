@@ -126,14 +126,8 @@ pub(crate) fn write_atomic_beneath(
         }
         None => None,
     };
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
     let (tmp, mut file) = loop {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = std::ffi::OsString::from(format!(
-            ".{}.tmp-{}-{n}",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
+        let tmp = std::ffi::OsString::from(temp_name(&name.to_string_lossy()));
         match beneath::create_new(&current, &tmp) {
             Ok(file) => break (tmp, file),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
@@ -276,17 +270,23 @@ fn parent_dir(path: &Path) -> PathBuf {
 /// Creates a fresh temporary file beside `target`. The name is unique per
 /// process and call, and `create_new` refuses to reuse a leftover.
 fn create_temp(dir: &Path, target: &Path) -> io::Result<(PathBuf, File)> {
-    static COUNTER: AtomicU32 = AtomicU32::new(0);
     let name = file_name(target);
     loop {
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = dir.join(format!(".{name}.tmp-{}-{n}", std::process::id()));
+        let tmp = dir.join(temp_name(&name));
         match OpenOptions::new().write(true).create_new(true).open(&tmp) {
             Ok(file) => return Ok((tmp, file)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
         }
     }
+}
+
+/// A fresh name for a temporary file beside the file `name`: unique per
+/// process and call, and starting with the prefix [`remove_leftovers`] removes.
+fn temp_name(name: &str) -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!(".{name}.tmp-{}-{n}", std::process::id())
 }
 
 fn file_name(path: &Path) -> String {
