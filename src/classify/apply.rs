@@ -12,10 +12,11 @@ use gix::ObjectId;
 
 use super::{ChangeKind, Classifier};
 use crate::changes::{Changes, Status};
-use crate::range::Analysis;
+use crate::range::{Analysis, SettingsCheck};
 use crate::safe_io::{self, Links};
 use crate::source::Revision;
 use crate::verdict::Reason;
+use crate::warning::{Code, Warning};
 
 /// The most bytes of a file (working tree or blob) read for classification;
 /// a larger "Python file" is `code` (parsing it would take memory many times
@@ -24,12 +25,14 @@ const FILE_LIMIT: u64 = 64 << 20;
 
 /// Whether a restart is avoidable: it is required only because of files
 /// whose changes are all `layout` or `docstrings` (no `force_restart`, no
-/// unavailable fingerprint, nothing added or removed). `None` when the
-/// changes are not classified.
+/// unavailable fingerprint, nothing added or removed, the same settings at
+/// both ends: see [`settings_changed`]). `None` when the changes are not
+/// classified.
 pub fn avoidable(
     restart_required: bool,
     reason: Reason,
     force_restart: bool,
+    settings_changed: bool,
     changes: &Changes,
 ) -> Option<bool> {
     let kinds: Option<Vec<ChangeKind>> = changes.runtime.iter().map(|c| c.change_kind).collect();
@@ -38,9 +41,28 @@ pub fn avoidable(
         restart_required
             && reason == Reason::CodeChanged
             && !force_restart
+            && !settings_changed
             && !kinds.is_empty()
             && kinds.iter().all(|k| k.is_cosmetic()),
     )
+}
+
+/// Whether an update's ends were read with different settings: a settings
+/// cross-check ran (it runs whenever the settings differ) or a warning says
+/// the settings changed or a runtime was read with borrowed settings. Such
+/// an update is never avoidable: the classified files are those the `to`
+/// end's settings select, and a selection change (an exclusion that hides a
+/// changed file, a moved root) is not among them.
+pub fn settings_changed(check: Option<&SettingsCheck>, warnings: &[Warning]) -> bool {
+    check.is_some()
+        || warnings.iter().any(|w| {
+            matches!(
+                w.code,
+                Code::SettingsChanged
+                    | Code::SettingsChangedRuntimeChanged
+                    | Code::RuntimeNotDeclared
+            )
+        })
 }
 
 /// The line a report prints for an avoidable restart of `files` files.
@@ -103,6 +125,7 @@ pub fn annotate(repo: &gix::Repository, analysis: &mut Analysis) {
         analysis.restart_required,
         analysis.reason,
         analysis.to.force_restart,
+        settings_changed(analysis.settings_check.as_ref(), &analysis.warnings),
         &analysis.changes,
     );
 }

@@ -19,7 +19,7 @@ mod indent;
 mod stream;
 mod window;
 
-pub use apply::{annotate, avoidable, avoidable_markdown, avoidable_sentence};
+pub use apply::{annotate, avoidable, avoidable_markdown, avoidable_sentence, settings_changed};
 pub use history::{avoidable_updates, Update};
 pub use stream::Stream;
 use stream::{Kinds, Skip};

@@ -425,3 +425,70 @@ fn history_marks_the_same_restarts_as_ranges_do() {
         }
     }
 }
+
+/// A release that changes the settings is never avoidable, though the one
+/// file the new settings still select changed only a comment: the new
+/// settings exclude a file whose code changed (the settings cross-check
+/// restarts for it), and the diff the classifier sees does not list it.
+#[test]
+fn a_settings_change_is_never_avoidable() {
+    let repo = TestRepo::new();
+    repo.write("src/a.py", "x = 1  # hi\n")
+        .write("src/secret/x.py", "def run(): return \"safe\"\n")
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit("1.0.0");
+    repo.tag("v1.0.0");
+    repo.write("src/a.py", "x = 1  # hello\n")
+        .write("src/secret/x.py", "def run(): return \"EVIL\"\n")
+        .write("fpcheck.toml", "[runtime]\nexclude = [\"secret\"]\n")
+        .write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("1.1.0");
+    repo.tag("v1.1.0");
+
+    let j = json_of(&repo, &[]);
+    assert_eq!(j["restart_required"], true);
+    assert_eq!(j["settings_check"]["runtime_changed"], true);
+    assert_eq!(
+        j["changes"]["runtime"],
+        json!([{"path": "src/a.py", "status": "modified", "change_kind": "layout"}])
+    );
+    assert_eq!(j["avoidable"], false);
+
+    let run = repo.fpcheck(&["history", "--format", "json", "--no-cache"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let h = run.json();
+    assert_eq!(h["releases"][0]["restart_required"], true);
+    assert_eq!(h["releases"][0]["avoidable"], false);
+    assert_eq!(h["summary"]["avoidable_restarts"], 0);
+
+    // The same settings at both ends and only the comment changed:
+    // avoidable, in both (the settings are what made the difference).
+    repo.write("src/a.py", "x = 1  # hey\n")
+        .write("version.json", "{\"version\": \"1.2.0\"}\n");
+    repo.commit("1.2.0");
+    repo.tag("v1.2.0");
+    let run = repo.fpcheck(&["v1.1.0..v1.2.0", "--format", "json"]);
+    assert_eq!(run.json()["avoidable"], true, "{}", run.stdout);
+    let run = repo.fpcheck(&["history", "--format", "json", "--no-cache"]);
+    assert_eq!(run.json()["releases"][1]["avoidable"], true);
+
+    // Settings that select the same files, and a comment change: still
+    // not avoidable (the settings differ).
+    repo.write("src/a.py", "x = 1  # hoy\n")
+        .write(
+            "fpcheck.toml",
+            "[runtime]\nexclude = [\"secret\"]\nextensions = [\".py\", \".pyi\"]\n",
+        )
+        .write("version.json", "{\"version\": \"1.3.0\"}\n");
+    repo.commit("1.3.0");
+    repo.tag("v1.3.0");
+    let run = repo.fpcheck(&["v1.2.0..v1.3.0", "--format", "json"]);
+    let j = run.json();
+    assert_eq!(j["reason"], "code_changed", "{}", run.stdout);
+    assert_eq!(j["avoidable"], false);
+    let run = repo.fpcheck(&["history", "--format", "json", "--no-cache"]);
+    let h = run.json();
+    assert_eq!(h["releases"][2]["restart_required"], true);
+    assert_eq!(h["releases"][2]["avoidable"], false);
+    assert_eq!(h["summary"]["avoidable_restarts"], 1);
+}
