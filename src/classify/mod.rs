@@ -14,6 +14,7 @@ use std::cell::Cell;
 use serde::Serialize;
 
 mod apply;
+mod decode;
 mod history;
 mod indent;
 mod stream;
@@ -99,20 +100,31 @@ impl Classifier {
     }
 
     /// The event stream of one whole file, `None` when it does not parse as
-    /// Python 3 (an error or missing node, Python 2 statements, an
-    /// indentation Python would reject).
-    pub fn stream<'s>(&mut self, source: &'s [u8]) -> Option<Stream<'s>> {
-        let tree = self.parser.parse(source, None)?;
+    /// Python 3 (bytes Python would not decode as `decode.rs` follows it,
+    /// an error or missing node, Python 2 statements, an indentation Python
+    /// would reject).
+    pub fn stream(&mut self, source: &[u8]) -> Option<Stream<'static>> {
+        let source = decode::prepare(source.to_vec())?;
+        let tree = self.parser.parse(&source, None)?;
         let root = tree.root_node();
         if root.has_error() {
             return None;
         }
-        stream::build(root, source, Kinds::get(), Skip::default())
+        stream::build(root, &source, Kinds::get(), Skip::default()).map(Stream::into_owned)
     }
 
     /// Parses `source`; with `previous` (the file's older version),
     /// incrementally from its tree.
+    /// A file Python would not decode (see `decode.rs`) is not parsed: it
+    /// is known not to be valid.
     pub fn parse(&mut self, source: Vec<u8>, previous: Option<&Parsed>) -> Parsed {
+        let Some(source) = decode::prepare(source) else {
+            return Parsed {
+                tree: None,
+                source: Vec::new(),
+                valid: Cell::new(Some(false)),
+            };
+        };
         let old = previous.and_then(|p| {
             let mut tree = p.tree.clone()?;
             tree.edit(&edit_between(&p.source, &source));

@@ -9,6 +9,8 @@
 //! included: its contents are a value, and an f-string's replacement fields
 //! (where PEP 701 even allows comments) are compared byte for byte.
 
+use std::borrow::Cow;
+
 use tree_sitter::{Language, Node};
 
 use super::indent::Frame;
@@ -111,7 +113,7 @@ struct Event {
 
 /// One file's events, with its bytes.
 pub struct Stream<'s> {
-    source: &'s [u8],
+    source: Cow<'s, [u8]>,
     events: Vec<Event>,
 }
 
@@ -142,6 +144,14 @@ impl Stream<'_> {
             LEAF => tx == ty,
             GAP => significant(tx).eq(significant(ty)),
             _ => true,
+        }
+    }
+
+    /// The same stream holding its own copy of the text.
+    pub fn into_owned(self) -> Stream<'static> {
+        Stream {
+            source: Cow::Owned(self.source.into_owned()),
+            events: self.events,
         }
     }
 
@@ -220,7 +230,7 @@ pub(super) fn build<'s>(
         return None;
     }
     Some(Stream {
-        source,
+        source: Cow::Borrowed(source),
         events: b.events,
     })
 }

@@ -272,3 +272,44 @@ fn what_a_left_out_statement_depends_on_is_still_compared() {
         ChangeKind::Code
     );
 }
+
+/// Python ends a line at a lone `\r` and reads `\r\n` as `\n` before
+/// anything else; tree-sitter took a lone `\r` for whitespace or comment
+/// text (each claim checked with python3's `compile`).
+#[test]
+fn line_breaks_are_read_as_python_reads_them() {
+    // `return \r1` returns None, then evaluates 1.
+    assert_eq!(
+        kind("def f():\n    return 1\n", "def f():\n    return \r1\n"),
+        ChangeKind::Code
+    );
+    // The comment ends at the `\r`: `x = 2` is a statement.
+    assert_eq!(
+        kind("x = 1  # hi\n", "x = 1  # hi\rx = 2\n"),
+        ChangeKind::Code
+    );
+    // The same code with other line breaks.
+    assert_eq!(
+        kind("x = 1\ny = 2\n", "x = 1\r\ny = 2  # c\r\n"),
+        ChangeKind::Layout
+    );
+    assert_eq!(kind("x = 1\ry = 2\r", "x = 1\ny = 2\n"), ChangeKind::Layout);
+    assert_eq!(
+        kind(
+            "def f():\r    '''A.'''\r    return 1\r",
+            "def f():\n    '''B.'''\n    return 1\n"
+        ),
+        ChangeKind::Docstrings
+    );
+    // A string's line breaks are part of its value.
+    assert_eq!(
+        kind("x = '''a\nb'''\n", "x = '''a\r\nb'''\n"),
+        ChangeKind::Layout
+    );
+    assert_eq!(
+        kind("x = '''a\nb'''\n", "x = '''a\\r\nb'''\n"),
+        ChangeKind::Code
+    );
+    // Python refuses NUL bytes anywhere.
+    assert_eq!(kind("x = 1  # hi\n", "x = 1  # h\0i\n"), ChangeKind::Code);
+}
