@@ -155,7 +155,7 @@ fn what_does_not_parse_is_code() {
     // Characters tree-sitter skips as space but Python does not.
     assert_eq!(kind("x = 1\n", "x =\u{200b} 1\n"), ChangeKind::Code);
     assert_eq!(kind("x = 1\n", "x =\u{a0}1\n"), ChangeKind::Code);
-    assert_eq!(kind("x = 1\n", "\u{feff}x = 1\n"), ChangeKind::Code);
+    assert_eq!(kind("x = 1\n", "x = 1\n\u{feff}\n"), ChangeKind::Code);
 }
 
 #[test]
@@ -312,4 +312,100 @@ fn line_breaks_are_read_as_python_reads_them() {
     );
     // Python refuses NUL bytes anywhere.
     assert_eq!(kind("x = 1  # hi\n", "x = 1  # h\0i\n"), ChangeKind::Code);
+}
+
+fn kind_bytes(old: &[u8], new: &[u8]) -> ChangeKind {
+    classify(old, new)
+}
+
+/// A declared codec decides what every byte means: one that can turn
+/// comment bytes into code (UTF-7, `unicode_escape`) makes the file `code`;
+/// bytes the codec does not decode make it `code` (Python raises
+/// SyntaxError); Latin-1 is read as Python decodes it.
+#[test]
+fn encodings_are_followed_or_refused() {
+    for codec in ["utf-7", "unicode_escape", "raw_unicode_escape", "utf-16"] {
+        let old = format!("# coding: {codec}\nx = 1\n");
+        assert_eq!(
+            kind(&old, &format!("{old}# c\n")),
+            ChangeKind::Code,
+            "{codec}"
+        );
+    }
+    // Python runs `x = 2` here.
+    assert_eq!(
+        kind(
+            "# coding: utf-7\nx = 1\n",
+            "# coding: utf-7\nx = 1  # +AAo-x = 2\n"
+        ),
+        ChangeKind::Code
+    );
+    assert_eq!(
+        kind(
+            "# -*- coding: unicode_escape -*-\nx = 1\n",
+            "# -*- coding: unicode_escape -*-\nx = 1  # \\u000ax = 2\n"
+        ),
+        ChangeKind::Code
+    );
+    // The second line counts when the first is only a comment.
+    assert_eq!(
+        kind(
+            "#!/usr/bin/env python\n# vim: set fileencoding=utf-7 :\nx = 1\n",
+            "#!/usr/bin/env python\n# vim: set fileencoding=utf-7 :\nx = 1  # +AAo-x = 2\n"
+        ),
+        ChangeKind::Code
+    );
+    // Latin-1: é is one character of a string.
+    let latin = b"# coding: latin-1\nx = '\xe9'\n";
+    let mut commented = latin.to_vec();
+    commented.extend_from_slice(b"# \xe9\n");
+    assert_eq!(kind_bytes(latin, &commented), ChangeKind::Layout);
+    let other = b"# coding: latin-1\nx = '\xe8'\n";
+    assert_eq!(kind_bytes(latin, other), ChangeKind::Code);
+    // ASCII-compatible code pages, for ASCII files.
+    for codec in ["cp1252", "iso-8859-15", "ascii", "utf8", "UTF_8", "latin1"] {
+        let old = format!("# coding: {codec}\nx = 1\n");
+        assert_eq!(
+            kind(&old, &format!("{old}# c\n")),
+            ChangeKind::Layout,
+            "{codec}"
+        );
+    }
+    // cp1252 leaves 0x81 undefined: Python raises SyntaxError.
+    assert_eq!(
+        kind_bytes(
+            b"# coding: cp1252\nx = 1\n",
+            b"# coding: cp1252\nx = 1  # \x81\n"
+        ),
+        ChangeKind::Code
+    );
+    // UTF-8 (declared or not) must be valid: Python 3.11 refuses invalid
+    // bytes in a docstring, not in a comment; refusing both is the safe
+    // side.
+    assert_eq!(
+        kind_bytes(b"x = 1  # hi\n", b"x = 1  # h\xffi\n"),
+        ChangeKind::Code
+    );
+    assert_eq!(
+        kind_bytes(b"'''doc'''\n", b"'''d\xffoc'''\n"),
+        ChangeKind::Code
+    );
+    // A leading byte-order mark is dropped by Python, and allows only a
+    // declaration spelled `utf-8`.
+    assert_eq!(kind("x = 1\n", "\u{feff}x = 1\n"), ChangeKind::Layout);
+    assert_eq!(
+        kind(
+            "\u{feff}# coding: utf-8\nx = 1\n",
+            "\u{feff}# coding: utf-8\nx = 1  # c\n"
+        ),
+        ChangeKind::Layout
+    );
+    for codec in ["latin-1", "utf8"] {
+        let old = format!("\u{feff}# coding: {codec}\nx = 1\n");
+        assert_eq!(
+            kind(&old, &format!("{old}# c\n")),
+            ChangeKind::Code,
+            "{codec}"
+        );
+    }
 }
