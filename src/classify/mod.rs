@@ -17,6 +17,7 @@ mod apply;
 mod decode;
 mod history;
 mod indent;
+mod limits;
 mod stream;
 mod window;
 

@@ -14,12 +14,14 @@ use std::borrow::Cow;
 use tree_sitter::{Language, Node};
 
 use super::indent::Frame;
+use super::limits::{self, MAX_BLOCKS, MAX_BRACKETS, MAX_TREE_DEPTH};
 
 /// Node kinds the stream needs to recognise, as grammar ids.
 pub(super) struct Kinds {
     pub module: u16,
     pub block: u16,
     pub comment: u16,
+    line_continuation: u16,
     string: u16,
     concatenated_string: u16,
     expression_statement: u16,
@@ -29,8 +31,6 @@ pub(super) struct Kinds {
     python2: [u16; 2],
     /// Parts of a compound statement that start a line at its indentation.
     pub clauses: Vec<u16>,
-    /// Nodes whose children can be statements, blocks or clauses.
-    containers: Vec<u16>,
 }
 
 impl Kinds {
@@ -50,6 +50,7 @@ impl Kinds {
             module: id("module"),
             block: id("block"),
             comment: id("comment"),
+            line_continuation: id("line_continuation"),
             string: id("string"),
             concatenated_string: id("concatenated_string"),
             expression_statement: id("expression_statement"),
@@ -65,27 +66,6 @@ impl Kinds {
                 "class_definition",
                 "decorator",
                 "case_clause",
-            ]
-            .into_iter()
-            .map(id)
-            .collect(),
-            containers: [
-                "module",
-                "block",
-                "case_clause",
-                "class_definition",
-                "decorated_definition",
-                "elif_clause",
-                "else_clause",
-                "except_clause",
-                "finally_clause",
-                "for_statement",
-                "function_definition",
-                "if_statement",
-                "match_statement",
-                "try_statement",
-                "while_statement",
-                "with_statement",
             ]
             .into_iter()
             .map(id)
@@ -196,6 +176,17 @@ pub(super) fn build<'s>(
     kinds: &Kinds,
     skip: Skip,
 ) -> Option<Stream<'s>> {
+    walk_tree(root, source, kinds, skip, true)
+}
+
+/// [`build`], recording the events or only making its checks.
+fn walk_tree<'s>(
+    root: Node<'_>,
+    source: &'s [u8],
+    kinds: &Kinds,
+    skip: Skip,
+    record: bool,
+) -> Option<Stream<'s>> {
     u32::try_from(source.len()).ok()?;
     let mut b = Builder {
         source,
@@ -207,6 +198,9 @@ pub(super) fn build<'s>(
         frames: Vec::new(),
         indent_ok: true,
         in_doc: 0,
+        record,
+        brackets: 0,
+        blocks: 0,
     };
     if b.enter(root)? {
         let children = root.child_count();
@@ -236,48 +230,10 @@ pub(super) fn build<'s>(
 }
 
 /// Whether a whole tree parses as Python 3 by the checks [`build`] makes
-/// (no error, no Python 2 statement, indentation Python accepts), without
-/// building events: only the nodes that can hold statements are visited,
-/// since every check is about statements and clauses.
+/// (no error, no Python 2 statement, indentation Python accepts, Python's
+/// limits and the other checks of `limits.rs`), without recording events.
 pub(super) fn valid(root: Node<'_>, source: &[u8], kinds: &Kinds) -> bool {
-    if root.has_error() {
-        return false;
-    }
-    // Each visited container's checker, with where it starts.
-    let mut frames = vec![(Frame::new(root, None, source), root.start_byte())];
-    let mut cursor = root.walk();
-    if !cursor.goto_first_child() {
-        return true;
-    }
-    loop {
-        let child = cursor.node();
-        if !child.is_extra() {
-            let kind = child.kind_id();
-            let Some((frame, start)) = frames.last_mut() else {
-                return false;
-            };
-            if kinds.python2.contains(&kind) || !frame.child_ok(child, source, kinds) {
-                return false;
-            }
-            let start = *start;
-            if kinds.containers.contains(&kind) && cursor.goto_first_child() {
-                frames.push((Frame::new(child, Some(start), source), child.start_byte()));
-                continue;
-            }
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return true;
-            }
-            match frames.pop() {
-                Some((frame, _)) if frame.close_ok() => {}
-                _ => return false,
-            }
-        }
-    }
+    !root.has_error() && walk_tree(root, source, kinds, Skip::default(), false).is_some()
 }
 
 struct Builder<'s, 'k, 't> {
@@ -295,6 +251,12 @@ struct Builder<'s, 'k, 't> {
     /// No indentation Python would reject was seen.
     indent_ok: bool,
     in_doc: usize,
+    /// Whether events are kept (`false`: only the checks are made).
+    record: bool,
+    /// Brackets open at the current leaf.
+    brackets: usize,
+    /// Blocks open at the current node.
+    blocks: usize,
 }
 
 impl<'t> Builder<'_, '_, 't> {
@@ -346,6 +308,11 @@ impl<'t> Builder<'_, '_, 't> {
         if node.is_extra() {
             self.gap(node.start_byte());
             self.last_end = node.end_byte();
+            if kind == self.kinds.line_continuation
+                && !limits::continuation_ok(self.source, node.end_byte())
+            {
+                return None;
+            }
             if kind == self.kinds.comment && is_encoding_declaration(node, self.source) {
                 // It decides how every other byte is decoded.
                 self.push(LEAF | u32::from(kind), node.start_byte(), node.end_byte());
@@ -360,6 +327,7 @@ impl<'t> Builder<'_, '_, 't> {
         let leaf =
             (node.child_count() == 0 && kind != self.kinds.module) || kind == self.kinds.string;
         if leaf {
+            self.leaf_ok(node)?;
             self.gap(node.start_byte());
             self.push(LEAF | u32::from(kind), node.start_byte(), node.end_byte());
             self.last_end = node.end_byte();
@@ -383,10 +351,42 @@ impl<'t> Builder<'_, '_, 't> {
             node.start_byte(),
         ));
         self.push(OPEN | u32::from(kind), node.start_byte(), node.start_byte());
+        if kind == self.kinds.block {
+            self.blocks += 1;
+        }
+        if self.frames.len() > MAX_TREE_DEPTH || self.blocks > MAX_BLOCKS {
+            return None;
+        }
         Some(true)
     }
 
+    /// Checks a leaf against Python's bracket limit, and a docstring's
+    /// escapes (see `limits.rs`); `None` when Python rejects it.
+    fn leaf_ok(&mut self, node: Node<'t>) -> Option<()> {
+        let text = &self.source[node.start_byte()..node.end_byte()];
+        if node.kind_id() == self.kinds.string {
+            if self.in_doc > 0 && !limits::escapes_ok(text) {
+                return None;
+            }
+            if limits::interpolated(text)
+                && self.brackets + limits::brackets_in(text) > MAX_BRACKETS
+            {
+                return None;
+            }
+            return Some(());
+        }
+        match text {
+            [b'(' | b'[' | b'{'] => self.brackets += 1,
+            [b')' | b']' | b'}'] => self.brackets = self.brackets.saturating_sub(1),
+            _ => {}
+        }
+        (self.brackets <= MAX_BRACKETS).then_some(())
+    }
+
     fn close(&mut self, node: Node<'t>) {
+        if node.kind_id() == self.kinds.block {
+            self.blocks -= 1;
+        }
         self.push(CLOSE, node.end_byte(), node.end_byte());
         if let Some((frame, _)) = self.frames.pop() {
             self.indent_ok &= frame.close_ok();
@@ -397,6 +397,9 @@ impl<'t> Builder<'_, '_, 't> {
     }
 
     fn push(&mut self, tag: u32, start: usize, end: usize) {
+        if !self.record {
+            return;
+        }
         // `build` checked that every offset fits.
         self.events.push(Event {
             tag,

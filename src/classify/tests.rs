@@ -409,3 +409,90 @@ fn encodings_are_followed_or_refused() {
         );
     }
 }
+
+/// Files Python rejects that tree-sitter parses, on either side or both
+/// (each claim checked with python3's `compile`).
+#[test]
+fn what_python_rejects_is_code_though_the_tree_parses() {
+    // Docstring escapes Python cannot decode (SyntaxError).
+    for bad in ["\\N{NOPE}", "\\x4", "\\u12", "\\U00110000", "\\x"] {
+        let new = format!("\"\"\"doc {bad}\"\"\"\n");
+        assert_eq!(kind("\"\"\"doc\"\"\"\n", &new), ChangeKind::Code, "{bad}");
+        // Both sides rejected: a comment edit does not make it cosmetic.
+        assert_eq!(
+            kind(&new, &format!("# c\n{new}")),
+            ChangeKind::Code,
+            "{bad}"
+        );
+    }
+    let ok = "def f():\n    '''A \\x41 \\u00e9 \\U0001F600 \\101 \\\\ \\q.'''\n";
+    assert_eq!(kind("def f():\n    '''A.'''\n", ok), ChangeKind::Docstrings);
+    assert_eq!(
+        kind("'''doc'''\n", "r'''doc \\x4 \\N{NOPE}'''\n"),
+        ChangeKind::Docstrings
+    );
+    // A line continuation followed by a blank or comment-only line, or by
+    // the end of the file.
+    assert_eq!(
+        kind("x = 1 + \\\n  2\n", "x = 1 + \\\n\n  2\n"),
+        ChangeKind::Code
+    );
+    assert_eq!(
+        kind("x = 1 + \\\n  2\n", "x = 1 + \\\n  # two\n  2\n"),
+        ChangeKind::Code
+    );
+    assert_eq!(kind("x = 1 \\\n\n", "x = 1 \\\n"), ChangeKind::Code);
+    assert_eq!(
+        kind("x = 1 + \\\n  2\n", "x = 1 + \\\n        2  # two\n"),
+        ChangeKind::Layout
+    );
+}
+
+fn nested_ifs(levels: usize) -> String {
+    let mut s: String = (0..levels)
+        .map(|i| format!("{}if x:\n", " ".repeat(i)))
+        .collect();
+    s.push_str(&format!("{}pass\n", " ".repeat(levels)));
+    s
+}
+
+/// Python's limits: beyond them both sides are rejected, and a comment
+/// edit is not cosmetic (checked with python3's `compile`).
+#[test]
+fn beyond_pythons_limits_is_code() {
+    let parens = |n: usize| format!("x = {}1{}\n", "(".repeat(n), ")".repeat(n));
+    let edit = |s: &str| kind(s, &format!("# c\n{s}"));
+    assert_eq!(edit(&parens(200)), ChangeKind::Layout);
+    assert_eq!(edit(&parens(201)), ChangeKind::Code);
+    let mixed = format!("x = {}1{}\n", "[(".repeat(101), ")]".repeat(101));
+    assert_eq!(edit(&mixed), ChangeKind::Code);
+    // Inside an f-string, counted from its bytes to be safe (Python 3.11
+    // parses an f-string's expressions apart and accepts this one).
+    let fstring = format!(
+        "x = {}f'{{{}1{}}}'{}\n",
+        "(".repeat(150),
+        "(".repeat(60),
+        ")".repeat(60),
+        ")".repeat(150)
+    );
+    assert_eq!(edit(&fstring), ChangeKind::Code);
+    assert_eq!(edit(&nested_ifs(99)), ChangeKind::Layout);
+    assert_eq!(edit(&nested_ifs(100)), ChangeKind::Code);
+    // Expressions nested past the compiler's recursion limit.
+    let sum = |n: usize| format!("x = 1{}\n", " + 1".repeat(n));
+    assert_eq!(edit(&sum(100)), ChangeKind::Layout);
+    assert_eq!(edit(&sum(3000)), ChangeKind::Code);
+    let negations = format!("x = {}1\n", "-".repeat(3000));
+    assert_eq!(edit(&negations), ChangeKind::Code);
+    // A statement past a limit, left out of the comparison as unchanged:
+    // the whole-file check still sees it.
+    let deep = format!("{}\n\ny = 1\n", parens(201));
+    let (got, skip) = windowed(&deep, &deep.replace("y = 1", "y = 1  # c"));
+    assert_eq!(got, ChangeKind::Code);
+    assert!(skip.lead >= 1, "{skip:?}");
+    let blank = "x = 1 + \\\n\n  2\n\n\ny = 1\n";
+    assert_eq!(
+        windowed(blank, &blank.replace("y = 1", "y = 1  # c")).0,
+        ChangeKind::Code
+    );
+}
