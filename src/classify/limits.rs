@@ -23,6 +23,44 @@ pub(super) const MAX_BLOCKS: usize = 99;
 /// them at least one tree level.
 pub(super) const MAX_TREE_DEPTH: usize = 1000;
 
+/// Whether a file may be parsed: its brackets, counted from its bytes
+/// alone, never nest deeper than Python allows, nor do runs of the one-byte
+/// prefix operators (`- - ~x`). tree-sitter's memory grows with what is
+/// open at once (hundreds of times the file's size for a file of nested
+/// brackets or of `-`), and Python rejects such a file anyway.
+///
+/// These are byte counts, not a tokenizer: brackets and operators in
+/// strings and comments count too. The bracket count restarts at a blank
+/// line (which a deep, hostile nesting need not have, and which ends most
+/// statements: counting a whole file's unbalanced brackets in strings would
+/// refuse ordinary files); a run of operators may hold spaces and tabs. They
+/// can only make a file `code` without parsing it: whether the file stays
+/// within Python's limits is the tree's check ([`MAX_BRACKETS`],
+/// [`MAX_TREE_DEPTH`]), and the memory of what they let through is bounded
+/// by the classifier's file size limit (`apply.rs`).
+pub(super) fn may_parse(source: &[u8]) -> bool {
+    let (mut depth, mut run) = (0usize, 0usize);
+    let mut previous = 0u8;
+    for &b in source {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b'\n' if previous == b'\n' => depth = 0,
+            _ => {}
+        }
+        match b {
+            b'-' | b'+' | b'~' => run += 1,
+            b' ' | b'\t' => {}
+            _ => run = 0,
+        }
+        if depth > MAX_BRACKETS || run > MAX_TREE_DEPTH {
+            return false;
+        }
+        previous = b;
+    }
+    true
+}
+
 /// Whether the bytes after a line continuation (`end`: just past its line
 /// break) start a line with code on it, as Python requires outside
 /// brackets (inside them it would accept a blank line: refusing it there

@@ -105,7 +105,7 @@ impl Classifier {
     /// an error or missing node, Python 2 statements, an indentation Python
     /// would reject).
     pub fn stream(&mut self, source: &[u8]) -> Option<Stream<'static>> {
-        let source = decode::prepare(source.to_vec())?;
+        let source = decode::prepare(source.to_vec()).filter(|s| limits::may_parse(s))?;
         let tree = self.parser.parse(&source, None)?;
         let root = tree.root_node();
         if root.has_error() {
@@ -116,10 +116,11 @@ impl Classifier {
 
     /// Parses `source`; with `previous` (the file's older version),
     /// incrementally from its tree.
-    /// A file Python would not decode (see `decode.rs`) is not parsed: it
-    /// is known not to be valid.
+    /// A file Python would not decode (see `decode.rs`) or whose brackets
+    /// nest too deep (`limits::may_parse`) is not parsed: it is known not to
+    /// be valid.
     pub fn parse(&mut self, source: Vec<u8>, previous: Option<&Parsed>) -> Parsed {
-        let Some(source) = decode::prepare(source) else {
+        let Some(source) = decode::prepare(source).filter(|s| limits::may_parse(s)) else {
             return Parsed {
                 tree: None,
                 source: Vec::new(),

@@ -486,7 +486,9 @@ fn beyond_pythons_limits_is_code() {
     assert_eq!(edit(&negations), ChangeKind::Code);
     // A statement past a limit, left out of the comparison as unchanged:
     // the whole-file check still sees it.
-    let deep = format!("{}\n\ny = 1\n", parens(201));
+    // (Blank lines inside the brackets: the byte count before parsing lets
+    // it through, the tree's check does not.)
+    let deep = format!("x = {}1{}\n\ny = 1\n", "(\n\n".repeat(201), ")".repeat(201));
     let (got, skip) = windowed(&deep, &deep.replace("y = 1", "y = 1  # c"));
     assert_eq!(got, ChangeKind::Code);
     assert!(skip.lead >= 1, "{skip:?}");
@@ -495,4 +497,31 @@ fn beyond_pythons_limits_is_code() {
         windowed(blank, &blank.replace("y = 1", "y = 1  # c")).0,
         ChangeKind::Code
     );
+}
+
+/// What nests past Python's limits is refused before parsing (tree-sitter
+/// would take memory hundreds of times the file's size): the parsed value
+/// holds no tree, and the change is `code` at once.
+#[test]
+fn deep_nesting_is_refused_before_parsing() {
+    let brackets = format!("x = {}1{}\n", "(".repeat(1_000_000), ")".repeat(1_000_000));
+    let negations = format!("x = {}1\n", "- ".repeat(500_000));
+    let mut c = Classifier::new();
+    for deep in [&brackets, &negations] {
+        let parsed = c.parse(deep.as_bytes().to_vec(), None);
+        assert!(parsed.tree.is_none());
+        assert!(!parsed.is_valid());
+        assert_eq!(kind(deep, &format!("# c\n{deep}")), ChangeKind::Code);
+    }
+    // The byte count may refuse what Python accepts (brackets in strings
+    // count), never the reverse; a blank line restarts it.
+    let strings = "x = '('\n".repeat(201);
+    assert!(!limits::may_parse(strings.as_bytes()));
+    assert!(limits::may_parse("x = '('\n\n".repeat(201).as_bytes()));
+    assert!(limits::may_parse(
+        format!("# {}\n", "-".repeat(1000)).as_bytes()
+    ));
+    assert!(!limits::may_parse(
+        format!("# {}\n", "-".repeat(1001)).as_bytes()
+    ));
 }

@@ -73,15 +73,19 @@ fn a_comment_only_release_is_an_avoidable_restart() {
 
 #[test]
 fn a_file_over_the_read_limit_is_code_without_being_parsed() {
-    // A 64 MiB comment: more than classification reads from a blob (a parse
-    // would take memory many times its size), so the change counts as code.
-    let big = format!("x = 1\n#{}\n", "a".repeat(64 << 20));
+    // A 1 MiB comment: more than classification reads from a blob (a parse
+    // would take memory many times its size), so the change counts as code;
+    // a file just under the limit is parsed.
+    let big = format!("x = 1\n#{}\n", "a".repeat(1 << 20));
+    let under = format!("x = 1\n#{}\n", "a".repeat((1 << 20) - 100));
     let repo = TestRepo::new();
     repo.write("src/big.py", &big)
+        .write("src/under.py", &under)
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
     repo.commit("1.0.0");
     repo.tag("v1.0.0");
     repo.write("src/big.py", big.replacen("#a", "#b", 1))
+        .write("src/under.py", under.replacen("#a", "#b", 1))
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
     repo.commit("1.1.0");
     repo.tag("v1.1.0");
@@ -90,8 +94,34 @@ fn a_file_over_the_read_limit_is_code_without_being_parsed() {
     assert_eq!(j["avoidable"], false);
     assert_eq!(
         j["changes"]["runtime"],
-        json!([{"path": "src/big.py", "status": "modified", "change_kind": "code"}])
+        json!([
+            {"path": "src/big.py", "status": "modified", "change_kind": "code"},
+            {"path": "src/under.py", "status": "modified", "change_kind": "layout"}
+        ])
     );
+}
+
+/// A 2 MB file of nested brackets (Python: "too many nested parentheses")
+/// took hundreds of MiB to parse; it is now refused before parsing.
+#[test]
+fn deeply_nested_files_are_code_without_being_parsed() {
+    let nested = format!("x = {}1{}\n", "(".repeat(1_000_000), ")".repeat(1_000_000));
+    let repo = TestRepo::new();
+    repo.write("src/deep.py", &nested)
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit("1.0.0");
+    repo.tag("v1.0.0");
+    repo.write("src/deep.py", format!("# c\n{nested}"))
+        .write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit("1.1.0");
+    repo.tag("v1.1.0");
+    let started = std::time::Instant::now();
+    let j = json_of(&repo, &[]);
+    assert_eq!(
+        j["changes"]["runtime"],
+        json!([{"path": "src/deep.py", "status": "modified", "change_kind": "code"}])
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
 }
 
 #[test]
