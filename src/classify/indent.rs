@@ -16,13 +16,15 @@ use tree_sitter::Node;
 
 use super::stream::Kinds;
 
-/// What an open node needs to check its children.
+/// What an open node needs to check its children. The leading whitespace
+/// of its lines is looked up only when a check needs it (for a block, or a
+/// clause): most open nodes are expressions, which need neither.
 pub(super) struct Frame {
     kind: u16,
-    /// The leading whitespace of the line where the node starts.
-    own: (usize, usize),
-    /// For a block: the leading whitespace of the line of its statement.
-    owner: (usize, usize),
+    /// Where the node starts.
+    start: usize,
+    /// Where its parent starts (for a block: its statement).
+    parent_start: Option<usize>,
     /// For a block: the whitespace of its first line-starting child.
     first: Option<(usize, usize)>,
     /// For a block: a child that does not start its line.
@@ -31,11 +33,11 @@ pub(super) struct Frame {
 
 impl Frame {
     /// The frame of `node`, whose parent starts at `parent_start`.
-    pub(super) fn new(node: Node<'_>, parent_start: Option<usize>, source: &[u8]) -> Frame {
+    pub(super) fn new(node: Node<'_>, parent_start: Option<usize>) -> Frame {
         Frame {
             kind: node.kind_id(),
-            own: leading_whitespace(source, node.start_byte()),
-            owner: parent_start.map_or((0, 0), |p| leading_whitespace(source, p)),
+            start: node.start_byte(),
+            parent_start,
             first: None,
             inline: false,
         }
@@ -43,26 +45,34 @@ impl Frame {
 
     /// Checks a child (not a comment) as it is entered.
     pub(super) fn child_ok(&mut self, child: Node<'_>, source: &[u8], kinds: &Kinds) -> bool {
-        let ws = line_start_whitespace(source, child.start_byte());
         let text = |r: (usize, usize)| &source[r.0..r.1];
         if self.kind == kinds.module {
+            let ws = line_start_whitespace(source, child.start_byte());
             return ws.is_none_or(|w| w.0 == w.1);
         }
         if self.kind == kinds.block {
-            let Some(ws) = ws else {
+            let Some(ws) = line_start_whitespace(source, child.start_byte()) else {
                 self.inline = true;
                 return true;
             };
             return match self.first {
                 None => {
-                    let (w, owner) = (text(ws), text(self.owner));
+                    // The leading whitespace of the line of its statement.
+                    let owner = self
+                        .parent_start
+                        .map_or((0, 0), |p| leading_whitespace(source, p));
+                    let (w, owner) = (text(ws), text(owner));
                     self.first = Some(ws);
                     w.len() > owner.len() && w.starts_with(owner)
                 }
                 Some(f) => text(f) == text(ws),
             };
         }
-        !(kinds.clauses.contains(&child.kind_id()) && ws.is_some_and(|w| text(w) != text(self.own)))
+        if !kinds.clauses.contains(&child.kind_id()) {
+            return true;
+        }
+        let own = leading_whitespace(source, self.start);
+        line_start_whitespace(source, child.start_byte()).is_none_or(|w| text(w) == text(own))
     }
 
     /// Checks what can only be known once all children were seen: `if x: a`

@@ -346,10 +346,8 @@ impl<'t> Builder<'_, '_, 't> {
         }
         self.open.push(is_doc);
         let parent_start = self.frames.last().map(|(_, start)| *start);
-        self.frames.push((
-            Frame::new(node, parent_start, self.source),
-            node.start_byte(),
-        ));
+        self.frames
+            .push((Frame::new(node, parent_start), node.start_byte()));
         self.push(OPEN | u32::from(kind), node.start_byte(), node.start_byte());
         if kind == self.kinds.block {
             self.blocks += 1;
