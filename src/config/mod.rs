@@ -209,7 +209,11 @@ impl ConfigFile {
         }
         // A name that shows as nothing cannot be chosen with --runtime or
         // told apart in a report.
-        if let Some(name) = file.runtimes.keys().find(|n| n.chars().all(invisible)) {
+        if let Some(name) = file
+            .runtimes
+            .keys()
+            .find(|n| n.chars().all(crate::term::blank))
+        {
             return Err(ConfigError::Invalid(format!(
                 "{shown}: [runtimes.\"{}\"] has an empty name (or only spaces or control characters): name the runtime, e.g. [runtimes.server]",
                 crate::term::escape(name)
@@ -280,13 +284,6 @@ impl ConfigFile {
             },
         }
     }
-}
-
-/// A character that shows as nothing, or is escaped as a control.
-fn invisible(c: char) -> bool {
-    c.is_whitespace()
-        || c.is_control()
-        || matches!(c, '\u{61c}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
 }
 
 /// toml's message with the line and column, but never its excerpt of the
