@@ -198,8 +198,8 @@ impl Source for WorktreeSource {
             Ok(Found::File(real)) => real,
             // A directory, FIFO, socket or device where the gate reads: not
             // skipped, in the words of the installed directory's reading
-            // (`--dir`, the gate), which reports it as unreadable (docs/
-            // gate.md: what it would say cannot be ruled out).
+            // (`--dir`, the gate), which reports it as unreadable: what it
+            // would say cannot be ruled out (docs/gate.md).
             Ok(found @ (Found::Dir(_) | Found::Other)) => {
                 let problem = match found {
                     Found::Dir(_) => safe_io::ReadError::NotRegular("directory").to_string(),
