@@ -50,6 +50,10 @@ const BOM: &[u8] = b"\xef\xbb\xbf";
 /// `\r\n` and lone `\r` become `\n`, as CPython's `translate_newlines`
 /// does before anything else; in place (the text only shrinks).
 fn normalise_newlines(mut s: Vec<u8>) -> Vec<u8> {
+    // `contains` is a fast search, and most files have no `\r`.
+    if !s.contains(&b'\r') {
+        return s;
+    }
     let Some(first) = s.iter().position(|b| *b == b'\r') else {
         return s;
     };

@@ -263,19 +263,24 @@ impl<'t> Builder<'_, '_, 't> {
     /// Emits the events of `node` and everything below it.
     fn walk(&mut self, node: Node<'t>) -> Option<()> {
         let mut cursor = node.walk();
+        // Below `node` (the cursor's own depth is counted up its stack on
+        // each call).
+        let mut depth = 0usize;
         'walk: loop {
             let at = cursor.node();
             if self.enter(at)? && cursor.goto_first_child() {
+                depth += 1;
                 continue;
             }
             loop {
-                if cursor.depth() == 0 {
+                if depth == 0 {
                     break 'walk;
                 }
                 if cursor.goto_next_sibling() {
                     continue 'walk;
                 }
                 cursor.goto_parent();
+                depth -= 1;
                 self.close(cursor.node());
             }
         }
