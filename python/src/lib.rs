@@ -337,14 +337,20 @@ fn snapshot<'py>(
 /// checks it exactly as it reads `--before`).
 enum Before {
     File(PathBuf),
-    Json(Vec<u8>),
+    /// The dict as JSON text, and whether it holds a float JSON cannot
+    /// (NaN, infinities: `json.dumps` writes them anyway, the gate then
+    /// refuses the text).
+    Json(Vec<u8>, bool),
 }
 
 fn before_arg(snapshot: &Bound<'_, PyAny>) -> PyResult<Before> {
     if snapshot.cast::<PyDict>().is_ok() {
         let json = snapshot.py().import("json")?;
         let text: String = json.call_method1("dumps", (snapshot,))?.extract()?;
-        return Ok(Before::Json(text.into_bytes()));
+        let strict = PyDict::new(snapshot.py());
+        strict.set_item("allow_nan", false)?;
+        let nan = json.call_method("dumps", (snapshot,), Some(&strict)).is_err();
+        return Ok(Before::Json(text.into_bytes(), nan));
     }
     Ok(Before::File(snapshot.extract().map_err(|_| {
         pyo3::exceptions::PyTypeError::new_err(
@@ -372,21 +378,25 @@ fn gate<'py>(
     let timeout = timeout_arg(lock_timeout)?;
     let value = detached(py, move || {
         let _tmp;
+        // The private file holding a dict: its name means nothing to the
+        // caller, who passed a dict.
+        let mut private: Option<(String, bool)> = None;
         let before_path = match before {
             Before::File(p) => p,
-            Before::Json(bytes) => {
+            Before::Json(bytes, nan) => {
                 let mut f = tempfile::NamedTempFile::new().map_err(|e| {
                     Error::Snapshot(format!("cannot hold the snapshot in a temporary file: {e}"))
                 })?;
                 std::io::Write::write_all(&mut f, &bytes)
                     .map_err(|e| Error::Snapshot(format!("cannot write the snapshot: {e}")))?;
                 let path = f.path().to_path_buf();
+                private = Some((path.display().to_string(), nan));
                 _tmp = f;
                 path
             }
         };
         let no_hook = |_: &Path| Ok(());
-        let report = run::gate(&run::Request {
+        let mut report = run::gate(&run::Request {
             dir: &runtime_root,
             before: &before_path,
             marker: &marker,
@@ -395,6 +405,12 @@ fn gate<'py>(
             lock_timeout: timeout,
             before_rename: &no_hook,
         });
+        if let (Some((private, nan)), Some(error)) = (&private, report.error.as_mut()) {
+            *error = error.replace(private.as_str(), "the snapshot argument (a dict)");
+            if *nan {
+                error.push_str(": it holds a float NaN or infinity, which JSON cannot");
+            }
+        }
         let value = document(&report);
         // Failures are in the report, with the conservative answer (the
         // marker may have been written): raised, with the report attached.
