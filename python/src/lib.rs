@@ -14,7 +14,7 @@ use pyo3::types::{PyDict, PyString};
 
 use fpcheck::config::{self, ConfigFile, Overrides};
 use fpcheck::gate::{ack as core_ack, document, lock, run, snapshot as core_snapshot, Cause};
-use fpcheck::range::{self, RangeSpec};
+use fpcheck::range::{self, Outcome, RangeSpec};
 use fpcheck::select::Rules;
 use fpcheck::setting::Spelling;
 use fpcheck::source::git::open_repo;
@@ -139,7 +139,8 @@ struct AnalyseSettings {
     extensions: Option<Vec<String>>,
     exclude: Option<Vec<String>>,
     config: Option<PathBuf>,
-    runtime: Option<String>,
+    /// The CLI's repeatable `--runtime`: none means every runtime.
+    runtime: Vec<String>,
     worktree: bool,
     use_cache: bool,
     /// Classify runtime changes (layout / docstrings / code), as the CLI
@@ -165,7 +166,7 @@ impl AnalyseSettings {
                 "extensions" => s.extensions = Some(value.extract()?),
                 "exclude" => s.exclude = Some(value.extract()?),
                 "config" => s.config = Some(value.extract()?),
-                "runtime" => s.runtime = Some(value.extract()?),
+                "runtime" => s.runtime = runtime_names(&value)?,
                 "worktree" => s.worktree = value.extract()?,
                 "use_cache" => s.use_cache = value.extract()?,
                 "classify" => s.classify = value.extract()?,
@@ -181,6 +182,18 @@ impl AnalyseSettings {
     }
 }
 
+/// `runtime=`: one name, or a list of names (the repeatable `--runtime`).
+fn runtime_names(value: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    if let Ok(one) = value.extract::<String>() {
+        return Ok(vec![one]);
+    }
+    value.extract::<Vec<String>>().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(
+            "runtime must be a runtime name (str) or a list of names",
+        )
+    })
+}
+
 #[pyfunction]
 #[pyo3(signature = (repo, from_rev, to_rev="HEAD", **settings))]
 fn analyse<'py>(
@@ -194,7 +207,8 @@ fn analyse<'py>(
     let (from_rev, to_rev) = (from_rev.to_string(), to_rev.to_string());
     let text = detached(py, move || {
         let repo = open_repo(Some(&repo)).map_err(Error::repository)?;
-        let flags = overrides(s.runtime, s.root, s.extensions, s.exclude)?;
+        // The runtimes are chosen by `analyse_runtimes`, as the CLI's.
+        let flags = overrides(None, s.root, s.extensions, s.exclude)?;
         // As the CLI: --config, else the fpcheck.toml committed at each end.
         let choice = match &s.config {
             Some(path) => config::ConfigChoice::File {
@@ -211,7 +225,9 @@ fn analyse<'py>(
             Revision::parse(&repo, &to_rev).map_err(Error::revision)?;
             Some(to_rev)
         };
-        let mut analysis = range::analyse(
+        // The CLI's own call (`fpcheck FROM..TO`): one runtime, or the
+        // `runtimes` array of a monorepo.
+        let mut outcome = range::analyse_runtimes(
             &repo,
             &range::Options {
                 range: RangeSpec {
@@ -223,22 +239,31 @@ fn analyse<'py>(
                 worktree: s.worktree,
                 settings: config::Request { choice, flags },
                 persistent_cache: s.use_cache,
-                digests: range::Digests::Always,
+                // As the CLI: an unchanged selection is not hashed.
+                digests: range::Digests::WhenNeeded,
             },
+            &s.runtime,
         )?;
         if s.classify {
-            fpcheck::classify::annotate(&repo, &mut analysis);
+            match &mut outcome {
+                Outcome::One(analysis) => fpcheck::classify::annotate(&repo, analysis),
+                Outcome::Many(many) => many
+                    .runtimes
+                    .iter_mut()
+                    .for_each(|r| fpcheck::classify::annotate(&repo, &mut r.analysis)),
+            }
         }
         // The CLI's `--format json` text, parsed back: the same object.
-        fpcheck::report::render(
-            &analysis,
-            fpcheck::report::Format::Json,
-            &fpcheck::report::RenderOptions {
-                color: false,
-                max_files: fpcheck::report::DEFAULT_MAX_FILES,
-                width: 80,
-            },
-        )
+        let options = fpcheck::report::RenderOptions {
+            color: false,
+            max_files: fpcheck::report::DEFAULT_MAX_FILES,
+            width: 80,
+        };
+        let format = fpcheck::report::Format::Json;
+        match &outcome {
+            Outcome::One(analysis) => fpcheck::report::render(analysis, format, &options),
+            Outcome::Many(many) => fpcheck::report::render_runtimes(many, format, &options),
+        }
         .map_err(|e| Error::Config(e.0))
     })?;
     let value: serde_json::Value = serde_json::from_str(&text)
