@@ -518,6 +518,7 @@ fn cli_main(py: Python<'_>, args: Vec<OsString>) -> u8 {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
+    warm::install_fork_handler();
     m.add_function(wrap_pyfunction!(fingerprint, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(fingerprint_at, m)?)?;

@@ -9,7 +9,8 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
 use fpcheck::gate::status::{self, CacheUse, Report};
@@ -64,10 +65,63 @@ const BACKOFF_MAX: Duration = Duration::from_secs(60);
 /// The absolute root, the extensions and the excluded names.
 type Key = (PathBuf, Vec<String>, Vec<String>);
 
-/// One watcher per (absolute root, rules), shared by every thread.
-fn registry() -> &'static Mutex<HashMap<Key, Slot>> {
-    static REGISTRY: OnceLock<Mutex<HashMap<Key, Slot>>> = OnceLock::new();
-    REGISTRY.get_or_init(Default::default)
+/// One watcher per (absolute root, rules), shared by every thread of one
+/// process.
+struct Registry {
+    /// The [`FORKS`] count it was made for.
+    generation: u64,
+    slots: Mutex<HashMap<Key, Slot>>,
+}
+
+/// How many `fork`s this process descends from (counted in the child).
+static FORKS: AtomicU64 = AtomicU64::new(0);
+/// The current registry; replaced, never freed, in a forked child.
+static REGISTRY: AtomicPtr<Registry> = AtomicPtr::new(std::ptr::null_mut());
+
+extern "C" fn forked_child() {
+    FORKS.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Counts forks in the child (`pthread_atfork`, so every fork counts:
+/// `os.fork`, `multiprocessing`, a C library's). Called at import.
+pub fn install_fork_handler() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        #[cfg(unix)]
+        // SAFETY: registers a handler that only increments an atomic.
+        unsafe {
+            libc::pthread_atfork(None, None, Some(forked_child));
+        }
+    });
+}
+
+/// This process's registry. A forked child gets a fresh one: it inherits
+/// only the thread that called `fork`, and the parent's locks as they
+/// were, possibly held by a thread in the middle of a rescan that will
+/// never run here (waiting on one would block for ever). The inherited
+/// registry is leaked, not dropped: its maps may be mid-update.
+fn registry() -> &'static Registry {
+    loop {
+        let generation = FORKS.load(Ordering::SeqCst);
+        let current = REGISTRY.load(Ordering::Acquire);
+        // SAFETY: a registry, once published, is never freed.
+        if let Some(r) = unsafe { current.as_ref() } {
+            if r.generation == generation {
+                return r;
+            }
+        }
+        let fresh = Box::into_raw(Box::new(Registry {
+            generation,
+            slots: Mutex::default(),
+        }));
+        match REGISTRY.compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire) {
+            // SAFETY: just published, never freed.
+            Ok(_) => return unsafe { &*fresh },
+            // Another thread published one first: use it.
+            // SAFETY: `fresh` was never shared.
+            Err(_) => drop(unsafe { Box::from_raw(fresh) }),
+        }
+    }
 }
 
 /// Answers the process's question.
@@ -81,6 +135,7 @@ pub fn status(q: &Question) -> Result<Report, Error> {
         q.rules.exclude.clone(),
     );
     let slot = registry()
+        .slots
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .entry(key)
