@@ -292,8 +292,20 @@ fn status_cache(cache: Option<&Bound<'_, PyAny>>) -> PyResult<warm::Cache> {
     ))
 }
 
+/// `verify_interval=`: seconds, >= 0 (0: every call is a full check).
+fn verify_interval_arg(seconds: Option<f64>) -> PyResult<Duration> {
+    match seconds {
+        None => Ok(warm::DEFAULT_VERIFY_INTERVAL),
+        Some(s) => Duration::try_from_secs_f64(s).map_err(|_| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "verify_interval must be a number of seconds >= 0, not {s}"
+            ))
+        }),
+    }
+}
+
 #[pyfunction]
-#[pyo3(signature = (runtime_root, marker, *, process_fingerprint, process_version="", client="", cache=None, extensions=None, exclude=None))]
+#[pyo3(signature = (runtime_root, marker, *, process_fingerprint, process_version="", client="", cache=None, extensions=None, exclude=None, verify_interval=None))]
 #[allow(clippy::too_many_arguments)]
 fn status<'py>(
     py: Python<'py>,
@@ -305,8 +317,10 @@ fn status<'py>(
     cache: Option<&Bound<'py, PyAny>>,
     extensions: Option<Vec<String>>,
     exclude: Option<Vec<String>>,
+    verify_interval: Option<f64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let cache = status_cache(cache)?;
+    let verify_interval = verify_interval_arg(verify_interval)?;
     let (process_fingerprint, process_version) =
         (process_fingerprint.to_string(), process_version.to_string());
     let client = (!client.is_empty()).then(|| client.to_string());
@@ -319,6 +333,7 @@ fn status<'py>(
             process_version,
             client,
             cache,
+            verify_interval,
         };
         let report = warm::status(&question)?;
         Ok(document(&report))
@@ -374,7 +389,9 @@ fn before_arg(snapshot: &Bound<'_, PyAny>) -> PyResult<Before> {
         let text: String = json.call_method1("dumps", (snapshot,))?.extract()?;
         let strict = PyDict::new(snapshot.py());
         strict.set_item("allow_nan", false)?;
-        let nan = json.call_method("dumps", (snapshot,), Some(&strict)).is_err();
+        let nan = json
+            .call_method("dumps", (snapshot,), Some(&strict))
+            .is_err();
         return Ok(Before::Json(text.into_bytes(), nan));
     }
     Ok(Before::File(snapshot.extract().map_err(|_| {
