@@ -33,7 +33,7 @@ def test_a_write_through_a_mapping_is_seen_within_the_verify_interval(
     fp = fpcheck.fingerprint(runtime)
     path = runtime / "plugins" / "memory.py"
     with open(path, "r+b") as f, mmap.mmap(f.fileno(), 0) as mapped:
-        interval = 0.5
+        interval = 1.0
         assert ask(runtime, marker, fp, verify_interval=interval)["cache"] == "miss"
         assert ask(runtime, marker, fp, verify_interval=interval)["cache"] == "hit"
         mapped[0:3] = b"DEF"
