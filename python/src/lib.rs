@@ -292,18 +292,6 @@ fn status_cache(cache: Option<&Bound<'_, PyAny>>) -> PyResult<warm::Cache> {
     ))
 }
 
-/// `verify_interval=`: seconds, >= 0 (0: every call is a full check).
-fn verify_interval_arg(seconds: Option<f64>) -> PyResult<Duration> {
-    match seconds {
-        None => Ok(warm::DEFAULT_VERIFY_INTERVAL),
-        Some(s) => Duration::try_from_secs_f64(s).map_err(|_| {
-            pyo3::exceptions::PyValueError::new_err(format!(
-                "verify_interval must be a number of seconds >= 0, not {s}"
-            ))
-        }),
-    }
-}
-
 #[pyfunction]
 #[pyo3(signature = (runtime_root, marker, *, process_fingerprint, process_version="", client="", cache=None, extensions=None, exclude=None, verify_interval=None))]
 #[allow(clippy::too_many_arguments)]
@@ -320,7 +308,12 @@ fn status<'py>(
     verify_interval: Option<f64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let cache = status_cache(cache)?;
-    let verify_interval = verify_interval_arg(verify_interval)?;
+    // 0: every call is a full check.
+    let verify_interval = seconds_arg(
+        "verify_interval",
+        verify_interval,
+        warm::DEFAULT_VERIFY_INTERVAL,
+    )?;
     let (process_fingerprint, process_version) =
         (process_fingerprint.to_string(), process_version.to_string());
     let client = (!client.is_empty()).then(|| client.to_string());
@@ -473,11 +466,16 @@ fn gate<'py>(
 }
 
 fn timeout_arg(seconds: Option<f64>) -> PyResult<Duration> {
+    seconds_arg("lock_timeout", seconds, lock::DEFAULT_TIMEOUT)
+}
+
+/// A keyword in seconds (>= 0), `default` when not given.
+fn seconds_arg(keyword: &str, seconds: Option<f64>, default: Duration) -> PyResult<Duration> {
     match seconds {
-        None => Ok(lock::DEFAULT_TIMEOUT),
+        None => Ok(default),
         Some(s) => Duration::try_from_secs_f64(s).map_err(|_| {
             pyo3::exceptions::PyValueError::new_err(format!(
-                "lock_timeout must be a number of seconds >= 0, not {s}"
+                "{keyword} must be a number of seconds >= 0, not {s}"
             ))
         }),
     }
