@@ -14,13 +14,15 @@ use std::cell::Cell;
 use serde::Serialize;
 
 mod apply;
+pub(crate) mod cache;
 mod history;
 mod indent;
 mod stream;
 mod window;
 
 pub use apply::{annotate, avoidable, avoidable_markdown, avoidable_sentence};
-pub use history::{avoidable_updates, Update};
+pub(crate) use cache::KindCache;
+pub(crate) use history::{avoidable_updates, Update};
 pub use stream::Stream;
 use stream::{Kinds, Skip};
 
@@ -57,6 +59,8 @@ impl ChangeKind {
 /// many files).
 pub struct Classifier {
     parser: tree_sitter::Parser,
+    /// Files parsed so far.
+    parses: usize,
 }
 
 /// One parsed version of a file, kept so that its next version can be
@@ -95,7 +99,7 @@ impl Classifier {
         parser
             .set_language(&language)
             .expect("the bundled grammar matches the tree-sitter version");
-        Classifier { parser }
+        Classifier { parser, parses: 0 }
     }
 
     /// The event stream of one whole file, `None` when it does not parse as
@@ -119,11 +123,18 @@ impl Classifier {
             Some(tree)
         });
         let tree = self.parser.parse(&source, old.as_ref());
+        self.parses += 1;
         Parsed {
             tree,
             source,
             valid: Cell::new(None),
         }
+    }
+
+    /// How many files [`Classifier::parse`] parsed (for the history's
+    /// statistics).
+    pub fn parses(&self) -> usize {
+        self.parses
     }
 
     /// How `new` differs from `old` (each parsed once, `new` incrementally).
