@@ -22,7 +22,7 @@ use gix::ObjectId;
 use super::apply::{blob_at, read_blob};
 use super::cache::KindCache;
 use super::{compare_parsed, ChangeKind, Classifier, Parsed};
-use crate::changes::{self, Status};
+use crate::changes;
 
 /// One update of a history, as classification sees it.
 pub(crate) struct Update<'a> {
@@ -161,28 +161,29 @@ struct Learnt {
 /// addition, a deletion, a rename, a mode or type change: `code`) or
 /// nothing did.
 fn modified(i: usize, u: &Update<'_>) -> Option<Vec<Change>> {
-    let root = u.root;
-    let changes = changes::between_selections(u.ids.0, u.ids.1, root);
-    if changes.runtime.is_empty() {
+    let (from, to) = u.ids;
+    // The same paths at both ends, or something was added, deleted or
+    // renamed (what `changes::between_selections` would say, without its
+    // lookups: both are sorted).
+    if from.len() != to.len() {
         return None;
     }
-    changes
-        .runtime
-        .iter()
-        .map(|c| {
-            if c.status != Status::Modified {
-                return None;
-            }
-            let rel = below(root, &c.path);
-            Some(Change {
+    let mut files = Vec::new();
+    for ((path, old), (other, new)) in from.iter().zip(to) {
+        if path != other {
+            return None;
+        }
+        if old != new {
+            files.push(Change {
                 update: i,
-                path: c.path.clone(),
-                old: *u.ids.0.get(rel)?,
-                new: *u.ids.1.get(rel)?,
+                path: changes::join(u.root, path),
+                old: *old,
+                new: *new,
                 known: None,
-            })
-        })
-        .collect()
+            });
+        }
+    }
+    (!files.is_empty()).then_some(files)
 }
 
 /// Splits the paths' changes into `threads` shares of about as many
@@ -267,11 +268,8 @@ struct Blobs<'a> {
 
 impl Blobs<'_> {
     /// The bytes of blob `id` (see [`read_blob`]).
-    fn read(&self, id: ObjectId) -> Option<Vec<u8>> {
-        match (self.inflated)(id) {
-            Some(bytes) => Some(bytes.to_vec()),
-            None => read_blob(self.repo, id),
-        }
+    fn read(&self, id: ObjectId) -> Option<Arc<Vec<u8>>> {
+        (self.inflated)(id).or_else(|| read_blob(self.repo, id).map(Arc::new))
     }
 }
 
@@ -296,14 +294,4 @@ fn compared_later(changes: &[Change], k: usize, code: &[AtomicBool]) -> bool {
 fn own_blobs(repo: &gix::Repository, updates: &[Update<'_>], c: &Change) -> bool {
     let trees = updates[c.update].trees;
     blob_at(repo, trees.0, &c.path) == Some(c.old) && blob_at(repo, trees.1, &c.path) == Some(c.new)
-}
-
-/// `path` (from the top) below the runtime root.
-fn below<'p>(root: &str, path: &'p str) -> &'p str {
-    if root.is_empty() {
-        return path;
-    }
-    path.strip_prefix(root)
-        .and_then(|p| p.strip_prefix('/'))
-        .unwrap_or(path)
 }

@@ -318,3 +318,34 @@ fn shared_prefix_and_suffix_follow_their_definition() {
         assert_eq!(window::shared(a, a), naive(a, a));
     }
 }
+
+/// The edit's positions are the rows and byte columns of its offsets.
+#[test]
+fn edit_positions_are_rows_and_columns() {
+    let point = |s: &[u8], at: usize| {
+        let before = &s[..at];
+        let row = before.iter().filter(|b| **b == b'\n').count();
+        let line = before
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i + 1);
+        tree_sitter::Point {
+            row,
+            column: at - line,
+        }
+    };
+    let old = "import os\n\ndef f(x):\n    return x  # one\n".as_bytes();
+    for new in [
+        "# top\nimport os\n\ndef f(x):\n    return x  # one\n",
+        "import os\n\ndef f(x):\n    return x  # two\n\n\n",
+        "import os\n\n\n\ndef g(x):\n    return x  # one\n",
+        "import os\n\ndef f(x):\n    return x  # one\n",
+        "",
+    ] {
+        let new = new.as_bytes();
+        let e = edit_between(old, new);
+        assert_eq!(e.start_position, point(old, e.start_byte));
+        assert_eq!(e.old_end_position, point(old, e.old_end_byte));
+        assert_eq!(e.new_end_position, point(new, e.new_end_byte));
+    }
+}
