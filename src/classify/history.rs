@@ -78,25 +78,7 @@ pub(crate) fn avoidable_updates(
         .iter()
         .map(|u| AtomicBool::new(!u.candidate))
         .collect();
-    let mut by_path: BTreeMap<String, Vec<Change>> = BTreeMap::new();
-    let mut cached = 0;
-    for (i, u) in updates.iter().enumerate().filter(|(_, u)| u.candidate) {
-        match modified(i, u) {
-            Some(files) => {
-                for mut c in files {
-                    // Every remembered answer first: an update known to
-                    // change code needs none of its other files parsed.
-                    c.known = cache.get(c.old, c.new);
-                    cached += usize::from(c.known.is_some());
-                    if c.known == Some(ChangeKind::Code) {
-                        code[i].store(true, Ordering::Relaxed);
-                    }
-                    by_path.entry(c.path.clone()).or_default().push(c);
-                }
-            }
-            None => code[i].store(true, Ordering::Relaxed),
-        }
-    }
+    let (by_path, cached) = changes_by_path(updates, cache, &code);
     let threads = crate::history::worker_threads(threads, by_path.len());
     let shares = share(by_path.into_values().collect(), threads);
     let sync = repo.clone().into_sync();
@@ -148,6 +130,35 @@ pub(crate) fn avoidable_updates(
         parsed,
         cached,
     }
+}
+
+/// The modified files of the candidate updates, by path, in release order,
+/// each with its remembered kind, and how many were remembered. Marks the
+/// updates already known to change code: anything but modified files, or
+/// a remembered `code` change (so that none of their other files is
+/// parsed).
+fn changes_by_path(
+    updates: &[Update<'_>],
+    cache: &KindCache,
+    code: &[AtomicBool],
+) -> (BTreeMap<String, Vec<Change>>, usize) {
+    let mut by_path: BTreeMap<String, Vec<Change>> = BTreeMap::new();
+    let mut cached = 0;
+    for (i, u) in updates.iter().enumerate().filter(|(_, u)| u.candidate) {
+        let Some(files) = modified(i, u) else {
+            code[i].store(true, Ordering::Relaxed);
+            continue;
+        };
+        for mut c in files {
+            c.known = cache.get(c.old, c.new);
+            cached += usize::from(c.known.is_some());
+            if c.known == Some(ChangeKind::Code) {
+                code[i].store(true, Ordering::Relaxed);
+            }
+            by_path.entry(c.path.clone()).or_default().push(c);
+        }
+    }
+    (by_path, cached)
 }
 
 /// What one thread computed: kinds to remember, and its parses.
