@@ -22,12 +22,33 @@
 //! for files that are all ASCII (for those the decoding changes nothing).
 //! Any other declaration refuses the file.
 
+use std::sync::Arc;
+
 /// The text to parse for a file's bytes, `None` when the file is refused
-/// (its changes are then `code`).
-pub(super) fn prepare(source: Vec<u8>) -> Option<Vec<u8>> {
+/// (its changes are then `code`). The bytes are shared, not copied, when
+/// Python reads them as they are (no `\r`, no byte-order mark, UTF-8 or
+/// ASCII): the common case.
+pub(super) fn prepare(source: Arc<Vec<u8>>) -> Option<Arc<Vec<u8>>> {
     if source.contains(&0) {
         return None;
     }
+    let source = if source.contains(&b'\r') || source.starts_with(BOM) {
+        Arc::new(rewrite(Arc::unwrap_or_clone(source))?)
+    } else {
+        source
+    };
+    match encoding(&source) {
+        Encoding::Utf8 => std::str::from_utf8(&source).is_ok().then_some(source),
+        Encoding::Latin1 if source.is_ascii() => Some(source),
+        Encoding::Latin1 => Some(Arc::new(latin1_to_utf8(&source))),
+        Encoding::AsciiCompatible => source.is_ascii().then_some(source),
+        Encoding::Other => None,
+    }
+}
+
+/// Line breaks normalised and a leading byte-order mark dropped, as Python
+/// does; `None` when the mark comes with a declaration Python refuses.
+fn rewrite(source: Vec<u8>) -> Option<Vec<u8>> {
     let mut source = normalise_newlines(source);
     if source.starts_with(BOM) {
         // After a byte-order mark Python refuses any declaration that
@@ -37,12 +58,7 @@ pub(super) fn prepare(source: Vec<u8>) -> Option<Vec<u8>> {
         }
         source.drain(..BOM.len());
     }
-    match encoding(&source) {
-        Encoding::Utf8 => std::str::from_utf8(&source).is_ok().then_some(source),
-        Encoding::Latin1 => Some(latin1_to_utf8(source)),
-        Encoding::AsciiCompatible => source.is_ascii().then_some(source),
-        Encoding::Other => None,
-    }
+    Some(source)
 }
 
 const BOM: &[u8] = b"\xef\xbb\xbf";
@@ -50,10 +66,6 @@ const BOM: &[u8] = b"\xef\xbb\xbf";
 /// `\r\n` and lone `\r` become `\n`, as CPython's `translate_newlines`
 /// does before anything else; in place (the text only shrinks).
 fn normalise_newlines(mut s: Vec<u8>) -> Vec<u8> {
-    // `contains` is a fast search, and most files have no `\r`.
-    if !s.contains(&b'\r') {
-        return s;
-    }
     let Some(first) = s.iter().position(|b| *b == b'\r') else {
         return s;
     };
@@ -76,10 +88,7 @@ fn normalise_newlines(mut s: Vec<u8>) -> Vec<u8> {
 }
 
 /// Each byte of Latin-1 is the code point of the same value.
-fn latin1_to_utf8(s: Vec<u8>) -> Vec<u8> {
-    if s.is_ascii() {
-        return s;
-    }
+fn latin1_to_utf8(s: &[u8]) -> Vec<u8> {
     s.iter().map(|b| char::from(*b)).collect::<String>().into()
 }
 

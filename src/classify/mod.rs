@@ -10,10 +10,12 @@
 //! syntax-tree events, so that nothing here tokenises Python by hand.
 
 use std::cell::Cell;
+use std::sync::Arc;
 
 use serde::Serialize;
 
 mod apply;
+pub(crate) mod cache;
 mod decode;
 mod history;
 mod indent;
@@ -22,7 +24,8 @@ mod stream;
 mod window;
 
 pub use apply::{annotate, avoidable, avoidable_markdown, avoidable_sentence, settings_changed};
-pub use history::{avoidable_updates, Update};
+pub(crate) use cache::KindCache;
+pub(crate) use history::{avoidable_updates, Update};
 pub use stream::Stream;
 use stream::{Kinds, Skip};
 
@@ -59,6 +62,8 @@ impl ChangeKind {
 /// many files).
 pub struct Classifier {
     parser: tree_sitter::Parser,
+    /// Files parsed so far.
+    parses: usize,
 }
 
 /// One parsed version of a file, kept so that its next version can be
@@ -66,7 +71,8 @@ pub struct Classifier {
 /// gives the same tree as a fresh parse) and compared where it changed.
 pub struct Parsed {
     tree: Option<tree_sitter::Tree>,
-    source: Vec<u8>,
+    /// Shared with the history's kept blobs, not copied.
+    source: Arc<Vec<u8>>,
     /// Whether the whole file parses as Python 3 (see [`Classifier::stream`]),
     /// once known.
     valid: Cell<Option<bool>>,
@@ -97,7 +103,7 @@ impl Classifier {
         parser
             .set_language(&language)
             .expect("the bundled grammar matches the tree-sitter version");
-        Classifier { parser }
+        Classifier { parser, parses: 0 }
     }
 
     /// The event stream of one whole file, `None` when it does not parse as
@@ -105,8 +111,8 @@ impl Classifier {
     /// an error or missing node, Python 2 statements, an indentation Python
     /// would reject).
     pub fn stream(&mut self, source: &[u8]) -> Option<Stream<'static>> {
-        let source = decode::prepare(source.to_vec()).filter(|s| limits::may_parse(s))?;
-        let tree = self.parser.parse(&source, None)?;
+        let source = decode::prepare(Arc::new(source.to_vec())).filter(|s| limits::may_parse(s))?;
+        let tree = self.parser.parse(source.as_slice(), None)?;
         let root = tree.root_node();
         if root.has_error() {
             return None;
@@ -119,11 +125,11 @@ impl Classifier {
     /// A file Python would not decode (see `decode.rs`) or whose brackets
     /// nest too deep (`limits::may_parse`) is not parsed: it is known not to
     /// be valid.
-    pub fn parse(&mut self, source: Vec<u8>, previous: Option<&Parsed>) -> Parsed {
-        let Some(source) = decode::prepare(source).filter(|s| limits::may_parse(s)) else {
+    pub fn parse(&mut self, source: impl Into<Arc<Vec<u8>>>, previous: Option<&Parsed>) -> Parsed {
+        let Some(source) = decode::prepare(source.into()).filter(|s| limits::may_parse(s)) else {
             return Parsed {
                 tree: None,
-                source: Vec::new(),
+                source: Arc::new(Vec::new()),
                 valid: Cell::new(Some(false)),
             };
         };
@@ -132,12 +138,19 @@ impl Classifier {
             tree.edit(&edit_between(&p.source, &source));
             Some(tree)
         });
-        let tree = self.parser.parse(&source, old.as_ref());
+        let tree = self.parser.parse(source.as_slice(), old.as_ref());
+        self.parses += 1;
         Parsed {
             tree,
             source,
             valid: Cell::new(None),
         }
+    }
+
+    /// How many files [`Classifier::parse`] parsed (for the history's
+    /// statistics).
+    pub fn parses(&self) -> usize {
+        self.parses
     }
 
     /// How `new` differs from `old` (each parsed once, `new` incrementally).
@@ -167,7 +180,7 @@ pub fn compare_parsed(old: &Parsed, new: &Parsed) -> ChangeKind {
         return ChangeKind::Code;
     }
     let kinds = Kinds::get();
-    let (skip_a, skip_b) = window::skips((ta, &old.source), (tb, &new.source), kinds);
+    let (skip_a, skip_b) = window::skips((ta, &old.source[..]), (tb, &new.source[..]), kinds);
     let a = stream::build(ra, &old.source, kinds, skip_a);
     if skip_a == Skip::default() {
         old.valid.set(Some(a.is_some()));
@@ -195,30 +208,35 @@ pub fn compare_parsed(old: &Parsed, new: &Parsed) -> ChangeKind {
 }
 
 /// The edit that turns `old` into `new`: the span between their common
-/// prefix and common suffix.
+/// prefix and common suffix. Lines are counted once through the prefix,
+/// then through the changed bytes only.
 fn edit_between(old: &[u8], new: &[u8]) -> tree_sitter::InputEdit {
     let (prefix, suffix) = window::shared(old, new);
     let (old_end, new_end) = (old.len() - suffix, new.len() - suffix);
+    let start = advance(tree_sitter::Point { row: 0, column: 0 }, &old[..prefix]);
     tree_sitter::InputEdit {
         start_byte: prefix,
         old_end_byte: old_end,
         new_end_byte: new_end,
-        start_position: point(old, prefix),
-        old_end_position: point(old, old_end),
-        new_end_position: point(new, new_end),
+        start_position: start,
+        old_end_position: advance(start, &old[prefix..old_end]),
+        new_end_position: advance(start, &new[prefix..new_end]),
     }
 }
 
-/// Row and byte column of `at`, as tree-sitter counts them.
-fn point(source: &[u8], at: usize) -> tree_sitter::Point {
-    let before = &source[..at];
-    let row = before.iter().filter(|b| **b == b'\n').count();
-    let column = at
-        - before
-            .iter()
-            .rposition(|b| *b == b'\n')
-            .map_or(0, |i| i + 1);
-    tree_sitter::Point { row, column }
+/// The row and byte column, as tree-sitter counts them, after `text`
+/// that starts at `from`.
+fn advance(from: tree_sitter::Point, text: &[u8]) -> tree_sitter::Point {
+    match text.iter().rposition(|b| *b == b'\n') {
+        None => tree_sitter::Point {
+            row: from.row,
+            column: from.column + text.len(),
+        },
+        Some(last) => tree_sitter::Point {
+            row: from.row + text.iter().filter(|b| **b == b'\n').count(),
+            column: text.len() - last - 1,
+        },
+    }
 }
 
 /// Compares two whole streams.
