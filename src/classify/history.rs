@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use gix::ObjectId;
 
-use super::apply::{blob_at, read_blob};
+use super::apply::{blob_at, read_blob, FILE_LIMIT};
 use super::cache::KindCache;
 use super::{compare_parsed, ChangeKind, Classifier, Parsed};
 use crate::changes;
@@ -278,9 +278,13 @@ struct Blobs<'a> {
 }
 
 impl Blobs<'_> {
-    /// The bytes of blob `id` (see [`read_blob`]).
+    /// The bytes of blob `id` (see [`read_blob`]); a kept blob over
+    /// [`FILE_LIMIT`] is not parsed either.
     fn read(&self, id: ObjectId) -> Option<Arc<Vec<u8>>> {
-        (self.inflated)(id).or_else(|| read_blob(self.repo, id).map(Arc::new))
+        match (self.inflated)(id) {
+            Some(kept) => (kept.len() as u64 <= FILE_LIMIT).then_some(kept),
+            None => read_blob(self.repo, id).map(Arc::new),
+        }
     }
 }
 

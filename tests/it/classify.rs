@@ -99,6 +99,19 @@ fn a_file_over_the_read_limit_is_code_without_being_parsed() {
             {"path": "src/under.py", "status": "modified", "change_kind": "layout"}
         ])
     );
+    // `history` too: it classifies the blobs it kept (up to its own limit,
+    // 1 MiB today), and the classifier's limit applies to those as well.
+    let run = repo.fpcheck(&["history", "--format", "json", "--no-cache"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["releases"][0]["avoidable"], false);
+    repo.write("src/big.py", big.replacen("#a", "#c", 1))
+        .write("version.json", "{\"version\": \"1.2.0\"}\n");
+    repo.commit("1.2.0");
+    repo.tag("v1.2.0");
+    // Packed, the versions are deltas, inflated whole and kept.
+    repo.git(&["gc", "--quiet"]);
+    let run = repo.fpcheck(&["history", "--format", "json", "--no-cache"]);
+    assert_eq!(run.json()["releases"][1]["avoidable"], false);
 }
 
 /// A 2 MB file of nested brackets (Python: "too many nested parentheses")
