@@ -297,6 +297,18 @@ impl<'a> Order<'a> {
     }
 }
 
+/// Whether a tree with these entries (name, kind) is well formed, as
+/// [`Order`] proves it: `false` leaves the question to a closer look.
+pub(super) fn well_formed<'a>(entries: impl Iterator<Item = (&'a [u8], GitKind)>) -> bool {
+    let mut order = Order::default();
+    for (name, kind) in entries {
+        if name.contains(&b'/') || name.contains(&0) || !order.admits(name, kind) {
+            return false;
+        }
+    }
+    true
+}
+
 /// git's order of tree entries: by name, a tree's name read as `name/`.
 fn git_order(a: &[u8], a_tree: bool, b: &[u8], b_tree: bool) -> std::cmp::Ordering {
     let common = a.len().min(b.len());
