@@ -140,6 +140,12 @@ impl FingerprintCache {
         hex::encode(h.finalize())
     }
 
+    /// The selection key of a tree summary made by a scan (see
+    /// [`crate::source::GitSource::plain_selection`]), which counts the files
+    /// but builds no selection: no digest is stored under it.
+    pub(crate) const UNWALKED: &'static str =
+        "0000000000000000000000000000000000000000000000000000000000000000";
+
     /// What a walk of the tree of `tree_key` found, when remembered: the
     /// selection's key and its number of files.
     pub(crate) fn tree(&self, tree_key: &str) -> Option<(String, usize)> {

@@ -5,7 +5,7 @@
 use super::*;
 
 /// Whether a second thread can run beside this one.
-pub(super) fn parallel() -> bool {
+pub(crate) fn parallel() -> bool {
     static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())) >= 2
 }
