@@ -128,7 +128,7 @@ fn long_streams_hash_as_one() {
 fn split_reading_hashes_as_one_thread() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let big = SPLIT_CAP as usize + 17;
+    let big = SPLIT_CAP + 17;
     for i in 0..41usize {
         let size = match i {
             5 => big,
