@@ -15,9 +15,37 @@ pub(super) fn parallel() -> bool {
 /// more than it saves.
 pub(super) const SPLIT_MIN_FILES: usize = 16;
 
-/// Of every `SPLIT_OF` files, the reading thread of [`hash_split`] reads
-/// all but one; the hashing thread reads that one.
+/// Of every `SPLIT_OF` runs of files, the reading thread of [`hash_split`]
+/// reads all but one; the hashing thread reads that one. See [`read_ahead`].
 pub(super) const SPLIT_OF: usize = 4;
+
+/// The most files in one run of [`read_ahead`].
+pub(super) const RUN: usize = 8;
+
+/// Which of `files` (in hash order) the reading thread of [`hash_split`]
+/// reads: they are cut into runs of at most [`RUN`] files of one directory,
+/// and it reads all runs but every `SPLIT_OF`th. A run's files share their
+/// directory, so each thread opens a directory once per run it reads, not
+/// once per file (as three in four files by index did: ~60 more opens).
+pub(super) fn read_ahead(files: &[SelectedFile]) -> Vec<bool> {
+    let (mut run, mut len) = (0usize, 0usize);
+    let mut last: Option<&str> = None;
+    files
+        .iter()
+        .map(|f| {
+            let dir = f.path.rfind('/').map_or("", |i| &f.path[..i]);
+            if last != Some(dir) || len == RUN {
+                if last.is_some() {
+                    run += 1;
+                }
+                len = 0;
+                last = Some(dir);
+            }
+            len += 1;
+            !run.is_multiple_of(SPLIT_OF)
+        })
+        .collect()
+}
 
 /// The largest file the reading thread of [`hash_split`] holds whole;
 /// the hashing thread streams bigger ones itself.
@@ -79,9 +107,9 @@ fn recycle_batch(batch: Batch) {
 
 /// Section 2's digest of a directory's files on two threads. Reading
 /// (open, the kernel's copy, close) costs about what SHA-256 does, and
-/// SHA-256 is one stream that cannot be split: a second thread reads three
-/// files in four ahead, whole (bounded: [`SPLIT_CAP`], [`BATCH`]), handing
-/// them over in batches, while this one reads the fourth and hashes
+/// SHA-256 is one stream that cannot be split: a second thread reads
+/// three runs of files in four ahead ([`read_ahead`]), whole (bounded: [`SPLIT_CAP`], [`BATCH`]), handing
+/// them over in batches, while this one reads the fourth run and hashes
 /// everything in order. The stream hashed is the one [`hash_inline`]
 /// hashes; the first error in hash order is the one returned.
 pub(super) fn hash_split(
@@ -89,7 +117,8 @@ pub(super) fn hash_split(
     mut theirs: Box<dyn FileReader + Send>,
     files: &[SelectedFile],
 ) -> Result<String, SourceError> {
-    let ahead = |i: usize| !i.is_multiple_of(SPLIT_OF);
+    let plan = read_ahead(files);
+    let ahead = |i: usize| plan[i];
     std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(BATCHES_AHEAD);
         scope.spawn(move || {

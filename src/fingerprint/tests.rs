@@ -150,8 +150,15 @@ fn split_reading_hashes_as_one_thread() {
     assert_eq!(split, inline);
     assert!(split.digest.is_some());
     // A file swapped for a FIFO after the walk, at an index either
-    // thread reads, then both: the first in hash order is named.
-    for bad in [[4usize, 4], [5, 5], [7, 12], [12, 7]] {
+    // thread reads, then one of each (either first in hash order): the
+    // first in hash order is named.
+    let plan = read_ahead(&selection.files);
+    let theirs: Vec<usize> = (0..plan.len()).filter(|i| plan[*i]).collect();
+    let mine: Vec<usize> = (0..plan.len()).filter(|i| !plan[*i]).collect();
+    let (a, b) = (mine[1], theirs[2]);
+    let later_mine = *mine.iter().find(|i| **i > b).expect("runs alternate");
+    assert!(a < b && b < later_mine, "{plan:?}");
+    for bad in [[a, a], [b, b], [a, b], [later_mine, b]] {
         let dir = tempfile::tempdir().unwrap();
         for f in &selection.files {
             let to = dir.path().join(&f.path);

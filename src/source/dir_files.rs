@@ -98,6 +98,26 @@ impl DirFiles {
     }
 }
 
+/// Stream buffers kept between fingerprints (two: one per thread): a
+/// long-running process fingerprints again and again, and a fresh 64 KiB
+/// each time costs a `malloc` that consolidates the heap.
+static SPARE_BUFS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+
+impl Drop for DirFiles {
+    fn drop(&mut self) {
+        let mut buf = std::mem::take(&mut self.buf);
+        if buf.capacity() != STREAM_BUF {
+            return;
+        }
+        buf.clear();
+        if let Ok(mut spare) = SPARE_BUFS.lock() {
+            if spare.len() < 2 {
+                spare.push(buf);
+            }
+        }
+    }
+}
+
 impl FileReader for DirFiles {
     fn read(
         &mut self,
@@ -109,7 +129,11 @@ impl FileReader for DirFiles {
         let (file, _) = self.open(path).map_err(|e| self.unreadable(rel, e))?;
         let mut buf = std::mem::take(&mut self.buf);
         if buf.capacity() < STREAM_BUF {
-            buf = Vec::with_capacity(STREAM_BUF);
+            buf = SPARE_BUFS
+                .lock()
+                .ok()
+                .and_then(|mut s| s.pop())
+                .unwrap_or_else(|| Vec::with_capacity(STREAM_BUF));
         }
         let result = loop {
             buf.clear();
