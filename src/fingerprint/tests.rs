@@ -269,3 +269,33 @@ fn detailed_has_no_digests_when_unavailable() {
     assert_eq!(d.fingerprint.digest, None);
     assert!(d.file_digests.is_empty());
 }
+
+/// The two threads of `hash_split` take runs of one directory's files:
+/// a run ends where the directory changes or after `RUN` files, and the
+/// hashing thread reads every `SPLIT_OF`th run.
+#[test]
+fn read_ahead_cuts_runs_by_directory() {
+    let files = |paths: &[String]| -> Vec<SelectedFile> {
+        paths
+            .iter()
+            .map(|p| SelectedFile {
+                path: p.clone(),
+                content: Node::Path(p.into()),
+            })
+            .collect()
+    };
+    // One flat directory: runs of RUN files.
+    let flat: Vec<String> = (0..5 * RUN).map(|i| format!("f{i:03}.py")).collect();
+    let plan = read_ahead(&files(&flat));
+    let runs: Vec<bool> = plan.chunks(RUN).map(|c| c[0]).collect();
+    assert!(plan.chunks(RUN).all(|c| c.iter().all(|x| *x == c[0])));
+    assert_eq!(runs, [false, true, true, true, false]);
+    // Directories of 2 files: one run each, whatever RUN is.
+    let dirs: Vec<String> = (0..10)
+        .map(|i| format!("d{}/f{}.py", i / 2, i % 2))
+        .collect();
+    assert_eq!(
+        read_ahead(&files(&dirs)),
+        [false, false, true, true, true, true, true, true, false, false]
+    );
+}

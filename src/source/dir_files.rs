@@ -263,3 +263,168 @@ fn cstring(path: &Path) -> Result<std::ffi::CString, ReadError> {
     std::ffi::CString::new(path.as_os_str().as_bytes())
         .map_err(|_| ReadError::Io(io::ErrorKind::InvalidInput.into()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Source;
+    use std::path::PathBuf;
+
+    fn reader(root: &Path) -> DirFiles {
+        DirFiles::new(DirSource::with_display(root, "rt"))
+    }
+
+    fn read(r: &mut DirFiles, root: &Path, rel: &str) -> Result<Vec<u8>, String> {
+        let mut got = Vec::new();
+        r.read(rel, &Node::Path(root.join(rel)), &mut |b| {
+            got.extend_from_slice(b)
+        })
+        .map(|()| got)
+        .map_err(|e| e.to_string())
+    }
+
+    fn whole(r: &mut DirFiles, root: &Path, rel: &str, limit: usize) -> Result<Vec<u8>, String> {
+        let mut out = b"kept".to_vec();
+        match r.read_whole(rel, &Node::Path(root.join(rel)), &mut out, limit) {
+            Ok(Whole::Read(n)) => {
+                assert_eq!(out.len(), 4 + n);
+                Ok(out[4..].to_vec())
+            }
+            Ok(Whole::TooBig) => {
+                assert_eq!(out, b"kept", "nothing appended");
+                Err("too big".into())
+            }
+            Err(e) => {
+                assert_eq!(out, b"kept", "nothing appended");
+                Err(e.to_string())
+            }
+        }
+    }
+
+    fn mknod(path: &Path, mode: libc::mode_t, dev: libc::dev_t) {
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+        // SAFETY: mknod with a valid NUL-terminated path in a temp dir.
+        assert_eq!(unsafe { libc::mknod(c.as_ptr(), mode, dev) }, 0, "{path:?}");
+    }
+
+    /// Files of several directories, in and out of order, big and small,
+    /// through one reader (its directory switching) and both ways of
+    /// reading: each gives exactly its bytes.
+    #[test]
+    fn reads_every_file_whole_across_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+        for (i, size) in [0, 1, 4095, STREAM_BUF - 1, STREAM_BUF, 3 * STREAM_BUF + 7]
+            .into_iter()
+            .enumerate()
+        {
+            let rel = format!("d{}/s{}/f{i}.py", i % 2, i % 3);
+            let body: Vec<u8> = (0..size).map(|j| (j * 7 + i) as u8).collect();
+            std::fs::create_dir_all(root.join(&rel).parent().unwrap()).unwrap();
+            std::fs::write(root.join(&rel), &body).unwrap();
+            files.push((rel, body));
+        }
+        let mut r = reader(root);
+        for (rel, body) in files.iter().chain(files.iter().rev()) {
+            assert_eq!(&read(&mut r, root, rel).unwrap(), body, "{rel}");
+            assert_eq!(&whole(&mut r, root, rel, 4 * STREAM_BUF).unwrap(), body);
+        }
+        // Over the limit: nothing appended, whether fstat or the reads say so.
+        let (rel, body) = &files[5];
+        assert_eq!(
+            whole(&mut r, root, rel, body.len() - 1).unwrap_err(),
+            "too big"
+        );
+        assert_eq!(&whole(&mut r, root, rel, body.len()).unwrap(), body);
+    }
+
+    /// What a hostile tree can swap in after the walk is refused on the
+    /// opened descriptor, without blocking or reading it, with the words
+    /// `safe_io::open_regular` uses; a link is followed to its file.
+    #[test]
+    fn fifos_devices_and_directories_are_refused_links_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("pkg")).unwrap();
+        std::fs::write(root.join("pkg/real.py"), b"real").unwrap();
+        mknod(&root.join("pkg/fifo.py"), libc::S_IFIFO | 0o600, 0);
+        // Like /dev/zero: reading it would never end.
+        mknod(
+            &root.join("pkg/zero.py"),
+            libc::S_IFCHR | 0o600,
+            libc::makedev(1, 5),
+        );
+        std::fs::create_dir(root.join("pkg/dir.py")).unwrap();
+        std::os::unix::fs::symlink("real.py", root.join("pkg/link.py")).unwrap();
+        std::os::unix::fs::symlink("loop.py", root.join("pkg/loop.py")).unwrap();
+        std::os::unix::fs::symlink("fifo.py", root.join("pkg/tofifo.py")).unwrap();
+        let mut r = reader(root);
+        for (rel, want) in [
+            (
+                "pkg/fifo.py",
+                Err("rt/pkg/fifo.py: is a FIFO, not a regular file"),
+            ),
+            (
+                "pkg/tofifo.py",
+                Err("rt/pkg/tofifo.py: is a FIFO, not a regular file"),
+            ),
+            (
+                "pkg/zero.py",
+                Err("rt/pkg/zero.py: is a character device, not a regular file"),
+            ),
+            (
+                "pkg/dir.py",
+                Err("rt/pkg/dir.py: is a directory, not a regular file"),
+            ),
+            (
+                "pkg/loop.py",
+                Err("rt/pkg/loop.py: is a symbolic link, which fpcheck does not follow here"),
+            ),
+            ("pkg/gone.py", Err("rt/pkg/gone.py: does not exist")),
+            ("nodir/gone.py", Err("rt/nodir/gone.py: does not exist")),
+            ("pkg/link.py", Ok(b"real".to_vec())),
+        ] {
+            let want = want.map_err(str::to_string);
+            assert_eq!(read(&mut r, root, rel), want, "{rel}");
+            assert_eq!(whole(&mut r, root, rel, 1 << 20), want, "{rel}");
+            // The same words as the one-file path gives.
+            let one = DirSource::with_display(root, "rt");
+            let mut got = Vec::new();
+            let old = one
+                .read(rel, &Node::Path(root.join(rel)), &mut |b| {
+                    got.extend_from_slice(b)
+                })
+                .map(|()| got)
+                .map_err(|e| e.to_string());
+            assert_eq!(old, want, "{rel}");
+        }
+    }
+
+    /// A reader keeps a directory open only while it lives (one
+    /// fingerprint): the next one sees a directory replaced meanwhile.
+    #[test]
+    fn a_replaced_directory_is_seen_by_the_next_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("pkg")).unwrap();
+        std::fs::write(root.join("pkg/a.py"), b"old").unwrap();
+        let mut first = reader(root);
+        assert_eq!(read(&mut first, root, "pkg/a.py").unwrap(), b"old");
+        drop(first);
+        std::fs::rename(root.join("pkg"), root.join("gone")).unwrap();
+        std::fs::create_dir(root.join("pkg")).unwrap();
+        std::fs::write(root.join("pkg/a.py"), b"new").unwrap();
+        let mut next = reader(root);
+        assert_eq!(read(&mut next, root, "pkg/a.py").unwrap(), b"new");
+        // A file at the top of the root (its directory is the root).
+        std::fs::write(root.join("top.py"), b"top").unwrap();
+        let top: PathBuf = root.join("top.py");
+        let mut got = Vec::new();
+        next.read("top.py", &Node::Path(top), &mut |b| {
+            got.extend_from_slice(b)
+        })
+        .unwrap();
+        assert_eq!(got, b"top");
+    }
+}
