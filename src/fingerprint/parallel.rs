@@ -3,7 +3,7 @@
 //! any other source.
 
 use super::*;
-use crate::source::{FileReader, OpenFile};
+use crate::source::{FileReader, Whole};
 
 /// Whether a second thread can run beside this one.
 pub(super) fn parallel() -> bool {
@@ -15,80 +15,178 @@ pub(super) fn parallel() -> bool {
 /// more than it saves.
 pub(super) const SPLIT_MIN_FILES: usize = 16;
 
-/// Files the opening thread of [`hash_split`] hands over at once: one
-/// hand-over (a futex wake and wait) per batch, not per file.
-pub(super) const OPEN_BATCH: usize = 8;
+/// Of every `SPLIT_OF` runs of files, the reading thread of [`hash_split`]
+/// reads all but one; the hashing thread reads that one. See [`read_ahead`].
+pub(super) const SPLIT_OF: usize = 4;
 
-/// Batches queued. With the batch being read and the one going back to be
-/// closed, at most `(OPEN_AHEAD + 2) * OPEN_BATCH` (32) descriptors are
-/// open at once, whatever the number of files: a server near its
-/// descriptor limit is not pushed over it.
-pub(super) const OPEN_AHEAD: usize = 2;
+/// The most files in one run of [`read_ahead`].
+pub(super) const RUN: usize = 8;
 
-/// Files opened by the opening thread of [`hash_split`], in hash order:
-/// each one's index, and the opened file or why it cannot be read.
-type Opened = Vec<(usize, Result<OpenFile, SourceError>)>;
+/// Which of `files` (in hash order) the reading thread of [`hash_split`]
+/// reads: they are cut into runs of at most [`RUN`] files of one directory,
+/// and it reads all runs but every `SPLIT_OF`th. A run's files share their
+/// directory, so each thread opens a directory once per run it reads, not
+/// once per file (as three in four files by index did: ~60 more opens).
+pub(super) fn read_ahead(files: &[SelectedFile]) -> Vec<bool> {
+    let (mut run, mut len) = (0usize, 0usize);
+    let mut last: Option<&str> = None;
+    files
+        .iter()
+        .map(|f| {
+            let dir = f.path.rfind('/').map_or("", |i| &f.path[..i]);
+            if last != Some(dir) || len == RUN {
+                if last.is_some() {
+                    run += 1;
+                }
+                len = 0;
+                last = Some(dir);
+            }
+            len += 1;
+            !run.is_multiple_of(SPLIT_OF)
+        })
+        .collect()
+}
 
-/// Section 2's digest of a directory's files on two threads. Per file,
-/// the kernel's work splits in two: finding and opening it (the dentry and
-/// inode lookups, the `fstat` that checks it is a regular file, and later
-/// the `close`), and copying its bytes out, which SHA-256 then reads. The
-/// second thread opens each file and closes it once read; this one reads
-/// and hashes, from a buffer that stays in its own cache. No file bytes
-/// cross between cores (handing over whole files cost more CPU than it
-/// saved), only descriptors, in batches. The stream hashed is the one
-/// [`hash_inline`] hashes; the first error in hash order is the one
-/// returned.
+/// The largest file the reading thread of [`hash_split`] holds whole;
+/// the hashing thread streams bigger ones itself.
+pub(super) const SPLIT_CAP: usize = 256 << 10;
+
+/// The reading thread of [`hash_split`] hands its files over in batches
+/// of at least this many bytes (or the last ones): one hand-over (a futex
+/// wake and wait, ~5 µs of CPU) per ~16 runtime files, not per file.
+pub(super) const BATCH: usize = 256 << 10;
+
+/// Batches queued for the hashing thread. Memory in flight is bounded by
+/// `BATCHES_AHEAD + 2` batches of at most [`BATCH`] + [`SPLIT_CAP`] bytes
+/// (2 MiB), whatever the files.
+pub(super) const BATCHES_AHEAD: usize = 2;
+
+/// Files read by the reading thread of [`hash_split`], in hash order.
+pub(super) struct Batch {
+    /// Their bytes, one after the other.
+    bytes: Vec<u8>,
+    /// Each one's index among the files, and what was read.
+    items: Vec<(usize, Item)>,
+}
+
+/// A file of a [`Batch`].
+pub(super) enum Item {
+    /// Its next `n` bytes of the batch are the whole file.
+    Bytes(usize),
+    /// Over [`SPLIT_CAP`]: the hashing thread streams it.
+    TooBig,
+    /// Unreadable: the reading thread stopped there.
+    Failed(SourceError),
+}
+
+/// Batch buffers kept between fingerprints, at most `BATCHES_AHEAD + 2`:
+/// a long-running process (the Python package's server) fingerprints
+/// again and again, and fresh buffers each time cost page faults.
+static SPARE_BATCHES: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+
+fn take_batch() -> Batch {
+    let spare = SPARE_BATCHES.lock().ok().and_then(|mut s| s.pop());
+    Batch {
+        bytes: spare.unwrap_or_else(|| Vec::with_capacity(BATCH + SPLIT_CAP + 1)),
+        items: Vec::new(),
+    }
+}
+
+fn recycle_batch(batch: Batch) {
+    let mut bytes = batch.bytes;
+    if bytes.capacity() != BATCH + SPLIT_CAP + 1 {
+        return;
+    }
+    bytes.clear();
+    if let Ok(mut spare) = SPARE_BATCHES.lock() {
+        if spare.len() < BATCHES_AHEAD + 2 {
+            spare.push(bytes);
+        }
+    }
+}
+
+/// Section 2's digest of a directory's files on two threads. Reading
+/// (open, the kernel's copy, close) costs about what SHA-256 does, and
+/// SHA-256 is one stream that cannot be split: a second thread reads
+/// three runs of files in four ahead ([`read_ahead`]), whole (bounded: [`SPLIT_CAP`], [`BATCH`]), handing
+/// them over in batches, while this one reads the fourth run and hashes
+/// everything in order. The stream hashed is the one [`hash_inline`]
+/// hashes; the first error in hash order is the one returned.
 pub(super) fn hash_split(
     mut mine: Box<dyn FileReader + Send>,
     mut theirs: Box<dyn FileReader + Send>,
     files: &[SelectedFile],
 ) -> Result<String, SourceError> {
+    let plan = read_ahead(files);
+    let ahead = |i: usize| plan[i];
     std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Opened>(OPEN_AHEAD);
-        let (done_tx, done_rx) = std::sync::mpsc::channel::<Opened>();
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(BATCHES_AHEAD);
         scope.spawn(move || {
-            let mut batch = Opened::with_capacity(OPEN_BATCH);
-            for (i, f) in files.iter().enumerate() {
-                let opened = theirs.open(&f.path, &f.content);
-                let failed = opened.is_err();
-                batch.push((i, opened));
-                if failed || batch.len() == OPEN_BATCH || i + 1 == files.len() {
+            let mut batch = take_batch();
+            for (i, f) in files.iter().enumerate().filter(|(i, _)| ahead(*i)) {
+                let item = match theirs.read_whole(&f.path, &f.content, &mut batch.bytes, SPLIT_CAP)
+                {
+                    Ok(Whole::Read(n)) => Item::Bytes(n),
+                    Ok(Whole::TooBig) => Item::TooBig,
+                    Err(e) => Item::Failed(e),
+                };
+                let failed = matches!(item, Item::Failed(_));
+                batch.items.push((i, item));
+                if failed || batch.bytes.len() >= BATCH {
                     // A closed channel: the hashing thread stopped at an error.
                     if tx.send(batch).is_err() || failed {
                         return;
                     }
-                    // Close what was read meanwhile.
-                    done_rx.try_iter().for_each(drop);
-                    batch = Opened::with_capacity(OPEN_BATCH);
+                    batch = take_batch();
                 }
             }
+            // Fails only if the hashing thread stopped at an error.
+            let _ = tx.send(batch);
         });
         let mut hasher = Sha256::new();
-        let mut batch = Opened::new().into_iter();
-        // Files read, going back to the opening thread to be closed.
-        let mut read = Opened::new();
+        let mut batch: Option<Batch> = None;
+        let (mut item, mut at) = (0, 0);
         for (i, f) in files.iter().enumerate() {
             hasher.update(f.path.as_bytes());
             hasher.update([0u8]);
-            let mut next = batch.next();
-            if next.is_none() {
-                // Fails once the opening thread is done: closed here then.
-                let _ = done_tx.send(std::mem::take(&mut read));
-                // `Err`: the opening thread is gone (it panicked).
-                if let Ok(more) = rx.recv() {
-                    batch = more.into_iter();
-                    next = batch.next();
+            let mut own = !ahead(i);
+            if !own {
+                while batch.as_ref().is_none_or(|b| item == b.items.len()) {
+                    if let Some(done) = batch.take() {
+                        recycle_batch(done);
+                    }
+                    // `None`: the reading thread is gone (it panicked).
+                    batch = rx.recv().ok();
+                    (item, at) = (0, 0);
+                    if batch.is_none() {
+                        break;
+                    }
+                }
+                match batch.as_mut() {
+                    Some(b) => {
+                        let (j, got) = std::mem::replace(&mut b.items[item], (i, Item::TooBig));
+                        item += 1;
+                        match got {
+                            Item::Bytes(n) if j == i => {
+                                hasher.update(&b.bytes[at..at + n]);
+                                at += n;
+                            }
+                            Item::Failed(e) if j == i => return Err(e),
+                            // Too big: read it here.
+                            _ => own = true,
+                        }
+                    }
+                    // The reading thread is gone: read it here.
+                    None => own = true,
                 }
             }
-            let file = match next {
-                Some((j, opened)) if j == i => opened?,
-                // The opening thread is gone: open it here.
-                _ => mine.open(&f.path, &f.content)?,
-            };
-            mine.read(&f.path, &file, &mut |b| hasher.update(b))?;
-            read.push((i, Ok(file)));
+            if own {
+                mine.read(&f.path, &f.content, &mut |b| hasher.update(b))?;
+            }
             hasher.update([b'\n']);
+        }
+        if let Some(done) = batch {
+            recycle_batch(done);
         }
         Ok(hex::encode(hasher.finalize()))
     })
@@ -104,8 +202,7 @@ pub(super) fn hash_inline(
     for f in files {
         hasher.update(f.path.as_bytes());
         hasher.update([0u8]);
-        let file = reader.open(&f.path, &f.content)?;
-        reader.read(&f.path, &file, &mut |b| hasher.update(b))?;
+        reader.read(&f.path, &f.content, &mut |b| hasher.update(b))?;
         hasher.update([b'\n']);
     }
     Ok(hex::encode(hasher.finalize()))

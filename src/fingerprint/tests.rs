@@ -128,7 +128,7 @@ fn long_streams_hash_as_one() {
 fn split_reading_hashes_as_one_thread() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let big = 3 * CHUNK + 17;
+    let big = SPLIT_CAP + 17;
     for i in 0..41usize {
         let size = match i {
             5 => big,
@@ -149,10 +149,16 @@ fn split_reading_hashes_as_one_thread() {
     let inline = compute_detailed(&src, &rules).unwrap().fingerprint;
     assert_eq!(split, inline);
     assert!(split.digest.is_some());
-    // A file swapped for a FIFO after the walk, then two: the first in
-    // hash order is named, whichever batch of opened files it is in.
-    let last = OPEN_BATCH * 2 + 1;
-    for bad in [[4usize, 4], [0, 0], [last, last], [7, last], [last, 7]] {
+    // A file swapped for a FIFO after the walk, at an index either
+    // thread reads, then one of each (either first in hash order): the
+    // first in hash order is named.
+    let plan = read_ahead(&selection.files);
+    let theirs: Vec<usize> = (0..plan.len()).filter(|i| plan[*i]).collect();
+    let mine: Vec<usize> = (0..plan.len()).filter(|i| !plan[*i]).collect();
+    let (a, b) = (mine[1], theirs[2]);
+    let later_mine = *mine.iter().find(|i| **i > b).expect("runs alternate");
+    assert!(a < b && b < later_mine, "{plan:?}");
+    for bad in [[a, a], [b, b], [a, b], [later_mine, b]] {
         let dir = tempfile::tempdir().unwrap();
         for f in &selection.files {
             let to = dir.path().join(&f.path);
@@ -262,4 +268,34 @@ fn detailed_has_no_digests_when_unavailable() {
     let d = compute_detailed(&DirSource::new(dir.path()), &Rules::default()).unwrap();
     assert_eq!(d.fingerprint.digest, None);
     assert!(d.file_digests.is_empty());
+}
+
+/// The two threads of `hash_split` take runs of one directory's files:
+/// a run ends where the directory changes or after `RUN` files, and the
+/// hashing thread reads every `SPLIT_OF`th run.
+#[test]
+fn read_ahead_cuts_runs_by_directory() {
+    let files = |paths: &[String]| -> Vec<SelectedFile> {
+        paths
+            .iter()
+            .map(|p| SelectedFile {
+                path: p.clone(),
+                content: Node::Path(p.into()),
+            })
+            .collect()
+    };
+    // One flat directory: runs of RUN files.
+    let flat: Vec<String> = (0..5 * RUN).map(|i| format!("f{i:03}.py")).collect();
+    let plan = read_ahead(&files(&flat));
+    let runs: Vec<bool> = plan.chunks(RUN).map(|c| c[0]).collect();
+    assert!(plan.chunks(RUN).all(|c| c.iter().all(|x| *x == c[0])));
+    assert_eq!(runs, [false, true, true, true, false]);
+    // Directories of 2 files: one run each, whatever RUN is.
+    let dirs: Vec<String> = (0..10)
+        .map(|i| format!("d{}/f{}.py", i / 2, i % 2))
+        .collect();
+    assert_eq!(
+        read_ahead(&files(&dirs)),
+        [false, false, true, true, true, true, true, true, false, false]
+    );
 }

@@ -1,8 +1,7 @@
 //! Reading the selected files of a directory for one fingerprint, with as
 //! few system calls as the checks allow.
 //!
-//! A [`DirFiles`] lives for one fingerprint on one thread (a file it opens
-//! may be read by another thread's: see `fingerprint::hash_split`). Files come in
+//! A [`DirFiles`] lives for one fingerprint on one thread. Files come in
 //! hash order, so consecutive files mostly share a directory: it is opened
 //! once (`O_PATH`, following links as a full path would) and each file is
 //! opened relative to it, instead of the kernel walking the whole path
@@ -27,7 +26,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use super::{DirSource, FileReader, Node, OpenFile, SourceError};
+use super::{DirSource, FileReader, Node, SourceError, Whole};
 use crate::safe_io::{kind_name, ReadError};
 
 /// The buffer a file is streamed through: a 16 KiB runtime file takes one
@@ -67,8 +66,8 @@ impl DirFiles {
     }
 
     /// Opens the regular file at `path` (relative to its directory's
-    /// descriptor when it can).
-    fn open_path(&mut self, path: &Path) -> Result<File, ReadError> {
+    /// descriptor when it can), and gives its size at open.
+    fn open(&mut self, path: &Path) -> Result<(File, u64), ReadError> {
         let fd = match (path.parent(), path.file_name()) {
             (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => {
                 let parent = parent.as_os_str().as_bytes();
@@ -95,7 +94,7 @@ impl DirFiles {
         if !meta.is_file() {
             return Err(ReadError::NotRegular(kind_name(&meta.file_type())));
         }
-        Ok(file)
+        Ok((file, meta.len()))
     }
 }
 
@@ -120,19 +119,14 @@ impl Drop for DirFiles {
 }
 
 impl FileReader for DirFiles {
-    fn open(&mut self, rel: &str, content: &Node) -> Result<OpenFile, SourceError> {
-        match self.open_path(path_of(content)) {
-            Ok(file) => Ok(OpenFile(file)),
-            Err(e) => Err(self.unreadable(rel, e)),
-        }
-    }
-
     fn read(
         &mut self,
         rel: &str,
-        file: &OpenFile,
+        content: &Node,
         sink: &mut dyn FnMut(&[u8]),
     ) -> Result<(), SourceError> {
+        let path = path_of(content);
+        let (file, _) = self.open(path).map_err(|e| self.unreadable(rel, e))?;
         let mut buf = std::mem::take(&mut self.buf);
         if buf.capacity() < STREAM_BUF {
             buf = SPARE_BUFS
@@ -143,7 +137,7 @@ impl FileReader for DirFiles {
         }
         let result = loop {
             buf.clear();
-            match read_some(&file.0, &mut buf, STREAM_BUF) {
+            match read_some(&file, &mut buf, STREAM_BUF) {
                 Ok(0) => break Ok(()),
                 Ok(_) => sink(&buf),
                 Err(e) => break Err(e),
@@ -151,6 +145,39 @@ impl FileReader for DirFiles {
         };
         self.buf = buf;
         result.map_err(|e| self.unreadable(rel, ReadError::Io(e)))
+    }
+
+    fn read_whole(
+        &mut self,
+        rel: &str,
+        content: &Node,
+        out: &mut Vec<u8>,
+        limit: usize,
+    ) -> Result<Whole, SourceError> {
+        let path = path_of(content);
+        let (file, size) = self.open(path).map_err(|e| self.unreadable(rel, e))?;
+        if size > limit as u64 {
+            return Ok(Whole::TooBig);
+        }
+        let start = out.len();
+        // Room for one byte more than the size: a file that grew since its
+        // `fstat` is seen growing, and the last read finds the end at once.
+        out.reserve(size as usize + 1);
+        loop {
+            let left = limit + 1 - (out.len() - start);
+            match read_some(&file, out, left) {
+                Ok(0) => return Ok(Whole::Read(out.len() - start)),
+                Ok(_) if out.len() - start > limit => {
+                    out.truncate(start);
+                    return Ok(Whole::TooBig);
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    out.truncate(start);
+                    return Err(self.unreadable(rel, ReadError::Io(e)));
+                }
+            }
+        }
     }
 }
 
@@ -241,35 +268,37 @@ fn cstring(path: &Path) -> Result<std::ffi::CString, ReadError> {
 mod tests {
     use super::*;
     use crate::source::Source;
+    use std::path::PathBuf;
 
     fn reader(root: &Path) -> DirFiles {
         DirFiles::new(DirSource::with_display(root, "rt"))
     }
 
     fn read(r: &mut DirFiles, root: &Path, rel: &str) -> Result<Vec<u8>, String> {
-        let file = r
-            .open(rel, &Node::Path(root.join(rel)))
-            .map_err(|e| e.to_string())?;
         let mut got = Vec::new();
-        r.read(rel, &file, &mut |b| got.extend_from_slice(b))
-            .map(|()| got)
-            .map_err(|e| e.to_string())
+        r.read(rel, &Node::Path(root.join(rel)), &mut |b| {
+            got.extend_from_slice(b)
+        })
+        .map(|()| got)
+        .map_err(|e| e.to_string())
     }
 
-    /// Opened by one reader, read by another (the two threads of a split).
-    fn across(
-        a: &mut DirFiles,
-        b: &mut DirFiles,
-        root: &Path,
-        rel: &str,
-    ) -> Result<Vec<u8>, String> {
-        let file = a
-            .open(rel, &Node::Path(root.join(rel)))
-            .map_err(|e| e.to_string())?;
-        let mut got = Vec::new();
-        b.read(rel, &file, &mut |b| got.extend_from_slice(b))
-            .map(|()| got)
-            .map_err(|e| e.to_string())
+    fn whole(r: &mut DirFiles, root: &Path, rel: &str, limit: usize) -> Result<Vec<u8>, String> {
+        let mut out = b"kept".to_vec();
+        match r.read_whole(rel, &Node::Path(root.join(rel)), &mut out, limit) {
+            Ok(Whole::Read(n)) => {
+                assert_eq!(out.len(), 4 + n);
+                Ok(out[4..].to_vec())
+            }
+            Ok(Whole::TooBig) => {
+                assert_eq!(out, b"kept", "nothing appended");
+                Err("too big".into())
+            }
+            Err(e) => {
+                assert_eq!(out, b"kept", "nothing appended");
+                Err(e.to_string())
+            }
+        }
     }
 
     fn mknod(path: &Path, mode: libc::mode_t, dev: libc::dev_t) {
@@ -279,10 +308,10 @@ mod tests {
     }
 
     /// Files of several directories, in and out of order, big and small,
-    /// through one reader (its directory switching), and opened by one
-    /// reader and read by another: each gives exactly its bytes.
+    /// through one reader (its directory switching) and both ways of
+    /// reading: each gives exactly its bytes.
     #[test]
-    fn reads_every_file_across_directories_and_readers() {
+    fn reads_every_file_whole_across_directories() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         let mut files: Vec<(String, Vec<u8>)> = Vec::new();
@@ -296,11 +325,18 @@ mod tests {
             std::fs::write(root.join(&rel), &body).unwrap();
             files.push((rel, body));
         }
-        let (mut r, mut other) = (reader(root), reader(root));
+        let mut r = reader(root);
         for (rel, body) in files.iter().chain(files.iter().rev()) {
             assert_eq!(&read(&mut r, root, rel).unwrap(), body, "{rel}");
-            assert_eq!(&across(&mut r, &mut other, root, rel).unwrap(), body);
+            assert_eq!(&whole(&mut r, root, rel, 4 * STREAM_BUF).unwrap(), body);
         }
+        // Over the limit: nothing appended, whether fstat or the reads say so.
+        let (rel, body) = &files[5];
+        assert_eq!(
+            whole(&mut r, root, rel, body.len() - 1).unwrap_err(),
+            "too big"
+        );
+        assert_eq!(&whole(&mut r, root, rel, body.len()).unwrap(), body);
     }
 
     /// What a hostile tree can swap in after the walk is refused on the
@@ -351,7 +387,7 @@ mod tests {
         ] {
             let want = want.map_err(str::to_string);
             assert_eq!(read(&mut r, root, rel), want, "{rel}");
-            assert_eq!(across(&mut r, &mut reader(root), root, rel), want, "{rel}");
+            assert_eq!(whole(&mut r, root, rel, 1 << 20), want, "{rel}");
             // The same words as the one-file path gives.
             let one = DirSource::with_display(root, "rt");
             let mut got = Vec::new();
@@ -383,6 +419,12 @@ mod tests {
         assert_eq!(read(&mut next, root, "pkg/a.py").unwrap(), b"new");
         // A file at the top of the root (its directory is the root).
         std::fs::write(root.join("top.py"), b"top").unwrap();
-        assert_eq!(read(&mut next, root, "top.py").unwrap(), b"top");
+        let top: PathBuf = root.join("top.py");
+        let mut got = Vec::new();
+        next.read("top.py", &Node::Path(top), &mut |b| {
+            got.extend_from_slice(b)
+        })
+        .unwrap();
+        assert_eq!(got, b"top");
     }
 }

@@ -266,26 +266,35 @@ pub trait Source {
     }
 }
 
-/// See [`Source::file_reader`]: [`Source::read`] in two steps, so that
-/// one thread can open files while another reads them.
+/// See [`Source::file_reader`].
 pub trait FileReader {
-    /// Opens the file at `rel` to read, with every check [`Source::read`]
-    /// makes before reading.
-    fn open(&mut self, rel: &str, content: &Node) -> Result<OpenFile, SourceError>;
-
-    /// Streams the bytes of `file` (opened by any reader of the same
-    /// source) into `sink`, as [`Source::read`] does.
+    /// As [`Source::read`].
     fn read(
         &mut self,
         rel: &str,
-        file: &OpenFile,
+        content: &Node,
         sink: &mut dyn FnMut(&[u8]),
     ) -> Result<(), SourceError>;
+
+    /// Appends the whole file to `out`, unless it holds more than `limit`
+    /// bytes (then `out` is left as it was).
+    fn read_whole(
+        &mut self,
+        rel: &str,
+        content: &Node,
+        out: &mut Vec<u8>,
+        limit: usize,
+    ) -> Result<Whole, SourceError>;
 }
 
-/// A file opened by [`FileReader::open`], not read yet; closed when dropped.
-#[derive(Debug)]
-pub struct OpenFile(pub(crate) std::fs::File);
+/// What [`FileReader::read_whole`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Whole {
+    /// Appended this many bytes: the whole file.
+    Read(usize),
+    /// Appended nothing: the file holds more than the limit.
+    TooBig,
+}
 
 /// Where a source's bytes come from.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
