@@ -221,9 +221,10 @@ fn hash_stream(
             Ok(hex::encode(hasher.finalize()))
         }
         // A directory: read by its own readers, on two threads when there
-        // are enough files (see [`hash_split`]), else on this one.
+        // are enough files and a core to spare (see [`hash_split`] and
+        // [`idle_core`]), else on this one.
         None => match source.file_reader() {
-            Some(reader) if files.len() >= SPLIT_MIN_FILES && parallel() => {
+            Some(reader) if files.len() >= SPLIT_MIN_FILES && parallel() && idle_core() => {
                 let other = source.file_reader().expect("given once, given again");
                 hash_split(reader, other, files)
             }

@@ -145,10 +145,20 @@ fn split_reading_hashes_as_one_thread() {
     let rules = Rules::default();
     let selection = select(&src, &rules).unwrap();
     assert!(selection.files.len() >= SPLIT_MIN_FILES);
-    let split = from_selection(&src, &rules, selection.clone()).unwrap();
+    // Called directly: `hash_stream` splits only when a core is idle.
+    let split = |src: &DirSource, files: &[SelectedFile]| {
+        let reader = || src.file_reader().expect("a directory has readers");
+        hash_split(reader(), reader(), files)
+    };
     let inline = compute_detailed(&src, &rules).unwrap().fingerprint;
-    assert_eq!(split, inline);
-    assert!(split.digest.is_some());
+    assert_eq!(split(&src, &selection.files).ok(), inline.digest);
+    assert!(inline.digest.is_some());
+    let mut one = src.file_reader().unwrap();
+    assert_eq!(hash_inline(&mut *one, &selection.files).ok(), inline.digest);
+    assert_eq!(
+        from_selection(&src, &rules, selection.clone()).unwrap(),
+        inline
+    );
     // A file swapped for a FIFO after the walk, at an index either
     // thread reads, then one of each (either first in hash order): the
     // first in hash order is named.
@@ -174,16 +184,25 @@ fn split_reading_hashes_as_one_thread() {
             // SAFETY: mkfifo with a valid NUL-terminated path in a temp dir.
             assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         }
-        let split = from_selection(&src, &rules, sel.clone()).unwrap();
         let mut digests = Vec::new();
         let inline = finish(&src, &rules, sel.clone(), Hashing::Detailed(&mut digests)).unwrap();
-        assert_eq!(split, inline, "{bad:?}");
         let first = bad.iter().min().unwrap();
-        let reason = split.unavailable_reason.unwrap();
+        let reason = inline.unavailable_reason.clone().unwrap();
         assert!(
             reason.contains(&sel.files[*first].path),
             "{bad:?}: {reason}"
         );
+        // Both threads' way and one thread's name the same file, the same way.
+        let mut one = src.file_reader().unwrap();
+        for got in [split(&src, &sel.files), hash_inline(&mut *one, &sel.files)] {
+            match got {
+                Err(SourceError::Unreadable { path, why }) => {
+                    assert_eq!(format!("{path}: {why}"), reason, "{bad:?}")
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        assert_eq!(from_selection(&src, &rules, sel.clone()).unwrap(), inline);
     }
 }
 

@@ -5,9 +5,8 @@
 //! hash order, so consecutive files mostly share a directory: it is opened
 //! once (`O_PATH`, following links as a full path would) and each file is
 //! opened relative to it, instead of the kernel walking the whole path
-//! again for every file (that walk was a tenth of a 300-file fingerprint).
-//! The descriptor is never kept past the fingerprint: a later one must see
-//! a directory that was replaced meanwhile.
+//! again for every file. The descriptor is never kept past the
+//! fingerprint: a later one must see a directory replaced meanwhile.
 //!
 //! Every file keeps the checks of [`crate::safe_io::open_regular`]: opened
 //! non-blocking (a FIFO swapped in after the walk cannot block the open),
