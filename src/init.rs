@@ -158,19 +158,16 @@ fn scripts(
     {
         Ok(Ok(text)) => text,
         Ok(Err(_)) => {
-            notes.push(format!("skipped {}: not UTF-8", crate::term::escape(&file)));
+            notes.push(format!("skipped {file}: not UTF-8"));
             return;
         }
         Err(e) => {
-            notes.push(format!("skipped {}: {e}", crate::term::escape(&file)));
+            notes.push(format!("skipped {file}: {e}"));
             return;
         }
     };
     let Ok(doc) = toml::from_str::<toml::Table>(&text) else {
-        notes.push(format!(
-            "skipped {}: not valid TOML",
-            crate::term::escape(&file)
-        ));
+        notes.push(format!("skipped {}: not valid TOML", file));
         return;
     };
     let Some(table) = doc
@@ -268,7 +265,7 @@ fn shown_dir(rel: &str) -> String {
     if rel.is_empty() {
         "the top".into()
     } else {
-        crate::term::escape(rel).into_owned()
+        rel.to_string()
     }
 }
 

@@ -93,7 +93,9 @@ pub enum Value {
         /// After the keyword and its `=`.
         keyword: &'static str,
     },
-    /// The value the caller gave (`--runtime web`), already escaped.
+    /// The value the caller gave (`--runtime web`), raw: a message is
+    /// escaped once, where it is shown (the command line's stderr, the
+    /// Python package's exception), never in the library.
     Given(String),
 }
 

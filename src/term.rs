@@ -35,9 +35,28 @@ pub fn escape(text: &str) -> Cow<'_, str> {
 fn needs_escape(c: char) -> bool {
     // A backslash is escaped too, so that a name spelling `\x1b` in plain
     // text never reads like an escaped ESC.
-    c == '\\'
-        || c.is_control()
-        || matches!(c, '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    c == '\\' || hidden(c)
+}
+
+/// A character a terminal does not show as itself: a control (C0, DEL,
+/// C1), a Unicode bidirectional control (which reorders what follows), or
+/// a zero-width one (which makes two different names look the same).
+fn hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            // Bidirectional controls: ALM, LRM, RLM, embeddings and
+            // overrides, isolates.
+            '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+            // Zero width: space, non-joiner, joiner, word joiner and the
+            // invisible operators, byte order mark.
+            | '\u{200b}'..='\u{200d}' | '\u{2060}'..='\u{2065}' | '\u{feff}')
+}
+
+/// Whether `c` shows as nothing of its own: white space, or a character
+/// [`escape`] writes as an escape because a terminal would not show it
+/// (a name made only of these names nothing a reader can tell apart).
+pub fn blank(c: char) -> bool {
+    c.is_whitespace() || hidden(c)
 }
 
 #[cfg(test)]
@@ -54,5 +73,26 @@ mod tests {
         // A literal `\x1b` in a name cannot pass for an escaped ESC.
         assert_eq!(escape("a\\x1b"), "a\\\\x1b");
         assert_eq!(escape("\u{61c}"), "\\u{61c}");
+        // Zero-width characters would make two names look the same.
+        assert_eq!(escape("app\u{200b}.py\u{feff}"), "app\\u{200b}.py\\u{feff}");
+    }
+
+    #[test]
+    fn blank_is_white_space_or_what_escape_hides() {
+        for c in [
+            ' ', '\t', '\u{3000}', '\u{1b}', '\u{85}', '\u{202e}', '\u{2066}', '\u{200b}',
+            '\u{2060}', '\u{feff}',
+        ] {
+            assert!(blank(c), "{c:?}");
+        }
+        // A backslash is escaped but shows as itself.
+        for c in ['a', '\\', '.', 'é', '✓'] {
+            assert!(!blank(c), "{c:?}");
+        }
+        for c in (0..=0x10ffffu32).filter_map(char::from_u32) {
+            if needs_escape(c) && c != '\\' {
+                assert!(blank(c), "{c:?}");
+            }
+        }
     }
 }

@@ -140,18 +140,21 @@ impl Error {
         }
     }
 
-    /// The Python exception.
+    /// The Python exception. Its message is escaped here, once (names
+    /// from a repository may hold control or bidi characters; the core's
+    /// messages quote them raw).
     pub fn into_py(self, py: Python<'_>) -> PyErr {
+        let shown = |m: String| fpcheck::term::escape(&m).into_owned();
         match self {
-            Error::Config(m) => ConfigError::new_err(m),
-            Error::Repository(m) => RepositoryError::new_err(m),
-            Error::Revision(m) => RevisionError::new_err(m),
-            Error::MissingObject(m) => MissingObjectError::new_err(m),
-            Error::Unreadable(m) => UnreadableError::new_err(m),
-            Error::Snapshot(m) => SnapshotError::new_err(m),
-            Error::Marker(m) => MarkerError::new_err(m),
-            Error::Lock(m) => LockError::new_err(m),
-            Error::Write(m) => WriteError::new_err(m),
+            Error::Config(m) => ConfigError::new_err(shown(m)),
+            Error::Repository(m) => RepositoryError::new_err(shown(m)),
+            Error::Revision(m) => RevisionError::new_err(shown(m)),
+            Error::MissingObject(m) => MissingObjectError::new_err(shown(m)),
+            Error::Unreadable(m) => UnreadableError::new_err(shown(m)),
+            Error::Snapshot(m) => SnapshotError::new_err(shown(m)),
+            Error::Marker(m) => MarkerError::new_err(shown(m)),
+            Error::Lock(m) => LockError::new_err(shown(m)),
+            Error::Write(m) => WriteError::new_err(shown(m)),
             Error::Gate(inner, report) => {
                 let err = inner.into_py(py);
                 let attached = crate::convert::to_py(py, &report)

@@ -14,8 +14,8 @@
 //! from) is written in place, as a shell redirection would: renaming a file
 //! over it would destroy the device node (as root, the machine's own
 //! `/dev/null`) and leave every later reader with a plain file. Only when
-//! root or the user running fpcheck owns it (and the link to it, if the
-//! target is a link), though: another user's FIFO or link to a device in a
+//! root or the user running fpcheck owns it (and every link of the chain
+//! to it, if the target is a link), though: another user's FIFO or link to a device in a
 //! marker directory they can write is replaced (see `special_node`).
 //! A name for one of fpcheck's own descriptors (`/dev/stdout`,
 //! `/dev/fd/N`, `/proc/self/fd/N`) is written through that descriptor, as

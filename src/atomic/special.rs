@@ -5,9 +5,9 @@
 use super::*;
 
 /// `Some` when `path` (links followed, as a write would) is a device, FIFO or
-/// socket that a rename must not replace: reached through a link that root
-/// or the user running fpcheck owns, or else a device, or a FIFO or socket
-/// that root or that user owns. Anything else is another user's node in a
+/// socket that a rename must not replace: reached through a chain of links
+/// that root or the user running fpcheck owns, every one of them, or else a
+/// device, or a FIFO or socket that root or that user owns. Anything else is another user's node in a
 /// directory they can write, planted to make a root gate write into a disk
 /// (`MARKER.json -> /dev/sda`) or hang on a FIFO no one reads: it is
 /// replaced, as a regular file would be.
@@ -23,8 +23,11 @@ pub(super) fn special_node(path: &Path) -> io::Result<Option<fs::Metadata>> {
             }
             let special = match fs::symlink_metadata(path) {
                 // A link's owner chose its target: `/dev/stdout` (root's)
-                // leads to a pipe that the calling shell's user owns.
-                Ok(link) if link.file_type().is_symlink() => trusted_owner(&link),
+                // leads to a pipe that the calling shell's user owns. Every
+                // link of a chain chose the next one: one of another
+                // user's anywhere (`out -> ours -> theirs -> /dev/sda`)
+                // steers the write where that user wants.
+                Ok(link) if link.file_type().is_symlink() => trusted_chain(path),
                 // Only root makes device nodes (a terminal may belong to
                 // another user); anyone can make a FIFO.
                 _ => is_device(&t) || trusted_owner(&meta),
@@ -36,6 +39,39 @@ pub(super) fn special_node(path: &Path) -> io::Result<Option<fs::Metadata>> {
         Err(e) => Err(e),
     }
 }
+
+/// Whether every link in the chain at `path` (its last component, followed
+/// link by link as the kernel would) is owned by root or the user running
+/// fpcheck. A link whose target names nothing ends the chain: the kernel
+/// resolves it itself (`/proc/self/fd/1 -> pipe:[123]`), and its own owner
+/// was checked. More links than the kernel follows is untrusted.
+pub(super) fn trusted_chain(path: &Path) -> bool {
+    let mut current = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        let meta = match fs::symlink_metadata(&current) {
+            Ok(meta) => meta,
+            Err(e) => return e.kind() == io::ErrorKind::NotFound && current != path,
+        };
+        if !meta.file_type().is_symlink() {
+            return true;
+        }
+        if !trusted_owner(&meta) {
+            return false;
+        }
+        let Ok(target) = fs::read_link(&current) else {
+            return false;
+        };
+        current = if target.is_absolute() {
+            target
+        } else {
+            parent_dir(&current).join(target)
+        };
+    }
+    false
+}
+
+/// As the kernel's own limit on nested links.
+const MAX_LINKS: usize = 40;
 
 /// The descriptor `path` names when it is one of this process's own, as
 /// a shell redirection reads `/dev/stdout`, `/dev/stderr` and `/dev/fd/N`:
@@ -50,8 +86,7 @@ pub(super) fn special_node(path: &Path) -> io::Result<Option<fs::Metadata>> {
 #[cfg(unix)]
 pub(super) fn own_descriptor(path: &Path) -> Option<i32> {
     let mut current = path.to_path_buf();
-    // As the kernel's own limit on nested links.
-    for _ in 0..40 {
+    for _ in 0..MAX_LINKS {
         if let Some(fd) = descriptor_name(&current) {
             return Some(fd);
         }

@@ -294,3 +294,46 @@ fn a_missing_directory_is_an_error() {
         io::ErrorKind::NotFound
     );
 }
+
+/// A chain of two links to another user's FIFO, the second link theirs
+/// (`out -> ours -> theirs -> pipe`): the target is their choice, so the
+/// name is replaced as a regular file would be, never written into nor
+/// waited on. Before, only the first link's owner was checked. With every
+/// link ours, the chain is trusted and the FIFO is special.
+#[cfg(unix)]
+#[test]
+fn another_users_link_anywhere_in_a_chain_is_not_trusted() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name);
+    let c = |p: &Path| std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo and lchown with valid NUL-terminated paths in a temp
+    // dir; 65534 is `nobody`, standing for another local user.
+    let give_away =
+        |p: &Path, uid: u32| assert_eq!(unsafe { libc::lchown(c(p).as_ptr(), uid, uid) }, 0);
+    assert_eq!(unsafe { libc::mkfifo(c(&at("pipe")).as_ptr(), 0o600) }, 0);
+    give_away(&at("pipe"), 65534);
+    std::os::unix::fs::symlink("pipe", at("theirs")).unwrap();
+    give_away(&at("theirs"), 65534);
+    std::os::unix::fs::symlink("theirs", at("ours")).unwrap();
+    std::os::unix::fs::symlink("ours", at("out")).unwrap();
+    assert!(!trusted_chain(&at("out")));
+    assert!(special_node(&at("out")).unwrap().is_none());
+    write_atomic(&at("out"), b"marker\n").unwrap();
+    assert_eq!(fs::read(at("out")).unwrap(), b"marker\n");
+    assert!(fs::symlink_metadata(at("out"))
+        .unwrap()
+        .file_type()
+        .is_file());
+    assert!(fs::symlink_metadata(at("pipe"))
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    assert!(leftovers(dir.path()).is_empty());
+    // Every link ours (the FIFO still another user's): trusted, special.
+    std::os::unix::fs::symlink("ours", at("out2")).unwrap();
+    // SAFETY: geteuid has no preconditions.
+    give_away(&at("theirs"), unsafe { libc::geteuid() });
+    assert!(trusted_chain(&at("out2")));
+    assert!(special_node(&at("out2")).unwrap().is_some());
+}

@@ -247,11 +247,7 @@ pub(super) fn run_snapshot(args: SnapshotArgs) -> Result<u8, Failure> {
         None => print(&String::from_utf8_lossy(&bytes))?,
         Some(out) => {
             atomic::write_atomic(out, &bytes).map_err(|e| {
-                Failure::output(format!(
-                    "cannot write {}: {}",
-                    escape(&out.display().to_string()),
-                    io_reason(&e)
-                ))
+                Failure::output(format!("cannot write {}: {}", out.display(), io_reason(&e)))
             })?;
             if args.json {
                 print(&String::from_utf8_lossy(&bytes))?;
@@ -413,7 +409,7 @@ fn gate_text(r: &GateReport) -> String {
     }
     for (i, c) in r.changed_files.iter().flatten().enumerate() {
         let label = if i == 0 { "files" } else { "" };
-        let path = escape(&fpcheck::report::printable(&c.path)).into_owned();
+        let path = escape(&c.path);
         let _ = writeln!(t, "  {label:<12} {:<8} {path}", c.change);
     }
     let marker_path = escape(&r.marker);

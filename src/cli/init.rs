@@ -48,7 +48,7 @@ pub(super) fn run(args: InitArgs) -> Result<u8, Failure> {
         },
     );
     for note in &scan.notes {
-        eprintln!("fpcheck: {note}");
+        eprintln!("fpcheck: {}", fpcheck::term::escape(note));
     }
     if scan.truncated {
         eprintln!(
@@ -71,7 +71,7 @@ pub(super) fn run(args: InitArgs) -> Result<u8, Failure> {
     let count = scan.proposals.len();
     eprintln!(
         "fpcheck: wrote {} with {} runtime{}",
-        path.display(),
+        fpcheck::term::escape(&path.display().to_string()),
         count.max(1),
         if count > 1 { "s" } else { "" }
     );

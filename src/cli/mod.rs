@@ -292,8 +292,7 @@ pub fn check_range_words(range: Option<&str>, stray: Option<&str>) -> Result<(),
         };
         return Err(Failure::usage(format!(
             "`{} {}` is two arguments where one range is expected: {hint}",
-            fpcheck::term::escape(first),
-            fpcheck::term::escape(second)
+            first, second
         )));
     }
     if first.contains("..") {
@@ -302,7 +301,7 @@ pub fn check_range_words(range: Option<&str>, stray: Option<&str>) -> Result<(),
     match closest_command(first) {
         Some(name) => Err(Failure::usage(format!(
             "`{}` is neither a command nor a range: did you mean `fpcheck {name}`? (a range is FROM..TO, e.g. v7.10.0..v7.11.0)",
-            fpcheck::term::escape(first)
+            first
         ))),
         None => Ok(()),
     }

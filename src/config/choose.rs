@@ -49,10 +49,7 @@ pub fn unknown(name: &str, declared: &BTreeSet<String>, scope: &str) -> ConfigEr
     let list: Vec<&str> = declared.iter().map(String::as_str).collect();
     ConfigError::Invalid(
         Message::new()
-            .setting(
-                Setting::Runtime,
-                Value::Given(crate::term::escape(name).into_owned()),
-            )
+            .setting(Setting::Runtime, Value::Given(name.to_string()))
             .text(format!(
                 ": no such runtime {scope} (declared: {})",
                 if list.is_empty() {
@@ -95,9 +92,10 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
+        // Raw: the name is escaped once, where the message is shown.
         assert_eq!(
             err,
-            "--runtime x\\x1b: no such runtime at either end (declared: s, w)"
+            "--runtime x\u{1b}: no such runtime at either end (declared: s, w)"
         );
         let none = unknown("x", &BTreeSet::new(), "in any release").to_string();
         assert_eq!(

@@ -20,7 +20,7 @@ pub fn at_revision(
 ) -> Result<Option<ConfigFile>, ConfigError> {
     let shown = format!("{FILE_NAME} at {name}");
     let fail = |why: String| ConfigError::Read {
-        path: crate::term::escape(&shown).into_owned(),
+        path: shown.clone(),
         why,
     };
     let tree = repo
@@ -113,7 +113,7 @@ impl Request {
             ConfigChoice::Committed => {
                 let file = at_revision(repo, tree, name)?;
                 let shown = format!("{FILE_NAME} at {name}");
-                self.resolve_end(file.as_ref(), &shown, escaped(&shown))
+                self.resolve_end(file.as_ref(), &shown, named(&shown))
             }
             _ => self.shared(),
         }
@@ -125,7 +125,7 @@ impl Request {
             ConfigChoice::Committed => {
                 let file = ConfigFile::find_in(top)?.map(|(_, f)| f);
                 let shown = format!("{FILE_NAME} in the working tree");
-                self.resolve_end(file.as_ref(), &shown, escaped(&shown))
+                self.resolve_end(file.as_ref(), &shown, named(&shown))
             }
             _ => self.shared(),
         }
@@ -136,10 +136,7 @@ impl Request {
         match &self.choice {
             ConfigChoice::File { path, file } => {
                 let shown = path.display().to_string();
-                let prefix = Message::new().setting(
-                    Setting::Config,
-                    Value::Given(crate::term::escape(&shown).into_owned()),
-                );
+                let prefix = Message::new().setting(Setting::Config, Value::Given(shown.clone()));
                 self.resolve_end(Some(file), &format!("--config {shown}"), prefix)
             }
             _ => Ok(EndSettings {
@@ -160,13 +157,13 @@ impl Request {
         shown: &str,
     ) -> Result<EndSettings, ConfigError> {
         match &self.choice {
-            ConfigChoice::Committed => self.resolve_end(file, shown, escaped(shown)),
+            ConfigChoice::Committed => self.resolve_end(file, shown, named(shown)),
             _ => self.shared(),
         }
     }
 
     /// `shown` names the file in reports (as given), `prefix` in the
-    /// messages of its errors (escaped, its settings typed).
+    /// messages of its errors (its settings typed).
     fn resolve_end(
         &self,
         file: Option<&ConfigFile>,
@@ -186,9 +183,10 @@ impl Request {
     }
 }
 
-/// `shown` as the start of a message: escaped, naming no setting.
-fn escaped(shown: &str) -> Message {
-    Message::from(crate::term::escape(shown).into_owned())
+/// `shown` as the start of a message, naming no setting (raw: names are
+/// escaped once, where the message is shown).
+fn named(shown: &str) -> Message {
+    Message::from(shown)
 }
 
 /// What differs between two ends' settings, as `key: old → new` clauses;

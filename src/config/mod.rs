@@ -186,7 +186,7 @@ impl ConfigFile {
     /// Parses the bytes of a config; `shown` names it in errors.
     pub fn parse_bytes(bytes: &[u8], shown: &str) -> Result<ConfigFile, ConfigError> {
         let text = std::str::from_utf8(bytes).map_err(|e| ConfigError::Parse {
-            path: crate::term::escape(shown).into_owned(),
+            path: shown.to_string(),
             message: format!(
                 "byte {} is not UTF-8: save the file as UTF-8 text",
                 e.valid_up_to() + 1
@@ -197,7 +197,7 @@ impl ConfigFile {
 
     /// Parses `text`; `path` names it in errors.
     pub fn parse(text: &str, path: &Path) -> Result<ConfigFile, ConfigError> {
-        let shown = crate::term::escape(&path.display().to_string()).into_owned();
+        let shown = path.display().to_string();
         let file: ConfigFile = toml::from_str(text).map_err(|e| ConfigError::Parse {
             path: shown.clone(),
             message: parse_message(text, &e),
@@ -209,10 +209,14 @@ impl ConfigFile {
         }
         // A name that shows as nothing cannot be chosen with --runtime or
         // told apart in a report.
-        if let Some(name) = file.runtimes.keys().find(|n| n.chars().all(invisible)) {
+        if let Some(name) = file
+            .runtimes
+            .keys()
+            .find(|n| n.chars().all(crate::term::blank))
+        {
             return Err(ConfigError::Invalid(format!(
                 "{shown}: [runtimes.\"{}\"] has an empty name (or only spaces or control characters): name the runtime, e.g. [runtimes.server]",
-                crate::term::escape(name)
+                name
             ).into()));
         }
         Ok(file)
@@ -282,19 +286,12 @@ impl ConfigFile {
     }
 }
 
-/// A character that shows as nothing, or is escaped as a control.
-fn invisible(c: char) -> bool {
-    c.is_whitespace()
-        || c.is_control()
-        || matches!(c, '\u{61c}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
-}
-
 /// toml's message with the line and column, but never its excerpt of the
-/// text: only the config's own words may reach a log, and even those are
-/// escaped.
+/// text: only the config's own words may reach a log (escaped where the
+/// message is shown, as every name is).
 fn parse_message(text: &str, e: &toml::de::Error) -> String {
     // Lines joined before escaping: toml's own line breaks are not hostile.
-    let what = crate::term::escape(&e.message().trim_end().replace('\n', " ")).into_owned();
+    let what = e.message().trim_end().replace('\n', " ");
     match e.span() {
         Some(span) => {
             let before = &text.as_bytes()[..span.start.min(text.len())];
@@ -317,7 +314,7 @@ fn unreadable_error(shown: &str, e: &ReadError) -> ConfigError {
         other => other.to_string(),
     };
     ConfigError::Read {
-        path: crate::term::escape(shown).into_owned(),
+        path: shown.to_string(),
         why,
     }
 }

@@ -83,17 +83,25 @@ pub(super) enum Piece<'a> {
 /// `__init__.py` files, links to one file) are kept until their last use, so
 /// memory holds only those and the file being read. Contents above
 /// [`KEEP_LIMIT`] are streamed, never kept: they are read again for each
-/// path, so that memory does not grow with the size of a file.
+/// path, so that memory does not grow with the size of a file. So are
+/// contents that would take the bytes kept at once over [`KEEP_TOTAL`]:
+/// many large shared contents (cheap to push, as they compress well) are
+/// then read once per path, as if unshared, and memory does not grow with
+/// their number either.
+///
+/// Returns the most bytes kept at once, at most [`KEEP_TOTAL`].
 pub(super) fn feed(
     source: &dyn Source,
     files: &[SelectedFile],
     out: &mut dyn FnMut(Piece<'_>),
-) -> Result<(), SourceError> {
+) -> Result<usize, SourceError> {
     let mut uses: NodeMap<usize> = NodeMap::default();
     for f in files {
         *uses.entry(&f.content).or_default() += 1;
     }
     let mut kept: NodeMap<Vec<u8>> = NodeMap::default();
+    // The bytes in `kept`, and their most so far.
+    let (mut total, mut peak) = (0usize, 0usize);
     for f in files {
         out(Piece::Path(f.path.as_bytes()));
         let left = uses.get_mut(&f.content).expect("counted above");
@@ -101,14 +109,18 @@ pub(super) fn feed(
         if let Some(bytes) = kept.get(&f.content) {
             out(Piece::Bytes(bytes));
             if *left == 0 {
+                total -= bytes.len();
                 kept.remove(&f.content);
             }
         } else if *left > 0 {
+            // Checked per piece, not after the read: a content is never
+            // held past its room, even for a moment.
+            let room = KEEP_LIMIT.min(KEEP_TOTAL - total);
             let mut bytes = Some(Vec::new());
             source.read(&f.path, &f.content, &mut |b| {
                 out(Piece::Bytes(b));
                 if let Some(kept) = &mut bytes {
-                    if kept.len() + b.len() <= KEEP_LIMIT {
+                    if kept.len() + b.len() <= room {
                         kept.extend_from_slice(b);
                     } else {
                         bytes = None;
@@ -116,6 +128,8 @@ pub(super) fn feed(
                 }
             })?;
             if let Some(bytes) = bytes {
+                total += bytes.len();
+                peak = peak.max(total);
                 kept.insert(&f.content, bytes);
             }
         } else {
@@ -123,11 +137,15 @@ pub(super) fn feed(
         }
         out(Piece::End);
     }
-    Ok(())
+    Ok(peak)
 }
 
 /// The largest content [`feed`] keeps for a later path with the same bytes.
 pub(super) const KEEP_LIMIT: usize = 8 << 20;
+
+/// The most bytes [`feed`] keeps at once, whatever the number of shared
+/// contents.
+pub(super) const KEEP_TOTAL: usize = 64 << 20;
 
 /// The maps of [`feed`], keyed by every selected file's content: FxHash
 /// instead of SipHash, which cost ~1% of a 45,000-file fingerprint. The keys

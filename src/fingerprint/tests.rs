@@ -35,9 +35,9 @@ fn detailed_matches_compute() {
 }
 
 /// Counts reads, to show each file is read once for both digests.
-struct Counting(DirSource, std::cell::Cell<usize>);
+struct Counting<S>(S, std::cell::Cell<usize>);
 
-impl Source for Counting {
+impl<S: Source> Source for Counting<S> {
     fn root_display(&self) -> String {
         self.0.root_display()
     }
@@ -72,6 +72,9 @@ impl Source for Counting {
     }
     fn origin(&self) -> crate::source::Origin {
         self.0.origin()
+    }
+    fn root_depth(&self) -> usize {
+        self.0.root_depth()
     }
 }
 
@@ -317,4 +320,81 @@ fn read_ahead_cuts_runs_by_directory() {
         read_ahead(&files(&dirs)),
         [false, false, true, true, true, true, true, true, false, false]
     );
+}
+
+/// The hostile tree: many large blobs that compress to nothing, each
+/// selected at two paths (identical blobs, and a link to one). [`feed`]
+/// keeps at most [`KEEP_TOTAL`] at once: the contents that find no room are
+/// read again for their second path, a content kept is let go at its last
+/// use (so room comes back), and the digest is the stream's.
+#[cfg(unix)]
+#[test]
+fn kept_bytes_are_bounded_in_total() {
+    use crate::source::git::test_git;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    test_git(root, &["init", "-q"]);
+    // Bodies of exactly KEEP_LIMIT bytes: each fits alone; n of them do not.
+    let n = KEEP_TOTAL / KEEP_LIMIT + 1;
+    let body = |tag: u8| {
+        let mut b = vec![b'#'; KEEP_LIMIT];
+        b[0] = tag;
+        b
+    };
+    for i in 0..n {
+        std::fs::write(root.join(format!("a{i}.py")), body(i as u8)).unwrap();
+        if i == 0 {
+            // A link shares its target's blob id too.
+            std::os::unix::fs::symlink("a0.py", root.join("z0.py")).unwrap();
+        } else {
+            std::fs::write(root.join(format!("z{i}.py")), body(i as u8)).unwrap();
+        }
+    }
+    // After every `a`/`z` pair is done, one more shared content: kept.
+    for name in ["zz0.py", "zz1.py"] {
+        std::fs::write(root.join(name), body(b'C')).unwrap();
+    }
+    test_git(root, &["add", "-A"]);
+    test_git(root, &["commit", "-qm", "blobs"]);
+    let repo = crate::source::git::open_repo(Some(root)).unwrap();
+    let rev = crate::source::Revision::parse(&repo, "HEAD").unwrap();
+    let source = Counting(
+        crate::source::GitSource::new(repo, rev, "").unwrap(),
+        Default::default(),
+    );
+    let selection = select(&source, &Rules::default()).unwrap();
+    let paths: Vec<&str> = selection.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths.len(), 2 * n + 2, "{paths:?}");
+
+    let mut want = Sha256::new();
+    for path in &paths {
+        let tag = match path.as_bytes() {
+            [b'z', b'z', ..] => b'C',
+            [_, digit @ ..] => std::str::from_utf8(&digit[..digit.len() - 3])
+                .unwrap()
+                .parse::<u8>()
+                .unwrap(),
+            _ => unreachable!(),
+        };
+        want.update(path.as_bytes());
+        want.update([0]);
+        want.update(body(tag));
+        want.update([b'\n']);
+    }
+    let mut got = Sha256::new();
+    let peak = feed(&source, &selection.files, &mut |piece| match piece {
+        Piece::Path(p) => {
+            got.update(p);
+            got.update([0]);
+        }
+        Piece::Bytes(b) => got.update(b),
+        Piece::End => got.update([b'\n']),
+    })
+    .unwrap();
+    assert_eq!(got.finalize(), want.finalize());
+    // The first KEEP_TOTAL / KEEP_LIMIT `a` contents fill the room exactly;
+    // the last `a` finds none and is read again for its `z`; the `zz` pair
+    // comes after every `a`/`z` pair let its bytes go, so it is kept.
+    assert_eq!(peak, KEEP_TOTAL);
+    assert_eq!(source.1.get(), n + 1 + 1);
 }

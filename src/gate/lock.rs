@@ -75,6 +75,20 @@ pub(crate) fn acquire(target: &Path, timeout: Duration) -> Result<Lock, GateErro
     }
 }
 
+/// Checks that `target`'s lock could be taken (the lock file opens, or is
+/// created, as a regular file) without taking it: for a gate with nothing
+/// to write, which reads and replaces nothing, so needs no turn, but must
+/// still fail closed on a marker directory that a later gate could not use.
+pub(crate) fn probe(target: &Path) -> Result<(), GateError> {
+    let path = lock_path(target);
+    open_lock_file(&path)
+        .map(drop)
+        .map_err(|why| GateError::Lock {
+            path: path.display().to_string(),
+            why,
+        })
+}
+
 /// Opens (creating if needed) the lock file itself, never what a planted
 /// link points at: a root gate must not create or truncate files elsewhere.
 /// Non-blocking, so a FIFO planted there cannot hang the open; anything but

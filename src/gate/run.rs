@@ -201,11 +201,14 @@ fn read_both(req: &Request, report: &mut Report) -> (Option<Snapshot>, Option<Sn
     (before, after)
 }
 
-/// Takes the lock, and writes the marker when the report asks for one.
+/// Writes the marker under the lock when the report asks for one.
 ///
-/// The lock is taken even when no marker is written: it serialises with
-/// other gates and proves the marker's directory usable, so a broken one
-/// fails here instead of passing silently.
+/// With nothing to write, the lock is not taken: such a gate reads and
+/// replaces nothing (neither the marker nor its temporary files), so it
+/// has nothing to serialise with other gates or `ack`, and waiting for
+/// them (up to `--lock-timeout`) would only delay a "no restart". The lock
+/// file is still opened, so that a marker directory a later gate could not
+/// use fails closed now instead of passing silently.
 fn write_under_lock(req: &Request, report: &mut Report) {
     // A fresh install has no marker directory yet: the reference creates
     // it, and so does the gate when a marker is to be written. With nothing
@@ -226,11 +229,16 @@ fn write_under_lock(req: &Request, report: &mut Report) {
             }
         }
     }
+    let Some(reason) = report.reason else {
+        if let Err(e) = lock::probe(req.marker) {
+            report.fail(e);
+        }
+        return;
+    };
     let _held = match lock::acquire(req.marker, req.lock_timeout) {
         Ok(held) => held,
         Err(e) => return report.fail(e),
     };
-    let Some(reason) = report.reason else { return };
     match write_marker(req, report, reason) {
         Ok(clients) => {
             report.marker_written = true;

@@ -458,7 +458,7 @@ fn record(
                 Code::RuntimeNotDeclared,
                 format!(
                     "runtime `{}` is not declared before {}: its history starts at {}, and {} earlier release{} left out",
-                    crate::term::escape(name),
+                    name,
                     tags[first.release + usize::from(first.plan.borrowed.is_some())].name,
                     tags[first.release].name,
                     first.release,

@@ -69,13 +69,7 @@ pub(super) struct Borrowed {
 /// The tree of `tag`'s commit.
 pub(super) fn tree_of(repo: &gix::Repository, tag: &Tag) -> Result<ObjectId, HistoryError> {
     let fail = |what: &str, e: &dyn std::error::Error| {
-        SourceError::Repository(
-            format!(
-                "cannot read the {what} of {}: {e}",
-                crate::term::escape(&tag.name)
-            )
-            .into(),
-        )
+        SourceError::Repository(format!("cannot read the {what} of {}: {e}", tag.name).into())
     };
     let commit = repo
         .find_commit(tag.commit)
@@ -158,8 +152,8 @@ pub(super) fn plans(
     let why = |c: &Committed| {
         format!(
             "runtime `{}` is not declared in {}",
-            crate::term::escape(name.unwrap_or_default()),
-            crate::term::escape(&c.shown)
+            name.unwrap_or_default(),
+            c.shown
         )
     };
     let first = own.iter().position(Option::is_some);

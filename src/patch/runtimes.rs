@@ -70,7 +70,7 @@ pub fn prepare_runtimes(
                 code: Code::FingerprintUnavailable,
                 message: format!(
                     "the fingerprint of runtime {} at {} is unavailable ({why}): its runtime_fingerprint is recorded as \"\", which the gate treats as changed code",
-                    crate::term::escape(&named.name),
+                    named.name,
                     facts.to
                 ),
             });

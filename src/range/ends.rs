@@ -304,7 +304,7 @@ pub(super) fn check_roots(
     if !(missing(from) && missing(to)) {
         return Ok(());
     }
-    let shown = |r: &Runtime| crate::term::escape(crate::select::show_root(&r.root)).into_owned();
+    let shown = |r: &Runtime| crate::select::show_root(&r.root).to_string();
     let root = if from_rt.root == to_rt.root {
         format!("`{}`", shown(to_rt))
     } else {
@@ -314,10 +314,7 @@ pub(super) fn check_roots(
     let there = if dirs.is_empty() {
         "the repository's top holds no directory".to_string()
     } else {
-        let names: Vec<String> = dirs
-            .iter()
-            .map(|d| crate::term::escape(d).into_owned())
-            .collect();
+        let names: Vec<String> = dirs.iter().map(|d| d.to_string()).collect();
         format!("directories at the repository's top: {}", names.join(", "))
     };
     Err(RangeError::NoRoot(

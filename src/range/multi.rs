@@ -145,7 +145,7 @@ pub fn analyse_runtimes(
                     Code::RuntimeNotDeclared,
                     format!(
                         "runtime `{}` is not declared in {}: {consequence}",
-                        crate::term::escape(&name),
+                        name,
                         decl.shown
                     ),
                 ));
@@ -285,7 +285,7 @@ fn declared(
             let f = config::at_revision(repo, from_rev.tree, from)?;
             let from_decl = Declared {
                 names: names(f.as_ref()),
-                shown: format!("{} at {}", config::FILE_NAME, crate::term::escape(from)),
+                shown: format!("{} at {}", config::FILE_NAME, from),
             };
             let to_decl = match to {
                 ToSide::Rev(spec) => {
@@ -293,7 +293,7 @@ fn declared(
                     let t = config::at_revision(repo, rev.tree, spec)?;
                     Declared {
                         names: names(t.as_ref()),
-                        shown: format!("{} at {}", config::FILE_NAME, crate::term::escape(spec)),
+                        shown: format!("{} at {}", config::FILE_NAME, spec),
                     }
                 }
                 ToSide::Worktree => {
@@ -335,13 +335,7 @@ fn absent_ends(
 ) -> Result<Absent, RangeError> {
     let at_from = from_decl.names.contains(name);
     let at_to = to_decl.names.contains(name);
-    let why = |decl: &Declared| {
-        format!(
-            "runtime `{}` is not declared in {}",
-            crate::term::escape(name),
-            decl.shown
-        )
-    };
+    let why = |decl: &Declared| format!("runtime `{}` is not declared in {}", name, decl.shown);
     let to_settings = || -> Result<config::EndSettings, RangeError> {
         Ok(match to {
             ToSide::Rev(spec) => {

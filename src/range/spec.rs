@@ -61,6 +61,6 @@ pub fn check_revision(rev: &str) -> Result<(), RangeError> {
 fn option_like(rev: &str) -> String {
     format!(
         "revision `{}` starts with `-`: fpcheck refuses revisions that read as options; name the commit by its id (`git rev-parse`)",
-        crate::term::escape(rev)
+        rev
     )
 }

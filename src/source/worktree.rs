@@ -196,13 +196,20 @@ impl Source for WorktreeSource {
         };
         let real = match walk(vec![self.top.clone()], path.as_bytes()) {
             Ok(Found::File(real)) => real,
-            // A FIFO, socket or device where the gate reads: not skipped.
-            Ok(Found::Other) => {
+            // A directory, FIFO, socket or device where the gate reads: not
+            // skipped, in the words of the installed directory's reading
+            // (`--dir`, the gate), which reports it as unreadable: what it
+            // would say cannot be ruled out (docs/gate.md).
+            Ok(found @ (Found::Dir(_) | Found::Other)) => {
+                let problem = match found {
+                    Found::Dir(_) => safe_io::ReadError::NotRegular("directory").to_string(),
+                    _ => "is not a regular file".into(),
+                };
                 return Ok(Some(MetaFile {
                     display: path,
                     bytes: Vec::new(),
-                    problem: Some("is not a regular file".into()),
-                }))
+                    problem: Some(problem),
+                }));
             }
             _ => return Ok(None),
         };

@@ -45,6 +45,7 @@ import traceback
 from pathlib import Path
 
 from action_edges import hostile_runs
+from action_outputs import output_limit_checks
 from action_runtimes import monorepo_runs
 from fixtures import HOSTILE, MARKER, NEWLINE_NAME, Checks, Fixture, commit, git, pr_event, shallow
 from simulated_runner import PR, ROOT, TOKEN, Runner, Stub, dump, parse_workflow_commands
@@ -108,6 +109,7 @@ def run_all(c: Checks, tmp: Path, stub: Stub, binary: Path) -> None:
         [("warning", {"title": "t:1,2"}, "50%\n::error::not a command")],
         "untrusted output is printed with workflow commands off",
     )
+    output_limit_checks(c)
 
     fx = Fixture(tmp)
     runner = Runner(ROOT, tmp, stub)

@@ -77,3 +77,32 @@ fn a_panic_exits_6_asking_for_a_bug_report() {
         );
     }
 }
+
+/// Names in error messages are escaped exactly once, where the message is
+/// shown: the library quotes them raw and the command line escapes the
+/// whole line (both used to escape, so an ESC showed as `\\x1b`). A config
+/// path and a runtime name, each with an ESC and a bidi control.
+#[test]
+fn names_in_error_messages_are_escaped_exactly_once() {
+    let repo = two_releases();
+    repo.write("fpcheck.toml", "[runtimes.web]\nroot = \"src\"\n");
+    repo.commit("runtimes");
+    let config = "c\u{1b}[31m\u{202e}.toml";
+    repo.write(config, "[runtime\n");
+    let run = repo.fpcheck(&["fingerprint", "--config", config]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "fpcheck: error: c\\x1b[31m\\u{202e}.toml is not a valid fpcheck config: line 1, column 9: invalid table header expected `.`, `]`\n"
+    );
+    let run = repo.fpcheck(&["fingerprint", "--runtime", "w\u{1b}\u{2066}"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        "fpcheck: error: fpcheck.toml at HEAD: --runtime w\\x1b\\u{2066}: no such runtime in the config (declared: web)\n"
+    );
+    assert_eq!(
+        repo.fpcheck(&["HEAD..HEAD", "--runtime", "web", "--runtime", "w\u{1b}\u{2066}"]).stderr,
+        "fpcheck: error: --runtime w\\x1b\\u{2066}: no such runtime at either end (declared: web)\n"
+    );
+}

@@ -257,10 +257,25 @@ def choose_ends(repo: Repo, pr: dict | None, binary: str) -> tuple[Rev, Rev]:
 
 
 def append_summary(markdown: str) -> None:
+    """Appends fpcheck's Markdown to the step summary. fpcheck already fits
+    it to SUMMARY_LIMIT_BYTES; should it not, it is cut at a line and says
+    so, rather than let GitHub refuse the whole summary."""
     summary_file = env("GITHUB_STEP_SUMMARY")
     if summary_file:
         with open(summary_file, "a", encoding="utf-8") as f:
-            f.write(markdown.rstrip("\n") + "\n")
+            f.write(fit_summary(markdown))
+
+
+SUMMARY_CUT = "\n\n*The summary was cut here to fit GitHub's limit; the whole report is in the `report-json` output's file.*\n"
+
+
+def fit_summary(markdown: str, limit: int = SUMMARY_LIMIT_BYTES) -> str:
+    text = markdown.rstrip("\n") + "\n"
+    if len(text.encode("utf-8")) <= limit:
+        return text
+    room = limit - len(SUMMARY_CUT.encode("utf-8"))
+    head = text.encode("utf-8")[:room].decode("utf-8", "ignore")
+    return head[: head.rfind("\n") + 1].rstrip("\n") + SUMMARY_CUT
 
 
 def cmd_check() -> int:
@@ -284,7 +299,8 @@ def cmd_check() -> int:
     )
     report = json.loads(paths["json"].read_text(encoding="utf-8"))
     append_summary(paths["summary"].read_text(encoding="utf-8"))
-    for name, value in step_outputs(report, frm, to, paths, env("INPUT_RUNTIME")).items():
+    values = step_outputs(report, frm, to, paths, env("INPUT_RUNTIME"))
+    for name, value in values.items():
         set_output(name, value)
-    annotate(report)
+    annotate(report, values["truncated"])
     return 0

@@ -84,6 +84,18 @@ impl GitSource {
                 ),
             });
         }
+        self.inflate_whole(odb, id, what, sink)
+    }
+
+    /// Inflates blob `id` whole into `sink`, whatever its size: the caller
+    /// has checked it.
+    fn inflate_whole(
+        &self,
+        odb: &gix::OdbHandle,
+        id: ObjectId,
+        what: &str,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), SourceError> {
         let mut buf = self.buf.borrow_mut();
         let blob = odb.find_blob(&id, &mut buf).map_err(|e| {
             if e.is_not_found() {
@@ -106,7 +118,7 @@ impl GitSource {
         id: ObjectId,
         what: &str,
     ) -> Result<u64, SourceError> {
-        match gix::odb::Header::try_header(odb, &id) {
+        match header(odb, id) {
             Ok(Some(header)) => Ok(header.size()),
             Ok(None) => Err(self.missing(id, format!("the blob of {what}"))),
             Err(e) => Err(SourceError::Git {
@@ -129,9 +141,14 @@ impl GitSource {
             return Ok(Err(size));
         }
         let mut out = Vec::new();
-        self.read_blob(&self.repo.objects, id, what, &mut |b| {
-            out.extend_from_slice(b)
-        })?;
+        let mut sink = |b: &[u8]| out.extend_from_slice(b);
+        if size < STREAM_AT {
+            // Its header is read: inflate it, rather than let `read_blob`
+            // read the header again to decide whether to stream.
+            self.inflate_whole(&self.repo.objects, id, what, &mut sink)?;
+        } else {
+            self.read_blob(&self.repo.objects, id, what, &mut sink)?;
+        }
         Ok(Ok(out))
     }
 
@@ -163,7 +180,7 @@ impl GitSource {
         sink: &mut dyn FnMut(&[u8]),
     ) -> Result<Streamed, SourceError> {
         // Errors here are left to the whole read, which reports them.
-        let Ok(Some(header)) = gix::odb::Header::try_header(odb, &id) else {
+        let Ok(Some(header)) = header(odb, id) else {
             return Ok(Streamed::No(None));
         };
         let not = Ok(Streamed::No(Some(header.size())));
@@ -194,6 +211,16 @@ impl GitSource {
             }),
         }
     }
+}
+
+/// The header of object `id` (kind, size, deltas), without inflating it.
+fn header(
+    odb: &gix::OdbHandle,
+    id: ObjectId,
+) -> gix::error::Result<Option<gix::odb::find::Header>> {
+    #[cfg(test)]
+    tests::HEADER_READS.with(|n| n.set(n.get() + 1));
+    gix::odb::Header::try_header(odb, &id)
 }
 
 /// Streams a blob stored whole in one of the packs under `objects`.
@@ -325,6 +352,33 @@ mod tests {
     use crate::source::git::{open_repo, GitSource, Revision};
     use sha2::{Digest, Sha256};
     use std::path::Path;
+
+    thread_local! {
+        /// Object headers read on this thread (see [`header`]).
+        pub(super) static HEADER_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    /// A version file (a small blob read whole) costs one header read, not
+    /// two (`small_blob` checked the size, then `read_blob` read the header
+    /// again to decide whether to stream).
+    #[test]
+    fn a_small_blob_reads_its_header_once() {
+        use crate::source::Source;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        std::fs::create_dir(root.join("src")).unwrap();
+        std::fs::write(root.join("src/version.json"), b"{\"version\": \"1.0.0\"}\n").unwrap();
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-q", "-m", "one"]);
+        let repo = open_repo(Some(root)).unwrap();
+        let rev = Revision::parse(&repo, "HEAD").unwrap();
+        let src = GitSource::new(repo, rev, "src").unwrap();
+        let before = HEADER_READS.with(|n| n.get());
+        let meta = src.read_meta("version.json", false).unwrap().unwrap();
+        assert_eq!(meta.bytes, b"{\"version\": \"1.0.0\"}\n");
+        assert_eq!(HEADER_READS.with(|n| n.get()) - before, 1);
+    }
 
     #[test]
     fn a_fifo_or_a_link_to_one_is_never_opened_as_an_object_file() {

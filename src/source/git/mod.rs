@@ -231,10 +231,21 @@ impl Source for GitSource {
             return Ok(None);
         };
         let (found, _) = self.walk(vec![self.rev.tree], path.as_bytes(), &path, false)?;
-        let Found::Blob(id) = found else {
+        let id = match found {
+            Found::Blob(id) => id,
+            // A checkout holds a directory there, which the installed
+            // reading (`--dir`, the gate) reports: so do the commit and
+            // `--worktree`, in the same words.
+            Found::Tree(_) | Found::Submodule => {
+                return Ok(Some(MetaFile {
+                    display: path,
+                    bytes: Vec::new(),
+                    problem: Some(crate::safe_io::ReadError::NotRegular("directory").to_string()),
+                }))
+            }
             // Nothing there, or a malformed tree on the way (which makes
             // the root, on the same path, unresolvable too).
-            return Ok(None);
+            _ => return Ok(None),
         };
         Ok(Some(
             match self.small_blob(id, &path, crate::safe_io::JSON_LIMIT)? {

@@ -395,3 +395,46 @@ fn a_hostile_status_cache_is_a_miss_not_a_hang() {
         let _ = std::fs::remove_file(h.join("state/fp.cache"));
     }
 }
+
+/// The lock is taken only to write a marker: with the lock held by another
+/// process (a gate or `ack` mid-write), a gate with nothing to write answers
+/// at once, while one that must write still waits its turn and, at the
+/// timeout, fails closed without writing (exit 5).
+#[test]
+fn only_a_gate_that_writes_waits_for_the_lock() {
+    use std::os::fd::AsRawFd;
+    let h = host_at_a();
+    let lock = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(h.join(&format!("{MARKER}.lock")))
+        .unwrap();
+    // SAFETY: flock on a descriptor this test owns; released when dropped.
+    assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
+    h.install(&bumped()); // version only: no marker needed
+    let run = h.gate(&["--lock-timeout", "1"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(
+        (&j["restart_required"], &j["marker_written"], &j["error"]),
+        (&json!(false), &json!(false), &Value::Null)
+    );
+    h.install(&release_b());
+    let run = h.gate(&["--lock-timeout", "1"]);
+    assert_eq!(run.code, 5, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(
+        (&j["restart_required"], &j["marker_written"]),
+        (&json!(true), &json!(false))
+    );
+    assert_eq!(
+        j["error"],
+        format!("cannot lock {MARKER}.lock: another fpcheck still holds it after 1s")
+    );
+    assert!(h.marker().is_none());
+    drop(lock);
+    assert_eq!(h.gate(&[]).code, 0);
+    assert!(h.marker().is_some());
+}

@@ -274,3 +274,48 @@ fn the_range_errs_toward_restart_on_an_unreadable_worktree_version_file() {
         .collect();
     assert!(codes.contains(&"version_file_unreadable"), "{codes:?}");
 }
+
+/// `version.json` a directory: the installed reading (`--dir`, what the
+/// gate snapshots) reports it as unreadable and errs toward "restart"
+/// (docs/gate.md), and `--worktree` and the commit now say the same, in the
+/// same words. Before, the working tree and the commit skipped it
+/// silently, so the range's prediction was not the gate's reading.
+#[test]
+fn a_directory_at_version_json_is_unreadable_in_every_reading() {
+    let repo = crate::support::TestRepo::new();
+    repo.write("src/app.py", "x = 1\n")
+        .write("src/version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit("1");
+    repo.tag("v1.0.0");
+    repo.remove("src/version.json")
+        .write("src/version.json/keep", "");
+    let message = "src/version.json is a directory, not a regular file: fpcheck cannot rule out \
+                   a version change or force_restart in it, so the gate asks for a restart";
+    let warning = json!([{"code": "version_file_unreadable", "message": message}]);
+
+    let run = repo.fpcheck(&["snapshot", "--dir", "src"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let snap = run.json();
+    assert_eq!(
+        (
+            &snap["unreadable_version_files"],
+            &snap["warnings"],
+            &snap["warning_codes"]
+        ),
+        (
+            &json!(["src/version.json"]),
+            &json!([message]),
+            &json!(["version_file_unreadable"])
+        )
+    );
+    let range = |args: &[&str]| {
+        let run = repo.fpcheck(args);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        let j = run.json();
+        assert_eq!(j["warnings"], warning, "{args:?}");
+        assert_eq!(j["restart_required"], true, "{args:?}");
+    };
+    range(&["v1.0.0..", "--worktree", "--format", "json"]);
+    repo.commit("a directory at version.json");
+    range(&["v1.0.0..HEAD", "--format", "json"]);
+}
