@@ -7,23 +7,30 @@ use crate::source::{FileReader, Whole};
 
 /// Whether a second thread can run beside this one.
 pub(super) fn parallel() -> bool {
-    static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())) >= 2
+    cpus() >= 2
 }
 
-/// Whether a core is idle for [`hash_split`]'s second thread: the load
-/// average over the last minute leaves a whole CPU free. Measured on the
-/// 2-core machine (bench/python_bench.py, 300 files): with a core free, two
-/// threads take a fingerprint from ~7 ms to ~6 ms of wall time; on a loaded
+/// The CPUs this process may use, asked once (std reads the cgroup's
+/// quota files for it).
+fn cpus() -> usize {
+    static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Whether a core is free for [`hash_split`]'s second thread: the load
+/// average over the last minute leaves a whole CPU idle, or this thread
+/// runs at a real-time priority (`chrt`), ahead of every ordinary task,
+/// as the second thread then does. Measured on the 2-core machine
+/// (bench/python_bench.py, 300 files): with a core free, two threads take
+/// a fingerprint from ~7 ms to ~6 ms of wall time; on a loaded
 /// machine the two threads cost ~60% more CPU than one (the same SHA-256
 /// and copies, run slower beside each other and beside the other loads),
 /// and with no core to spare that is wall time too: one thread was then
-/// 3.5x to 4.8x faster than the reference, two 2.3x to 4.3x. One
-/// `sysinfo` call (~1 µs).
+/// 3.5x to 4.8x faster than the reference, two 2.3x to 4.3x. Two system
+/// calls (~1 µs).
 pub(super) fn idle_core() -> bool {
     #[cfg(target_os = "linux")]
     {
-        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         // SAFETY: an all-zero `sysinfo` is a valid value of that C struct.
         let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
         // SAFETY: sysinfo(2) fills the struct it is given.
@@ -31,7 +38,9 @@ pub(super) fn idle_core() -> bool {
             return true;
         }
         let load = info.loads[0] as f64 / f64::from(1u32 << libc::SI_LOAD_SHIFT);
-        load + 1.0 <= cpus as f64
+        // SAFETY: sched_getscheduler(2) on this thread only reads.
+        let policy = unsafe { libc::sched_getscheduler(0) };
+        load + 1.0 <= cpus() as f64 || matches!(policy, libc::SCHED_FIFO | libc::SCHED_RR)
     }
     #[cfg(not(target_os = "linux"))]
     {
