@@ -4,11 +4,14 @@
 Builds (once) a repository of real Python files -- a deterministic sample of
 the machine's standard library under src/ -- with RELEASES version tags;
 each release edits 1 to 3 files, some with comments only, some with code.
-Then times `fpcheck history --no-cache` with and without --no-classify,
-alternating, and prints medians and the ratio.
+Then times `fpcheck history` with and without --no-classify, cold
+(`--no-cache`) and warm (the persistent caches filled by a first run),
+interleaved run after run, and prints medians and the ratios as a Markdown
+table (docs/classify.md keeps the figures).
 
     python3 bench/classify.py --fpcheck target/release/fpcheck
     python3 bench/classify.py --fpcheck ... --releases 600 --files 300 --runs 7
+    python3 bench/classify.py --fpcheck old/fpcheck --fpcheck new/fpcheck --modes cold
 
 Not part of `cargo test`. The repository goes to $FPCHECK_BENCH_DIR
 (default /tmp/fpcheck-bench)/classify-<releases>-<files>.
@@ -102,38 +105,64 @@ def timed(argv):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--fpcheck", required=True)
+    ap.add_argument("--fpcheck", required=True, action="append",
+                    help="the binary; repeat it to compare builds (all runs interleaved)")
     ap.add_argument("--releases", type=int, default=400)
     ap.add_argument("--files", type=int, default=200)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--modes", default="cold,warm",
+                    help="cold (--no-cache: nothing remembered), warm (the caches in .git/fpcheck, "
+                         "filled by a first run), or both")
     args = ap.parse_args()
     base = os.environ.get("FPCHECK_BENCH_DIR", "/tmp/fpcheck-bench")
     repo = os.path.join(base, f"classify-{args.releases}-{args.files}")
     t0 = time.perf_counter()
     build(repo, args.releases, args.files)
     print(f"repository {repo} ready in {time.perf_counter() - t0:.1f}s", file=sys.stderr)
-    cmd = [args.fpcheck, "history", "--repo", repo, "--format", "json", "--no-cache",
-           "--threads", str(args.threads)]
-    on, off, on_cpu, off_cpu = [], [], [], []
-    timed(cmd)  # warm the page cache
-    # Alternated in one run, so that other load on the machine hits both.
+    modes = args.modes.split(",")
+    # Every (binary, mode, classified?) command, run once per round, in
+    # turn, so that other load on the machine hits them all alike.
+    cmds = {}
+    for b, binary in enumerate(args.fpcheck):
+        for mode in modes:
+            cmd = [binary, "history", "--repo", repo, "--format", "json", "--threads", str(args.threads)]
+            if mode == "cold":
+                cmd.append("--no-cache")
+            cmds[(b, mode, False)] = cmd + ["--no-classify"]
+            cmds[(b, mode, True)] = cmd
+    # The caches are filled (the first warm run writes them) and the page
+    # cache warmed, outside the timings.
+    shutil.rmtree(os.path.join(repo, ".git", "fpcheck"), ignore_errors=True)
+    for cmd in cmds.values():
+        timed(cmd)
+    wall = {k: [] for k in cmds}
+    cpu = {k: [] for k in cmds}
+    out = {}
     for _ in range(args.runs):
-        t, c, plain = timed(cmd + ["--no-classify"])
-        off.append(t)
-        off_cpu.append(c)
-        t, c, classified = timed(cmd)
-        on.append(t)
-        on_cpu.append(c)
-    s = classified["summary"]
-    a, b = statistics.median(off), statistics.median(on)
-    ca, cb = statistics.median(off_cpu), statistics.median(on_cpu)
+        for k, cmd in cmds.items():
+            t, c, j = timed(cmd)
+            wall[k].append(t)
+            cpu[k].append(c)
+            out[k] = j
+    s = out[(0, modes[0], True)]["summary"]
     print(f"history of {s['releases']} releases, {args.files} runtime files: "
-          f"{s['restarts_forced']} restarts, {s['avoidable_restarts']} avoidable")
-    print(f"  --no-classify: median {a * 1000:.0f} ms (min {min(off) * 1000:.0f}), CPU {ca * 1000:.0f} ms")
-    print(f"  classified:    median {b * 1000:.0f} ms (min {min(on) * 1000:.0f}), CPU {cb * 1000:.0f} ms")
-    print(f"  ratio {b / a:.2f}x wall, {cb / ca:.2f}x CPU (target <= 1.5x)")
-    assert plain["summary"]["avoidable_restarts"] is None
+          f"{s['restarts_forced']} restarts, {s['avoidable_restarts']} avoidable; "
+          f"{args.runs} runs each, medians; load average {os.getloadavg()[0]:.1f}")
+    print("| build | mode | `--no-classify` | classified | ratio (wall) | ratio (CPU) | parses |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    med = statistics.median
+    for b, binary in enumerate(args.fpcheck):
+        for mode in modes:
+            off, on = (b, mode, False), (b, mode, True)
+            assert out[off]["summary"]["avoidable_restarts"] is None
+            assert out[on]["summary"] == s, "every build and mode answers the same"
+            flags = [u["avoidable"] for u in out[on]["releases"]]
+            assert flags == [u["avoidable"] for u in out[(0, modes[0], True)]["releases"]]
+            parses = out[on]["stats"].get("classify_parsed", "?")
+            print(f"| {binary} | {mode} | {med(wall[off]):.2f} s, CPU {med(cpu[off]):.2f} s "
+                  f"| {med(wall[on]):.2f} s, CPU {med(cpu[on]):.2f} s "
+                  f"| {med(wall[on]) / med(wall[off]):.2f}x | {med(cpu[on]) / med(cpu[off]):.2f}x | {parses} |")
 
 
 if __name__ == "__main__":

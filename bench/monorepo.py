@@ -147,6 +147,29 @@ def union(repo, revs):
     return sorted(out, key=lambda t: t[1])
 
 
+def root_trees(repo, rev, root, workdir):
+    """(file of ids, count, inflated bytes) of the trees a scan of `root`
+    at `rev` reads: the root's and every subtree's outside excluded names."""
+    ls = subprocess.run(["git", "-C", repo, "ls-tree", "-r", "-t", "-z", rev, "--", root],
+                        check=True, capture_output=True).stdout
+    ids = [subprocess.run(["git", "-C", repo, "rev-parse", f"{rev}:{root}"], check=True,
+                          capture_output=True, text=True).stdout.strip()]
+    for rec in ls.split(b"\0"):
+        if not rec:
+            continue
+        meta, path = rec.split(b"\t", 1)
+        mode, kind, oid = meta.split()
+        parts = path.decode().split("/")
+        if kind == b"tree" and path.decode().startswith(root + "/") and not EXCLUDE & set(parts):
+            ids.append(oid.decode())
+    out = os.path.join(workdir, f"trees-{rev}.ids")
+    with open(out, "w") as f:
+        f.writelines(f"{i}\n" for i in ids)
+    sizes = subprocess.run(["git", "-C", repo, "cat-file", "--batch-check=%(objectsize)"], input="".join(f"{i}\n" for i in ids),
+                           check=True, capture_output=True, text=True).stdout.split()
+    return out, len(ids), sum(int(x) for x in sizes)
+
+
 def union_limit(repo, revs, runs, workdir):
     """(seconds to inflate, seconds to hash, files, bytes) of the union."""
     files = union(repo, revs)
@@ -210,6 +233,13 @@ def main():
     warm_w, _ = row("runtime a, v2..v3 (unchanged), warm (cache)",
                     [fp, "v2..v3", "--format", "json", "--runtime", "a"])
     git_w, _ = row("git diff --quiet v2 v3 -- svc/a", ["git", "diff", "--quiet", "v2", "v3", "--", "svc/a"])
+    # What any correct cold answer must read: every tree below the root
+    # outside excluded folders (only they show whether a selected link
+    # leaves the root), here inflated by git itself.
+    trees = root_trees(repo, "v3", "svc/a", a.dir)
+    row(f"floor: inflate the {trees[1]} trees below svc/a (git cat-file --batch, {trees[2] / 2**20:.1f} MiB)",
+        ["sh", "-c", f'git -C "{repo}" cat-file --batch < "{trees[0]}" > /dev/null'])
+    row("git ls-tree -r v3 -- svc/a", ["git", "ls-tree", "-r", "v3", "--", "svc/a"])
     all_cold, _ = row("all 5, v2..v3 (unchanged), cold", [fp, "v2..v3", "--no-cache", "--format", "json"])
     subprocess.run([fp, "v2..v3", "--format", "json"], cwd=repo, stdout=subprocess.DEVNULL, check=True)
     all_warm, _ = row("all 5, v2..v3 (unchanged), warm", [fp, "v2..v3", "--format", "json"])

@@ -14,9 +14,17 @@ folders and non-runtime files), then times, with medians:
   use_cache=True)`` vs ``fpcheck.status(root, marker, ..., cache=True)`` (the
   in-process watcher) and ``cache=PATH``.
 
+The warm figure that counts is the amortised one: the watcher re-verifies
+its fingerprint by a full one every ``verify_interval`` (2 s by default), so
+``status(..., cache=True)`` is also called for ``--window`` seconds
+(several intervals), each call after one reference warm check (a server's
+other work between tool calls, ~100 calls a second), and the mean per
+call, re-verifications included, is compared with the reference's median.
+
 ``--one-cpu`` pins the process to one CPU before anything runs (fpcheck
 then reads and hashes on one thread): the machine as a loaded one leaves
-it. ``--check`` exits 1 unless cold is >= 3x and warm >= 30x faster.
+it. ``--check`` exits 1 unless cold is >= 3x and warm (amortised) >= 30x
+faster.
 """
 
 from __future__ import annotations
@@ -79,10 +87,32 @@ def alternating_ms(fns: Sequence[Callable[[], object]], rounds: int) -> List[flo
     return [statistics.median(t) * 1000 for t in times]
 
 
+def amortised_ms(
+    fn: Callable[[], str], between: Callable[[], object], seconds: float
+) -> tuple[float, int, int]:
+    """Mean milliseconds per call of ``fn`` over ``seconds``, every call
+    counted (the periodic re-verifications included), with the number of
+    calls and of calls that were not hits. ``between`` runs untimed before
+    each call: the other work of a server between two tool calls (here the
+    reference's own warm check), so caches are as cold as in the medians
+    and the call rate is a server's, not a tight loop's."""
+    calls = misses = 0
+    total = 0.0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        between()
+        t = time.perf_counter()
+        misses += fn() != "hit"
+        total += time.perf_counter() - t
+        calls += 1
+    return total / calls * 1000, calls, misses
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--window", type=float, default=10.0)
     parser.add_argument("--one-cpu", action="store_true")
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
@@ -104,7 +134,7 @@ def main() -> int:
         cold_ref, cold_fp = alternating_ms(cold_fns, cold_rounds)
         cpu_ref, cpu_fp = (CPU_MS[id(fn)] for fn in cold_fns)
 
-        def ask(cache: object) -> None:
+        def ask(cache: object) -> str:
             answer = fpcheck.status(
                 root,
                 marker,
@@ -115,6 +145,7 @@ def main() -> int:
             assert (
                 answer["installed_fingerprint"] == fp and not answer["restart_required"]
             )
+            return str(answer.get("cache"))
 
         cache_file = Path(tmp) / "status.cache"
         warm_ref, warm_watch, warm_file = alternating_ms(
@@ -126,8 +157,13 @@ def main() -> int:
             args.rounds,
         )
         (full,) = alternating_ms([lambda: ask(None)], cold_rounds)
+        amortised, calls, misses = amortised_ms(
+            lambda: ask(True),
+            lambda: compute_mcp_runtime_fingerprint(root, use_cache=True),
+            args.window,
+        )
 
-    cold_ratio, warm_ratio = cold_ref / cold_fp, warm_ref / warm_watch
+    cold_ratio, warm_ratio = cold_ref / cold_fp, warm_ref / amortised
     rows = [
         ("cold: reference compute_mcp_runtime_fingerprint(root)", cold_ref, ""),
         (
@@ -137,9 +173,15 @@ def main() -> int:
         ),
         ("warm: reference (..., use_cache=True)", warm_ref, ""),
         (
-            "warm: fpcheck.status(..., cache=True)",
+            "warm: fpcheck.status(..., cache=True), median",
             warm_watch,
-            f"{warm_ratio:.1f}x faster (target 30x)",
+            f"{warm_ref / warm_watch:.1f}x faster",
+        ),
+        (
+            f"warm: cache=True, mean of {calls} calls in {args.window:g} s",
+            amortised,
+            f"{warm_ratio:.1f}x faster (target 30x; amortised:"
+            f" {misses} re-verifications included)",
         ),
         (
             "warm: fpcheck.status(..., cache=PATH)",

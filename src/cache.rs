@@ -75,7 +75,14 @@ impl FingerprintCache {
 
     /// Loads the cache of `repo` (empty when absent or unreadable).
     pub(crate) fn open(repo: &gix::Repository) -> Self {
-        let path = repo.common_dir().join(FILE);
+        FingerprintCache::open_file(repo, FILE)
+    }
+
+    /// Loads another store kept the same way, at `file` relative to the git
+    /// directory (the same lines, checks and atomic writes; see
+    /// `classify::cache`).
+    pub(crate) fn open_file(repo: &gix::Repository, file: &str) -> Self {
+        let path = repo.common_dir().join(file);
         let text = crate::safe_io::read_regular(&path, crate::safe_io::Links::Refuse, MAX_FILE)
             .ok()
             .and_then(|bytes| String::from_utf8(bytes).ok())
@@ -132,6 +139,12 @@ impl FingerprintCache {
         }
         hex::encode(h.finalize())
     }
+
+    /// The selection key of a tree summary made by a scan (see
+    /// [`crate::source::GitSource::plain_selection`]), which counts the files
+    /// but builds no selection: no digest is stored under it.
+    pub(crate) const UNWALKED: &'static str =
+        "0000000000000000000000000000000000000000000000000000000000000000";
 
     /// What a walk of the tree of `tree_key` found, when remembered: the
     /// selection's key and its number of files.
@@ -201,6 +214,11 @@ impl FingerprintCache {
         }
         let dir = path.parent().expect("the cache file has a directory");
         std::fs::create_dir_all(dir)?;
+        // Replaced, never written through: a FIFO at the name would block
+        // the write in place, and a link would lead it elsewhere.
+        if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
+            std::fs::remove_file(path)?;
+        }
         crate::atomic::write_atomic(path, text.as_bytes())?;
         self.dirty = false;
         Ok(())

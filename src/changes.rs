@@ -233,7 +233,8 @@ fn change(root: &str, path: &str, status: Status, old: Option<&String>) -> Runti
     }
 }
 
-fn join(root: &str, path: &str) -> String {
+/// `path` below `root`, from the top of the repository.
+pub(crate) fn join(root: &str, path: &str) -> String {
     if root.is_empty() {
         path.to_string()
     } else {

@@ -113,10 +113,13 @@ def analyse(
 ) -> JSON:
     """Will the release ``from_rev..to_rev`` force a restart, and why?
 
-    The object ``fpcheck FROM..TO --format json`` prints. Settings:
+    Exactly the object ``fpcheck FROM..TO --format json`` prints for the
+    same settings: with several runtimes declared and no ``runtime``, the
+    ``runtimes`` array and the top-level ``restart_required``. Settings:
     ``root``, ``extensions``, ``exclude``, ``config`` (an fpcheck.toml path;
-    by default the repository's own), ``runtime`` (its name in a
-    multi-runtime config), ``worktree`` (compare ``from_rev`` with the
+    by default the repository's own), ``runtime`` (a runtime's name in a
+    multi-runtime config, or a list of names, as the repeatable
+    ``--runtime``; none: every runtime), ``worktree`` (compare ``from_rev`` with the
     working tree), ``use_cache`` (the fingerprint cache in the git
     directory, default True), ``classify`` (each runtime change's
     ``change_kind`` and the top-level ``avoidable``, default True; False is
@@ -133,6 +136,7 @@ def status(
     cache: Union[None, bool, StrPath] = None,
     extensions: Optional[Sequence[str]] = None,
     exclude: Optional[Sequence[str]] = None,
+    verify_interval: Optional[float] = None,
 ) -> JSON:
     """The running process's question: must I restart?
 
@@ -147,6 +151,14 @@ def status(
     queue overflow or doubt means a full re-hash on the very next call.
     A path does the same, and behind the watcher uses the CLI's cache file
     (``status --cache``). The version and the marker are read on every call.
+
+    The watcher is not used where inotify cannot vouch for what it saw: a
+    root on NFS, CIFS, FUSE, virtiofs, overlayfs... (only ext2/3/4, xfs,
+    btrfs, tmpfs, ramfs and f2fs are trusted); any mount or unmount drops
+    it. A write through a memory mapping makes no event: the watched
+    fingerprint is re-verified by a full one when its last verification is
+    older than ``verify_interval`` seconds (default 2; 0: every call), so
+    such a write is seen by every call starting that long after it.
     """
 
 def snapshot(

@@ -14,7 +14,7 @@ use pyo3::types::{PyDict, PyString};
 
 use fpcheck::config::{self, ConfigFile, Overrides};
 use fpcheck::gate::{ack as core_ack, document, lock, run, snapshot as core_snapshot, Cause};
-use fpcheck::range::{self, RangeSpec};
+use fpcheck::range::{self, Outcome, RangeSpec};
 use fpcheck::select::Rules;
 use fpcheck::setting::Spelling;
 use fpcheck::source::git::open_repo;
@@ -139,7 +139,8 @@ struct AnalyseSettings {
     extensions: Option<Vec<String>>,
     exclude: Option<Vec<String>>,
     config: Option<PathBuf>,
-    runtime: Option<String>,
+    /// The CLI's repeatable `--runtime`: none means every runtime.
+    runtime: Vec<String>,
     worktree: bool,
     use_cache: bool,
     /// Classify runtime changes (layout / docstrings / code), as the CLI
@@ -165,7 +166,7 @@ impl AnalyseSettings {
                 "extensions" => s.extensions = Some(value.extract()?),
                 "exclude" => s.exclude = Some(value.extract()?),
                 "config" => s.config = Some(value.extract()?),
-                "runtime" => s.runtime = Some(value.extract()?),
+                "runtime" => s.runtime = runtime_names(&value)?,
                 "worktree" => s.worktree = value.extract()?,
                 "use_cache" => s.use_cache = value.extract()?,
                 "classify" => s.classify = value.extract()?,
@@ -181,6 +182,18 @@ impl AnalyseSettings {
     }
 }
 
+/// `runtime=`: one name, or a list of names (the repeatable `--runtime`).
+fn runtime_names(value: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    if let Ok(one) = value.extract::<String>() {
+        return Ok(vec![one]);
+    }
+    value.extract::<Vec<String>>().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(
+            "runtime must be a runtime name (str) or a list of names",
+        )
+    })
+}
+
 #[pyfunction]
 #[pyo3(signature = (repo, from_rev, to_rev="HEAD", **settings))]
 fn analyse<'py>(
@@ -194,7 +207,8 @@ fn analyse<'py>(
     let (from_rev, to_rev) = (from_rev.to_string(), to_rev.to_string());
     let text = detached(py, move || {
         let repo = open_repo(Some(&repo)).map_err(Error::repository)?;
-        let flags = overrides(s.runtime, s.root, s.extensions, s.exclude)?;
+        // The runtimes are chosen by `analyse_runtimes`, as the CLI's.
+        let flags = overrides(None, s.root, s.extensions, s.exclude)?;
         // As the CLI: --config, else the fpcheck.toml committed at each end.
         let choice = match &s.config {
             Some(path) => config::ConfigChoice::File {
@@ -211,7 +225,9 @@ fn analyse<'py>(
             Revision::parse(&repo, &to_rev).map_err(Error::revision)?;
             Some(to_rev)
         };
-        let mut analysis = range::analyse(
+        // The CLI's own call (`fpcheck FROM..TO`): one runtime, or the
+        // `runtimes` array of a monorepo.
+        let mut outcome = range::analyse_runtimes(
             &repo,
             &range::Options {
                 range: RangeSpec {
@@ -223,22 +239,31 @@ fn analyse<'py>(
                 worktree: s.worktree,
                 settings: config::Request { choice, flags },
                 persistent_cache: s.use_cache,
-                digests: range::Digests::Always,
+                // As the CLI: an unchanged selection is not hashed.
+                digests: range::Digests::WhenNeeded,
             },
+            &s.runtime,
         )?;
         if s.classify {
-            fpcheck::classify::annotate(&repo, &mut analysis);
+            match &mut outcome {
+                Outcome::One(analysis) => fpcheck::classify::annotate(&repo, analysis),
+                Outcome::Many(many) => many
+                    .runtimes
+                    .iter_mut()
+                    .for_each(|r| fpcheck::classify::annotate(&repo, &mut r.analysis)),
+            }
         }
         // The CLI's `--format json` text, parsed back: the same object.
-        fpcheck::report::render(
-            &analysis,
-            fpcheck::report::Format::Json,
-            &fpcheck::report::RenderOptions {
-                color: false,
-                max_files: fpcheck::report::DEFAULT_MAX_FILES,
-                width: 80,
-            },
-        )
+        let options = fpcheck::report::RenderOptions {
+            color: false,
+            max_files: fpcheck::report::DEFAULT_MAX_FILES,
+            width: 80,
+        };
+        let format = fpcheck::report::Format::Json;
+        match &outcome {
+            Outcome::One(analysis) => fpcheck::report::render(analysis, format, &options),
+            Outcome::Many(many) => fpcheck::report::render_runtimes(many, format, &options),
+        }
         .map_err(|e| Error::Config(e.0))
     })?;
     let value: serde_json::Value = serde_json::from_str(&text)
@@ -268,7 +293,7 @@ fn status_cache(cache: Option<&Bound<'_, PyAny>>) -> PyResult<warm::Cache> {
 }
 
 #[pyfunction]
-#[pyo3(signature = (runtime_root, marker, *, process_fingerprint, process_version="", client="", cache=None, extensions=None, exclude=None))]
+#[pyo3(signature = (runtime_root, marker, *, process_fingerprint, process_version="", client="", cache=None, extensions=None, exclude=None, verify_interval=None))]
 #[allow(clippy::too_many_arguments)]
 fn status<'py>(
     py: Python<'py>,
@@ -280,8 +305,15 @@ fn status<'py>(
     cache: Option<&Bound<'py, PyAny>>,
     extensions: Option<Vec<String>>,
     exclude: Option<Vec<String>>,
+    verify_interval: Option<f64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let cache = status_cache(cache)?;
+    // 0: every call is a full check.
+    let verify_interval = seconds_arg(
+        "verify_interval",
+        verify_interval,
+        warm::DEFAULT_VERIFY_INTERVAL,
+    )?;
     let (process_fingerprint, process_version) =
         (process_fingerprint.to_string(), process_version.to_string());
     let client = (!client.is_empty()).then(|| client.to_string());
@@ -294,6 +326,7 @@ fn status<'py>(
             process_version,
             client,
             cache,
+            verify_interval,
         };
         let report = warm::status(&question)?;
         Ok(document(&report))
@@ -337,14 +370,22 @@ fn snapshot<'py>(
 /// checks it exactly as it reads `--before`).
 enum Before {
     File(PathBuf),
-    Json(Vec<u8>),
+    /// The dict as JSON text, and whether it holds a float JSON cannot
+    /// (NaN, infinities: `json.dumps` writes them anyway, the gate then
+    /// refuses the text).
+    Json(Vec<u8>, bool),
 }
 
 fn before_arg(snapshot: &Bound<'_, PyAny>) -> PyResult<Before> {
     if snapshot.cast::<PyDict>().is_ok() {
         let json = snapshot.py().import("json")?;
         let text: String = json.call_method1("dumps", (snapshot,))?.extract()?;
-        return Ok(Before::Json(text.into_bytes()));
+        let strict = PyDict::new(snapshot.py());
+        strict.set_item("allow_nan", false)?;
+        let nan = json
+            .call_method("dumps", (snapshot,), Some(&strict))
+            .is_err();
+        return Ok(Before::Json(text.into_bytes(), nan));
     }
     Ok(Before::File(snapshot.extract().map_err(|_| {
         pyo3::exceptions::PyTypeError::new_err(
@@ -372,21 +413,25 @@ fn gate<'py>(
     let timeout = timeout_arg(lock_timeout)?;
     let value = detached(py, move || {
         let _tmp;
+        // The private file holding a dict: its name means nothing to the
+        // caller, who passed a dict.
+        let mut private: Option<(String, bool)> = None;
         let before_path = match before {
             Before::File(p) => p,
-            Before::Json(bytes) => {
+            Before::Json(bytes, nan) => {
                 let mut f = tempfile::NamedTempFile::new().map_err(|e| {
                     Error::Snapshot(format!("cannot hold the snapshot in a temporary file: {e}"))
                 })?;
                 std::io::Write::write_all(&mut f, &bytes)
                     .map_err(|e| Error::Snapshot(format!("cannot write the snapshot: {e}")))?;
                 let path = f.path().to_path_buf();
+                private = Some((path.display().to_string(), nan));
                 _tmp = f;
                 path
             }
         };
         let no_hook = |_: &Path| Ok(());
-        let report = run::gate(&run::Request {
+        let mut report = run::gate(&run::Request {
             dir: &runtime_root,
             before: &before_path,
             marker: &marker,
@@ -395,6 +440,12 @@ fn gate<'py>(
             lock_timeout: timeout,
             before_rename: &no_hook,
         });
+        if let (Some((private, nan)), Some(error)) = (&private, report.error.as_mut()) {
+            *error = error.replace(private.as_str(), "the snapshot argument (a dict)");
+            if *nan {
+                error.push_str(": it holds a float NaN or infinity, which JSON cannot");
+            }
+        }
         let value = document(&report);
         // Failures are in the report, with the conservative answer (the
         // marker may have been written): raised, with the report attached.
@@ -415,11 +466,16 @@ fn gate<'py>(
 }
 
 fn timeout_arg(seconds: Option<f64>) -> PyResult<Duration> {
+    seconds_arg("lock_timeout", seconds, lock::DEFAULT_TIMEOUT)
+}
+
+/// A keyword in seconds (>= 0), `default` when not given.
+fn seconds_arg(keyword: &str, seconds: Option<f64>, default: Duration) -> PyResult<Duration> {
     match seconds {
-        None => Ok(lock::DEFAULT_TIMEOUT),
+        None => Ok(default),
         Some(s) => Duration::try_from_secs_f64(s).map_err(|_| {
             pyo3::exceptions::PyValueError::new_err(format!(
-                "lock_timeout must be a number of seconds >= 0, not {s}"
+                "{keyword} must be a number of seconds >= 0, not {s}"
             ))
         }),
     }
@@ -477,6 +533,7 @@ fn cli_main(py: Python<'_>, args: Vec<OsString>) -> u8 {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
+    warm::install_fork_handler();
     m.add_function(wrap_pyfunction!(fingerprint, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(fingerprint_at, m)?)?;

@@ -247,6 +247,26 @@ def test_gate_errors_raise_with_the_conservative_report(
         ask(runtime, marker, "", cache=3)  # type: ignore[arg-type]
 
 
+def test_a_bad_snapshot_dict_is_named_as_the_argument(
+    runtime: Path, tmp_path: Path
+) -> None:
+    """Not as the private file the dict is handed to the gate in."""
+    marker = tmp_path / "marker.json"
+    taken = fpcheck.snapshot(runtime)
+    for bad, why in [
+        ({"a": float("nan")}, "NaN or infinity"),
+        ({**taken, "fingerprint": float("inf")}, "NaN or infinity"),
+        ({"kind": "other"}, "not an fpcheck snapshot"),
+    ]:
+        with pytest.raises(fpcheck.SnapshotError) as caught:
+            fpcheck.gate(bad, runtime, marker)
+        message = str(caught.value)
+        assert message.startswith("the snapshot argument (a dict) is not a usable")
+        assert why in message and "/tmp" not in message
+        assert caught.value.report["error"] == message
+        assert caught.value.report["restart_required"] and marker.exists()
+
+
 def test_a_forked_child_does_not_share_the_parents_watcher(
     runtime: Path, tmp_path: Path
 ) -> None:

@@ -10,17 +10,20 @@
 //! syntax-tree events, so that nothing here tokenises Python by hand.
 
 use std::cell::Cell;
+use std::sync::Arc;
 
 use serde::Serialize;
 
 mod apply;
+pub(crate) mod cache;
 mod history;
 mod indent;
 mod stream;
 mod window;
 
 pub use apply::{annotate, avoidable, avoidable_markdown, avoidable_sentence};
-pub use history::{avoidable_updates, Update};
+pub(crate) use cache::KindCache;
+pub(crate) use history::{avoidable_updates, Update};
 pub use stream::Stream;
 use stream::{Kinds, Skip};
 
@@ -57,6 +60,8 @@ impl ChangeKind {
 /// many files).
 pub struct Classifier {
     parser: tree_sitter::Parser,
+    /// Files parsed so far.
+    parses: usize,
 }
 
 /// One parsed version of a file, kept so that its next version can be
@@ -64,7 +69,8 @@ pub struct Classifier {
 /// gives the same tree as a fresh parse) and compared where it changed.
 pub struct Parsed {
     tree: Option<tree_sitter::Tree>,
-    source: Vec<u8>,
+    /// Shared with the history's kept blobs, not copied.
+    source: Arc<Vec<u8>>,
     /// Whether the whole file parses as Python 3 (see [`Classifier::stream`]),
     /// once known.
     valid: Cell<Option<bool>>,
@@ -95,7 +101,7 @@ impl Classifier {
         parser
             .set_language(&language)
             .expect("the bundled grammar matches the tree-sitter version");
-        Classifier { parser }
+        Classifier { parser, parses: 0 }
     }
 
     /// The event stream of one whole file, `None` when it does not parse as
@@ -112,18 +118,26 @@ impl Classifier {
 
     /// Parses `source`; with `previous` (the file's older version),
     /// incrementally from its tree.
-    pub fn parse(&mut self, source: Vec<u8>, previous: Option<&Parsed>) -> Parsed {
+    pub fn parse(&mut self, source: impl Into<Arc<Vec<u8>>>, previous: Option<&Parsed>) -> Parsed {
+        let source = source.into();
         let old = previous.and_then(|p| {
             let mut tree = p.tree.clone()?;
             tree.edit(&edit_between(&p.source, &source));
             Some(tree)
         });
-        let tree = self.parser.parse(&source, old.as_ref());
+        let tree = self.parser.parse(source.as_slice(), old.as_ref());
+        self.parses += 1;
         Parsed {
             tree,
             source,
             valid: Cell::new(None),
         }
+    }
+
+    /// How many files [`Classifier::parse`] parsed (for the history's
+    /// statistics).
+    pub fn parses(&self) -> usize {
+        self.parses
     }
 
     /// How `new` differs from `old` (each parsed once, `new` incrementally).
@@ -153,7 +167,7 @@ pub fn compare_parsed(old: &Parsed, new: &Parsed) -> ChangeKind {
         return ChangeKind::Code;
     }
     let kinds = Kinds::get();
-    let (skip_a, skip_b) = window::skips((ta, &old.source), (tb, &new.source), kinds);
+    let (skip_a, skip_b) = window::skips((ta, &old.source[..]), (tb, &new.source[..]), kinds);
     let a = stream::build(ra, &old.source, kinds, skip_a);
     if skip_a == Skip::default() {
         old.valid.set(Some(a.is_some()));
@@ -181,30 +195,35 @@ pub fn compare_parsed(old: &Parsed, new: &Parsed) -> ChangeKind {
 }
 
 /// The edit that turns `old` into `new`: the span between their common
-/// prefix and common suffix.
+/// prefix and common suffix. Lines are counted once through the prefix,
+/// then through the changed bytes only.
 fn edit_between(old: &[u8], new: &[u8]) -> tree_sitter::InputEdit {
     let (prefix, suffix) = window::shared(old, new);
     let (old_end, new_end) = (old.len() - suffix, new.len() - suffix);
+    let start = advance(tree_sitter::Point { row: 0, column: 0 }, &old[..prefix]);
     tree_sitter::InputEdit {
         start_byte: prefix,
         old_end_byte: old_end,
         new_end_byte: new_end,
-        start_position: point(old, prefix),
-        old_end_position: point(old, old_end),
-        new_end_position: point(new, new_end),
+        start_position: start,
+        old_end_position: advance(start, &old[prefix..old_end]),
+        new_end_position: advance(start, &new[prefix..new_end]),
     }
 }
 
-/// Row and byte column of `at`, as tree-sitter counts them.
-fn point(source: &[u8], at: usize) -> tree_sitter::Point {
-    let before = &source[..at];
-    let row = before.iter().filter(|b| **b == b'\n').count();
-    let column = at
-        - before
-            .iter()
-            .rposition(|b| *b == b'\n')
-            .map_or(0, |i| i + 1);
-    tree_sitter::Point { row, column }
+/// The row and byte column, as tree-sitter counts them, after `text`
+/// that starts at `from`.
+fn advance(from: tree_sitter::Point, text: &[u8]) -> tree_sitter::Point {
+    match text.iter().rposition(|b| *b == b'\n') {
+        None => tree_sitter::Point {
+            row: from.row,
+            column: from.column + text.len(),
+        },
+        Some(last) => tree_sitter::Point {
+            row: from.row + text.iter().filter(|b| **b == b'\n').count(),
+            column: text.len() - last - 1,
+        },
+    }
 }
 
 /// Compares two whole streams.

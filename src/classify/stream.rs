@@ -26,9 +26,30 @@ pub(super) struct Kinds {
     /// Python 2 statements the grammar still accepts.
     python2: [u16; 2],
     /// Parts of a compound statement that start a line at its indentation.
-    pub clauses: Vec<u16>,
+    pub clauses: IdSet,
     /// Nodes whose children can be statements, blocks or clauses.
-    containers: Vec<u16>,
+    containers: IdSet,
+}
+
+/// A set of node kinds, looked up by id (every node of a file asks).
+pub(super) struct IdSet(Vec<bool>);
+
+impl IdSet {
+    fn of(ids: impl IntoIterator<Item = u16>) -> IdSet {
+        let mut set = Vec::new();
+        for id in ids {
+            let i = usize::from(id);
+            if set.len() <= i {
+                set.resize(i + 1, false);
+            }
+            set[i] = true;
+        }
+        IdSet(set)
+    }
+
+    pub(super) fn contains(&self, id: &u16) -> bool {
+        self.0.get(usize::from(*id)).is_some_and(|b| *b)
+    }
 }
 
 impl Kinds {
@@ -54,40 +75,40 @@ impl Kinds {
             function_definition: id("function_definition"),
             class_definition: id("class_definition"),
             python2: [id("print_statement"), id("exec_statement")],
-            clauses: [
-                "elif_clause",
-                "else_clause",
-                "except_clause",
-                "finally_clause",
-                "function_definition",
-                "class_definition",
-                "decorator",
-                "case_clause",
-            ]
-            .into_iter()
-            .map(id)
-            .collect(),
-            containers: [
-                "module",
-                "block",
-                "case_clause",
-                "class_definition",
-                "decorated_definition",
-                "elif_clause",
-                "else_clause",
-                "except_clause",
-                "finally_clause",
-                "for_statement",
-                "function_definition",
-                "if_statement",
-                "match_statement",
-                "try_statement",
-                "while_statement",
-                "with_statement",
-            ]
-            .into_iter()
-            .map(id)
-            .collect(),
+            clauses: IdSet::of(
+                [
+                    "elif_clause",
+                    "else_clause",
+                    "except_clause",
+                    "finally_clause",
+                    "function_definition",
+                    "class_definition",
+                    "decorator",
+                    "case_clause",
+                ]
+                .map(id),
+            ),
+            containers: IdSet::of(
+                [
+                    "module",
+                    "block",
+                    "case_clause",
+                    "class_definition",
+                    "decorated_definition",
+                    "elif_clause",
+                    "else_clause",
+                    "except_clause",
+                    "finally_clause",
+                    "for_statement",
+                    "function_definition",
+                    "if_statement",
+                    "match_statement",
+                    "try_statement",
+                    "while_statement",
+                    "with_statement",
+                ]
+                .map(id),
+            ),
         }
     }
 }

@@ -272,3 +272,80 @@ fn what_a_left_out_statement_depends_on_is_still_compared() {
         ChangeKind::Code
     );
 }
+
+/// The block-wise prefix and suffix agree with their byte-by-byte
+/// definition, around block boundaries and overlaps included.
+#[test]
+fn shared_prefix_and_suffix_follow_their_definition() {
+    let naive = |a: &[u8], b: &[u8]| {
+        let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+        let room = a.len().min(b.len()) - prefix;
+        let suffix = a
+            .iter()
+            .rev()
+            .zip(b.iter().rev())
+            .take(room)
+            .take_while(|(x, y)| x == y)
+            .count();
+        (prefix, suffix)
+    };
+    let base: Vec<u8> = (0..300u32)
+        .map(|i| b"ab\nc "[(i * 7 % 5) as usize])
+        .collect();
+    for len in [0, 1, 63, 64, 65, 128, 200, 300] {
+        let a = &base[..len];
+        for at in (0..=len).step_by(7).chain([len.saturating_sub(1), len / 2]) {
+            let mut edits: Vec<Vec<u8>> = Vec::new();
+            let mut inserted = a.to_vec();
+            inserted.insert(at, b'#');
+            edits.push(inserted);
+            let mut doubled = a.to_vec();
+            doubled.splice(at..at, a[at..].iter().take(70).copied());
+            edits.push(doubled);
+            if at < len {
+                let mut changed = a.to_vec();
+                changed[at] ^= 1;
+                edits.push(changed);
+                let mut removed = a.to_vec();
+                removed.remove(at);
+                edits.push(removed);
+            }
+            for b in &edits {
+                assert_eq!(window::shared(a, b), naive(a, b), "len {len} at {at}");
+                assert_eq!(window::shared(b, a), naive(b, a), "len {len} at {at}");
+            }
+        }
+        assert_eq!(window::shared(a, a), naive(a, a));
+    }
+}
+
+/// The edit's positions are the rows and byte columns of its offsets.
+#[test]
+fn edit_positions_are_rows_and_columns() {
+    let point = |s: &[u8], at: usize| {
+        let before = &s[..at];
+        let row = before.iter().filter(|b| **b == b'\n').count();
+        let line = before
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i + 1);
+        tree_sitter::Point {
+            row,
+            column: at - line,
+        }
+    };
+    let old = "import os\n\ndef f(x):\n    return x  # one\n".as_bytes();
+    for new in [
+        "# top\nimport os\n\ndef f(x):\n    return x  # one\n",
+        "import os\n\ndef f(x):\n    return x  # two\n\n\n",
+        "import os\n\n\n\ndef g(x):\n    return x  # one\n",
+        "import os\n\ndef f(x):\n    return x  # one\n",
+        "",
+    ] {
+        let new = new.as_bytes();
+        let e = edit_between(old, new);
+        assert_eq!(e.start_position, point(old, e.start_byte));
+        assert_eq!(e.old_end_position, point(old, e.old_end_byte));
+        assert_eq!(e.new_end_position, point(new, e.new_end_byte));
+    }
+}

@@ -79,16 +79,33 @@ fn first_statement(children: &[Node<'_>], kinds: &Kinds) -> usize {
 /// The lengths of the longest shared prefix and of the longest shared
 /// suffix that does not overlap it.
 pub(super) fn shared(old: &[u8], new: &[u8]) -> (usize, usize) {
-    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
-    let room = old.len().min(new.len()) - prefix;
-    let suffix = old
-        .iter()
-        .rev()
-        .zip(new.iter().rev())
-        .take(room)
-        .take_while(|(a, b)| a == b)
-        .count();
-    (prefix, suffix)
+    let prefix = common_len(old, new, false);
+    let (old, new) = (&old[prefix..], &new[prefix..]);
+    (prefix, common_len(old, new, true))
+}
+
+/// How many bytes `a` and `b` share from their starts, or from their ends
+/// (`from_end`). Blocks are compared as slices first (a `memcmp`), then the
+/// bytes of the block that differs.
+fn common_len(a: &[u8], b: &[u8], from_end: bool) -> usize {
+    const BLOCK: usize = 64;
+    let n = a.len().min(b.len());
+    // The `len` bytes that are `at` bytes in from the chosen end.
+    let part = |s: &[u8], at: usize, len: usize| -> std::ops::Range<usize> {
+        if from_end {
+            s.len() - at - len..s.len() - at
+        } else {
+            at..at + len
+        }
+    };
+    let mut same = 0;
+    while same + BLOCK <= n && a[part(a, same, BLOCK)] == b[part(b, same, BLOCK)] {
+        same += BLOCK;
+    }
+    while same < n && a[part(a, same, 1)] == b[part(b, same, 1)] {
+        same += 1;
+    }
+    same
 }
 
 /// Where the line break that ends the line before `at`'s line is.

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
+use lazy::Lazy;
 
 use fpcheck::config::{self, ConfigError, ConfigFile, Overrides};
 use fpcheck::error::{Classified, Kind};
@@ -16,6 +17,7 @@ mod fingerprint;
 mod gate;
 mod history;
 mod init;
+mod lazy;
 mod outputs;
 mod patch;
 mod range;
@@ -91,17 +93,19 @@ pub struct Cli {
     range: range::RangeArgs,
 }
 
+/// Each subcommand's arguments are built only when it is used (see
+/// [`lazy`]).
 #[derive(Debug, Subcommand)]
 enum Command {
-    Fingerprint(fingerprint::FingerprintArgs),
-    Demo(demo::DemoArgs),
-    History(history::HistoryArgs),
-    Patch(patch::PatchArgs),
-    Init(init::InitArgs),
-    Snapshot(gate::SnapshotArgs),
-    Gate(gate::GateArgs),
-    Status(gate::StatusArgs),
-    Ack(gate::AckArgs),
+    Fingerprint(Lazy<fingerprint::FingerprintArgs>),
+    Demo(Lazy<demo::DemoArgs>),
+    History(Lazy<history::HistoryArgs>),
+    Patch(Lazy<patch::PatchArgs>),
+    Init(Lazy<init::InitArgs>),
+    Snapshot(Lazy<gate::SnapshotArgs>),
+    Gate(Lazy<gate::GateArgs>),
+    Status(Lazy<gate::StatusArgs>),
+    Ack(Lazy<gate::AckArgs>),
 }
 
 /// Flags shared by every command that reads runtime files.
@@ -214,7 +218,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match lazy::parse::<Cli>(args) {
         Ok(cli) => cli,
         Err(e) => {
             // --help and --version print and succeed; bad flags exit 2.
@@ -264,15 +269,15 @@ fn dispatch(cli: Cli) -> Result<u8, Failure> {
     }
     match cli.command {
         None => range::run(cli.range),
-        Some(Command::Fingerprint(args)) => fingerprint::run(args),
-        Some(Command::Demo(args)) => demo::run(args),
-        Some(Command::History(args)) => history::run(args),
-        Some(Command::Patch(args)) => patch::run(args),
-        Some(Command::Init(args)) => init::run(args),
-        Some(Command::Snapshot(args)) => gate::run_snapshot(args),
-        Some(Command::Gate(args)) => gate::run_gate(args),
-        Some(Command::Status(args)) => gate::run_status(args),
-        Some(Command::Ack(args)) => gate::run_ack(args),
+        Some(Command::Fingerprint(Lazy(args))) => fingerprint::run(args),
+        Some(Command::Demo(Lazy(args))) => demo::run(args),
+        Some(Command::History(Lazy(args))) => history::run(args),
+        Some(Command::Patch(Lazy(args))) => patch::run(args),
+        Some(Command::Init(Lazy(args))) => init::run(args),
+        Some(Command::Snapshot(Lazy(args))) => gate::run_snapshot(args),
+        Some(Command::Gate(Lazy(args))) => gate::run_gate(args),
+        Some(Command::Status(Lazy(args))) => gate::run_status(args),
+        Some(Command::Ack(Lazy(args))) => gate::run_ack(args),
     }
 }
 

@@ -16,6 +16,8 @@ mod resumable;
 mod tests;
 
 use parallel::*;
+// Also for the scan of unchanged roots (`source::git`).
+pub(crate) use parallel::parallel;
 use pipe::*;
 pub use resumable::Resumable;
 use resumable::*;

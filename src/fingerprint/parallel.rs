@@ -6,7 +6,7 @@ use super::*;
 use crate::source::{FileReader, Whole};
 
 /// Whether a second thread can run beside this one.
-pub(super) fn parallel() -> bool {
+pub(crate) fn parallel() -> bool {
     cpus() >= 2
 }
 

@@ -235,6 +235,10 @@ pub struct Stats {
     pub hashed: usize,
     /// Blobs inflated.
     pub blobs_read: usize,
+    /// File versions parsed to classify changes.
+    pub classify_parsed: usize,
+    /// Changes whose kind came from the persistent cache.
+    pub classify_cached: usize,
 }
 
 /// Runs the history of `repo` for one runtime: the one `request` names, or
@@ -379,7 +383,7 @@ fn records(
     } else {
         FingerprintCache::in_memory()
     };
-    let (reads, blobs_read) = read_all(repo, &jobs, &cache, opts, progress)?;
+    let (reads, blobs) = read_all(repo, &jobs, &cache, opts, progress)?;
     for r in &reads {
         // Only new fingerprints: putting a cached one back would parse the
         // whole cache file for nothing (a reused one's key was hashed here).
@@ -389,19 +393,24 @@ fn records(
     }
     // A cache that cannot be written only costs the next run some time.
     let _ = cache.save();
+    let mut kinds = if opts.persistent_cache && opts.classify {
+        crate::classify::KindCache::open(repo)
+    } else {
+        crate::classify::KindCache::none()
+    };
     let mut out = Vec::with_capacity(names.len());
     for (name, runtime_slots) in names.iter().zip(slots) {
         let record = record(
             repo,
             opts,
-            name.as_deref(),
-            &runtime_slots,
+            (name.as_deref(), &runtime_slots),
             &reads,
             listed,
-            blobs_read,
+            (&blobs, &mut kinds),
         );
         out.push((name.clone(), record));
     }
+    let _ = kinds.save();
     Ok(out)
 }
 
@@ -409,15 +418,14 @@ fn records(
 fn record(
     repo: &gix::Repository,
     opts: &Options,
-    name: Option<&str>,
-    slots: &[Slot],
+    (name, slots): (Option<&str>, &[Slot]),
     reads: &[Read],
     listed: &Listed,
-    blobs_read: usize,
+    (blobs, kinds): (&Blobs, &mut crate::classify::KindCache),
 ) -> Record {
     let tags = &listed.tags;
     let mut stats = Stats {
-        blobs_read,
+        blobs_read: blobs.read,
         ..Stats::default()
     };
     for slot in slots {
@@ -449,7 +457,13 @@ fn record(
         })
         .collect();
     if opts.classify {
-        classify_steps(repo, &own, &mut steps, opts.threads);
+        classify_steps(
+            repo,
+            &own,
+            &mut steps,
+            opts.threads,
+            (blobs, kinds, &mut stats),
+        );
     }
     let mut warnings = listed.warnings.clone();
     if let (Some(name), Some(first)) = (name, slots.first()) {
@@ -489,7 +503,7 @@ fn read_all(
     cache: &FingerprintCache,
     opts: &Options,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<(Vec<Read>, usize), HistoryError> {
+) -> Result<(Vec<Read>, Blobs), HistoryError> {
     let threads = worker_threads(opts.threads, jobs.len());
     let sync = repo.clone().into_sync();
     let blobs = Mutex::new(Blobs::default());
@@ -531,8 +545,9 @@ fn read_all(
     for r in results {
         all.extend(r?);
     }
-    let blobs_read = blobs.lock().map_or(0, |b| b.read);
-    Ok((all, blobs_read))
+    // Kept for classification, which reads many of the same blobs.
+    let blobs = blobs.into_inner().unwrap_or_default();
+    Ok((all, blobs))
 }
 
 /// The worker threads for `work` items: `requested` (0: one per core), at

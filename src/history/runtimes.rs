@@ -111,6 +111,8 @@ pub fn run_runtimes(
         total.cached += r.record.stats.cached;
         total.reused += r.record.stats.reused;
         total.hashed += r.record.stats.hashed;
+        total.classify_parsed += r.record.stats.classify_parsed;
+        total.classify_cached += r.record.stats.classify_cached;
         total
     });
     stats.blobs_read = runtimes.first().map_or(0, |r| r.record.stats.blobs_read);

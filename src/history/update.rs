@@ -105,6 +105,7 @@ pub(super) fn classify_steps(
     reads: &[Read],
     steps: &mut [Step],
     threads: usize,
+    (blobs, kinds, stats): (&Blobs, &mut crate::classify::KindCache, &mut Stats),
 ) {
     let updates: Vec<crate::classify::Update<'_>> = steps
         .iter()
@@ -119,8 +120,11 @@ pub(super) fn classify_steps(
             root: w[1].root.as_str(),
         })
         .collect();
-    let avoidable = crate::classify::avoidable_updates(repo, &updates, threads);
-    for (step, a) in steps.iter_mut().zip(avoidable) {
+    let inflated = |id| blobs.get(id);
+    let outcome = crate::classify::avoidable_updates(repo, (&updates, &inflated), threads, kinds);
+    stats.classify_parsed = outcome.parsed;
+    stats.classify_cached = outcome.cached;
+    for (step, a) in steps.iter_mut().zip(outcome.avoidable) {
         step.avoidable = Some(a);
     }
 }

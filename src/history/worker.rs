@@ -53,6 +53,13 @@ pub(super) struct Blobs {
     pub(super) read: usize,
 }
 
+impl Blobs {
+    /// The bytes of blob `id`, when kept (classification reads them too).
+    pub(super) fn get(&self, id: ObjectId) -> Option<Arc<Vec<u8>>> {
+        self.map.get(&id).cloned()
+    }
+}
+
 /// One thread's state: the fingerprints it computed by selection key, and
 /// the hasher that resumes after the prefix a release shares with the one
 /// this thread hashed before it.

@@ -53,6 +53,9 @@ pub(super) fn read_pair(
         if let Some(pair) = remembered((from_src, to_src), key, cache, digests)? {
             return Ok(pair);
         }
+        if let Some(pair) = scanned((from_src, to_src), key, &from_rt.rules, cache, digests)? {
+            return Ok(pair);
+        }
     }
     let from_sel = select(from_src, &from_rt.rules)?;
     let to_sel = if same_root && !from_src.links_left_root() {
@@ -101,10 +104,56 @@ fn remembered(
     if from_src.may_have_attributes()? || to_src.may_have_attributes()? {
         return Ok(None);
     }
-    let digest = cache.get(&selection_key).map(str::to_string);
+    let digest = (selection_key != FingerprintCache::UNWALKED)
+        .then(|| cache.get(&selection_key).map(str::to_string))
+        .flatten();
     if digest.is_none() && digests == Digests::Always {
         return Ok(None);
     }
+    Ok(Some(unwalked((from_src, to_src), digest, files)?))
+}
+
+/// Both ends from a scan of the `from` end's root tree (see
+/// [`GitSource::plain_selection`]) that proves the selection a function of
+/// that tree, which both ends share: no path is built, nothing hashed.
+/// Only when no digest is wanted and the cache cannot have one (nothing
+/// persistent in it: a remembered digest is reported, so a cache that
+/// holds any is left to the walk, which records the tree for next time).
+/// A persistent cache remembers the scan (without a selection key).
+fn scanned(
+    (from_src, to_src): (&GitSource, &GitSource),
+    tree_key: &str,
+    rules: &Rules,
+    cache: &mut FingerprintCache,
+    digests: Digests,
+) -> Result<Option<(Read, Read)>, SourceError> {
+    if digests == Digests::Always || (cache.is_persistent() && !cache.is_empty()) {
+        return Ok(None);
+    }
+    // Attribute warnings need the list of files: the walk makes it.
+    if from_src.may_have_attributes()? || to_src.may_have_attributes()? {
+        return Ok(None);
+    }
+    let Some(files) = from_src.plain_selection(rules) else {
+        return Ok(None);
+    };
+    if cache.is_persistent() {
+        cache.put_tree(
+            tree_key.to_string(),
+            FingerprintCache::UNWALKED.into(),
+            files,
+        );
+    }
+    Ok(Some(unwalked((from_src, to_src), None, files)?))
+}
+
+/// Both ends of a shared root tree known to select `files` files, with the
+/// digest when known, without a walk.
+fn unwalked(
+    (from_src, to_src): (&GitSource, &GitSource),
+    digest: Option<String>,
+    files: usize,
+) -> Result<(Read, Read), SourceError> {
     let read = |src: &GitSource| -> Result<Read, SourceError> {
         let fp = Fingerprint {
             digest: digest.clone(),
@@ -116,7 +165,7 @@ fn remembered(
         read.side.runtime_files = files;
         Ok(read)
     };
-    Ok(Some((read(from_src)?, read(to_src)?)))
+    Ok((read(from_src)?, read(to_src)?))
 }
 
 /// Both fingerprints, each end with its own rules. `to_sel` is `None`

@@ -4,6 +4,7 @@ mod support;
 
 mod action;
 mod classify;
+mod classify_cache;
 mod classify_corpus;
 mod classify_edits;
 mod errors;

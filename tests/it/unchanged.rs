@@ -265,3 +265,126 @@ fn a_remembered_walk_answers_the_same_and_keeps_attribute_warnings() {
         assert_eq!(codes, ["gitattributes_conversion"; 2], "{j}");
     }
 }
+
+/// Without a cache, an unchanged root is proven to select the same files
+/// by a scan of its trees that stops at the first selected link, however
+/// deep: one that leaves the root, whose target changed, still restarts.
+/// A `.py` link under an excluded folder is never selected: it neither
+/// stops the scan nor counts, and no restart follows from its target.
+#[test]
+fn a_deep_link_out_of_an_unchanged_root_still_restarts() {
+    let repo = released();
+    repo.symlink("src/plugins/deep/er/impl.py", "../../../../lib/impl.py")
+        .symlink("src/tests/impl.py", "../../lib/impl.py");
+    repo.commit("1.0.0");
+    repo.tag("v1");
+    repo.write("lib/impl.py", "x = 2\n");
+    repo.commit("lib only");
+    repo.tag("v2");
+    repo.write("README.md", "# docs only\n");
+    repo.commit("docs");
+    repo.tag("v3");
+    for cache in [false, true] {
+        let mut args = vec!["v1..v2"];
+        if !cache {
+            args.push("--no-cache");
+        }
+        let j = json(&repo, &args);
+        assert_eq!(j["restart_required"], true, "cache {cache}");
+        assert_eq!(j["reason"], "code_changed");
+        assert_eq!(j["to"]["fingerprint"], fingerprint_at(&repo, "v2").as_str());
+        assert_eq!(
+            j["changes"]["runtime"],
+            serde_json::json!([{"path": "src/plugins/deep/er/impl.py", "status": "target_changed", "change_kind": "code"}])
+        );
+        args[0] = "v2..v3";
+        let j = json(&repo, &args);
+        assert_eq!(j["restart_required"], false, "cache {cache}");
+        assert_eq!(j["to"]["runtime_files"], 4);
+    }
+    // Only the excluded link's target changes: nothing selected changed.
+    let repo = released();
+    repo.symlink("src/tests/impl.py", "../../lib/impl.py");
+    repo.commit("1.0.0");
+    repo.tag("v1");
+    repo.write("lib/impl.py", "x = 2\n");
+    repo.commit("lib only");
+    repo.tag("v2");
+    for cache in [false, true, true] {
+        let mut args = vec!["v1..v2"];
+        if !cache {
+            args.push("--no-cache");
+        }
+        let j = json(&repo, &args);
+        assert_eq!(j["restart_required"], false, "cache {cache}");
+        assert_eq!(j["to"]["fingerprint_skipped"], "selection_unchanged");
+        assert_eq!(j["to"]["runtime_files"], 3);
+    }
+}
+
+/// What the scan leaves to the full walk, in an unchanged root, answers as
+/// the walk does: a `.gitattributes` below the root keeps its warning, a
+/// directory named like a module keeps the fingerprint unavailable, and
+/// the remembered scan (persistent cache) gives the same report twice.
+#[test]
+fn an_unchanged_root_answers_the_same_with_and_without_the_scan() {
+    let repo = released();
+    repo.write("src/plugins/.gitattributes", "*.py text eol=crlf\n");
+    repo.commit("1.0.0");
+    repo.tag("v1");
+    repo.write("README.md", "# docs only\n");
+    repo.commit("docs");
+    repo.tag("v2");
+    for args in [&["v1..v2", "--no-cache"][..], &["v1..v2"], &["v1..v2"]] {
+        let j = json(&repo, args);
+        assert_eq!(j["restart_required"], false);
+        assert_eq!(j["to"]["runtime_files"], 3);
+        let codes: Vec<&str> = j["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["code"].as_str().unwrap())
+            .collect();
+        // `text` and `eol`, at each end.
+        assert_eq!(codes, ["gitattributes_conversion"; 4], "{args:?} {j}");
+    }
+
+    let repo = released();
+    repo.write("src/broken.py/x.txt", "not a module\n");
+    repo.commit("1.0.0");
+    repo.tag("v1");
+    repo.write("README.md", "# docs only\n");
+    repo.commit("docs");
+    repo.tag("v2");
+    for args in [&["v1..v2", "--no-cache"][..], &["v1..v2"]] {
+        let j = json(&repo, args);
+        assert_eq!(j["to"]["fingerprint"], "");
+        assert_eq!(
+            j["to"]["unavailable_reason"], "src/broken.py is a directory",
+            "{args:?}"
+        );
+        assert_eq!(j["to"]["fingerprint_skipped"], Value::Null);
+    }
+
+    let repo = released();
+    repo.commit("1.0.0");
+    repo.tag("v1");
+    repo.write("README.md", "# docs only\n");
+    repo.commit("docs");
+    repo.tag("v2");
+    let cold = json(&repo, &["v1..v2", "--no-cache"]);
+    let first = json(&repo, &["v1..v2"]);
+    let second = json(&repo, &["v1..v2"]);
+    assert_eq!(cold, first);
+    assert_eq!(first, second);
+    assert_eq!(second["to"]["fingerprint_skipped"], "selection_unchanged");
+    assert_eq!(second["to"]["runtime_files"], 3);
+    // `patch` still computes the digest, whatever the cache remembers.
+    let patch = repo.fpcheck(&["patch", "v1..v2"]);
+    assert_eq!(patch.code, 0, "{}", patch.stderr);
+    assert!(
+        patch.stdout.contains(&fingerprint_at(&repo, "v2")),
+        "{}",
+        patch.stdout
+    );
+}

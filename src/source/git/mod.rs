@@ -6,7 +6,8 @@
 //! peeling bounded, `git replace` cycles named); [`tree`] reads trees
 //! (malformed ones refused) and follows paths and links through them;
 //! [`blob`] reads blobs with memory that does not grow with their size;
-//! [`attributes`] warns about `.gitattributes` conversions.
+//! [`attributes`] warns about `.gitattributes` conversions; [`scan`] proves,
+//! cheaply, that a root's selection depends on its tree alone.
 
 use std::cell::{Cell, OnceCell, RefCell};
 
@@ -20,6 +21,7 @@ use crate::warning::Warning;
 mod attributes;
 mod blob;
 mod repo;
+mod scan;
 mod tree;
 
 pub use repo::{open_repo, peel_to_commit, repo_display, Revision};

@@ -219,6 +219,11 @@ impl GitSource {
 /// rejects them and `git checkout` refuses them, so their bytes have no
 /// agreed reading.
 fn malformed(entries: &[TreeEntry]) -> Option<String> {
+    // Trees as git writes them (sorted, names checked as they come) need
+    // no set of names; only the others are looked at closely.
+    if super::scan::well_formed(entries.iter().map(|(name, kind, _)| (&name[..], *kind))) {
+        return None;
+    }
     let mut names: HashSet<&[u8]> = HashSet::with_capacity(entries.len());
     for (name, _, _) in entries {
         let shown = gix::bstr::BStr::new(name);

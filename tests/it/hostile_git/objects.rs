@@ -191,6 +191,62 @@ fn malformed_trees_make_the_fingerprint_unavailable_in_every_command() {
     }
 }
 
+/// The same malformed root at both ends of a range (only the version
+/// changed): the shortcut for an unchanged root must not read it as an
+/// unchanged selection. Unavailable at both ends, with the reason, with
+/// and without the cache.
+#[test]
+fn a_malformed_root_shared_by_both_ends_stays_unavailable() {
+    let repo = base();
+    let g = open(&repo);
+    let a = blob(&g, b"a = 1\n");
+    let b = blob(&g, b"b = 2\n");
+    let inner = raw_tree(&g, &[("100644", b"x.py", a)]);
+    let cases: Vec<Vec<RawEntry<'_>>> = vec![
+        vec![("100644", b"a.py", a), ("100644", b"a.py", b)],
+        vec![("100644", b"a.py", a), ("40000", b"a.py", inner)],
+        vec![
+            ("100644", b"a", a),
+            ("100644", b"a.py", b),
+            ("40000", b"a", inner),
+        ],
+        vec![("100644", b"b.py", a), ("100644", b"a.py", b)],
+        vec![("100644", b"a.py", a), ("40000", b".GIT", inner)],
+    ];
+    for (i, entries) in cases.iter().enumerate() {
+        let src = raw_tree(&g, entries);
+        let (from, to) = (format!("v3.{i}.0"), format!("v3.{i}.1"));
+        commit_tree(&repo, top_with_src(&g, src, "3.0.0"), "v1.0.0", &from);
+        commit_tree(&repo, top_with_src(&g, src, "3.0.1"), &from, &to);
+        let range = format!("{from}..{to}");
+        for args in [
+            &[&range, "--format", "json", "--no-cache"][..],
+            &[&range, "--format", "json"],
+        ] {
+            let run = bounded(repo.path(), args);
+            assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+            let j = json(&run);
+            // Out of order only (case 3) is no malformed tree: the walk
+            // (not the scan, which leaves such trees to it) selects the
+            // same two files at both ends.
+            assert_eq!(j["restart_required"], i != 3, "{i} {args:?}: {j}");
+            for end in ["from", "to"] {
+                if i == 3 {
+                    assert_eq!(j[end]["fingerprint_skipped"], "selection_unchanged");
+                    assert_eq!(j[end]["runtime_files"], 2);
+                    continue;
+                }
+                assert_eq!(j[end]["fingerprint_skipped"], Value::Null, "{i} {end}");
+                let reason = j[end]["unavailable_reason"].as_str().unwrap_or_default();
+                assert!(
+                    reason.starts_with("src is a malformed tree ("),
+                    "{i} {end}: {reason:?}"
+                );
+            }
+        }
+    }
+}
+
 /// A name with a NUL in it cannot be represented: the tree no longer parses.
 #[test]
 fn a_tree_that_does_not_parse_is_unavailable_too() {
