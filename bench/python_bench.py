@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """fpcheck's Python package against the reference gate, side by side in one run.
 
-    python3 bench/python_bench.py [--files 300] [--rounds 200] [--check]
+    python3 bench/python_bench.py [--files 300] [--rounds 200] [--one-cpu] [--check]
 
 Needs ``import fpcheck`` (the wheel, built in release mode for real figures:
 ``maturin build --release -m python/Cargo.toml``). Builds a runtime of
@@ -21,7 +21,10 @@ its fingerprint by a full one every ``verify_interval`` (2 s by default), so
 other work between tool calls, ~100 calls a second), and the mean per
 call, re-verifications included, is compared with the reference's median.
 
-``--check`` exits 1 unless cold is >= 3x and warm (amortised) >= 30x faster.
+``--one-cpu`` pins the process to one CPU before anything runs (fpcheck
+then reads and hashes on one thread): the machine as a loaded one leaves
+it. ``--check`` exits 1 unless cold is >= 3x and warm (amortised) >= 30x
+faster.
 """
 
 from __future__ import annotations
@@ -110,8 +113,11 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=300)
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--window", type=float, default=10.0)
+    parser.add_argument("--one-cpu", action="store_true")
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
+    if args.one_cpu:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "server" / "src"
         root.mkdir(parents=True)
@@ -186,7 +192,9 @@ def main() -> int:
     ]
     print(
         f"{args.files} runtime files, medians (ms) of runs alternating with the"
-        f" reference, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs"
+        f" reference, Python {sys.version.split()[0]},"
+        f" {len(os.sched_getaffinity(0))} of {os.cpu_count()} CPUs, load average"
+        f" {os.getloadavg()[0]:.1f}"
     )
     for name, ms, note in rows:
         print(f"  {name:<56} {ms:9.3f}  {note}")

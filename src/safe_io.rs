@@ -153,7 +153,7 @@ fn is_loop(_e: &io::Error) -> bool {
 /// block the open; reads of a regular file ignore the flag, but clear it so
 /// the descriptor behaves as an ordinary one.
 #[cfg(unix)]
-fn clear_nonblock(file: &File) -> io::Result<()> {
+pub(crate) fn clear_nonblock(file: &File) -> io::Result<()> {
     use std::os::unix::io::AsRawFd;
     let fd = file.as_raw_fd();
     // SAFETY: fcntl on a descriptor we own, with integer arguments only.

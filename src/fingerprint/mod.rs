@@ -222,11 +222,16 @@ fn hash_stream(
             })?;
             Ok(hex::encode(hasher.finalize()))
         }
-        // A directory: both threads read, one also hashes. See [`hash_split`].
-        None if files.len() >= SPLIT_MIN_FILES && parallel() => match source.shared_reader() {
-            Some(reader) => hash_split(source, &reader, files),
+        // A directory: read by its own readers, on two threads when there
+        // are enough files and a core to spare (see [`hash_split`] and
+        // [`idle_core`]), else on this one.
+        None => match source.file_reader() {
+            Some(reader) if files.len() >= SPLIT_MIN_FILES && parallel() && idle_core() => {
+                let other = source.file_reader().expect("given once, given again");
+                hash_split(reader, other, files)
+            }
+            Some(mut reader) => hash_inline(&mut *reader, files),
             None => hash_piped(source, files),
         },
-        None => hash_piped(source, files),
     }
 }

@@ -3,110 +3,246 @@
 //! any other source.
 
 use super::*;
+use crate::source::{FileReader, Whole};
 
 /// Whether a second thread can run beside this one.
 pub(crate) fn parallel() -> bool {
+    cpus() >= 2
+}
+
+/// The CPUs this process may use, asked once (std reads the cgroup's
+/// quota files for it).
+fn cpus() -> usize {
     static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())) >= 2
+    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Whether a core is free for [`hash_split`]'s second thread: the load
+/// average over the last minute leaves a whole CPU idle, or this thread
+/// runs at a real-time priority (`chrt`), ahead of every ordinary task,
+/// as the second thread then does. Measured on the 2-core machine
+/// (bench/python_bench.py, 300 files): with a core free, two threads take
+/// a fingerprint from ~7 ms to ~6 ms of wall time; on a loaded
+/// machine the two threads cost ~60% more CPU than one (the same SHA-256
+/// and copies, run slower beside each other and beside the other loads),
+/// and with no core to spare that is wall time too: one thread was then
+/// 3.5x to 4.8x faster than the reference, two 2.3x to 4.3x. Two system
+/// calls (~1 µs).
+pub(super) fn idle_core() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: an all-zero `sysinfo` is a valid value of that C struct.
+        let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
+        // SAFETY: sysinfo(2) fills the struct it is given.
+        if unsafe { libc::sysinfo(&mut info) } != 0 {
+            return true;
+        }
+        let load = info.loads[0] as f64 / f64::from(1u32 << libc::SI_LOAD_SHIFT);
+        // SAFETY: sched_getscheduler(2) on this thread only reads.
+        let policy = unsafe { libc::sched_getscheduler(0) };
+        load + 1.0 <= cpus() as f64 || matches!(policy, libc::SCHED_FIFO | libc::SCHED_RR)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        true
+    }
 }
 
 /// Fewer files than this are read on one thread: starting another costs
 /// more than it saves.
 pub(super) const SPLIT_MIN_FILES: usize = 16;
 
-/// Of every `SPLIT_OF` files, the reading thread of [`hash_split`] reads
-/// all but one; the hashing thread reads that one.
+/// Of every `SPLIT_OF` runs of files, the reading thread of [`hash_split`]
+/// reads all but one; the hashing thread reads that one. See [`read_ahead`].
 pub(super) const SPLIT_OF: usize = 4;
+
+/// The most files in one run of [`read_ahead`].
+pub(super) const RUN: usize = 8;
+
+/// Which of `files` (in hash order) the reading thread of [`hash_split`]
+/// reads: they are cut into runs of at most [`RUN`] files of one directory,
+/// and it reads all runs but every `SPLIT_OF`th. A run's files share their
+/// directory, so each thread opens a directory once per run it reads, not
+/// once per file (as three in four files by index did: ~60 more opens).
+pub(super) fn read_ahead(files: &[SelectedFile]) -> Vec<bool> {
+    let (mut run, mut len) = (0usize, 0usize);
+    let mut last: Option<&str> = None;
+    files
+        .iter()
+        .map(|f| {
+            let dir = f.path.rfind('/').map_or("", |i| &f.path[..i]);
+            if last != Some(dir) || len == RUN {
+                if last.is_some() {
+                    run += 1;
+                }
+                len = 0;
+                last = Some(dir);
+            }
+            len += 1;
+            !run.is_multiple_of(SPLIT_OF)
+        })
+        .collect()
+}
 
 /// The largest file the reading thread of [`hash_split`] holds whole;
 /// the hashing thread streams bigger ones itself.
-pub(super) const SPLIT_CAP: u64 = 1 << 20;
+pub(super) const SPLIT_CAP: usize = 256 << 10;
 
-/// Files read ahead at most: with [`SPLIT_CAP`], 8 MiB at most in flight.
-pub(super) const SPLIT_AHEAD: usize = 8;
+/// The reading thread of [`hash_split`] hands its files over in batches
+/// of at least this many bytes (or the last ones): one hand-over (a futex
+/// wake and wait, ~5 µs of CPU) per ~16 runtime files, not per file.
+pub(super) const BATCH: usize = 256 << 10;
 
-/// A file as the reading thread of [`hash_split`] hands it over.
-pub(super) enum Ahead {
-    Bytes(Vec<u8>),
+/// Batches queued for the hashing thread. Memory in flight is bounded by
+/// `BATCHES_AHEAD + 2` batches of at most [`BATCH`] + [`SPLIT_CAP`] bytes
+/// (2 MiB), whatever the files.
+pub(super) const BATCHES_AHEAD: usize = 2;
+
+/// Files read by the reading thread of [`hash_split`], in hash order.
+pub(super) struct Batch {
+    /// Their bytes, one after the other.
+    bytes: Vec<u8>,
+    /// Each one's index among the files, and what was read.
+    items: Vec<(usize, Item)>,
+}
+
+/// A file of a [`Batch`].
+pub(super) enum Item {
+    /// Its next `n` bytes of the batch are the whole file.
+    Bytes(usize),
     /// Over [`SPLIT_CAP`]: the hashing thread streams it.
     TooBig,
+    /// Unreadable: the reading thread stopped there.
     Failed(SourceError),
 }
 
-/// Section 2's digest of a directory's files on two threads. Measured on a
-/// 300-file runtime (bench/python_bench.py, `perf`): reading (open, the
-/// kernel's copy, close) costs about twice what SHA-256 does, so with
-/// [`Pipe`] the reading thread is the critical path and the hashing one
-/// idles. Here a second thread reads three files in four ahead, whole
-/// (bounded: [`SPLIT_CAP`], [`SPLIT_AHEAD`]), while this one reads the
-/// fourth and hashes everything in order. The stream hashed is the one
-/// [`feed`] gives; the first error in hash order is the one returned.
+/// Batch buffers kept between fingerprints, at most `BATCHES_AHEAD + 2`:
+/// a long-running process (the Python package's server) fingerprints
+/// again and again, and fresh buffers each time cost page faults.
+static SPARE_BATCHES: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+
+fn take_batch() -> Batch {
+    let spare = SPARE_BATCHES.lock().ok().and_then(|mut s| s.pop());
+    Batch {
+        bytes: spare.unwrap_or_else(|| Vec::with_capacity(BATCH + SPLIT_CAP + 1)),
+        items: Vec::new(),
+    }
+}
+
+fn recycle_batch(batch: Batch) {
+    let mut bytes = batch.bytes;
+    if bytes.capacity() != BATCH + SPLIT_CAP + 1 {
+        return;
+    }
+    bytes.clear();
+    if let Ok(mut spare) = SPARE_BATCHES.lock() {
+        if spare.len() < BATCHES_AHEAD + 2 {
+            spare.push(bytes);
+        }
+    }
+}
+
+/// Section 2's digest of a directory's files on two threads. Reading
+/// (open, the kernel's copy, close) costs about what SHA-256 does, and
+/// SHA-256 is one stream that cannot be split: a second thread reads
+/// three runs of files in four ahead ([`read_ahead`]), whole (bounded: [`SPLIT_CAP`], [`BATCH`]), handing
+/// them over in batches, while this one reads the fourth run and hashes
+/// everything in order. The stream hashed is the one [`hash_inline`]
+/// hashes; the first error in hash order is the one returned.
 pub(super) fn hash_split(
-    source: &dyn Source,
-    reader: &crate::source::SharedReader,
+    mut mine: Box<dyn FileReader + Send>,
+    mut theirs: Box<dyn FileReader + Send>,
     files: &[SelectedFile],
 ) -> Result<String, SourceError> {
-    let ahead = |i: usize| !i.is_multiple_of(SPLIT_OF);
+    let plan = read_ahead(files);
+    let ahead = |i: usize| plan[i];
     std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Ahead)>(SPLIT_AHEAD);
-        let (spare_tx, spare_rx) = std::sync::mpsc::channel::<Vec<u8>>();
-        let reader = reader.clone();
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(BATCHES_AHEAD);
         scope.spawn(move || {
+            let mut batch = take_batch();
             for (i, f) in files.iter().enumerate().filter(|(i, _)| ahead(*i)) {
-                let item = read_whole(&reader, f, spare_rx.try_recv().unwrap_or_default());
-                let failed = matches!(item, Ahead::Failed(_));
-                // A closed channel: the hashing thread stopped at an error.
-                if tx.send((i, item)).is_err() || failed {
-                    break;
+                let item = match theirs.read_whole(&f.path, &f.content, &mut batch.bytes, SPLIT_CAP)
+                {
+                    Ok(Whole::Read(n)) => Item::Bytes(n),
+                    Ok(Whole::TooBig) => Item::TooBig,
+                    Err(e) => Item::Failed(e),
+                };
+                let failed = matches!(item, Item::Failed(_));
+                batch.items.push((i, item));
+                if failed || batch.bytes.len() >= BATCH {
+                    // A closed channel: the hashing thread stopped at an error.
+                    if tx.send(batch).is_err() || failed {
+                        return;
+                    }
+                    batch = take_batch();
                 }
             }
+            // Fails only if the hashing thread stopped at an error.
+            let _ = tx.send(batch);
         });
         let mut hasher = Sha256::new();
+        let mut batch: Option<Batch> = None;
+        let (mut item, mut at) = (0, 0);
         for (i, f) in files.iter().enumerate() {
             hasher.update(f.path.as_bytes());
             hasher.update([0u8]);
-            let item = if ahead(i) { rx.recv().ok() } else { None };
-            match item {
-                Some((j, Ahead::Bytes(bytes))) if j == i => {
-                    hasher.update(&bytes);
-                    let _ = spare_tx.send(bytes);
+            let mut own = !ahead(i);
+            if !own {
+                while batch.as_ref().is_none_or(|b| item == b.items.len()) {
+                    if let Some(done) = batch.take() {
+                        recycle_batch(done);
+                    }
+                    // `None`: the reading thread is gone (it panicked).
+                    batch = rx.recv().ok();
+                    (item, at) = (0, 0);
+                    if batch.is_none() {
+                        break;
+                    }
                 }
-                Some((j, Ahead::Failed(e))) if j == i => return Err(e),
-                // Too big, or the reading thread is gone: read it here.
-                _ => source.read(&f.path, &f.content, &mut |b| hasher.update(b))?,
+                match batch.as_mut() {
+                    Some(b) => {
+                        let (j, got) = std::mem::replace(&mut b.items[item], (i, Item::TooBig));
+                        item += 1;
+                        match got {
+                            Item::Bytes(n) if j == i => {
+                                hasher.update(&b.bytes[at..at + n]);
+                                at += n;
+                            }
+                            Item::Failed(e) if j == i => return Err(e),
+                            // Too big: read it here.
+                            _ => own = true,
+                        }
+                    }
+                    // The reading thread is gone: read it here.
+                    None => own = true,
+                }
+            }
+            if own {
+                mine.read(&f.path, &f.content, &mut |b| hasher.update(b))?;
             }
             hasher.update([b'\n']);
+        }
+        if let Some(done) = batch {
+            recycle_batch(done);
         }
         Ok(hex::encode(hasher.finalize()))
     })
 }
 
-/// Reads `f` whole into `bytes` (reused), unless it is over [`SPLIT_CAP`],
-/// before or while it is read (a file growing meanwhile stays bounded).
-pub(super) fn read_whole(
-    reader: &crate::source::SharedReader,
-    f: &SelectedFile,
-    mut bytes: Vec<u8>,
-) -> Ahead {
-    if let Node::Path(path) = &f.content {
-        if std::fs::metadata(path).is_ok_and(|m| m.len() > SPLIT_CAP) {
-            return Ahead::TooBig;
-        }
+/// Section 2's digest of a directory's files on this thread: each file
+/// is read into the reader's buffer and hashed from there, no copy.
+pub(super) fn hash_inline(
+    reader: &mut dyn FileReader,
+    files: &[SelectedFile],
+) -> Result<String, SourceError> {
+    let mut hasher = Sha256::new();
+    for f in files {
+        hasher.update(f.path.as_bytes());
+        hasher.update([0u8]);
+        reader.read(&f.path, &f.content, &mut |b| hasher.update(b))?;
+        hasher.update([b'\n']);
     }
-    bytes.clear();
-    let mut too_big = false;
-    let read = reader(&f.path, &f.content, &mut |b| {
-        if too_big || (bytes.len() + b.len()) as u64 > SPLIT_CAP {
-            too_big = true;
-            return;
-        }
-        bytes.extend_from_slice(b);
-    });
-    match read {
-        Err(e) => Ahead::Failed(e),
-        Ok(()) if too_big => Ahead::TooBig,
-        Ok(()) => Ahead::Bytes(bytes),
-    }
+    Ok(hex::encode(hasher.finalize()))
 }
 
 /// Section 2's digest with reading on this thread and SHA-256 on another,

@@ -131,7 +131,7 @@ fn long_streams_hash_as_one() {
 fn split_reading_hashes_as_one_thread() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let big = SPLIT_CAP as usize + 17;
+    let big = SPLIT_CAP + 17;
     for i in 0..41usize {
         let size = match i {
             5 => big,
@@ -148,13 +148,30 @@ fn split_reading_hashes_as_one_thread() {
     let rules = Rules::default();
     let selection = select(&src, &rules).unwrap();
     assert!(selection.files.len() >= SPLIT_MIN_FILES);
-    let split = from_selection(&src, &rules, selection.clone()).unwrap();
+    // Called directly: `hash_stream` splits only when a core is idle.
+    let split = |src: &DirSource, files: &[SelectedFile]| {
+        let reader = || src.file_reader().expect("a directory has readers");
+        hash_split(reader(), reader(), files)
+    };
     let inline = compute_detailed(&src, &rules).unwrap().fingerprint;
-    assert_eq!(split, inline);
-    assert!(split.digest.is_some());
+    assert_eq!(split(&src, &selection.files).ok(), inline.digest);
+    assert!(inline.digest.is_some());
+    let mut one = src.file_reader().unwrap();
+    assert_eq!(hash_inline(&mut *one, &selection.files).ok(), inline.digest);
+    assert_eq!(
+        from_selection(&src, &rules, selection.clone()).unwrap(),
+        inline
+    );
     // A file swapped for a FIFO after the walk, at an index either
-    // thread reads, then both: the first in hash order is named.
-    for bad in [[4usize, 4], [5, 5], [7, 12], [12, 7]] {
+    // thread reads, then one of each (either first in hash order): the
+    // first in hash order is named.
+    let plan = read_ahead(&selection.files);
+    let theirs: Vec<usize> = (0..plan.len()).filter(|i| plan[*i]).collect();
+    let mine: Vec<usize> = (0..plan.len()).filter(|i| !plan[*i]).collect();
+    let (a, b) = (mine[1], theirs[2]);
+    let later_mine = *mine.iter().find(|i| **i > b).expect("runs alternate");
+    assert!(a < b && b < later_mine, "{plan:?}");
+    for bad in [[a, a], [b, b], [a, b], [later_mine, b]] {
         let dir = tempfile::tempdir().unwrap();
         for f in &selection.files {
             let to = dir.path().join(&f.path);
@@ -170,16 +187,25 @@ fn split_reading_hashes_as_one_thread() {
             // SAFETY: mkfifo with a valid NUL-terminated path in a temp dir.
             assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         }
-        let split = from_selection(&src, &rules, sel.clone()).unwrap();
         let mut digests = Vec::new();
         let inline = finish(&src, &rules, sel.clone(), Hashing::Detailed(&mut digests)).unwrap();
-        assert_eq!(split, inline, "{bad:?}");
         let first = bad.iter().min().unwrap();
-        let reason = split.unavailable_reason.unwrap();
+        let reason = inline.unavailable_reason.clone().unwrap();
         assert!(
             reason.contains(&sel.files[*first].path),
             "{bad:?}: {reason}"
         );
+        // Both threads' way and one thread's name the same file, the same way.
+        let mut one = src.file_reader().unwrap();
+        for got in [split(&src, &sel.files), hash_inline(&mut *one, &sel.files)] {
+            match got {
+                Err(SourceError::Unreadable { path, why }) => {
+                    assert_eq!(format!("{path}: {why}"), reason, "{bad:?}")
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        assert_eq!(from_selection(&src, &rules, sel.clone()).unwrap(), inline);
     }
 }
 
@@ -264,6 +290,36 @@ fn detailed_has_no_digests_when_unavailable() {
     let d = compute_detailed(&DirSource::new(dir.path()), &Rules::default()).unwrap();
     assert_eq!(d.fingerprint.digest, None);
     assert!(d.file_digests.is_empty());
+}
+
+/// The two threads of `hash_split` take runs of one directory's files:
+/// a run ends where the directory changes or after `RUN` files, and the
+/// hashing thread reads every `SPLIT_OF`th run.
+#[test]
+fn read_ahead_cuts_runs_by_directory() {
+    let files = |paths: &[String]| -> Vec<SelectedFile> {
+        paths
+            .iter()
+            .map(|p| SelectedFile {
+                path: p.clone(),
+                content: Node::Path(p.into()),
+            })
+            .collect()
+    };
+    // One flat directory: runs of RUN files.
+    let flat: Vec<String> = (0..5 * RUN).map(|i| format!("f{i:03}.py")).collect();
+    let plan = read_ahead(&files(&flat));
+    let runs: Vec<bool> = plan.chunks(RUN).map(|c| c[0]).collect();
+    assert!(plan.chunks(RUN).all(|c| c.iter().all(|x| *x == c[0])));
+    assert_eq!(runs, [false, true, true, true, false]);
+    // Directories of 2 files: one run each, whatever RUN is.
+    let dirs: Vec<String> = (0..10)
+        .map(|i| format!("d{}/f{}.py", i / 2, i % 2))
+        .collect();
+    assert_eq!(
+        read_ahead(&files(&dirs)),
+        [false, false, true, true, true, true, true, true, false, false]
+    );
 }
 
 /// The hostile tree: many large blobs that compress to nothing, each

@@ -13,7 +13,7 @@ use crate::select::display_path;
 #[derive(Clone, Debug)]
 pub struct DirSource {
     root: PathBuf,
-    display: String,
+    pub(super) display: String,
     parent_lookup: bool,
 }
 
@@ -72,7 +72,7 @@ impl DirSource {
         dir.join(name).display().to_string()
     }
 
-    fn unreadable(&self, rel: &[u8], err: &io::Error) -> SourceError {
+    pub(super) fn unreadable(&self, rel: &[u8], err: &io::Error) -> SourceError {
         SourceError::Unreadable {
             path: display_path(&self.display, rel),
             why: io_reason(err),
@@ -225,11 +225,8 @@ impl Source for DirSource {
         }
     }
 
-    fn shared_reader(&self) -> Option<super::SharedReader> {
-        let me = self.clone();
-        Some(std::sync::Arc::new(move |rel, content, sink| {
-            me.read(rel, content, sink)
-        }))
+    fn file_reader(&self) -> Option<Box<dyn super::FileReader + Send>> {
+        Some(Box::new(super::dir_files::DirFiles::new(self.clone())))
     }
 }
 

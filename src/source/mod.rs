@@ -10,6 +10,7 @@
 use std::path::PathBuf;
 
 mod dir;
+mod dir_files;
 pub mod git;
 mod links;
 mod worktree;
@@ -254,18 +255,46 @@ pub trait Source {
         Ok(Vec::new())
     }
 
-    /// [`Source::read`] as a value another thread can run, when reading
-    /// needs nothing this source cannot share (a directory: paths only), so
-    /// that a fingerprint can read on two threads. `None` by default.
-    fn shared_reader(&self) -> Option<SharedReader> {
+    /// A reader of this source's files for one fingerprint, which a
+    /// thread may own (one per thread), when reading needs nothing this
+    /// source cannot share (a directory: paths only): a fingerprint then
+    /// reads on two threads, and each reader keeps what it opened only
+    /// until it is dropped. `None` by default: files are read with
+    /// [`Source::read`].
+    fn file_reader(&self) -> Option<Box<dyn FileReader + Send>> {
         None
     }
 }
 
-/// See [`Source::shared_reader`]: `(rel, content, sink)` as [`Source::read`].
-pub(crate) type SharedReader = std::sync::Arc<
-    dyn Fn(&str, &Node, &mut dyn FnMut(&[u8])) -> Result<(), SourceError> + Send + Sync,
->;
+/// See [`Source::file_reader`].
+pub trait FileReader {
+    /// As [`Source::read`].
+    fn read(
+        &mut self,
+        rel: &str,
+        content: &Node,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), SourceError>;
+
+    /// Appends the whole file to `out`, unless it holds more than `limit`
+    /// bytes (then `out` is left as it was).
+    fn read_whole(
+        &mut self,
+        rel: &str,
+        content: &Node,
+        out: &mut Vec<u8>,
+        limit: usize,
+    ) -> Result<Whole, SourceError>;
+}
+
+/// What [`FileReader::read_whole`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Whole {
+    /// Appended this many bytes: the whole file.
+    Read(usize),
+    /// Appended nothing: the file holds more than the limit.
+    TooBig,
+}
 
 /// Where a source's bytes come from.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]

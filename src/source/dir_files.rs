@@ -1,0 +1,429 @@
+//! Reading the selected files of a directory for one fingerprint, with as
+//! few system calls as the checks allow.
+//!
+//! A [`DirFiles`] lives for one fingerprint on one thread. Files come in
+//! hash order, so consecutive files mostly share a directory: it is opened
+//! once (`O_PATH`, following links as a full path would) and each file is
+//! opened relative to it, instead of the kernel walking the whole path
+//! again for every file. The descriptor is never kept past the
+//! fingerprint: a later one must see a directory replaced meanwhile.
+//!
+//! Every file keeps the checks of [`crate::safe_io::open_regular`]: opened
+//! non-blocking (a FIFO swapped in after the walk cannot block the open),
+//! refused unless the *opened* descriptor is a regular file (a FIFO or a
+//! device), links in its place followed as the reference gate follows them.
+//! What is dropped is only work that changes nothing for a descriptor read
+//! once to its end and closed: the `fcntl` pair that cleared `O_NONBLOCK`
+//! (reads of a regular file ignore it; should one ever answer `EAGAIN`,
+//! the flag is cleared then and the read retried), the separate `stat` of
+//! the path, and zeroing the buffers read into.
+
+use std::ffi::CStr;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use super::{DirSource, FileReader, Node, SourceError, Whole};
+use crate::safe_io::{kind_name, ReadError};
+
+/// The buffer a file is streamed through: a 16 KiB runtime file takes one
+/// `read`, and the buffer stays in the core's L2 cache for SHA-256.
+const STREAM_BUF: usize = 64 * 1024;
+
+/// One fingerprint's reader of a [`DirSource`] (see the module comment).
+pub(super) struct DirFiles {
+    source: DirSource,
+    /// The directory of the last file opened, and its `O_PATH` descriptor.
+    dir: Option<(Vec<u8>, OwnedFd)>,
+    /// The file name being opened, NUL-terminated (reused).
+    name: Vec<u8>,
+    /// The buffer [`FileReader::read`] streams through (allocated on first
+    /// use, never zeroed).
+    buf: Vec<u8>,
+}
+
+impl DirFiles {
+    pub(super) fn new(source: DirSource) -> Self {
+        DirFiles {
+            source,
+            dir: None,
+            name: Vec::new(),
+            buf: Vec::new(),
+        }
+    }
+
+    fn unreadable(&self, rel: &str, e: ReadError) -> SourceError {
+        match e {
+            ReadError::Io(e) => self.source.unreadable(rel.as_bytes(), &e),
+            other => SourceError::Unreadable {
+                path: crate::select::display_path(&self.source.display, rel.as_bytes()),
+                why: other.to_string(),
+            },
+        }
+    }
+
+    /// Opens the regular file at `path` (relative to its directory's
+    /// descriptor when it can), and gives its size at open.
+    fn open(&mut self, path: &Path) -> Result<(File, u64), ReadError> {
+        let fd = match (path.parent(), path.file_name()) {
+            (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => {
+                let parent = parent.as_os_str().as_bytes();
+                if self.dir.as_ref().is_none_or(|(p, _)| p[..] != *parent) {
+                    self.dir = None;
+                    // A directory that cannot be opened (gone, unreadable):
+                    // the full path below fails as it always did.
+                    if let Ok(fd) = open_dir(parent) {
+                        self.dir = Some((parent.to_vec(), fd));
+                    }
+                }
+                match &self.dir {
+                    Some((_, dir)) => {
+                        let name = nul_terminated(&mut self.name, name.as_bytes())?;
+                        open_file(dir.as_raw_fd(), name)
+                    }
+                    None => open_file(libc::AT_FDCWD, &cstring(path)?),
+                }
+            }
+            _ => open_file(libc::AT_FDCWD, &cstring(path)?),
+        }?;
+        let file = File::from(fd);
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(ReadError::NotRegular(kind_name(&meta.file_type())));
+        }
+        Ok((file, meta.len()))
+    }
+}
+
+/// Stream buffers kept between fingerprints (two: one per thread): a
+/// long-running process fingerprints again and again, and a fresh 64 KiB
+/// each time costs a `malloc` that consolidates the heap.
+static SPARE_BUFS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+
+impl Drop for DirFiles {
+    fn drop(&mut self) {
+        let mut buf = std::mem::take(&mut self.buf);
+        if buf.capacity() != STREAM_BUF {
+            return;
+        }
+        buf.clear();
+        if let Ok(mut spare) = SPARE_BUFS.lock() {
+            if spare.len() < 2 {
+                spare.push(buf);
+            }
+        }
+    }
+}
+
+impl FileReader for DirFiles {
+    fn read(
+        &mut self,
+        rel: &str,
+        content: &Node,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), SourceError> {
+        let path = path_of(content);
+        let (file, _) = self.open(path).map_err(|e| self.unreadable(rel, e))?;
+        let mut buf = std::mem::take(&mut self.buf);
+        if buf.capacity() < STREAM_BUF {
+            buf = SPARE_BUFS
+                .lock()
+                .ok()
+                .and_then(|mut s| s.pop())
+                .unwrap_or_else(|| Vec::with_capacity(STREAM_BUF));
+        }
+        let result = loop {
+            buf.clear();
+            match read_some(&file, &mut buf, STREAM_BUF) {
+                Ok(0) => break Ok(()),
+                Ok(_) => sink(&buf),
+                Err(e) => break Err(e),
+            }
+        };
+        self.buf = buf;
+        result.map_err(|e| self.unreadable(rel, ReadError::Io(e)))
+    }
+
+    fn read_whole(
+        &mut self,
+        rel: &str,
+        content: &Node,
+        out: &mut Vec<u8>,
+        limit: usize,
+    ) -> Result<Whole, SourceError> {
+        let path = path_of(content);
+        let (file, size) = self.open(path).map_err(|e| self.unreadable(rel, e))?;
+        if size > limit as u64 {
+            return Ok(Whole::TooBig);
+        }
+        let start = out.len();
+        // Room for one byte more than the size: a file that grew since its
+        // `fstat` is seen growing, and the last read finds the end at once.
+        out.reserve(size as usize + 1);
+        loop {
+            let left = limit + 1 - (out.len() - start);
+            match read_some(&file, out, left) {
+                Ok(0) => return Ok(Whole::Read(out.len() - start)),
+                Ok(_) if out.len() - start > limit => {
+                    out.truncate(start);
+                    return Ok(Whole::TooBig);
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    out.truncate(start);
+                    return Err(self.unreadable(rel, ReadError::Io(e)));
+                }
+            }
+        }
+    }
+}
+
+fn path_of(content: &Node) -> &Path {
+    match content {
+        Node::Path(path) => path,
+        Node::Object(_) => unreachable!("a directory source only hands out paths"),
+    }
+}
+
+/// Appends at most `max` bytes read from `file` to `out`, into the room it
+/// has (grown only when it has none), retrying interruptions, and clearing `O_NONBLOCK` should a
+/// read ever answer `EAGAIN`. Returns how many bytes were read (0: the end).
+fn read_some(file: &File, out: &mut Vec<u8>, max: usize) -> io::Result<usize> {
+    if out.len() == out.capacity() {
+        out.reserve(max.min(STREAM_BUF));
+    }
+    loop {
+        let spare = out.spare_capacity_mut();
+        let want = spare.len().min(max);
+        // SAFETY: `spare` is `want` (or more) writable bytes owned by `out`;
+        // read(2) writes at most `want` of them and says how many.
+        let n = unsafe { libc::read(file.as_raw_fd(), spare.as_mut_ptr().cast(), want) };
+        if n >= 0 {
+            let n = n as usize;
+            // SAFETY: the kernel initialised these `n` bytes just above.
+            unsafe { out.set_len(out.len() + n) };
+            return Ok(n);
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::Interrupted => {}
+            io::ErrorKind::WouldBlock => crate::safe_io::clear_nonblock(file)?,
+            _ => return Err(e),
+        }
+    }
+}
+
+/// Opens the directory `path` to open files relative to it (`O_PATH`: no
+/// read permission needed, nothing read through it but names).
+fn open_dir(path: &[u8]) -> io::Result<OwnedFd> {
+    let path = std::ffi::CString::new(path).map_err(|_| io::ErrorKind::InvalidInput)?;
+    // SAFETY: open(2) on a NUL-terminated path; the descriptor is owned below.
+    let fd = unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Opens `name` relative to `dir` as [`crate::safe_io::open_regular`] does
+/// with [`crate::safe_io::Links::Follow`], errors mapped the same way.
+fn open_file(dir: libc::c_int, name: &CStr) -> Result<OwnedFd, ReadError> {
+    let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
+    // SAFETY: openat(2) on a NUL-terminated name; the descriptor is owned below.
+    let fd = unsafe { libc::openat(dir, name.as_ptr(), flags) };
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::ENOENT) => ReadError::Missing,
+            Some(libc::ELOOP) => ReadError::Link,
+            _ => ReadError::Io(e),
+        });
+    }
+    // SAFETY: a fresh descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn nul_terminated<'b>(buf: &'b mut Vec<u8>, name: &[u8]) -> Result<&'b CStr, ReadError> {
+    buf.clear();
+    buf.extend_from_slice(name);
+    buf.push(0);
+    CStr::from_bytes_with_nul(buf).map_err(|_| ReadError::Io(io::ErrorKind::InvalidInput.into()))
+}
+
+fn cstring(path: &Path) -> Result<std::ffi::CString, ReadError> {
+    std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| ReadError::Io(io::ErrorKind::InvalidInput.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::Source;
+    use std::path::PathBuf;
+
+    fn reader(root: &Path) -> DirFiles {
+        DirFiles::new(DirSource::with_display(root, "rt"))
+    }
+
+    fn read(r: &mut DirFiles, root: &Path, rel: &str) -> Result<Vec<u8>, String> {
+        let mut got = Vec::new();
+        r.read(rel, &Node::Path(root.join(rel)), &mut |b| {
+            got.extend_from_slice(b)
+        })
+        .map(|()| got)
+        .map_err(|e| e.to_string())
+    }
+
+    fn whole(r: &mut DirFiles, root: &Path, rel: &str, limit: usize) -> Result<Vec<u8>, String> {
+        let mut out = b"kept".to_vec();
+        match r.read_whole(rel, &Node::Path(root.join(rel)), &mut out, limit) {
+            Ok(Whole::Read(n)) => {
+                assert_eq!(out.len(), 4 + n);
+                Ok(out[4..].to_vec())
+            }
+            Ok(Whole::TooBig) => {
+                assert_eq!(out, b"kept", "nothing appended");
+                Err("too big".into())
+            }
+            Err(e) => {
+                assert_eq!(out, b"kept", "nothing appended");
+                Err(e.to_string())
+            }
+        }
+    }
+
+    fn mknod(path: &Path, mode: libc::mode_t, dev: libc::dev_t) {
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+        // SAFETY: mknod with a valid NUL-terminated path in a temp dir.
+        assert_eq!(unsafe { libc::mknod(c.as_ptr(), mode, dev) }, 0, "{path:?}");
+    }
+
+    /// Files of several directories, in and out of order, big and small,
+    /// through one reader (its directory switching) and both ways of
+    /// reading: each gives exactly its bytes.
+    #[test]
+    fn reads_every_file_whole_across_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+        for (i, size) in [0, 1, 4095, STREAM_BUF - 1, STREAM_BUF, 3 * STREAM_BUF + 7]
+            .into_iter()
+            .enumerate()
+        {
+            let rel = format!("d{}/s{}/f{i}.py", i % 2, i % 3);
+            let body: Vec<u8> = (0..size).map(|j| (j * 7 + i) as u8).collect();
+            std::fs::create_dir_all(root.join(&rel).parent().unwrap()).unwrap();
+            std::fs::write(root.join(&rel), &body).unwrap();
+            files.push((rel, body));
+        }
+        let mut r = reader(root);
+        for (rel, body) in files.iter().chain(files.iter().rev()) {
+            assert_eq!(&read(&mut r, root, rel).unwrap(), body, "{rel}");
+            assert_eq!(&whole(&mut r, root, rel, 4 * STREAM_BUF).unwrap(), body);
+        }
+        // Over the limit: nothing appended, whether fstat or the reads say so.
+        let (rel, body) = &files[5];
+        assert_eq!(
+            whole(&mut r, root, rel, body.len() - 1).unwrap_err(),
+            "too big"
+        );
+        assert_eq!(&whole(&mut r, root, rel, body.len()).unwrap(), body);
+    }
+
+    /// What a hostile tree can swap in after the walk is refused on the
+    /// opened descriptor, without blocking or reading it, with the words
+    /// `safe_io::open_regular` uses; a link is followed to its file.
+    #[test]
+    fn fifos_devices_and_directories_are_refused_links_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("pkg")).unwrap();
+        std::fs::write(root.join("pkg/real.py"), b"real").unwrap();
+        mknod(&root.join("pkg/fifo.py"), libc::S_IFIFO | 0o600, 0);
+        // Like /dev/zero: reading it would never end.
+        mknod(
+            &root.join("pkg/zero.py"),
+            libc::S_IFCHR | 0o600,
+            libc::makedev(1, 5),
+        );
+        std::fs::create_dir(root.join("pkg/dir.py")).unwrap();
+        std::os::unix::fs::symlink("real.py", root.join("pkg/link.py")).unwrap();
+        std::os::unix::fs::symlink("loop.py", root.join("pkg/loop.py")).unwrap();
+        std::os::unix::fs::symlink("fifo.py", root.join("pkg/tofifo.py")).unwrap();
+        let mut r = reader(root);
+        for (rel, want) in [
+            (
+                "pkg/fifo.py",
+                Err("rt/pkg/fifo.py: is a FIFO, not a regular file"),
+            ),
+            (
+                "pkg/tofifo.py",
+                Err("rt/pkg/tofifo.py: is a FIFO, not a regular file"),
+            ),
+            (
+                "pkg/zero.py",
+                Err("rt/pkg/zero.py: is a character device, not a regular file"),
+            ),
+            (
+                "pkg/dir.py",
+                Err("rt/pkg/dir.py: is a directory, not a regular file"),
+            ),
+            (
+                "pkg/loop.py",
+                Err("rt/pkg/loop.py: is a symbolic link, which fpcheck does not follow here"),
+            ),
+            ("pkg/gone.py", Err("rt/pkg/gone.py: does not exist")),
+            ("nodir/gone.py", Err("rt/nodir/gone.py: does not exist")),
+            ("pkg/link.py", Ok(b"real".to_vec())),
+        ] {
+            let want = want.map_err(str::to_string);
+            assert_eq!(read(&mut r, root, rel), want, "{rel}");
+            assert_eq!(whole(&mut r, root, rel, 1 << 20), want, "{rel}");
+            // The same words as the one-file path gives.
+            let one = DirSource::with_display(root, "rt");
+            let mut got = Vec::new();
+            let old = one
+                .read(rel, &Node::Path(root.join(rel)), &mut |b| {
+                    got.extend_from_slice(b)
+                })
+                .map(|()| got)
+                .map_err(|e| e.to_string());
+            assert_eq!(old, want, "{rel}");
+        }
+    }
+
+    /// A reader keeps a directory open only while it lives (one
+    /// fingerprint): the next one sees a directory replaced meanwhile.
+    #[test]
+    fn a_replaced_directory_is_seen_by_the_next_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir(root.join("pkg")).unwrap();
+        std::fs::write(root.join("pkg/a.py"), b"old").unwrap();
+        let mut first = reader(root);
+        assert_eq!(read(&mut first, root, "pkg/a.py").unwrap(), b"old");
+        drop(first);
+        std::fs::rename(root.join("pkg"), root.join("gone")).unwrap();
+        std::fs::create_dir(root.join("pkg")).unwrap();
+        std::fs::write(root.join("pkg/a.py"), b"new").unwrap();
+        let mut next = reader(root);
+        assert_eq!(read(&mut next, root, "pkg/a.py").unwrap(), b"new");
+        // A file at the top of the root (its directory is the root).
+        std::fs::write(root.join("top.py"), b"top").unwrap();
+        let top: PathBuf = root.join("top.py");
+        let mut got = Vec::new();
+        next.read("top.py", &Node::Path(top), &mut |b| {
+            got.extend_from_slice(b)
+        })
+        .unwrap();
+        assert_eq!(got, b"top");
+    }
+}
