@@ -18,7 +18,10 @@ fn cpus() -> usize {
 }
 
 /// Whether a core is free for [`hash_split`]'s second thread: the load
-/// average over the last minute leaves a whole CPU idle, or this thread
+/// average over the last minute is below the CPU count (it counts the
+/// caller itself when it is busy, as in a loop of calls: requiring a
+/// whole CPU idle beside it chose one thread on an otherwise idle
+/// machine), or this thread
 /// runs at a real-time priority (`chrt`), ahead of every ordinary task,
 /// as the second thread then does. Measured on the 2-core machine
 /// (bench/python_bench.py, 300 files): with a core free, two threads take
@@ -40,7 +43,7 @@ pub(super) fn idle_core() -> bool {
         let load = info.loads[0] as f64 / f64::from(1u32 << libc::SI_LOAD_SHIFT);
         // SAFETY: sched_getscheduler(2) on this thread only reads.
         let policy = unsafe { libc::sched_getscheduler(0) };
-        load + 1.0 <= cpus() as f64 || matches!(policy, libc::SCHED_FIFO | libc::SCHED_RR)
+        load < cpus() as f64 || matches!(policy, libc::SCHED_FIFO | libc::SCHED_RR)
     }
     #[cfg(not(target_os = "linux"))]
     {
