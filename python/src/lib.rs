@@ -245,13 +245,9 @@ fn analyse<'py>(
             &s.runtime,
         )?;
         if s.classify {
-            match &mut outcome {
-                Outcome::One(analysis) => fpcheck::classify::annotate(&repo, analysis),
-                Outcome::Many(many) => many
-                    .runtimes
-                    .iter_mut()
-                    .for_each(|r| fpcheck::classify::annotate(&repo, &mut r.analysis)),
-            }
+            outcome
+                .analyses_mut()
+                .for_each(|analysis| fpcheck::classify::annotate(&repo, analysis));
         }
         // The CLI's `--format json` text, parsed back: the same object.
         let options = fpcheck::report::RenderOptions {

@@ -142,24 +142,16 @@ pub(super) fn run(args: RangeArgs) -> Result<u8, Failure> {
     )?;
     // Before the ends are renamed: classification reads them by revision.
     if !args.no_classify {
-        match &mut outcome {
-            Outcome::One(analysis) => fpcheck::classify::annotate(&repo, analysis),
-            Outcome::Many(many) => many
-                .runtimes
-                .iter_mut()
-                .for_each(|r| fpcheck::classify::annotate(&repo, &mut r.analysis)),
-        }
+        outcome
+            .analyses_mut()
+            .for_each(|analysis| fpcheck::classify::annotate(&repo, analysis));
     }
     for (end, name) in [(End::From, &args.from_name), (End::To, &args.to_name)] {
         if let Some(name) = name {
-            match &mut outcome {
-                Outcome::One(analysis) => report::name_end(analysis, end, name),
-                Outcome::Many(many) => many
-                    .runtimes
-                    .iter_mut()
-                    .try_for_each(|r| report::name_end(&mut r.analysis, end, name)),
-            }
-            .map_err(Failure::usage)?;
+            outcome
+                .analyses_mut()
+                .try_for_each(|analysis| report::name_end(analysis, end, name))
+                .map_err(Failure::usage)?;
         }
     }
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();

@@ -40,6 +40,15 @@ impl Outcome {
             Outcome::Many(m) => m.restart_required,
         }
     }
+
+    /// Each runtime's report, for what is done to every one alike
+    /// (classification, naming the ends).
+    pub fn analyses_mut(&mut self) -> Box<dyn Iterator<Item = &mut Analysis> + '_> {
+        match self {
+            Outcome::One(a) => Box::new(std::iter::once(&mut **a)),
+            Outcome::Many(m) => Box::new(m.runtimes.iter_mut().map(|r| &mut r.analysis)),
+        }
+    }
 }
 
 /// The report of several runtimes: `--format json` prints exactly this.
