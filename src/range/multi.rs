@@ -104,7 +104,11 @@ pub fn analyse_runtimes(
     if let [name] = chosen.as_slice() {
         // Declared at one end only: read as with several runtimes, so that
         // `--runtime X` answers what the multi-runtime report says for X.
-        if from_decl.names.contains(name) == to_decl.names.contains(name) {
+        // Declared at neither end while some end declares runtimes: the
+        // check below names the declared ones (one end's file alone would
+        // say that no file declares any).
+        let (at_from, at_to) = (from_decl.names.contains(name), to_decl.names.contains(name));
+        if (at_from && at_to) || all.is_empty() {
             return single(Some(name));
         }
     } else if chosen.is_empty() && all.len() <= 1 {

@@ -196,6 +196,30 @@ fn unknown_runtimes_and_a_shared_root_are_usage_errors() {
 }
 
 #[test]
+fn an_unknown_runtime_is_named_with_those_declared_when_one_end_declares_none() {
+    let repo = TestRepo::new();
+    repo.write("server/app.py", "serve = 1\n");
+    repo.commit("no config");
+    repo.tag("v1.0.0");
+    repo.write("fpcheck.toml", TWO)
+        .write("server/app.py", "serve = 2\n")
+        .write("worker/job.py", "work = 1\n");
+    repo.commit("runtimes");
+    repo.tag("v1.1.0");
+    let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--runtime", "nope"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr.trim_end(),
+        "fpcheck: error: --runtime nope: no such runtime at either end (declared: server, worker)"
+    );
+    // A runtime declared at the new end only is still analysed.
+    let j = repo
+        .fpcheck(&["v1.0.0..v1.1.0", "--runtime", "server", "--format", "json"])
+        .json();
+    assert_eq!(j["restart_required"], true);
+}
+
+#[test]
 fn a_runtime_added_by_the_release_is_read_with_its_settings_at_the_old_end() {
     let repo = monorepo();
     repo.write(
