@@ -39,6 +39,11 @@ def unit_checks(c: Checks) -> None:
         "w\\x1b[31m and s\\u{202e}yp\\u{2066}\\x9b restart\n",
         "visible: controls and bidi escaped, newlines left to the command",
     )
+    c.equal(
+        workflow.visible("ser\u200bver \u2060\ufeffworker"),
+        "ser\\u{200b}ver \\u{2060}\\u{feff}worker",
+        "visible: zero-width characters escaped as fpcheck's terminal output does",
+    )
     a, b = "a" * 40, "b" * 40
     fp = check.Fpcheck("fpcheck", Path("/r"), ["--root=src"], fetch.Rev("--root=x", a), fetch.Rev("HEAD", b))
     c.equal(

@@ -34,11 +34,16 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+# What fpcheck's `term::escape` writes as `\u{...}`: bidirectional controls
+# (they reorder what follows) and zero-width characters (they make two
+# different names look the same). Keep in step with src/term.rs.
 BIDI = {0x61C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+ZERO_WIDTH = {*range(0x200B, 0x200E), *range(0x2060, 0x2066), 0xFEFF}
+HIDDEN = BIDI | ZERO_WIDTH
 
 
 def visible(text: str) -> str:
-    """Control and bidirectional characters written as visible escapes
+    """Control, bidirectional and zero-width characters written as visible escapes
     (`\\x1b`, `\\u{202e}`), as fpcheck's terminal output writes them; `\\n`
     and `\\r` are left to the command's own escaping. Names in fpcheck's JSON
     are exact (a runtime's name in `summary`): a log line shows them so."""
@@ -49,7 +54,7 @@ def visible(text: str) -> str:
             out.append(ch)
         elif n < 0x20 or 0x7F <= n < 0xA0:
             out.append(f"\\x{n:02x}")
-        elif n in BIDI:
+        elif n in HIDDEN:
             out.append(f"\\u{{{n:x}}}")
         else:
             out.append(ch)
