@@ -375,12 +375,18 @@ enum Before {
 fn before_arg(snapshot: &Bound<'_, PyAny>) -> PyResult<Before> {
     if snapshot.cast::<PyDict>().is_ok() {
         let json = snapshot.py().import("json")?;
-        let text: String = json.call_method1("dumps", (snapshot,))?.extract()?;
+        // Strict first: the usual dict is serialised once. Only one that
+        // holds NaN or an infinity is serialised again, as `json.dumps`
+        // writes it, for the gate to refuse with its own words.
         let strict = PyDict::new(snapshot.py());
         strict.set_item("allow_nan", false)?;
-        let nan = json
-            .call_method("dumps", (snapshot,), Some(&strict))
-            .is_err();
+        let (text, nan) = match json.call_method("dumps", (snapshot,), Some(&strict)) {
+            Ok(text) => (text.extract::<String>()?, false),
+            Err(e) if e.is_instance_of::<pyo3::exceptions::PyValueError>(snapshot.py()) => {
+                (json.call_method1("dumps", (snapshot,))?.extract()?, true)
+            }
+            Err(e) => return Err(e),
+        };
         return Ok(Before::Json(text.into_bytes(), nan));
     }
     Ok(Before::File(snapshot.extract().map_err(|_| {
@@ -438,7 +444,9 @@ fn gate<'py>(
         });
         if let (Some((private, nan)), Some(error)) = (&private, report.error.as_mut()) {
             *error = error.replace(private.as_str(), "the snapshot argument (a dict)");
-            if *nan {
+            // Only a snapshot error is the dict's fault: a lock timeout or
+            // a marker that cannot be written must not blame it.
+            if *nan && report.error_cause == Some(Cause::Snapshot) {
                 error.push_str(": it holds a float NaN or infinity, which JSON cannot");
             }
         }

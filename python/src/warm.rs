@@ -188,11 +188,16 @@ pub fn status(q: &Question) -> Result<Report, Error> {
         None => (None, Vec::new()),
     };
     let started = Instant::now();
-    let report = full(q)?;
-    let fp = &report.status.installed_fingerprint;
+    // A failed check backs off too: an unreadable version file must not
+    // make every call set up (and drop) a whole watcher again.
+    let report = full(q);
+    let fp = report
+        .as_ref()
+        .map(|r| r.status.installed_fingerprint.clone())
+        .unwrap_or_default();
     match (pending, fp.is_empty()) {
         (Some(p), false) => {
-            held.watched = Some(p.finish(fp.clone(), warnings, started));
+            held.watched = Some(p.finish(fp, warnings, started));
             held.retry_at = None;
             held.backoff = Duration::ZERO;
         }
@@ -201,7 +206,7 @@ pub fn status(q: &Question) -> Result<Report, Error> {
             held.retry_at = Some(Instant::now() + held.backoff);
         }
     }
-    Ok(report)
+    report
 }
 
 /// Watches the selected files; `None` when the watcher cannot vouch.
@@ -238,23 +243,17 @@ fn request<'a>(q: &'a Question, cache: Option<&'a Path>) -> status::Request<'a> 
 
 /// The library's full check (the CLI's `status`).
 fn full(q: &Question) -> Result<Report, Error> {
-    let cache = match &q.cache {
-        Cache::File(path) => Some(path.as_path()),
-        Cache::None | Cache::Memory => None,
-    };
-    let mut report = status::status(&request(q, cache))?;
-    if matches!(q.cache, Cache::Memory) {
-        report.cache = Some(if report.status.installed_fingerprint.is_empty() {
-            CacheUse::Skipped
-        } else {
-            CacheUse::Miss
-        });
+    match &q.cache {
+        Cache::File(path) => Ok(status::status(&request(q, Some(path.as_path())))?),
+        Cache::None => Ok(status::status(&request(q, None))?),
+        Cache::Memory => verify(q),
     }
-    Ok(report)
 }
 
-/// The periodic verification: a full fingerprint, never the cache file's
-/// (its size and time stamps do not see a write through a mapping either).
+/// A full fingerprint reported as the in-memory cache's miss: the first
+/// check of a watcher, and its periodic verification (never through the
+/// cache file, whose sizes and time stamps do not see a write through a
+/// mapping either).
 fn verify(q: &Question) -> Result<Report, Error> {
     let mut report = status::status(&request(q, None))?;
     report.cache = Some(if report.status.installed_fingerprint.is_empty() {
