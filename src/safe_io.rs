@@ -59,7 +59,9 @@ pub(crate) fn read_regular(path: &Path, links: Links, limit: u64) -> Result<Vec<
     let file = open_regular(path, links)?;
     let mut bytes = Vec::new();
     // Read one byte past the limit: a file that grew after fstat is caught too.
-    file.take(limit + 1).read_to_end(&mut bytes)?;
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(never_ends)?;
     if bytes.len() as u64 > limit {
         return Err(ReadError::TooLarge { limit });
     }
@@ -87,8 +89,25 @@ pub(crate) fn open_regular(path: &Path, links: Links) -> Result<File, ReadError>
     if !meta.is_file() {
         return Err(ReadError::NotRegular(kind_name(&meta.file_type())));
     }
-    clear_nonblock(&file)?;
+    // The descriptor stays non-blocking: reads of a true regular file
+    // ignore the flag, and a kernel file that passes for one but waits for
+    // data that may never come (`/proc/kmsg`, tracefs' `trace_pipe`) then
+    // answers `EAGAIN` instead of hanging the caller ([`never_ends`]).
     Ok(file)
+}
+
+/// A read that would block is no file content: a kernel "regular" file
+/// that waits for events (`/proc/kmsg`) linked into the tree. It is an
+/// error naming that, never a wait (or a retry that would wait).
+pub(crate) fn never_ends(e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::WouldBlock {
+        io::Error::new(
+            io::ErrorKind::WouldBlock,
+            "its reads would wait for data that may never come (a kernel file such as /proc/kmsg, not a file's content)",
+        )
+    } else {
+        e
+    }
 }
 
 /// A name for a file type, for messages.
@@ -147,30 +166,6 @@ fn is_loop(e: &io::Error) -> bool {
 #[cfg(not(unix))]
 fn is_loop(_e: &io::Error) -> bool {
     false
-}
-
-/// A regular file was opened non-blocking only so that a FIFO could not
-/// block the open; reads of a regular file ignore the flag, but clear it so
-/// the descriptor behaves as an ordinary one.
-#[cfg(unix)]
-pub(crate) fn clear_nonblock(file: &File) -> io::Result<()> {
-    use std::os::unix::io::AsRawFd;
-    let fd = file.as_raw_fd();
-    // SAFETY: fcntl on a descriptor we own, with integer arguments only.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if flags < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: as above.
-    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-#[cfg(not(unix))]
-fn clear_nonblock(_file: &File) -> io::Result<()> {
-    Ok(())
 }
 
 #[cfg(test)]

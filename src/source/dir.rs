@@ -249,7 +249,7 @@ fn read_all(file: &mut fs::File, buf: &mut [u8], sink: &mut dyn FnMut(&[u8])) ->
             Ok(0) => return Ok(()),
             Ok(n) => sink(&buf[..n]),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+            Err(e) => return Err(crate::safe_io::never_ends(e)),
         }
     }
 }

@@ -13,10 +13,10 @@
 //! refused unless the *opened* descriptor is a regular file (a FIFO or a
 //! device), links in its place followed as the reference gate follows them.
 //! What is dropped is only work that changes nothing for a descriptor read
-//! once to its end and closed: the `fcntl` pair that cleared `O_NONBLOCK`
-//! (reads of a regular file ignore it; should one ever answer `EAGAIN`,
-//! the flag is cleared then and the read retried), the separate `stat` of
-//! the path, and zeroing the buffers read into.
+//! once to its end and closed: the separate `stat` of the path, and
+//! zeroing the buffers read into. The descriptor stays non-blocking, as
+//! `open_regular`'s does: a kernel file that passes for a regular one but
+//! would wait for data (`/proc/kmsg`) is an error, never a hang.
 
 use std::ffi::CStr;
 use std::fs::File;
@@ -188,8 +188,9 @@ fn path_of(content: &Node) -> &Path {
 }
 
 /// Appends at most `max` bytes read from `file` to `out`, into the room it
-/// has (grown only when it has none), retrying interruptions, and clearing `O_NONBLOCK` should a
-/// read ever answer `EAGAIN`. Returns how many bytes were read (0: the end).
+/// has (grown only when it has none), retrying interruptions; a read that
+/// would block is an error ([`crate::safe_io::never_ends`]). Returns how
+/// many bytes were read (0: the end).
 fn read_some(file: &File, out: &mut Vec<u8>, max: usize) -> io::Result<usize> {
     if out.len() == out.capacity() {
         out.reserve(max.min(STREAM_BUF));
@@ -209,8 +210,7 @@ fn read_some(file: &File, out: &mut Vec<u8>, max: usize) -> io::Result<usize> {
         let e = io::Error::last_os_error();
         match e.kind() {
             io::ErrorKind::Interrupted => {}
-            io::ErrorKind::WouldBlock => crate::safe_io::clear_nonblock(file)?,
-            _ => return Err(e),
+            _ => return Err(crate::safe_io::never_ends(e)),
         }
     }
 }
@@ -265,6 +265,25 @@ fn cstring(path: &Path) -> Result<std::ffi::CString, ReadError> {
 
 #[cfg(test)]
 mod tests {
+
+    /// A descriptor whose reads would wait (here an empty pipe whose writer
+    /// stays open, standing for `/proc/kmsg`, which a test must not read)
+    /// is an error at once, never a wait.
+    #[test]
+    fn a_read_that_would_block_is_an_error_not_a_wait() {
+        let mut fds = [0; 2];
+        // SAFETY: pipe2(2) fills the two descriptors, owned below.
+        assert_eq!(
+            unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK) },
+            0
+        );
+        // SAFETY: both descriptors were just created and are owned here.
+        let (reader, _writer) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
+        let err = read_some(&reader, &mut Vec::new(), 4096).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+        assert!(err.to_string().contains("/proc/kmsg"), "{err}");
+    }
+
     use super::*;
     use crate::source::Source;
     use std::path::PathBuf;
