@@ -127,8 +127,10 @@ pub(crate) fn between_trees(
     if too_deep {
         // The root's own trees: the fingerprint stopped at the same depth.
         return Err(format!(
-            "a tree under {root} is nested deeper than {} directories (git's core.maxTreeDepth)",
-            crate::source::MAX_TREE_DEPTH
+            "a tree under {root} is nested deeper than {} directories (git's core.maxTreeDepth) \
+             or changes more than {} paths",
+            crate::source::MAX_TREE_DEPTH,
+            crate::select::MAX_ENTRIES
         )
         .into());
     }
@@ -360,6 +362,7 @@ type TreeChange = gix::diff::tree::visit::Change;
 struct Collect {
     path: gix::diff::tree::Recorder,
     changes: Vec<(TreeChange, gix::bstr::BString)>,
+    /// Stopped at git's depth limit or at the most changes listed.
     too_deep: bool,
 }
 
@@ -383,7 +386,11 @@ impl gix::diff::tree::Visit for Collect {
     fn visit(&mut self, change: TreeChange) -> gix::diff::tree::visit::Action {
         let location = self.path.path();
         let depth = location.iter().filter(|b| **b == b'/').count() + 1;
-        if depth > crate::source::MAX_TREE_DEPTH {
+        // Past git's depth, or past as many changes as a selection walk
+        // visits entries (a tree naming one subtree many times over is
+        // 2^n paths from a few objects: `select::MAX_DIRS`), stop.
+        if depth > crate::source::MAX_TREE_DEPTH || self.changes.len() >= crate::select::MAX_ENTRIES
+        {
             self.too_deep = true;
             return std::ops::ControlFlow::Break(());
         }

@@ -225,8 +225,14 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
     let mut dir_path: Vec<u8> = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
     let mut next: Option<(Node, usize)> = Some((root, 0));
+    let (mut dirs, mut entries) = (0usize, 0usize);
     loop {
         if let Some((dir, depth)) = next.take() {
+            dirs += 1;
+            if dirs > MAX_DIRS {
+                problems.push(problem(&root_display, &dir_path, &too_many()));
+                break;
+            }
             match source.read_dir(&dir, &dir_path) {
                 Err(SourceError::Unreadable { path, why }) => skipped.push(Problem {
                     path,
@@ -251,6 +257,11 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
             stack.pop();
             continue;
         };
+        entries += 1;
+        if entries > MAX_ENTRIES {
+            problems.push(problem(&root_display, &dir_path, &too_many()));
+            break;
+        }
         if rules.excluded_name(&entry.name).is_some() {
             continue;
         }
@@ -330,6 +341,26 @@ struct Frame {
     /// The length of its path (a prefix of the walk's directory path).
     prefix: usize,
     depth: usize,
+}
+
+/// The most directories one selection walk reads. A git tree may name
+/// the same subtree many times (`a` and `b` both the next tree, 35 levels
+/// down): a few hundred bytes of objects that are 2^35 directories once
+/// walked. No real runtime is near these bounds; past them the fingerprint
+/// is unavailable (a restart), never an endless walk.
+pub(crate) const MAX_DIRS: usize = 1 << 18;
+
+/// The most entries one selection walk visits (see [`MAX_DIRS`]: a tree of
+/// 10,000 entries naming one tree of 10,000 files is 10^8 paths). A runtime of a
+/// million files is far beyond any server this gates (the 200,000-file
+/// benchmark monorepo's largest runtime holds 120,000).
+pub(crate) const MAX_ENTRIES: usize = 1 << 20;
+
+fn too_many() -> String {
+    format!(
+        ": the walk below the root passed {MAX_DIRS} directories or {MAX_ENTRIES} entries \
+         (a tree naming the same subtree many times over?): fpcheck stops there"
+    )
 }
 
 /// The sentence for a directory deeper than git reads.

@@ -509,3 +509,36 @@ fn an_unparsable_tree_under_an_excluded_folder_does_not_stop_the_range() {
     );
     assert_eq!(j["changes"]["ignored_complete"], false);
 }
+
+/// A pull request's tree naming one subtree twice at each of 24 levels: a
+/// few kilobytes of objects that are 2^24 directories once walked. The
+/// range answers (restart: that end's fingerprint is unavailable, naming
+/// the walk's limit) instead of walking for ever, cold and with the cache.
+#[test]
+fn a_tree_naming_one_subtree_many_times_over_is_unavailable_not_endless() {
+    let repo = base();
+    let g = open(&repo);
+    let leaf = blob(&g, b"m = 1\n");
+    let mut dag = raw_tree(&g, &[("100644", b"m.py", leaf)]);
+    for _ in 0..24 {
+        dag = raw_tree(&g, &[("40000", b"a", dag), ("40000", b"b", dag)]);
+    }
+    let app = blob(&g, b"app = 1\n");
+    let src = raw_tree(&g, &[("100644", b"app.py", app), ("40000", b"pkg", dag)]);
+    commit_tree(&repo, top_with_src(&g, src, "4.0.0"), "v1.0.0", "v4.0.0");
+    for args in [
+        &["v1.0.0..v4.0.0", "--format", "json", "--no-cache"][..],
+        &["v1.0.0..v4.0.0", "--format", "json"],
+    ] {
+        let run = bounded(repo.path(), args);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        let j = json(&run);
+        assert_eq!(j["restart_required"], true, "{j}");
+        assert_eq!(j["to"]["fingerprint"], "", "{j}");
+        let reason = j["to"]["unavailable_reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("the walk below the root passed 262144 directories"),
+            "{reason}"
+        );
+    }
+}
