@@ -31,7 +31,7 @@ fn cpus() -> usize {
 /// and with no core to spare that is wall time too: one thread was then
 /// 3.5x to 4.8x faster than the reference, two 2.3x to 4.3x. Two system
 /// calls (~1 µs).
-pub(super) fn idle_core() -> bool {
+pub(crate) fn idle_core() -> bool {
     #[cfg(target_os = "linux")]
     {
         // SAFETY: an all-zero `sysinfo` is a valid value of that C struct.

@@ -41,10 +41,6 @@ impl GitSource {
         let (root, depth) = self.root_tree()?;
         let scan = Scan {
             rules,
-            excluded_lengths: rules
-                .exclude
-                .iter()
-                .fold(0, |mask, name| mask | 1 << name.len().min(63)),
             // As in the selection walk: how deep a directory below the
             // root may be for its entries to stay within core.maxTreeDepth.
             max_below_root: MAX_TREE_DEPTH.saturating_sub(depth + 1),
@@ -55,6 +51,7 @@ impl GitSource {
             ready: Condvar::new(),
             stop: AtomicBool::new(false),
             files: AtomicUsize::new(0),
+            trees: AtomicUsize::new(0),
         };
         // Trees are read once each: a cache would only copy them.
         let odb = || {
@@ -63,7 +60,9 @@ impl GitSource {
             odb
         };
         std::thread::scope(|threads| {
-            let mut helper = crate::fingerprint::parallel().then(odb);
+            // A second thread only with a core to spare, as for hashing.
+            let spare = crate::fingerprint::parallel() && crate::fingerprint::idle_core();
+            let mut helper = spare.then(odb);
             scan.work(&odb(), |waiting| {
                 if waiting >= SHARE_AT {
                     if let Some(odb) = helper.take() {
@@ -88,14 +87,15 @@ struct Queue {
 
 struct Scan<'r> {
     rules: &'r Rules,
-    /// Bit `n` set: an excluded name is `n` bytes long (63: or longer).
-    excluded_lengths: u64,
     max_below_root: usize,
     queue: Mutex<Queue>,
     ready: Condvar,
     /// Something only the full walk handles was found: stop everywhere.
     stop: AtomicBool,
     files: AtomicUsize,
+    /// Trees read so far: past [`crate::select::MAX_DIRS`] (a tree naming
+    /// the same subtree many times over) the walk answers, with its limit.
+    trees: AtomicUsize,
 }
 
 impl Scan<'_> {
@@ -153,6 +153,9 @@ impl Scan<'_> {
         if id.is_empty_tree() {
             return true;
         }
+        if self.trees.fetch_add(1, Ordering::Relaxed) >= crate::select::MAX_DIRS {
+            return false;
+        }
         let tree = match odb.find(&id, buf) {
             Ok(object) if object.kind == gix::object::Kind::Tree => object,
             _ => return false,
@@ -177,9 +180,7 @@ impl Scan<'_> {
                 // Excluded or not, a file that is not selected is nothing.
                 continue;
             }
-            if self.excluded_lengths & (1 << name.len().min(63)) != 0
-                && self.rules.excluded_name(name).is_some()
-            {
+            if self.rules.excluded_name(name).is_some() {
                 continue;
             }
             // Paths must be UTF-8: a name that is not is left to the walk.
