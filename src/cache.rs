@@ -212,17 +212,22 @@ impl FingerprintCache {
             let v = &entries[k];
             let _ = writeln!(text, "{k} {v} {}", checksum(k, v));
         }
-        let dir = path.parent().expect("the cache file has a directory");
-        std::fs::create_dir_all(dir)?;
-        // Replaced, never written through: a FIFO at the name would block
-        // the write in place, and a link would lead it elsewhere.
-        if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
-            std::fs::remove_file(path)?;
-        }
-        crate::atomic::write_atomic(path, text.as_bytes())?;
+        replace_file(path, text.as_bytes())?;
         self.dirty = false;
         Ok(())
     }
+}
+
+/// Writes a cache file of the git directory atomically (its directory
+/// made when missing). Replaced, never written through: a FIFO at the name
+/// would block the write in place, and a link would lead it elsewhere.
+pub(crate) fn replace_file(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().expect("a cache file has a directory");
+    std::fs::create_dir_all(dir)?;
+    if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
+        std::fs::remove_file(path)?;
+    }
+    crate::atomic::write_atomic(path, bytes)
 }
 
 /// The key of a tree summary's file count.

@@ -96,12 +96,21 @@ fn avoidable_detail(files: usize) -> String {
 /// Each side's bytes come from the commit's tree (or the working tree for
 /// `--worktree`), by the path from the top of the repository.
 pub fn annotate(repo: &gix::Repository, analysis: &mut Analysis) {
-    let from = side_tree(
-        repo,
-        analysis.from.commit.as_deref(),
-        &analysis.from.reference,
-    );
-    let to = if analysis.to.worktree {
+    // Only a modified file is read: with none (the everyday unchanged
+    // range), no end is resolved again, and a warm range opens no pack.
+    let modified = (analysis.changes.runtime.iter()).any(|c| matches!(c.status, Status::Modified));
+    let from = if !modified {
+        Bytes::Tree(None)
+    } else {
+        side_tree(
+            repo,
+            analysis.from.commit.as_deref(),
+            &analysis.from.reference,
+        )
+    };
+    let to = if !modified {
+        Bytes::Tree(None)
+    } else if analysis.to.worktree {
         Bytes::Worktree(repo.workdir().map(Path::to_path_buf))
     } else {
         side_tree(repo, analysis.to.commit.as_deref(), &analysis.to.reference)

@@ -31,7 +31,11 @@ pub fn at_revision(
     };
     let id = entry.object_id();
     match entry.mode().kind() {
-        gix::objs::tree::EntryKind::Blob | gix::objs::tree::EntryKind::BlobExecutable => {}
+        gix::objs::tree::EntryKind::Blob | gix::objs::tree::EntryKind::BlobExecutable => {
+            if let Some(file) = parsed::get(id) {
+                return Ok(Some(file));
+            }
+        }
         gix::objs::tree::EntryKind::Link => {
             return Err(fail(
                 "it is a symbolic link, which fpcheck never follows for its config: commit the file itself".into(),
@@ -39,10 +43,9 @@ pub fn at_revision(
         }
         _ => return Err(fail("it is not a file".into())),
     }
-    let header = repo
-        .find_header(id)
+    let size = crate::source::git::memo::object_size(repo, id)
         .map_err(|e| fail(format!("cannot read its blob {id}: {e}")))?;
-    if header.size() > safe_io::JSON_LIMIT {
+    if size > safe_io::JSON_LIMIT {
         return Err(fail(
             ReadError::TooLarge {
                 limit: safe_io::JSON_LIMIT,
@@ -53,7 +56,41 @@ pub fn at_revision(
     let blob = repo
         .find_blob(id)
         .map_err(|e| fail(format!("cannot read its blob {id}: {e}")))?;
-    ConfigFile::parse_bytes(&blob.data, &shown).map(Some)
+    let file = ConfigFile::parse_bytes(&blob.data, &shown)?;
+    parsed::put(id, &file);
+    Ok(Some(file))
+}
+
+/// The committed files parsed by this process, by blob id: a range reads
+/// each end's `fpcheck.toml` several times (to list the runtimes, then for
+/// each runtime's settings), and a history reads mostly the same one at
+/// every release. A blob id names the bytes, so a parse never goes stale;
+/// only parses that succeeded are kept (an error is reported again, with
+/// the name of the revision that shows it).
+mod parsed {
+    use std::sync::Mutex;
+
+    use gix::ObjectId;
+
+    use super::ConfigFile;
+
+    /// The most files kept (oldest dropped first).
+    const KEPT: usize = 16;
+
+    static FILES: Mutex<Vec<(ObjectId, ConfigFile)>> = Mutex::new(Vec::new());
+
+    pub(super) fn get(id: ObjectId) -> Option<ConfigFile> {
+        let files = FILES.lock().unwrap_or_else(|e| e.into_inner());
+        files.iter().find(|(k, _)| *k == id).map(|(_, f)| f.clone())
+    }
+
+    pub(super) fn put(id: ObjectId, file: &ConfigFile) {
+        let mut files = FILES.lock().unwrap_or_else(|e| e.into_inner());
+        if files.len() >= KEPT {
+            files.remove(0);
+        }
+        files.push((id, file.clone()));
+    }
 }
 
 /// Where each end's settings come from.

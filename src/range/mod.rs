@@ -208,6 +208,29 @@ enum ToSide {
 /// Resolves the range (defaults included) and analyses it: each end is
 /// fingerprinted with the settings committed at that end.
 pub fn analyse(repo: &gix::Repository, options: &Options) -> Result<Analysis, RangeError> {
+    with_memo(repo, options, |repo| analyse_in(repo, options))
+}
+
+/// Runs `f` on `repo` with the object memo in front of its object store
+/// when the persistent cache is on (see [`crate::source::git::memo`]: a
+/// warm range then opens no pack), saving the memo afterwards.
+fn with_memo<T>(
+    repo: &gix::Repository,
+    options: &Options,
+    f: impl FnOnce(&gix::Repository) -> T,
+) -> T {
+    if options.persistent_cache {
+        if let Some((repo, installed)) = crate::source::git::memo::install(repo) {
+            let out = f(&repo);
+            drop(installed);
+            return out;
+        }
+    }
+    f(repo)
+}
+
+/// [`analyse`], the memo installed or not wanted.
+fn analyse_in(repo: &gix::Repository, options: &Options) -> Result<Analysis, RangeError> {
     let (from, to, notes) = resolve_ends(repo, options)?;
     let mut cache = open_cache(repo, options);
     let mut analysis = analyse_with(

@@ -92,10 +92,19 @@ pub fn analyse_runtimes(
     options: &Options,
     chosen: &[String],
 ) -> Result<Outcome, RangeError> {
+    super::with_memo(repo, options, |repo| runtimes_in(repo, options, chosen))
+}
+
+/// [`analyse_runtimes`], the memo installed or not wanted.
+fn runtimes_in(
+    repo: &gix::Repository,
+    options: &Options,
+    chosen: &[String],
+) -> Result<Outcome, RangeError> {
     let single = |name: Option<&String>| -> Result<Outcome, RangeError> {
         let mut options = options.clone();
         options.settings.flags.runtime = name.cloned();
-        super::analyse(repo, &options).map(|a| Outcome::One(Box::new(a)))
+        super::analyse_in(repo, &options).map(|a| Outcome::One(Box::new(a)))
     };
     let chosen = config::choose::dedupe(chosen);
     let (from, to, notes) = resolve_ends(repo, options)?;

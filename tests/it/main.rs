@@ -17,6 +17,7 @@ mod hostile_git;
 mod init;
 mod monorepo;
 mod newcomer;
+mod object_memo;
 mod patch;
 mod property;
 mod pyjson;

@@ -220,6 +220,9 @@ fn header(
 ) -> gix::error::Result<Option<gix::odb::find::Header>> {
     #[cfg(test)]
     tests::HEADER_READS.with(|n| n.set(n.get() + 1));
+    if let Some((kind, size)) = super::memo::header(odb, &id) {
+        return Ok(Some(gix::odb::find::Header::Loose { kind, size }));
+    }
     gix::odb::Header::try_header(odb, &id)
 }
 

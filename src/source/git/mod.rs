@@ -20,6 +20,7 @@ use crate::warning::Warning;
 
 mod attributes;
 mod blob;
+pub(crate) mod memo;
 mod repo;
 mod scan;
 mod tree;
@@ -46,12 +47,16 @@ pub struct GitSource {
     /// (see [`GitSource::links_left_root`]).
     left_root: Cell<bool>,
     buf: RefCell<Vec<u8>>,
+    /// The trees path look-ups stepped through last (see
+    /// [`GitSource::looked_up`]).
+    looked_up: RefCell<Vec<(ObjectId, std::rc::Rc<Vec<tree::TreeEntry>>)>>,
 }
 
 impl GitSource {
     /// The tree at `rev`, rooted at `root` (a path from the top of the
     /// repository, e.g. `src`; `""` or `.` for the top itself).
-    pub fn new(repo: gix::Repository, rev: Revision, root: &str) -> Result<Self, SourceError> {
+    pub fn new(mut repo: gix::Repository, rev: Revision, root: &str) -> Result<Self, SourceError> {
+        memo::adopt(&mut repo);
         let root = crate::select::normalise_root(root);
         let mut source = GitSource {
             repo,
@@ -63,6 +68,7 @@ impl GitSource {
             gitattributes: RefCell::new(Vec::new()),
             left_root: Cell::new(false),
             buf: RefCell::new(Vec::new()),
+            looked_up: RefCell::new(Vec::new()),
         };
         let top = vec![source.rev.tree];
         let (found, stack) = source.walk(top, source.root.as_bytes(), "the runtime root", false)?;

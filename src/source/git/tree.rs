@@ -3,6 +3,7 @@
 //! `..` and symbolic links included.
 
 use std::collections::HashSet;
+use std::rc::Rc;
 
 use gix::objs::tree::EntryKind as GitKind;
 use gix::prelude::FindExt;
@@ -18,6 +19,9 @@ pub(super) const MAX_LINK_TARGET: u64 = 4096;
 
 /// One entry of a tree.
 pub(super) type TreeEntry = (Vec<u8>, GitKind, ObjectId);
+
+/// How many trees [`GitSource::looked_up`] keeps.
+const LOOKED_UP: usize = 8;
 
 /// A directory on a walk's stack.
 #[derive(Clone)]
@@ -100,6 +104,25 @@ impl GitSource {
         Ok(out)
     }
 
+    /// [`GitSource::tree_entries`] of a tree a path look-up steps through,
+    /// kept for the next look-ups: the version file, the force-restart
+    /// file and the runtime root are each looked up from the top, through
+    /// the same few trees (a runtime root's tree can hold thousands of
+    /// entries). Only the last [`LOOKED_UP`] trees are kept, so a walk of
+    /// many links costs no memory.
+    fn looked_up(&self, id: ObjectId, what: &str) -> Result<Rc<Vec<TreeEntry>>, SourceError> {
+        let mut kept = self.looked_up.borrow_mut();
+        if let Some((_, entries)) = kept.iter().find(|(k, _)| *k == id) {
+            return Ok(Rc::clone(entries));
+        }
+        let entries = Rc::new(self.tree_entries(id, what)?);
+        if kept.len() >= LOOKED_UP {
+            kept.remove(0);
+        }
+        kept.push((id, Rc::clone(&entries)));
+        Ok(entries)
+    }
+
     /// Follows `path` from the directory at the top of `stack`, the way a
     /// checkout's file system would (the rules of [`links::walk`], written
     /// once for trees and working trees): `..` steps up, links are read and
@@ -156,7 +179,7 @@ impl GitSource {
 
     /// One name looked up in one tree, for [`links::walk`].
     fn step(&self, dir: &Dir, name: &[u8], what: &str) -> Result<Step<Dir, ObjectId>, Stop> {
-        let entries = match self.tree_entries(dir.id, what) {
+        let entries = match self.looked_up(dir.id, what) {
             Err(SourceError::Malformed { why, .. }) => {
                 return Err(Stop::Malformed(match why.strip_prefix("is ") {
                     Some(rest) => format!("passes through {rest}"),
@@ -175,12 +198,16 @@ impl GitSource {
                 depth: dir.depth + 1,
             }))
         };
-        match entries.into_iter().find(|(n, _, _)| n == name) {
+        match entries
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, k, id)| (*k, *id))
+        {
             None => Ok(Step::Missing),
-            Some((_, GitKind::Tree, id)) => child(id, false),
-            Some((_, GitKind::Blob | GitKind::BlobExecutable, id)) => Ok(Step::File(id)),
-            Some((_, GitKind::Commit, _)) => child(ObjectId::empty_tree(dir.id.kind()), true),
-            Some((_, GitKind::Link, id)) => match self.link_target(id, what) {
+            Some((GitKind::Tree, id)) => child(id, false),
+            Some((GitKind::Blob | GitKind::BlobExecutable, id)) => Ok(Step::File(id)),
+            Some((GitKind::Commit, _)) => child(ObjectId::empty_tree(dir.id.kind()), true),
+            Some((GitKind::Link, id)) => match self.link_target(id, what) {
                 Ok(Ok(target)) => Ok(Step::Link(target)),
                 Ok(Err(why)) => Err(Stop::Malformed(why)),
                 Err(e) => Err(Stop::Source(e)),

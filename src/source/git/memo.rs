@@ -1,0 +1,383 @@
+//! A persistent memo of the few small objects a range reads before it
+//! knows that nothing changed: the commits (and tags) of its ends, the
+//! trees from the top down to each runtime root, `fpcheck.toml`, the
+//! version file (`.git/fpcheck/objects-v1`).
+//!
+//! Why: with the fingerprint cache warm, a range over an unchanged root
+//! reads a dozen objects of a few hundred bytes each, yet looking up the
+//! first one loads the pack index, and gix checks every offset of it on
+//! load (1.1 M instructions and ~200 page faults for a 200,000-object
+//! pack: a fifth of a warm run, and work `git diff --quiet` never does).
+//! Served from this memo, a warm run opens no pack at all.
+//!
+//! Sound without any trust in the file: an object id is the hash of the
+//! object's kind, size and bytes, so an entry is used only once its bytes
+//! hash to its id (checked on first use, each entry at most once per run).
+//! A damaged, truncated or forged entry is a miss, never a different
+//! object. Nothing is keyed on a ref name. The memo is not used when the
+//! repository replaces objects (`git replace`): gix then serves another
+//! object's bytes under an id, which no hash check could tell apart from
+//! the real one's absence.
+//!
+//! Bounded: objects over [`MAX_OBJECT`] bytes are never kept, a run
+//! records at most [`MAX_NEW`] bytes of new objects (the first it reads:
+//! the ends' commits, trees and settings come before any walk), and the
+//! file holds at most [`MAX_FILE`] bytes: on a save, objects this run used
+//! or read come first, then the others in their previous order, until the
+//! bound. The file is rewritten only when a run read an object it did not
+//! hold, so a warm run writes nothing.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use gix::object::Kind;
+use gix::ObjectId;
+
+/// The memo file, relative to the git directory.
+const FILE: &str = "fpcheck/objects-v1";
+
+/// The first line of the file.
+const MAGIC: &[u8] = b"fpcheck-objects-v1\n";
+
+/// The largest object kept: commits, tags, the trees above a root and
+/// settings files are far smaller.
+const MAX_OBJECT: usize = 64 << 10;
+
+/// The most bytes of new objects one run records.
+const MAX_NEW: usize = 256 << 10;
+
+/// The largest file read or written.
+const MAX_FILE: usize = 1 << 20;
+
+/// Not checked yet / its bytes hash to its id / they do not.
+const UNCHECKED: u8 = 0;
+const SOUND: u8 = 1;
+const FORGED: u8 = 2;
+
+/// One object held by the file.
+struct Held {
+    kind: Kind,
+    /// Its bytes within [`Memo::data`].
+    start: usize,
+    len: usize,
+    check: AtomicU8,
+    used: AtomicBool,
+}
+
+/// Objects read from the store this run, to be kept.
+#[derive(Default)]
+struct Recorded {
+    order: Vec<ObjectId>,
+    objects: HashMap<ObjectId, (Kind, Vec<u8>)>,
+    bytes: usize,
+}
+
+/// The memo of one repository's object store for one run.
+pub(crate) struct Memo {
+    /// The object store it serves (`objects/`), so that a lookup through
+    /// another repository's store never consults it.
+    objects_dir: PathBuf,
+    path: PathBuf,
+    hash: gix::hash::Kind,
+    data: Vec<u8>,
+    /// The file's objects in file order (for the order of a rewrite).
+    order: Vec<ObjectId>,
+    held: HashMap<ObjectId, Held>,
+    recorded: Mutex<Recorded>,
+    /// Something was recorded (the file is worth rewriting).
+    dirty: AtomicBool,
+}
+
+/// The memo in use by this process, if any (see [`header`]).
+static ACTIVE: RwLock<Option<Arc<Memo>>> = RwLock::new(None);
+
+/// While alive, `repo`'s object reads go through the memo (see [`install`]);
+/// dropped, the memo is saved and no longer consulted.
+pub(crate) struct Installed {
+    memo: Arc<Memo>,
+}
+
+/// A clone of `repo` whose object reads are served from the memo of its
+/// git directory when it holds them (and record those it does not), with
+/// the guard that saves it. `None` when the repository replaces objects.
+pub(crate) fn install(repo: &gix::Repository) -> Option<(gix::Repository, Installed)> {
+    let store = repo.objects.store_ref();
+    if store.replacements().next().is_some() {
+        return None;
+    }
+    let memo = Arc::new(Memo::open(
+        store.path().to_path_buf(),
+        repo.common_dir().join(FILE),
+        repo.object_hash(),
+    ));
+    let mut repo = repo.clone();
+    set_cache(&mut repo, &memo);
+    *ACTIVE.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&memo));
+    Some((repo, Installed { memo }))
+}
+
+/// Puts the memo in front of `repo`'s object store when it is the active
+/// memo's: a clone of a `gix::Repository` gets its object cache from the
+/// repository's configuration again, so each clone needs this.
+pub(crate) fn adopt(repo: &mut gix::Repository) {
+    let memo = {
+        let active = ACTIVE.read().unwrap_or_else(|e| e.into_inner());
+        match active.as_ref() {
+            Some(m) if m.objects_dir == repo.objects.store_ref().path() => Arc::clone(m),
+            _ => return,
+        }
+    };
+    set_cache(repo, &memo);
+}
+
+/// The object cache `open_repo` gives gix (4 MiB, in memory), with the
+/// memo in front of it.
+fn set_cache(repo: &mut gix::Repository, memo: &Arc<Memo>) {
+    let shared = Arc::clone(memo);
+    repo.objects.set_object_cache(move || {
+        Box::new(MemoCache {
+            memo: Arc::clone(&shared),
+            inner: gix::odb::pack::cache::object::MemoryCappedHashmap::new(4 << 20),
+        })
+    });
+}
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        // A memo that cannot be written costs the next run time, nothing else.
+        let _ = self.memo.save();
+        let mut active = ACTIVE.write().unwrap_or_else(|e| e.into_inner());
+        if active.as_ref().is_some_and(|m| Arc::ptr_eq(m, &self.memo)) {
+            *active = None;
+        }
+    }
+}
+
+/// The kind and size of object `id` when the active memo for the store of
+/// `odb` holds it, without touching the store (gix reads headers from the
+/// pack, past the object cache). Only for handles with an object cache:
+/// the memo is that cache's front.
+pub(crate) fn header(odb: &gix::OdbHandle, id: &ObjectId) -> Option<(Kind, u64)> {
+    if !odb.has_object_cache() {
+        return None;
+    }
+    let active = ACTIVE.read().unwrap_or_else(|e| e.into_inner());
+    let memo = active.as_ref()?;
+    if memo.objects_dir != odb.store_ref().path() {
+        return None;
+    }
+    memo.sound(id)
+        .map(|(kind, bytes)| (kind, bytes.len() as u64))
+}
+
+impl Memo {
+    /// Reads the file (an absent, unreadable or malformed file is empty; a
+    /// malformed tail is dropped).
+    fn open(objects_dir: PathBuf, path: PathBuf, hash: gix::hash::Kind) -> Self {
+        let data =
+            crate::safe_io::read_regular(&path, crate::safe_io::Links::Refuse, MAX_FILE as u64)
+                .unwrap_or_default();
+        let (order, held) = index(&data, hash);
+        Memo {
+            objects_dir,
+            path,
+            hash,
+            data,
+            order,
+            held,
+            recorded: Mutex::new(Recorded::default()),
+            dirty: AtomicBool::new(false),
+        }
+    }
+
+    /// Object `id` from the file, once its bytes are checked against it.
+    fn sound(&self, id: &ObjectId) -> Option<(Kind, &[u8])> {
+        let held = self.held.get(id)?;
+        let bytes = &self.data[held.start..held.start + held.len];
+        match held.check.load(Ordering::Relaxed) {
+            SOUND => {}
+            FORGED => return None,
+            _ => {
+                let ok = gix::objs::compute_hash(self.hash, held.kind, bytes)
+                    .is_ok_and(|computed| computed == *id);
+                held.check
+                    .store(if ok { SOUND } else { FORGED }, Ordering::Relaxed);
+                if !ok {
+                    return None;
+                }
+            }
+        }
+        held.used.store(true, Ordering::Relaxed);
+        Some((held.kind, bytes))
+    }
+
+    fn get(&self, id: &ObjectId, out: &mut Vec<u8>) -> Option<Kind> {
+        if let Some((kind, bytes)) = self.sound(id) {
+            out.clear();
+            out.extend_from_slice(bytes);
+            return Some(kind);
+        }
+        if !self.dirty.load(Ordering::Relaxed) {
+            return None;
+        }
+        let recorded = self.recorded.lock().unwrap_or_else(|e| e.into_inner());
+        let (kind, bytes) = recorded.objects.get(id)?;
+        out.clear();
+        out.extend_from_slice(bytes);
+        Some(*kind)
+    }
+
+    /// Keeps an object read from the store, within the bounds.
+    fn record(&self, id: ObjectId, kind: Kind, bytes: &[u8]) {
+        if bytes.len() > MAX_OBJECT {
+            return;
+        }
+        // A held object is read from the store only when its entry failed
+        // the check: the store's copy then replaces it.
+        if self
+            .held
+            .get(&id)
+            .is_some_and(|h| h.check.load(Ordering::Relaxed) != FORGED)
+        {
+            return;
+        }
+        let mut recorded = self.recorded.lock().unwrap_or_else(|e| e.into_inner());
+        if recorded.bytes + bytes.len() > MAX_NEW || recorded.objects.contains_key(&id) {
+            return;
+        }
+        recorded.bytes += bytes.len();
+        recorded.order.push(id);
+        recorded.objects.insert(id, (kind, bytes.to_vec()));
+        self.dirty.store(true, Ordering::Relaxed);
+    }
+
+    /// Rewrites the file when this run recorded objects: the objects used
+    /// or recorded first, then the rest as they were, up to [`MAX_FILE`].
+    fn save(&self) -> std::io::Result<()> {
+        if !self.dirty.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        let recorded = self.recorded.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = MAGIC.to_vec();
+        let mut push = |id: &ObjectId, kind: Kind, bytes: &[u8]| {
+            let len = id.as_bytes().len() + 5 + bytes.len();
+            if out.len() + len > MAX_FILE {
+                return;
+            }
+            out.extend_from_slice(id.as_bytes());
+            out.push(kind_byte(kind));
+            out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            out.extend_from_slice(bytes);
+        };
+        let from_file = |used: bool| {
+            self.order.iter().filter(move |id| {
+                let held = &self.held[*id];
+                held.check.load(Ordering::Relaxed) != FORGED
+                    && held.used.load(Ordering::Relaxed) == used
+            })
+        };
+        for id in from_file(true) {
+            let held = &self.held[id];
+            push(id, held.kind, &self.data[held.start..held.start + held.len]);
+        }
+        for id in &recorded.order {
+            let (kind, bytes) = &recorded.objects[id];
+            push(id, *kind, bytes);
+        }
+        for id in from_file(false) {
+            let held = &self.held[id];
+            push(id, held.kind, &self.data[held.start..held.start + held.len]);
+        }
+        crate::cache::replace_file(&self.path, &out)
+    }
+}
+
+/// The objects of a memo file, in file order, as far as it is well formed.
+fn index(data: &[u8], hash: gix::hash::Kind) -> (Vec<ObjectId>, HashMap<ObjectId, Held>) {
+    let mut order = Vec::new();
+    let mut held = HashMap::new();
+    let Some(mut rest) = data.strip_prefix(MAGIC) else {
+        return (order, held);
+    };
+    let id_len = hash.len_in_bytes();
+    while rest.len() >= id_len + 5 {
+        let (id, tail) = rest.split_at(id_len);
+        let Some(kind) = byte_kind(tail[0]) else {
+            break;
+        };
+        let len = u32::from_le_bytes([tail[1], tail[2], tail[3], tail[4]]) as usize;
+        let body = &tail[5..];
+        if len > body.len() || len > MAX_OBJECT {
+            break;
+        }
+        let Ok(id) = ObjectId::try_from(id) else {
+            break;
+        };
+        let start = data.len() - body.len();
+        if held
+            .insert(
+                id,
+                Held {
+                    kind,
+                    start,
+                    len,
+                    check: AtomicU8::new(UNCHECKED),
+                    used: AtomicBool::new(false),
+                },
+            )
+            .is_none()
+        {
+            order.push(id);
+        }
+        rest = &body[len..];
+    }
+    (order, held)
+}
+
+fn kind_byte(kind: Kind) -> u8 {
+    match kind {
+        Kind::Commit => 1,
+        Kind::Tree => 2,
+        Kind::Blob => 3,
+        Kind::Tag => 4,
+    }
+}
+
+fn byte_kind(byte: u8) -> Option<Kind> {
+    Some(match byte {
+        1 => Kind::Commit,
+        2 => Kind::Tree,
+        3 => Kind::Blob,
+        4 => Kind::Tag,
+        _ => return None,
+    })
+}
+
+/// gix's object cache for a repository with a memo: the memo first, then
+/// an ordinary in-memory cache; objects read from the store go to both.
+struct MemoCache {
+    memo: Arc<Memo>,
+    inner: gix::odb::pack::cache::object::MemoryCappedHashmap,
+}
+
+impl gix::odb::pack::cache::Object for MemoCache {
+    fn put(&mut self, id: ObjectId, kind: Kind, data: &[u8]) {
+        self.memo.record(id, kind, data);
+        self.inner.put(id, kind, data);
+    }
+
+    fn get(&mut self, id: &ObjectId, out: &mut Vec<u8>) -> Option<Kind> {
+        self.memo.get(id, out).or_else(|| self.inner.get(id, out))
+    }
+}
+
+/// The size of object `id` of `repo`: from the memo when it holds the
+/// object, else from its header in the store.
+pub(crate) fn object_size(repo: &gix::Repository, id: ObjectId) -> Result<u64, gix::Error> {
+    if let Some((_, size)) = header(&repo.objects, &id) {
+        return Ok(size);
+    }
+    repo.find_header(id).map(|h| h.size())
+}
