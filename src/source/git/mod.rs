@@ -47,9 +47,6 @@ pub struct GitSource {
     /// (see [`GitSource::links_left_root`]).
     left_root: Cell<bool>,
     buf: RefCell<Vec<u8>>,
-    /// The trees path look-ups stepped through last (see
-    /// [`GitSource::looked_up`]).
-    looked_up: RefCell<Vec<(ObjectId, std::rc::Rc<Vec<tree::TreeEntry>>)>>,
 }
 
 impl GitSource {
@@ -68,7 +65,6 @@ impl GitSource {
             gitattributes: RefCell::new(Vec::new()),
             left_root: Cell::new(false),
             buf: RefCell::new(Vec::new()),
-            looked_up: RefCell::new(Vec::new()),
         };
         let top = vec![source.rev.tree];
         let (found, stack) = source.walk(top, source.root.as_bytes(), "the runtime root", false)?;

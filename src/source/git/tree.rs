@@ -23,6 +23,13 @@ pub(super) type TreeEntry = (Vec<u8>, GitKind, ObjectId);
 /// How many trees [`GitSource::looked_up`] keeps.
 const LOOKED_UP: usize = 8;
 
+/// The trees [`GitSource::looked_up`] keeps: object store, id, entries.
+type Kept = Vec<(std::path::PathBuf, ObjectId, Rc<Vec<TreeEntry>>)>;
+
+thread_local! {
+    static KEPT: std::cell::RefCell<Kept> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// A directory on a walk's stack.
 #[derive(Clone)]
 struct Dir {
@@ -106,20 +113,30 @@ impl GitSource {
 
     /// [`GitSource::tree_entries`] of a tree a path look-up steps through,
     /// kept for the next look-ups: the version file, the force-restart
-    /// file and the runtime root are each looked up from the top, through
-    /// the same few trees (a runtime root's tree can hold thousands of
-    /// entries). Only the last [`LOOKED_UP`] trees are kept, so a walk of
+    /// file and the runtime root are each looked up from the top, at both
+    /// ends of a range, through the same few trees (and a runtime root's
+    /// tree can hold thousands of entries). A tree id names its entries,
+    /// so they are shared by every source of the same object store on this
+    /// thread; only the last [`LOOKED_UP`] trees are kept, so a walk of
     /// many links costs no memory.
     fn looked_up(&self, id: ObjectId, what: &str) -> Result<Rc<Vec<TreeEntry>>, SourceError> {
-        let mut kept = self.looked_up.borrow_mut();
-        if let Some((_, entries)) = kept.iter().find(|(k, _)| *k == id) {
-            return Ok(Rc::clone(entries));
+        let store = self.repo.objects.store_ref().path();
+        let hit = KEPT.with(|kept| {
+            (kept.borrow().iter())
+                .find(|(p, k, _)| *k == id && p == store)
+                .map(|(_, _, entries)| Rc::clone(entries))
+        });
+        if let Some(entries) = hit {
+            return Ok(entries);
         }
         let entries = Rc::new(self.tree_entries(id, what)?);
-        if kept.len() >= LOOKED_UP {
-            kept.remove(0);
-        }
-        kept.push((id, Rc::clone(&entries)));
+        KEPT.with(|kept| {
+            let mut kept = kept.borrow_mut();
+            if kept.len() >= LOOKED_UP {
+                kept.remove(0);
+            }
+            kept.push((store.to_path_buf(), id, Rc::clone(&entries)));
+        });
         Ok(entries)
     }
 
