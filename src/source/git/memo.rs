@@ -381,3 +381,84 @@ pub(crate) fn object_size(repo: &gix::Repository, id: ObjectId) -> Result<u64, g
     }
     repo.find_header(id).map(|h| h.size())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SHA1: gix::hash::Kind = gix::hash::Kind::Sha1;
+
+    fn blob(bytes: &[u8]) -> (ObjectId, Vec<u8>) {
+        let id = gix::objs::compute_hash(SHA1, Kind::Blob, bytes).unwrap();
+        let mut rec = id.as_bytes().to_vec();
+        rec.push(kind_byte(Kind::Blob));
+        rec.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        rec.extend_from_slice(bytes);
+        (id, rec)
+    }
+
+    /// Sound entries are served, forged ones are not and are dropped on the
+    /// next save, a torn tail is ignored, and a save puts what the run used
+    /// or read first.
+    #[test]
+    fn entries_are_checked_and_saves_keep_what_was_used_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("objects-v1");
+        let (a, rec_a) = blob(b"a = 1\n");
+        let (b, rec_b) = blob(b"b = 2\n");
+        let (c, _) = blob(b"c = 3\n");
+        // `c`'s id over other bytes: forged.
+        let mut forged = c.as_bytes().to_vec();
+        forged.push(kind_byte(Kind::Blob));
+        forged.extend_from_slice(&6u32.to_le_bytes());
+        forged.extend_from_slice(b"x = 9\n");
+        let mut file = MAGIC.to_vec();
+        for rec in [&rec_a, &forged, &rec_b] {
+            file.extend_from_slice(rec);
+        }
+        file.extend_from_slice(&rec_a[..30]);
+        std::fs::write(&path, &file).unwrap();
+
+        let memo = Memo::open(dir.path().into(), path.clone(), SHA1);
+        assert_eq!(memo.order, vec![a, c, b]);
+        let mut out = Vec::new();
+        assert_eq!(memo.get(&b, &mut out), Some(Kind::Blob));
+        assert_eq!(out, b"b = 2\n");
+        assert_eq!(memo.get(&c, &mut out), None);
+        // Read from the store: kept, and served from then on.
+        let (d, _) = blob(b"d = 4\n");
+        memo.record(d, Kind::Blob, b"d = 4\n");
+        memo.record(c, Kind::Blob, b"c = 3\n");
+        assert_eq!(memo.get(&d, &mut out), Some(Kind::Blob));
+        memo.save().unwrap();
+
+        let again = Memo::open(dir.path().into(), path, SHA1);
+        assert_eq!(again.order, vec![b, d, c, a]);
+        for id in [a, b, c, d] {
+            assert!(again.sound(&id).is_some(), "{id}");
+        }
+        // Nothing new read: nothing to write.
+        assert!(!again.dirty.load(Ordering::Relaxed));
+    }
+
+    /// A run records at most MAX_NEW bytes and no object over MAX_OBJECT.
+    #[test]
+    fn recording_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let memo = Memo::open(dir.path().into(), dir.path().join("m"), SHA1);
+        let big = vec![b'x'; MAX_OBJECT + 1];
+        let (id, _) = blob(&big);
+        memo.record(id, Kind::Blob, &big);
+        assert!(!memo.dirty.load(Ordering::Relaxed));
+        let piece = vec![b'y'; MAX_OBJECT];
+        for i in 0..(MAX_NEW / MAX_OBJECT + 2) {
+            let mut bytes = piece.clone();
+            bytes[0] = i as u8;
+            let (id, _) = blob(&bytes);
+            memo.record(id, Kind::Blob, &bytes);
+        }
+        let recorded = memo.recorded.lock().unwrap();
+        assert_eq!(recorded.order.len(), MAX_NEW / MAX_OBJECT);
+        assert!(recorded.bytes <= MAX_NEW);
+    }
+}
