@@ -16,7 +16,6 @@
 //! so a summary never goes stale either.
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
@@ -39,6 +38,13 @@ const FILE: &str = "fpcheck/fingerprints-v2";
 /// fingerprints. A larger file is ignored (and rewritten on the next save).
 const MAX_FILE: u64 = 64 << 20;
 
+/// The most a save writes: a quarter of [`MAX_FILE`] (about 80,000
+/// fingerprints). Past it, the entries this run looked up or added are
+/// kept first, then the others in key order up to the bound, so a range or
+/// history run again finds what it used, and the file never grows past
+/// what is read (a file over [`MAX_FILE`] would be ignored whole).
+const MAX_SAVED: usize = 16 << 20;
+
 /// Hex digits of the per-line checksum.
 const CHECK_LEN: usize = 16;
 
@@ -60,6 +66,9 @@ pub(crate) struct FingerprintCache {
     entries: OnceLock<HashMap<String, String>>,
     /// Lookups answered by scanning `text`.
     scans: AtomicUsize,
+    /// Keys looked up with an answer, or put, this run (kept first when a
+    /// save is over [`MAX_SAVED`]).
+    used: std::sync::Mutex<Vec<String>>,
     dirty: bool,
 }
 
@@ -174,10 +183,21 @@ impl FingerprintCache {
 
     /// The fingerprint remembered for `key`.
     pub(crate) fn get(&self, key: &str) -> Option<&str> {
-        if self.entries.get().is_none() && self.scans.fetch_add(1, Ordering::Relaxed) < SCANS {
-            return scan(&self.text, key);
+        let found =
+            if self.entries.get().is_none() && self.scans.fetch_add(1, Ordering::Relaxed) < SCANS {
+                scan(&self.text, key)
+            } else {
+                self.entries().get(key).map(String::as_str)
+            };
+        if found.is_some() {
+            self.used_now(key);
         }
-        self.entries().get(key).map(String::as_str)
+        found
+    }
+
+    fn used_now(&self, key: &str) {
+        let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        used.push(key.to_string());
     }
 
     /// Remembers a fingerprint.
@@ -185,6 +205,8 @@ impl FingerprintCache {
         self.entries();
         let entries = self.entries.get_mut().expect("parsed just above");
         if entries.get(&key) != Some(&fingerprint) {
+            let used = self.used.get_mut().unwrap_or_else(|e| e.into_inner());
+            used.push(key.clone());
             entries.insert(key, fingerprint);
             self.dirty = true;
         }
@@ -204,17 +226,49 @@ impl FingerprintCache {
         if !self.dirty {
             return Ok(());
         }
-        let entries = self.entries();
-        let mut text = String::with_capacity(entries.len() * 130);
-        let mut keys: Vec<&String> = entries.keys().collect();
-        keys.sort();
-        for k in keys {
-            let v = &entries[k];
-            let _ = writeln!(text, "{k} {v} {}", checksum(k, v));
-        }
+        let text = self.text_to_save(MAX_SAVED);
         replace_file(path, text.as_bytes())?;
         self.dirty = false;
         Ok(())
+    }
+}
+
+impl FingerprintCache {
+    /// The lines to write: every entry in key order, or, past `limit`
+    /// bytes, the entries used this run first (see [`MAX_SAVED`]).
+    fn text_to_save(&self, limit: usize) -> String {
+        let entries = self.entries();
+        let line = |k: &str| {
+            let v = &entries[k];
+            format!("{k} {v} {}\n", checksum(k, v))
+        };
+        let mut keys: Vec<&String> = entries.keys().collect();
+        keys.sort();
+        let whole: usize = keys
+            .iter()
+            .map(|k| k.len() + entries[*k].len() + 2 + CHECK_LEN)
+            .sum();
+        let mut text = String::with_capacity(whole.min(limit));
+        if whole <= limit {
+            keys.iter().for_each(|k| text.push_str(&line(k)));
+            return text;
+        }
+        let used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        let mut written = std::collections::HashSet::new();
+        let used = used.iter().filter(|k| entries.contains_key(k.as_str()));
+        for k in used
+            .map(String::as_str)
+            .chain(keys.iter().map(|k| k.as_str()))
+        {
+            let l = line(k);
+            if text.len() + l.len() > limit {
+                break;
+            }
+            if written.insert(k) {
+                text.push_str(&l);
+            }
+        }
+        text
     }
 }
 
@@ -318,6 +372,35 @@ mod tests {
         }
         cache.put(files_key(&key), format!("1{}", "0".repeat(63)));
         assert_eq!(cache.tree(&key), None);
+    }
+
+    /// Past the bound, what this run used survives a save (looked up or
+    /// put), the rest fills up to the bound, and the file stays readable.
+    #[test]
+    fn a_save_past_the_bound_keeps_what_the_run_used() {
+        let keys: Vec<String> = (0..100).map(|i| format!("{i:064x}")).collect();
+        let text: String = keys.iter().map(|k| line(k, &"e".repeat(64))).collect();
+        let one = line(&keys[0], &"e".repeat(64)).len();
+        let mut cache = FingerprintCache {
+            text,
+            ..FingerprintCache::default()
+        };
+        // Used this run: the last key (looked up) and a new one (put).
+        assert!(cache.get(&keys[99]).is_some());
+        assert!(cache.get(&"f".repeat(64)).is_none());
+        cache.put("a".repeat(64), "b".repeat(64));
+        let whole = cache.text_to_save(usize::MAX);
+        assert_eq!(parse(&whole).len(), 101);
+        let bounded = cache.text_to_save(10 * one);
+        assert!(bounded.len() <= 10 * one);
+        let kept = parse(&bounded);
+        assert_eq!(kept.len(), 10);
+        assert_eq!(kept.get(&keys[99]), Some(&"e".repeat(64)));
+        assert_eq!(kept.get(&"a".repeat(64)), Some(&"b".repeat(64)));
+        // The rest in key order.
+        for k in &keys[..8] {
+            assert!(kept.contains_key(k), "{k}");
+        }
     }
 
     #[test]
