@@ -26,6 +26,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::{DirSource, FileReader, Node, SourceError, Whole};
+use crate::buf_pool::BufPool;
 use crate::safe_io::{kind_name, ReadError};
 
 /// The buffer a file is streamed through: a 16 KiB runtime file takes one
@@ -97,23 +98,12 @@ impl DirFiles {
     }
 }
 
-/// Stream buffers kept between fingerprints (two: one per thread): a
-/// long-running process fingerprints again and again, and a fresh 64 KiB
-/// each time costs a `malloc` that consolidates the heap.
-static SPARE_BUFS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+/// Stream buffers kept between fingerprints (two: one per thread).
+static STREAM_BUFS: BufPool = BufPool::new(STREAM_BUF, 2);
 
 impl Drop for DirFiles {
     fn drop(&mut self) {
-        let mut buf = std::mem::take(&mut self.buf);
-        if buf.capacity() != STREAM_BUF {
-            return;
-        }
-        buf.clear();
-        if let Ok(mut spare) = SPARE_BUFS.lock() {
-            if spare.len() < 2 {
-                spare.push(buf);
-            }
-        }
+        STREAM_BUFS.give(std::mem::take(&mut self.buf));
     }
 }
 
@@ -128,11 +118,7 @@ impl FileReader for DirFiles {
         let (file, _) = self.open(path).map_err(|e| self.unreadable(rel, e))?;
         let mut buf = std::mem::take(&mut self.buf);
         if buf.capacity() < STREAM_BUF {
-            buf = SPARE_BUFS
-                .lock()
-                .ok()
-                .and_then(|mut s| s.pop())
-                .unwrap_or_else(|| Vec::with_capacity(STREAM_BUF));
+            buf = STREAM_BUFS.take();
         }
         let result = loop {
             buf.clear();
