@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::support::TestRepo;
+use crate::support::{split_over_a_copy, TestRepo};
 
 const TWO: &str = "[runtimes.server]\nroot = \"server\"\n[runtimes.worker]\nroot = \"worker\"\n";
 /// `admin` lives inside the server's root: the runtimes overlap.
@@ -600,18 +600,7 @@ fn hostile_names_are_escaped_once_and_visibly_in_every_format() {
 /// the range says.
 #[test]
 fn history_of_a_split_over_a_copy_of_the_old_code_restarts() {
-    let repo = TestRepo::new();
-    repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")
-        .write("src/app.py", "x = 1\n")
-        .write("copy/app.py", "x = 1\n")
-        .write("version.json", "{\"version\":\"1.0.0\"}\n");
-    repo.commit("1");
-    repo.tag("v1.0.0");
-    repo.write("src/app.py", "x = 2\n").write(
-        "fpcheck.toml",
-        "[runtimes.a]\nroot = \"copy\"\n[runtimes.b]\nroot = \"copy\"\n",
-    );
-    repo.commit("2");
+    let repo = split_over_a_copy();
     repo.tag("v1.0.1");
     let j = run_json(&repo, &[]);
     for r in j["runtimes"].as_array().unwrap() {

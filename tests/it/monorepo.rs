@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::support::TestRepo;
+use crate::support::{split_over_a_copy, warning_codes, TestRepo};
 
 const TWO: &str = "[runtimes.server]\nroot = \"server\"\n[runtimes.worker]\nroot = \"worker\"\n";
 
@@ -241,12 +241,7 @@ fn a_runtime_added_by_the_release_is_read_with_its_settings_at_the_old_end() {
     assert_eq!(cron["from"]["unavailable_reason"], "cron does not exist");
     assert_eq!(cron["from_settings"]["root"], "cron");
     assert_eq!(cron["settings"]["config"], "fpcheck.toml at v1.1.0");
-    let codes: Vec<&str> = cron["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(&cron);
     assert_eq!(codes, ["fingerprint_unavailable", "runtime_not_declared"]);
     assert_eq!(
         cron["warnings"][1]["message"],
@@ -286,12 +281,7 @@ fn dropping_a_runtime_declaration_cannot_hide_its_code_change() {
     assert_eq!(cron["restart_required"], true);
     assert_eq!(cron["reason"], "code_changed");
     assert_eq!(j["restart_required"], true);
-    let codes: Vec<&str> = cron["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(&cron);
     assert!(codes.contains(&"runtime_not_declared"), "{codes:?}");
 }
 
@@ -623,18 +613,7 @@ fn an_empty_runtime_name_is_refused() {
 /// shows the change: a restart (issue 11's moved-root attack, by a split).
 #[test]
 fn a_split_over_a_copy_of_the_old_code_is_caught_by_the_cross_check() {
-    let repo = TestRepo::new();
-    repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")
-        .write("src/app.py", "x = 1\n")
-        .write("copy/app.py", "x = 1\n")
-        .write("version.json", "{\"version\":\"1.0.0\"}\n");
-    repo.commit("1");
-    repo.tag("v1.0.0");
-    repo.write("src/app.py", "x = 2\n").write(
-        "fpcheck.toml",
-        "[runtimes.a]\nroot = \"copy\"\n[runtimes.b]\nroot = \"copy\"\n",
-    );
-    repo.commit("2");
+    let repo = split_over_a_copy();
     let base = repo.fpcheck(&["fingerprint", "--rev", "v1.0.0", "--json"]);
     assert_eq!(base.code, 0, "{}", base.stderr);
     let base_src = base.json()["fingerprint"].as_str().unwrap().to_string();

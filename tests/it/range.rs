@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::support::{fpcheck_in, git_in, TestRepo};
+use crate::support::{fpcheck_in, git_in, warning_codes, TestRepo};
 
 /// v1.0.0 (lightweight tag) with a runtime, docs, and an excluded folder.
 fn released() -> TestRepo {
@@ -168,12 +168,7 @@ fn force_restart_cases_and_their_warnings() {
     );
     repo.commit("still forced");
     let j = analyse(&repo, "v1.1.0..");
-    let codes: Vec<&str> = j["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(&j);
     assert!(codes.contains(&"force_restart_carried_over"), "{codes:?}");
 }
 
@@ -192,12 +187,7 @@ fn code_change_without_version_bump_and_backwards_versions_warn() {
     repo.write("version.json", "{\"version\": \"0.9.0\"}\n");
     repo.commit("backwards");
     let j = analyse(&repo, "v1.0.0..");
-    let codes: Vec<&str> = j["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(&j);
     assert_eq!(codes, ["version_went_backwards"]);
 }
 
@@ -228,12 +218,7 @@ fn version_files_missing_empty_invalid_or_not_a_string() {
         repo.commit("version file");
         let j = analyse(&repo, "v1.0.0..");
         assert_eq!(j["to"]["version"], version, "{content:?}");
-        let codes: Vec<&str> = j["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|w| w["code"].as_str().unwrap())
-            .collect();
+        let codes = warning_codes(&j);
         assert_eq!(codes.first().copied(), code, "{content:?}: {codes:?}");
         // The version went from 1.0.0 to none: that is a change the gate sees.
         assert_eq!(j["version_changed"], true);
@@ -599,12 +584,7 @@ fn python_json_extensions_in_version_files_are_read_as_the_gate_reads_them() {
         (json!("forced"), json!(true))
     );
     assert_eq!(j["to"]["version"], "1.1.0");
-    let codes: Vec<&str> = j["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(&j);
     assert!(codes.contains(&"version_file_python_json"), "{codes:?}");
 }
 

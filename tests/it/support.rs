@@ -183,6 +183,17 @@ impl Run {
     }
 }
 
+/// The codes of a JSON report's `warnings`, in order (`report` must have
+/// a `warnings` array).
+pub fn warning_codes(report: &serde_json::Value) -> Vec<&str> {
+    report["warnings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no warnings array: {report}"))
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect()
+}
+
 /// `cmd` in the environment every test runs fpcheck in: no colour, and
 /// no system or user git configuration to change what a repo says.
 pub fn test_env(cmd: &mut Command) -> &mut Command {
@@ -244,5 +255,25 @@ pub fn two_releases() -> TestRepo {
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
     repo.commit("1.1.0");
     repo.tag("v1.1.0");
+    repo
+}
+
+/// v1.0.0 with `[runtime]` over src/ (app.py) and an unchanged copy of it
+/// in copy/; then, version unchanged, src/app.py changed and the settings
+/// split into runtimes `a` and `b`, both over copy/ (committed, untagged):
+/// issue 11's moved-root attack, by a split.
+pub fn split_over_a_copy() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")
+        .write("src/app.py", "x = 1\n")
+        .write("copy/app.py", "x = 1\n")
+        .write("version.json", "{\"version\":\"1.0.0\"}\n");
+    repo.commit("1");
+    repo.tag("v1.0.0");
+    repo.write("src/app.py", "x = 2\n").write(
+        "fpcheck.toml",
+        "[runtimes.a]\nroot = \"copy\"\n[runtimes.b]\nroot = \"copy\"\n",
+    );
+    repo.commit("2");
     repo
 }

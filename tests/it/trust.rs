@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{two_releases, Run, TestRepo};
+use crate::support::{two_releases, warning_codes, Run, TestRepo};
 
 fn json(run: &Run) -> Value {
     assert!(
@@ -18,15 +18,6 @@ fn json(run: &Run) -> Value {
         run.stderr
     );
     run.json()
-}
-
-fn codes(j: &Value) -> Vec<String> {
-    j["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap().to_string())
-        .collect()
 }
 
 fn mknod_char(path: &Path) {
@@ -349,7 +340,7 @@ fn a_pull_request_cannot_exclude_its_own_change() {
     // Flags override both ends: no difference, no warning, and the
     // exclusion applies to both (so app.py no longer counts).
     let j = json(&repo.fpcheck(&["v1.0.0..HEAD", "--format", "json", "--exclude", "app.py"]));
-    assert!(!codes(&j).contains(&"settings_changed".to_string()), "{j}");
+    assert!(!warning_codes(&j).contains(&"settings_changed"), "{j}");
     assert_eq!(
         (&j["restart_required"], &j["code_changed"]),
         (&Value::Bool(false), &Value::Bool(false))

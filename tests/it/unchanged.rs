@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::support::TestRepo;
+use crate::support::{warning_codes, TestRepo};
 
 /// v1 with a runtime under `src` and a library outside it.
 fn released() -> TestRepo {
@@ -256,12 +256,7 @@ fn a_remembered_walk_answers_the_same_and_keeps_attribute_warnings() {
         let j = json(&repo, &["v2..v3"]);
         assert_eq!(j["restart_required"], false);
         assert_eq!(j["to"]["runtime_files"], 3);
-        let codes: Vec<&str> = j["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|w| w["code"].as_str().unwrap())
-            .collect();
+        let codes = warning_codes(&j);
         assert_eq!(codes, ["gitattributes_conversion"; 2], "{j}");
     }
 }
@@ -339,12 +334,7 @@ fn an_unchanged_root_answers_the_same_with_and_without_the_scan() {
         let j = json(&repo, args);
         assert_eq!(j["restart_required"], false);
         assert_eq!(j["to"]["runtime_files"], 3);
-        let codes: Vec<&str> = j["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|w| w["code"].as_str().unwrap())
-            .collect();
+        let codes = warning_codes(&j);
         // `text` and `eol`, at each end.
         assert_eq!(codes, ["gitattributes_conversion"; 4], "{args:?} {j}");
     }

@@ -405,12 +405,7 @@ fn a_hostile_status_cache_is_a_miss_not_a_hang() {
         // A link is read through (to a file that is no cache), never
         // written through.
         let read = if before.2 { "corrupt" } else { "miss" };
-        assert_eq!(
-            (run.code, &j["cache"]),
-            (0, &json!(read)),
-            "{}",
-            run.stderr
-        );
+        assert_eq!((run.code, &j["cache"]), (0, &json!(read)), "{}", run.stderr);
         assert_eq!(j["installed_fingerprint"], BASE_FP);
         let after = kind(&h.join("state/fp.cache"));
         assert_eq!(after, before);
