@@ -14,8 +14,7 @@ fn released() -> TestRepo {
         .write("src/tests/test_x.py", "t\n")
         .write("README.md", "# readme\n")
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     repo
 }
 
@@ -145,8 +144,7 @@ fn force_restart_cases_and_their_warnings() {
         "version.json",
         "{\"version\": \"1.1.0\", \"force_restart\": \"false\"}\n",
     );
-    repo.commit("forced by a string");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("forced by a string", "v1.1.0");
     let j = analyse(&repo, "v1.0.0..v1.1.0");
     assert_eq!(
         (j["restart_required"].clone(), j["reason"].clone()),
@@ -326,8 +324,7 @@ fn shallow_clone_lacking_one_end_says_how_to_fetch_it() {
     let repo = released();
     repo.write("src/server.py", "def main(): return 2\n")
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("1.1.0");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("1.1.0", "v1.1.0");
     let parent = tempfile::tempdir().unwrap();
     let url = format!("file://{}", repo.path().display());
     git_in(
@@ -365,8 +362,7 @@ fn exit_code_separates_restart_from_errors() {
     let repo = released();
     repo.write("README.md", "docs\n")
         .write("version.json", "{\"version\": \"1.0.1\"}\n");
-    repo.commit("docs");
-    repo.tag("v1.0.1");
+    repo.commit_and_tag("docs", "v1.0.1");
     repo.write("src/server.py", "changed\n")
         .write("version.json", "{\"version\": \"1.0.2\"}\n");
     repo.commit("code");

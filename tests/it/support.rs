@@ -135,6 +135,13 @@ impl TestRepo {
         self.git(&["rev-parse", "HEAD"])
     }
 
+    /// Commits everything (as [`TestRepo::commit`]) and tags that commit
+    /// `tag` (lightweight): one release.
+    pub fn commit_and_tag(&self, message: &str, tag: &str) -> &Self {
+        self.commit(message);
+        self.tag(tag)
+    }
+
     pub fn tag(&self, name: &str) -> &Self {
         self.git(&["tag", name]);
         self
