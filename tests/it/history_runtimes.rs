@@ -339,22 +339,14 @@ fn runtime_narrows_and_every_format_has_one_part_per_runtime() {
         "--runtime",
         "server",
     ]);
-    assert_eq!(bad.code, 2, "{}", bad.stderr);
-    assert!(
-        bad.stderr.contains(
-            "--runtime nope: no such runtime in any release (declared: admin, server, worker)"
-        ),
-        "{}",
-        bad.stderr
+    bad.assert_error(
+        2,
+        "--runtime nope: no such runtime in any release (declared: admin, server, worker)",
     );
     let one_bad = repo.fpcheck(&["history", "--no-cache", "--runtime", "nope"]);
-    assert_eq!(one_bad.code, 2, "{}", one_bad.stderr);
-    assert!(
-        one_bad.stderr.contains(
-            "--runtime nope: no such runtime in any release (declared: admin, server, worker)"
-        ),
-        "{}",
-        one_bad.stderr
+    one_bad.assert_error(
+        2,
+        "--runtime nope: no such runtime in any release (declared: admin, server, worker)",
     );
     let root = repo.fpcheck(&["history", "--no-cache", "--root", "server"]);
     assert_eq!(root.code, 2, "{}", root.stderr);

@@ -185,12 +185,7 @@ fn unknown_runtimes_and_a_shared_root_are_usage_errors() {
         "--runtime",
         "b",
     ]);
-    assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("--runtime is given 2 times"),
-        "{}",
-        run.stderr
-    );
+    run.assert_error(2, "--runtime is given 2 times");
 }
 
 #[test]

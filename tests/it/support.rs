@@ -173,6 +173,14 @@ impl Run {
 }
 
 impl Run {
+    /// Asserts that the run exited with `code` and that its stderr holds
+    /// `says` (showing stderr when either does not hold).
+    pub fn assert_error(&self, code: i32, says: &str) -> &Self {
+        assert_eq!(self.code, code, "{}", self.stderr);
+        assert!(self.stderr.contains(says), "{}", self.stderr);
+        self
+    }
+
     /// The outcome of a finished fpcheck process, which must not have
     /// panicked.
     pub fn finished(out: Output) -> Run {
