@@ -449,9 +449,7 @@ fn templates_render_the_json_context_and_output_goes_to_a_file() {
 fn a_template_that_is_a_fifo_is_refused_without_hanging() {
     let repo = released();
     let fifo = repo.join("pipe.tera");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo with a valid NUL-terminated path, in the test's repo.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    crate::support::mkfifo(&fifo, 0o600);
     let run = repo.fpcheck(&["v1.0.0..", "--template", "pipe.tera"]);
     run.assert_error(2, "cannot read the template pipe.tera");
 }

@@ -233,6 +233,14 @@ pub fn fpcheck_in(cwd: &Path, args: &[&str]) -> Run {
     Run::finished(out)
 }
 
+/// Makes a FIFO at `path` with `mode` (inside a test's temp dir).
+pub fn mkfifo(path: &Path, mode: libc::mode_t) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    let made = unsafe { libc::mkfifo(c.as_ptr(), mode) };
+    assert_eq!(made, 0, "mkfifo {}", path.display());
+}
+
 /// Writes a vectors.json-style file map under `base`.
 pub fn write_tree(base: &Path, files: &serde_json::Map<String, serde_json::Value>) {
     for (rel, content) in files {

@@ -34,8 +34,7 @@ fn c_path(p: &Path) -> std::ffi::CString {
 
 fn mkfifo(p: &Path) {
     let _ = std::fs::remove_file(p);
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c_path(p).as_ptr(), 0o600) }, 0);
+    crate::support::mkfifo(p, 0o600);
 }
 
 /// A character device like /dev/zero (1, 5), made inside a temp dir: an
