@@ -177,11 +177,13 @@ impl Scan<'_> {
                 return false;
             }
             let blob = matches!(kind, GitKind::Blob | GitKind::BlobExecutable);
+            // A `.gitattributes` is the walk's to warn about, whatever the
+            // rules make of its name (`--ext .gitattributes` selects it).
+            if blob && name == b".gitattributes" {
+                return false;
+            }
             let selected = self.rules.selects_name(name);
             if blob && !selected {
-                if name == b".gitattributes" {
-                    return false;
-                }
                 // Excluded or not, a file that is not selected is nothing.
                 continue;
             }
