@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::fpcheck_command;
+use crate::support::{fpcheck_command, TestRepo};
 
 /// `fpcheck ARGS` in `cwd`, killed (and the test failed) if it runs for
 /// more than ten seconds: the bound a read of ~256 GiB would break.
@@ -83,3 +83,40 @@ fn a_link_to_a_procfs_file_is_unreadable_not_read_for_ever() {
     assert!(took < Duration::from_secs(5), "{took:?}");
 }
 
+/// `.git/fpcheck` a link to a directory outside the repository: neither
+/// cache (fingerprints, change kinds) is read or written there, the
+/// commands answer as without a cache, and a second run hits nothing.
+#[test]
+fn a_linked_private_directory_is_no_cache_and_never_written() {
+    let repo = TestRepo::new();
+    repo.write("src/server.py", "s1\n")
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
+    repo.write("src/server.py", "s2\n")
+        .write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit_and_tag("1.1.0", "v1.1.0");
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), repo.join(".git/fpcheck")).unwrap();
+    let history = |repo: &TestRepo| {
+        let run = repo.fpcheck(&["history", "--format", "json"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.json()
+    };
+    let first = history(&repo);
+    let range = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json"]);
+    assert_eq!(range.code, 0, "{}", range.stderr);
+    let second = history(&repo);
+    assert_eq!(first["releases"], second["releases"]);
+    assert_eq!(second["stats"]["cached"], 0, "{second}");
+    assert_eq!(second["stats"]["classify_cached"], 0, "{second}");
+    let written: Vec<_> = std::fs::read_dir(elsewhere.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(written.is_empty(), "{written:?}");
+    // The link is left as it was.
+    assert!(std::fs::symlink_metadata(repo.join(".git/fpcheck"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
