@@ -231,7 +231,7 @@ fn a_runtime_added_by_the_release_is_read_with_its_settings_at_the_old_end() {
     assert_eq!(cron["from"]["unavailable_reason"], "cron does not exist");
     assert_eq!(cron["from_settings"]["root"], "cron");
     assert_eq!(cron["settings"]["config"], "fpcheck.toml at v1.1.0");
-    let codes = warning_codes(&cron);
+    let codes = warning_codes(cron);
     assert_eq!(codes, ["fingerprint_unavailable", "runtime_not_declared"]);
     assert_eq!(
         cron["warnings"][1]["message"],
@@ -268,7 +268,7 @@ fn dropping_a_runtime_declaration_cannot_hide_its_code_change() {
     assert_eq!(cron["restart_required"], true);
     assert_eq!(cron["reason"], "code_changed");
     assert_eq!(j["restart_required"], true);
-    let codes = warning_codes(&cron);
+    let codes = warning_codes(cron);
     assert!(codes.contains(&"runtime_not_declared"), "{codes:?}");
 }
 
