@@ -61,12 +61,25 @@ pub(crate) fn write_atomic_with(
     if let Some(node) = special_node(path)? {
         return write_in_place(path, &node, bytes);
     }
+    let mode = fs::metadata(path).ok().map(|meta| meta.permissions());
+    replace_with_temp(path, bytes, mode, before_rename)
+}
+
+/// Writes `bytes` to a new temporary file beside `path` with the
+/// permissions `mode` (if any), flushes it, calls `before_rename` and
+/// renames it over `path`, then flushes the directory.
+fn replace_with_temp(
+    path: &Path,
+    bytes: &[u8],
+    mode: Option<fs::Permissions>,
+    before_rename: impl FnOnce(&Path) -> io::Result<()>,
+) -> io::Result<()> {
     let dir = parent_dir(path);
     let (tmp, mut file) = create_temp(&dir, path)?;
     let result = (|| {
         file.write_all(bytes)?;
-        if let Ok(meta) = fs::metadata(path) {
-            file.set_permissions(meta.permissions())?;
+        if let Some(mode) = mode {
+            file.set_permissions(mode)?;
         }
         // The data must be on disk before the rename makes it visible:
         // otherwise a power loss can leave the new name on empty blocks.
@@ -80,6 +93,46 @@ pub(crate) fn write_atomic_with(
         return Err(e);
     }
     sync_dir(&dir)
+}
+
+/// What [`replace_private`] may find at the name of a file that is
+/// fpcheck's own data (a cache), and only ever a regular file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Occupied {
+    /// The name is in a directory fpcheck keeps for itself
+    /// (`.git/fpcheck`): a link, FIFO, socket or device there is a planted
+    /// name and is replaced like a stale file.
+    Replace,
+    /// The name is one the user gave (`status --cache FILE`): it may be
+    /// `/dev/null`, `/dev/stdout` or a system link, which the rename would
+    /// destroy, so anything there but a regular file is left alone and the
+    /// write refused.
+    Refuse,
+}
+
+/// Writes fpcheck's own data file `path` (a cache): always a new
+/// temporary file beside it, renamed over the name, never written in place
+/// and never through what is at the name. A rename replaces only the
+/// directory entry: a link there is replaced, not followed, and a FIFO or
+/// device is never opened, so nothing outside the file's directory is
+/// touched. What a name may hold besides a regular file is `occupied`'s to
+/// say (a directory is never replaced). The mode of a regular file
+/// replaced is kept. The policy is in docs/security.md ("fpcheck's own
+/// files").
+pub(crate) fn replace_private(path: &Path, bytes: &[u8], occupied: Occupied) -> io::Result<()> {
+    let mode = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_file() => Some(meta.permissions()),
+        Ok(meta) if meta.is_dir() || occupied == Occupied::Refuse => {
+            return Err(io::Error::other(format!(
+                "it is a {}, not a regular file, and is left alone",
+                crate::safe_io::kind_name(&meta.file_type())
+            )))
+        }
+        Ok(_) => None,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    replace_with_temp(path, bytes, mode, |_| Ok(()))
 }
 
 /// [`write_atomic`] of `top/dir/name`, where no directory below `top` is
@@ -96,7 +149,7 @@ pub(crate) fn write_atomic_beneath(
     name: &std::ffi::OsStr,
     bytes: &[u8],
 ) -> io::Result<()> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     let mut current = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_DIRECTORY)
@@ -114,10 +167,44 @@ pub(crate) fn write_atomic_beneath(
         };
         current = beneath::open_dir(&current, part)?;
     }
+    replace_in(&current, name, bytes, Occupied::Refuse)
+}
+
+/// [`replace_private`] of `name` in the directory opened as `dir` (opened
+/// by the caller without following a link: `.git/fpcheck`), the temporary
+/// file created and renamed relative to it, so the write cannot leave that
+/// directory whatever is swapped in above it.
+#[cfg(unix)]
+pub(crate) fn replace_private_in(
+    dir: &File,
+    name: &std::ffi::OsStr,
+    bytes: &[u8],
+) -> io::Result<()> {
+    replace_in(dir, name, bytes, Occupied::Replace)
+}
+
+/// Writes `bytes` to a new file in `current` and renames it over `name`;
+/// what may be at `name` besides a regular file is `occupied`'s to say (a
+/// directory never is replaced).
+#[cfg(unix)]
+fn replace_in(
+    current: &File,
+    name: &std::ffi::OsStr,
+    bytes: &[u8],
+    occupied: Occupied,
+) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     // `mode_t` is u16 on some systems: the casts are not always no-ops.
     #[allow(clippy::unnecessary_cast)]
-    let mode = match beneath::mode_nofollow(&current, name)? {
+    let mode = match beneath::mode_nofollow(current, name)? {
         Some(mode) if mode & libc::S_IFMT as u32 == libc::S_IFREG as u32 => Some(mode & 0o7777),
+        #[allow(clippy::unnecessary_cast)]
+        Some(mode)
+            if occupied == Occupied::Replace
+                && mode & libc::S_IFMT as u32 != libc::S_IFDIR as u32 =>
+        {
+            None
+        }
         Some(_) => {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -128,7 +215,7 @@ pub(crate) fn write_atomic_beneath(
     };
     let (tmp, mut file) = loop {
         let tmp = std::ffi::OsString::from(temp_name(&name.to_string_lossy()));
-        match beneath::create_new(&current, &tmp) {
+        match beneath::create_new(current, &tmp) {
             Ok(file) => break (tmp, file),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
@@ -141,10 +228,10 @@ pub(crate) fn write_atomic_beneath(
         }
         file.sync_all()?;
         drop(file);
-        beneath::rename(&current, &tmp, name)
+        beneath::rename(current, &tmp, name)
     })();
     if let Err(e) = result {
-        beneath::unlink(&current, &tmp);
+        beneath::unlink(current, &tmp);
         return Err(e);
     }
     current.sync_all()

@@ -180,13 +180,12 @@ pub fn compare_parsed(old: &Parsed, new: &Parsed) -> ChangeKind {
         return ChangeKind::Code;
     }
     let kinds = Kinds::get();
-    let (skip_a, skip_b) = window::skips((ta, &old.source[..]), (tb, &new.source[..]), kinds);
-    let a = stream::build(ra, &old.source, kinds, skip_a);
-    if skip_a == Skip::default() {
+    let skip = window::skip((ta, &old.source[..]), (tb, &new.source[..]), kinds);
+    let a = stream::build(ra, &old.source, kinds, skip);
+    let b = stream::build(rb, &new.source, kinds, skip);
+    // Built whole (nothing left out): the stream says whether it parses.
+    if skip == Skip::default() {
         old.valid.set(Some(a.is_some()));
-    }
-    let b = stream::build(rb, &new.source, kinds, skip_b);
-    if skip_b == Skip::default() {
         new.valid.set(Some(b.is_some()));
     }
     // The left-out statements are the same on both sides: they parse in

@@ -79,7 +79,8 @@ pub(crate) struct Memo {
     /// The object store it serves (`objects/`), so that a lookup through
     /// another repository's store never consults it.
     objects_dir: PathBuf,
-    path: PathBuf,
+    /// The repository's common git directory, which holds [`FILE`].
+    common: PathBuf,
     hash: gix::hash::Kind,
     data: Vec<u8>,
     /// The file's objects in file order (for the order of a rewrite).
@@ -109,7 +110,7 @@ pub(crate) fn install(repo: &gix::Repository) -> Option<(gix::Repository, Instal
     }
     let memo = Arc::new(Memo::open(
         store.path().to_path_buf(),
-        repo.common_dir().join(FILE),
+        repo.common_dir().to_path_buf(),
         repo.object_hash(),
     ));
     let mut repo = repo.clone();
@@ -175,14 +176,14 @@ pub(crate) fn header(odb: &gix::OdbHandle, id: &ObjectId) -> Option<(Kind, u64)>
 impl Memo {
     /// Reads the file (an absent, unreadable or malformed file is empty; a
     /// malformed tail is dropped).
-    fn open(objects_dir: PathBuf, path: PathBuf, hash: gix::hash::Kind) -> Self {
-        let data =
-            crate::safe_io::read_regular(&path, crate::safe_io::Links::Refuse, MAX_FILE as u64)
-                .unwrap_or_default();
+    fn open(objects_dir: PathBuf, common: PathBuf, hash: gix::hash::Kind) -> Self {
+        // Kept as the fingerprint cache is (`.git/fpcheck`, no link
+        // followed, a regular file only, size capped).
+        let data = crate::cache::read_private(&common, FILE, MAX_FILE).unwrap_or_default();
         let (order, held) = index(&data, hash);
         Memo {
             objects_dir,
-            path,
+            common,
             hash,
             data,
             order,
@@ -290,7 +291,7 @@ impl Memo {
             let held = &self.held[id];
             push(id, held.kind, &self.data[held.start..held.start + held.len]);
         }
-        crate::cache::replace_file(&self.path, &out)
+        crate::cache::write_private(&self.common, FILE, &out)
     }
 }
 
@@ -403,7 +404,8 @@ mod tests {
     #[test]
     fn entries_are_checked_and_saves_keep_what_was_used_first() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("objects-v1");
+        std::fs::create_dir(dir.path().join("fpcheck")).unwrap();
+        let path = dir.path().join(FILE);
         let (a, rec_a) = blob(b"a = 1\n");
         let (b, rec_b) = blob(b"b = 2\n");
         let (c, _) = blob(b"c = 3\n");
@@ -419,7 +421,7 @@ mod tests {
         file.extend_from_slice(&rec_a[..30]);
         std::fs::write(&path, &file).unwrap();
 
-        let memo = Memo::open(dir.path().into(), path.clone(), SHA1);
+        let memo = Memo::open(dir.path().into(), dir.path().into(), SHA1);
         assert_eq!(memo.order, vec![a, c, b]);
         let mut out = Vec::new();
         assert_eq!(memo.get(&b, &mut out), Some(Kind::Blob));
@@ -432,7 +434,7 @@ mod tests {
         assert_eq!(memo.get(&d, &mut out), Some(Kind::Blob));
         memo.save().unwrap();
 
-        let again = Memo::open(dir.path().into(), path, SHA1);
+        let again = Memo::open(dir.path().into(), dir.path().into(), SHA1);
         assert_eq!(again.order, vec![b, d, c, a]);
         for id in [a, b, c, d] {
             assert!(again.sound(&id).is_some(), "{id}");
@@ -445,7 +447,7 @@ mod tests {
     #[test]
     fn recording_is_bounded() {
         let dir = tempfile::tempdir().unwrap();
-        let memo = Memo::open(dir.path().into(), dir.path().join("m"), SHA1);
+        let memo = Memo::open(dir.path().into(), dir.path().into(), SHA1);
         let big = vec![b'x'; MAX_OBJECT + 1];
         let (id, _) = blob(&big);
         memo.record(id, Kind::Blob, &big);
