@@ -10,10 +10,13 @@
 //! reported, not a silent kill), and stdout flushed before exit. The
 //! arguments are std's as ever (glibc hands them to std at load time), and
 //! panics are caught by `cli::run` (exit 6).
-#![no_main]
+// (Under `cargo test` the harness brings its own `main`.)
+#![cfg_attr(not(test), no_main)]
 
+#[cfg(not(test))]
 use std::io::Write as _;
 
+#[cfg(not(test))]
 #[unsafe(no_mangle)]
 extern "C" fn main(_argc: libc::c_int, _argv: *const *const libc::c_char) -> libc::c_int {
     // SAFETY: setting a signal's disposition to "ignore" before any other

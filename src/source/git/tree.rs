@@ -20,6 +20,9 @@ pub(super) const MAX_LINK_TARGET: u64 = 4096;
 /// One entry of a tree.
 pub(super) type TreeEntry = (Vec<u8>, GitKind, ObjectId);
 
+/// The largest tree [`GitSource::looked_up`] keeps, in entries.
+const KEPT_ENTRIES: usize = 4096;
+
 /// How many trees [`GitSource::looked_up`] keeps.
 const LOOKED_UP: usize = 8;
 
@@ -130,6 +133,11 @@ impl GitSource {
             return Ok(entries);
         }
         let entries = Rc::new(self.tree_entries(id, what)?);
+        // A huge directory is not worth keeping (memory in a long-lived
+        // process, the Python one).
+        if entries.len() > KEPT_ENTRIES {
+            return Ok(entries);
+        }
         KEPT.with(|kept| {
             let mut kept = kept.borrow_mut();
             if kept.len() >= LOOKED_UP {
