@@ -49,6 +49,22 @@ impl Outcome {
             Outcome::Many(m) => Box::new(m.runtimes.iter_mut().map(|r| &mut r.analysis)),
         }
     }
+
+    /// Classifies every analysis's runtime changes
+    /// ([`crate::classify::annotate`]), with the change kinds remembered in
+    /// the repository unless `persistent_cache` is off (`--no-cache`).
+    pub fn classify(&mut self, repo: &gix::Repository, persistent_cache: bool) {
+        let mut kinds = if persistent_cache {
+            crate::classify::KindCache::open(repo)
+        } else {
+            crate::classify::KindCache::none()
+        };
+        for analysis in self.analyses_mut() {
+            crate::classify::annotate_with(repo, analysis, &mut kinds);
+        }
+        // A cache that cannot be written only costs the next run some time.
+        let _ = kinds.save();
+    }
 }
 
 /// The report of several runtimes: `--format json` prints exactly this.
