@@ -113,7 +113,11 @@ pub fn annotate(repo: &gix::Repository, analysis: &mut Analysis) {
 /// [`annotate`], with the kinds remembered in `kinds` (looked up by the two
 /// blob ids, a working-tree file's being the id git would give its bytes)
 /// and the new ones put there.
-pub(crate) fn annotate_with(repo: &gix::Repository, analysis: &mut Analysis, kinds: &mut KindCache) {
+pub(crate) fn annotate_with(
+    repo: &gix::Repository,
+    analysis: &mut Analysis,
+    kinds: &mut KindCache,
+) {
     let from = side_tree(
         repo,
         analysis.from.commit.as_deref(),

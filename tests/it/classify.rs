@@ -599,6 +599,9 @@ fn only_python_source_names_are_parsed() {
         .collect();
     assert_eq!(
         flags,
-        [json!(["v1.1.0", true, false]), json!(["v1.2.0", true, true])]
+        [
+            json!(["v1.1.0", true, false]),
+            json!(["v1.2.0", true, true])
+        ]
     );
 }

@@ -244,7 +244,8 @@ fn a_range_remembers_and_reuses_kinds() {
     let cold = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json", "--no-cache"]);
     assert_ne!(cold.code, 0);
     assert!(
-        cold.stderr.contains(&format!("{blob}) is missing from the repository")),
+        cold.stderr
+            .contains(&format!("{blob}) is missing from the repository")),
         "{}",
         cold.stderr
     );
