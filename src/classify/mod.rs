@@ -196,13 +196,12 @@ pub fn compare_parsed(old: &Parsed, new: &Parsed) -> ChangeKind {
         return ChangeKind::Code;
     }
     let kinds = Kinds::get();
-    let (skip_a, skip_b) = window::skips((ta, &old.source[..]), (tb, &new.source[..]), kinds);
-    let a = stream::build(ra, &old.source, kinds, skip_a);
-    if skip_a == Skip::default() {
+    let skip = window::skips((ta, &old.source[..]), (tb, &new.source[..]), kinds);
+    let a = stream::build(ra, &old.source, kinds, skip);
+    let b = stream::build(rb, &new.source, kinds, skip);
+    if skip == Skip::default() {
+        // Whole streams: each says whether its file parses.
         old.valid.set(Some(a.is_some()));
-    }
-    let b = stream::build(rb, &new.source, kinds, skip_b);
-    if skip_b == Skip::default() {
         new.valid.set(Some(b.is_some()));
     }
     // The left-out statements are the same on both sides: they parse in

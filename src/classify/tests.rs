@@ -218,7 +218,7 @@ fn windowed(old: &str, new: &str) -> (ChangeKind, stream::Skip) {
         (b.tree.as_ref().unwrap(), &b.source),
         stream::Kinds::get(),
     );
-    (got, skip.0)
+    (got, skip)
 }
 
 #[test]

@@ -23,8 +23,9 @@ use tree_sitter::{Node, Tree};
 
 use super::stream::{Kinds, Skip};
 
-/// The children to leave out of each side's stream: `(old, new)`.
-pub(super) fn skips(old: (&Tree, &[u8]), new: (&Tree, &[u8]), kinds: &Kinds) -> (Skip, Skip) {
+/// The children to leave out of both sides' streams (the same counts on
+/// both: the left-out children are the same ones).
+pub(super) fn skips(old: (&Tree, &[u8]), new: (&Tree, &[u8]), kinds: &Kinds) -> Skip {
     let (a, b) = (children(old.0.root_node()), children(new.0.root_node()));
     let (prefix, suffix) = shared(old.1, new.1);
     let lead = a
@@ -58,7 +59,7 @@ pub(super) fn skips(old: (&Tree, &[u8]), new: (&Tree, &[u8]), kinds: &Kinds) -> 
                 && y.start_position().row >= 2
         })
         .count();
-    (Skip { lead, trail }, Skip { lead, trail })
+    Skip { lead, trail }
 }
 
 /// The module's children, comments included.
