@@ -131,6 +131,7 @@ pub(crate) fn annotate_with(
     let mut classifier: Option<Classifier> = None;
     for change in &mut analysis.changes.runtime {
         let kind = match change.status {
+            // As `compares_files`.
             Status::Modified if super::is_python_source(&change.path) => {
                 match (from.read(repo, &change.path), to.read(repo, &change.path)) {
                     (Some((old_id, old)), Some((new_id, new))) => kinds
@@ -159,6 +160,16 @@ pub(crate) fn annotate_with(
         settings_changed(analysis.settings_check.as_ref(), &analysis.warnings),
         &analysis.changes,
     );
+}
+
+/// Whether classifying `analysis` compares any file's bytes (a modified
+/// Python source file): only then is the change-kind cache worth reading.
+pub(crate) fn compares_files(analysis: &Analysis) -> bool {
+    analysis
+        .changes
+        .runtime
+        .iter()
+        .any(|c| c.status == Status::Modified && super::is_python_source(&c.path))
 }
 
 /// Where one end's bytes are.

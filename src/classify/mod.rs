@@ -23,10 +23,10 @@ mod limits;
 mod stream;
 mod window;
 
-pub(crate) use apply::annotate_with;
 pub use apply::{
     annotate, avoidable, avoidable_markdown, avoidable_sentence, may_be_avoidable, settings_changed,
 };
+pub(crate) use apply::{annotate_with, compares_files};
 pub(crate) use cache::KindCache;
 pub(crate) use history::{avoidable_updates, Update};
 pub use stream::Stream;

@@ -54,7 +54,11 @@ impl Outcome {
     /// ([`crate::classify::annotate`]), with the change kinds remembered in
     /// the repository unless `persistent_cache` is off (`--no-cache`).
     pub fn classify(&mut self, repo: &gix::Repository, persistent_cache: bool) {
-        let mut kinds = if persistent_cache {
+        // Not read for a range that compares no file (an unchanged one).
+        let compares = self
+            .analyses_mut()
+            .any(|a| crate::classify::compares_files(a));
+        let mut kinds = if persistent_cache && compares {
             crate::classify::KindCache::open(repo)
         } else {
             crate::classify::KindCache::none()
