@@ -214,12 +214,9 @@ impl FingerprintCache {
         }
         let dir = path.parent().expect("the cache file has a directory");
         std::fs::create_dir_all(dir)?;
-        // Replaced, never written through: a FIFO at the name would block
-        // the write in place, and a link would lead it elsewhere.
-        if std::fs::symlink_metadata(path).is_ok_and(|m| !m.file_type().is_file()) {
-            std::fs::remove_file(path)?;
-        }
-        crate::atomic::write_atomic(path, text.as_bytes())?;
+        // `.git/fpcheck` is fpcheck's own: whatever is planted at the name
+        // is replaced, never written through (see `replace_private`).
+        crate::atomic::replace_private(path, text.as_bytes(), crate::atomic::Occupied::Replace)?;
         self.dirty = false;
         Ok(())
     }

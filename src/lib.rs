@@ -17,6 +17,7 @@
 extern crate self as fpcheck;
 
 pub mod atomic;
+mod buf_pool;
 pub mod cache;
 pub mod changes;
 pub mod classify;

@@ -8,8 +8,12 @@
 //! between a check and the open cannot fool it), and reads at most `limit`
 //! bytes, so memory and time stay bounded whatever is there.
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, Read};
+use std::fs::File;
+#[cfg(not(unix))]
+use std::fs::OpenOptions;
+use std::io;
+#[cfg(not(unix))]
+use std::io::Read;
 use std::path::Path;
 
 /// The most bytes fpcheck reads from any JSON or TOML file it is given.
@@ -56,21 +60,79 @@ impl ReadError {
 
 /// Reads the regular file at `path`, at most `limit` bytes.
 pub(crate) fn read_regular(path: &Path, links: Links, limit: u64) -> Result<Vec<u8>, ReadError> {
-    let file = open_regular(path, links)?;
+    let (file, size) = open_sized(path, links)?;
     let mut bytes = Vec::new();
-    // Read one byte past the limit: a file that grew after fstat is caught too.
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(never_ends)?;
-    if bytes.len() as u64 > limit {
-        return Err(ReadError::TooLarge { limit });
+    let cap = usize::try_from(limit).unwrap_or(usize::MAX - 1);
+    match read_capped(&file, size, &mut bytes, cap)? {
+        Some(_) => Ok(bytes),
+        None => Err(ReadError::TooLarge { limit }),
     }
-    Ok(bytes)
 }
 
 /// Opens `path` for reading, refusing anything but a regular file, without
 /// ever blocking on a FIFO.
 pub(crate) fn open_regular(path: &Path, links: Links) -> Result<File, ReadError> {
+    open_sized(path, links).map(|(file, _)| file)
+}
+
+/// [`open_regular`], with the file's size at open.
+#[cfg(unix)]
+fn open_sized(path: &Path, links: Links) -> Result<(File, u64), ReadError> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| ReadError::Io(io::ErrorKind::InvalidInput.into()))?;
+    open_regular_at(None, &path, links)
+}
+
+/// Opens `name` relative to the directory `dir` (`None`: as a path from
+/// the current directory), refusing anything but a regular file: the one
+/// place fpcheck opens a file that whoever controls the tree may have
+/// replaced. Gives the file and its size at open.
+///
+/// - Opened non-blocking, so a FIFO swapped in after any earlier check
+///   cannot block the open.
+/// - `O_NOFOLLOW` with [`Links::Refuse`]: a link at `name` is
+///   [`ReadError::Link`], decided by the open itself (no check before it
+///   that a swap could outrun); a link loop is that too.
+/// - The *opened* descriptor must be a regular file: a FIFO, a device, a
+///   directory or a socket is [`ReadError::NotRegular`], never read.
+/// - The descriptor stays non-blocking: reads of a true regular file
+///   ignore the flag, and a kernel file that passes for one but waits for
+///   data that may never come (`/proc/kmsg`, tracefs' `trace_pipe`) then
+///   answers `EAGAIN` instead of hanging the caller ([`never_ends`]).
+#[cfg(unix)]
+pub(crate) fn open_regular_at(
+    dir: Option<std::os::fd::BorrowedFd<'_>>,
+    name: &std::ffi::CStr,
+    links: Links,
+) -> Result<(File, u64), ReadError> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let mut flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
+    if links == Links::Refuse {
+        flags |= libc::O_NOFOLLOW;
+    }
+    let dir = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+    // SAFETY: openat(2) on a NUL-terminated name; the descriptor is owned below.
+    let fd = unsafe { libc::openat(dir, name.as_ptr(), flags) };
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        return Err(match e.raw_os_error() {
+            Some(libc::ENOENT) => ReadError::Missing,
+            Some(libc::ELOOP) => ReadError::Link,
+            _ => ReadError::Io(e),
+        });
+    }
+    // SAFETY: a fresh descriptor that nothing else owns.
+    let file = unsafe { File::from_raw_fd(fd) };
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular(kind_name(&meta.file_type())));
+    }
+    Ok((file, meta.len()))
+}
+
+#[cfg(not(unix))]
+fn open_sized(path: &Path, links: Links) -> Result<(File, u64), ReadError> {
     if links == Links::Refuse {
         match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() => return Err(ReadError::Link),
@@ -79,21 +141,116 @@ pub(crate) fn open_regular(path: &Path, links: Links) -> Result<File, ReadError>
             Err(e) => return Err(ReadError::Io(e)),
         }
     }
-    let file = match open_options(links).open(path) {
+    let file = match OpenOptions::new().read(true).open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(ReadError::Missing),
-        Err(e) if is_loop(&e) => return Err(ReadError::Link),
         Err(e) => return Err(ReadError::Io(e)),
     };
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(ReadError::NotRegular(kind_name(&meta.file_type())));
     }
-    // The descriptor stays non-blocking: reads of a true regular file
-    // ignore the flag, and a kernel file that passes for one but waits for
-    // data that may never come (`/proc/kmsg`, tracefs' `trace_pipe`) then
-    // answers `EAGAIN` instead of hanging the caller ([`never_ends`]).
-    Ok(file)
+    Ok((file, meta.len()))
+}
+
+/// Appends the whole of `file` (of `size` bytes at open) to `out`, unless
+/// it holds more than `limit` bytes: then `out` is left as it was and the
+/// answer is `None`. Otherwise, how many bytes were appended. The file is
+/// read one byte past the limit, so one that grew after its `fstat` is
+/// caught too; a read that would block is an error ([`never_ends`]).
+pub(crate) fn read_capped(
+    file: &File,
+    size: u64,
+    out: &mut Vec<u8>,
+    limit: usize,
+) -> io::Result<Option<usize>> {
+    if size > limit as u64 {
+        return Ok(None);
+    }
+    let start = out.len();
+    // Room for one byte more than the size: a file that grew since its
+    // `fstat` is seen growing, and the last read finds the end at once.
+    out.reserve(size as usize + 1);
+    loop {
+        let left = limit + 1 - (out.len() - start);
+        match read_some(file, out, left) {
+            Ok(0) => return Ok(Some(out.len() - start)),
+            Ok(_) if out.len() - start > limit => {
+                out.truncate(start);
+                return Ok(None);
+            }
+            Ok(_) => {}
+            Err(e) => {
+                out.truncate(start);
+                return Err(e);
+            }
+        }
+    }
+}
+
+/// Hands everything `file` holds to `sink`, a piece at a time through
+/// `buf` (cleared before each read; pieces of up to its capacity, or
+/// [`READ_STEP`] if it has none).
+pub(crate) fn stream(
+    file: &File,
+    buf: &mut Vec<u8>,
+    sink: &mut dyn FnMut(&[u8]),
+) -> io::Result<()> {
+    let max = buf.capacity().max(READ_STEP);
+    loop {
+        buf.clear();
+        if read_some(file, buf, max)? == 0 {
+            return Ok(());
+        }
+        sink(buf);
+    }
+}
+
+/// How much [`read_some`] grows a buffer with no room left by at once.
+pub(crate) const READ_STEP: usize = 64 * 1024;
+
+/// Appends at most `max` bytes read from `file` to `out`, into the room it
+/// has (grown by up to [`READ_STEP`] only when it has none, and never
+/// zeroed), retrying interruptions; a read that would block is an error
+/// ([`never_ends`]). Returns how many bytes were read (0: the end).
+pub(crate) fn read_some(file: &File, out: &mut Vec<u8>, max: usize) -> io::Result<usize> {
+    if out.len() == out.capacity() {
+        out.reserve(max.min(READ_STEP));
+    }
+    loop {
+        let spare = out.spare_capacity_mut();
+        let want = spare.len().min(max);
+        match read_into(file, &mut spare[..want]) {
+            Ok(n) => {
+                // SAFETY: `read_into` initialised these `n` bytes.
+                unsafe { out.set_len(out.len() + n) };
+                return Ok(n);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(never_ends(e)),
+        }
+    }
+}
+
+/// One read(2) into `spare`; says how many bytes it initialised.
+#[cfg(unix)]
+fn read_into(file: &File, spare: &mut [std::mem::MaybeUninit<u8>]) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `spare` is writable memory of its length; read(2) writes at
+    // most that many bytes and says how many.
+    let n = unsafe { libc::read(file.as_raw_fd(), spare.as_mut_ptr().cast(), spare.len()) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(n as usize)
+}
+
+#[cfg(not(unix))]
+fn read_into(mut file: &File, spare: &mut [std::mem::MaybeUninit<u8>]) -> io::Result<usize> {
+    spare.fill(std::mem::MaybeUninit::new(0));
+    // SAFETY: every byte was just initialised.
+    let bytes = unsafe { &mut *(spare as *mut [std::mem::MaybeUninit<u8>] as *mut [u8]) };
+    file.read(bytes)
 }
 
 /// A read that would block is no file content: a kernel "regular" file
@@ -137,35 +294,6 @@ pub(crate) fn kind_name(t: &std::fs::FileType) -> &'static str {
     } else {
         "special file"
     }
-}
-
-#[cfg(unix)]
-fn open_options(links: Links) -> OpenOptions {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut flags = libc::O_NONBLOCK | libc::O_NOCTTY;
-    if links == Links::Refuse {
-        flags |= libc::O_NOFOLLOW;
-    }
-    let mut o = OpenOptions::new();
-    o.read(true).custom_flags(flags);
-    o
-}
-
-#[cfg(not(unix))]
-fn open_options(_links: Links) -> OpenOptions {
-    let mut o = OpenOptions::new();
-    o.read(true);
-    o
-}
-
-#[cfg(unix)]
-fn is_loop(e: &io::Error) -> bool {
-    e.raw_os_error() == Some(libc::ELOOP)
-}
-
-#[cfg(not(unix))]
-fn is_loop(_e: &io::Error) -> bool {
-    false
 }
 
 #[cfg(test)]
@@ -220,5 +348,52 @@ mod tests {
             read_regular(&fifo, Links::Follow, 9),
             Err(ReadError::NotRegular("FIFO"))
         ));
+    }
+}
+
+#[cfg(all(test, unix))]
+mod at_tests {
+    use super::*;
+    use std::ffi::CString;
+    use std::os::fd::AsFd;
+
+    /// Relative to a directory's descriptor, as from a path: a link is
+    /// followed or refused as asked, a dangling name is `Missing`, and the
+    /// size comes from the opened descriptor.
+    #[test]
+    fn opens_relative_to_a_directory_as_from_a_path() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), b"12345").unwrap();
+        std::os::unix::fs::symlink("f", dir.path().join("l")).unwrap();
+        let d = File::open(dir.path()).unwrap();
+        let at = |name: &str, links| {
+            let name = CString::new(name).unwrap();
+            open_regular_at(Some(d.as_fd()), &name, links).map(|(_, size)| size)
+        };
+        assert_eq!(at("f", Links::Refuse).unwrap(), 5);
+        assert_eq!(at("l", Links::Follow).unwrap(), 5);
+        assert!(matches!(at("l", Links::Refuse), Err(ReadError::Link)));
+        assert!(matches!(at("nope", Links::Follow), Err(ReadError::Missing)));
+        assert!(matches!(
+            at(".", Links::Follow),
+            Err(ReadError::NotRegular("directory"))
+        ));
+    }
+
+    /// A file that holds more than its size at open said (it grew) is
+    /// caught by the read one byte past the limit; `out` is left as it was.
+    #[test]
+    fn a_file_past_the_limit_leaves_out_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, b"0123456789").unwrap();
+        let file = File::open(&p).unwrap();
+        let mut out = b"kept".to_vec();
+        // Told 4 bytes at open: the reads find 10.
+        assert_eq!(read_capped(&file, 4, &mut out, 9).unwrap(), None);
+        assert_eq!(out, b"kept");
+        let file = File::open(&p).unwrap();
+        assert_eq!(read_capped(&file, 4, &mut out, 10).unwrap(), Some(10));
+        assert_eq!(out, b"kept0123456789");
     }
 }

@@ -61,12 +61,25 @@ pub(crate) fn write_atomic_with(
     if let Some(node) = special_node(path)? {
         return write_in_place(path, &node, bytes);
     }
+    let mode = fs::metadata(path).ok().map(|meta| meta.permissions());
+    replace_with_temp(path, bytes, mode, before_rename)
+}
+
+/// Writes `bytes` to a new temporary file beside `path` with the
+/// permissions `mode` (if any), flushes it, calls `before_rename` and
+/// renames it over `path`, then flushes the directory.
+fn replace_with_temp(
+    path: &Path,
+    bytes: &[u8],
+    mode: Option<fs::Permissions>,
+    before_rename: impl FnOnce(&Path) -> io::Result<()>,
+) -> io::Result<()> {
     let dir = parent_dir(path);
     let (tmp, mut file) = create_temp(&dir, path)?;
     let result = (|| {
         file.write_all(bytes)?;
-        if let Ok(meta) = fs::metadata(path) {
-            file.set_permissions(meta.permissions())?;
+        if let Some(mode) = mode {
+            file.set_permissions(mode)?;
         }
         // The data must be on disk before the rename makes it visible:
         // otherwise a power loss can leave the new name on empty blocks.
@@ -80,6 +93,46 @@ pub(crate) fn write_atomic_with(
         return Err(e);
     }
     sync_dir(&dir)
+}
+
+/// What [`replace_private`] may find at the name of a file that is
+/// fpcheck's own data (a cache), and only ever a regular file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Occupied {
+    /// The name is in a directory fpcheck keeps for itself
+    /// (`.git/fpcheck`): a link, FIFO, socket or device there is a planted
+    /// name and is replaced like a stale file.
+    Replace,
+    /// The name is one the user gave (`status --cache FILE`): it may be
+    /// `/dev/null`, `/dev/stdout` or a system link, which the rename would
+    /// destroy, so anything there but a regular file is left alone and the
+    /// write refused.
+    Refuse,
+}
+
+/// Writes fpcheck's own data file `path` (a cache): always a new
+/// temporary file beside it, renamed over the name, never written in place
+/// and never through what is at the name. A rename replaces only the
+/// directory entry: a link there is replaced, not followed, and a FIFO or
+/// device is never opened, so nothing outside the file's directory is
+/// touched. What a name may hold besides a regular file is `occupied`'s to
+/// say (a directory is never replaced). The mode of a regular file
+/// replaced is kept. The policy is in docs/security.md ("fpcheck's own
+/// files").
+pub(crate) fn replace_private(path: &Path, bytes: &[u8], occupied: Occupied) -> io::Result<()> {
+    let mode = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_file() => Some(meta.permissions()),
+        Ok(meta) if meta.is_dir() || occupied == Occupied::Refuse => {
+            return Err(io::Error::other(format!(
+                "it is a {}, not a regular file, and is left alone",
+                crate::safe_io::kind_name(&meta.file_type())
+            )))
+        }
+        Ok(_) => None,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    replace_with_temp(path, bytes, mode, |_| Ok(()))
 }
 
 /// [`write_atomic`] of `top/dir/name`, where no directory below `top` is

@@ -337,3 +337,119 @@ fn another_users_link_anywhere_in_a_chain_is_not_trusted() {
     assert!(trusted_chain(&at("out2")));
     assert!(special_node(&at("out2")).unwrap().is_some());
 }
+
+/// What a hostile or careless hand can leave at a private file's name,
+/// made in a temp dir: a FIFO, a device like `/dev/null`, a link to a
+/// file in another temp dir (`outside`, which holds `outside`), a
+/// dangling link, a directory.
+#[cfg(unix)]
+struct Planted {
+    nodes: Vec<(&'static str, PathBuf)>,
+    outside: PathBuf,
+    /// The planted directory, then the one outside it (kept alive).
+    dirs: [tempfile::TempDir; 2],
+}
+
+#[cfg(unix)]
+fn plant() -> Planted {
+    let (top, elsewhere) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (dir, outside) = (top.path(), elsewhere.path().join("elsewhere"));
+    fs::write(&outside, b"outside").unwrap();
+    let mut planted = Vec::new();
+    let mut node = |kind: &'static str| {
+        let path = dir.join(kind);
+        planted.push((kind, path.clone()));
+        path
+    };
+    let fifo = node("FIFO");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path in a temp dir.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+    let dev = node("character device");
+    let c = std::ffi::CString::new(dev.to_str().unwrap()).unwrap();
+    // SAFETY: mknod in a temp dir; 1:3 is what /dev/null is.
+    let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 3)) };
+    assert_eq!(made, 0, "mknod needs root, as the tests run");
+    std::os::unix::fs::symlink(&outside, node("symbolic link")).unwrap();
+    std::os::unix::fs::symlink(dir.join("nowhere"), node("dangling link")).unwrap();
+    fs::create_dir(node("directory")).unwrap();
+    fs::write(dir.join("directory/kept"), b"kept").unwrap();
+    Planted {
+        nodes: planted,
+        outside,
+        dirs: [top, elsewhere],
+    }
+}
+
+/// `Occupied::Replace` (fpcheck's own directory): every planted node but
+/// a directory is replaced by the new file; nothing is written through
+/// (the link's target and the device are untouched); a directory is
+/// refused and kept whole; no temporary file is left.
+#[cfg(unix)]
+#[test]
+fn a_private_file_replaces_what_was_planted_at_its_name() {
+    let planted = plant();
+    for (kind, path) in &planted.nodes {
+        let got = replace_private(path, b"cache", Occupied::Replace);
+        if *kind == "directory" {
+            let err = got.unwrap_err().to_string();
+            assert_eq!(
+                err,
+                "it is a directory, not a regular file, and is left alone"
+            );
+            assert_eq!(fs::read(path.join("kept")).unwrap(), b"kept");
+        } else {
+            got.unwrap();
+            let meta = fs::symlink_metadata(path).unwrap();
+            assert!(meta.is_file(), "{kind}");
+            assert_eq!(fs::read(path).unwrap(), b"cache", "{kind}");
+        }
+    }
+    assert_eq!(fs::read(&planted.outside).unwrap(), b"outside");
+    assert!(leftovers(planted.dirs[0].path()).is_empty());
+}
+
+/// `Occupied::Refuse` (a name the user gave): every planted node is left
+/// as it was and the write refused, naming what is there; a regular file
+/// is replaced with its mode kept, and a missing one created.
+#[cfg(unix)]
+#[test]
+fn a_named_private_file_leaves_anything_but_a_regular_file_alone() {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let planted = plant();
+    for (kind, path) in &planted.nodes {
+        let before = fs::symlink_metadata(path).unwrap().file_type();
+        let err = replace_private(path, b"cache", Occupied::Refuse).unwrap_err();
+        let kind_seen = if *kind == "dangling link" {
+            "symbolic link"
+        } else {
+            kind
+        };
+        assert_eq!(
+            err.to_string(),
+            format!("it is a {kind_seen}, not a regular file, and is left alone")
+        );
+        let after = fs::symlink_metadata(path).unwrap().file_type();
+        assert_eq!(
+            (after.is_fifo(), after.is_char_device(), after.is_symlink()),
+            (
+                before.is_fifo(),
+                before.is_char_device(),
+                before.is_symlink()
+            ),
+            "{kind}"
+        );
+    }
+    assert_eq!(fs::read(&planted.outside).unwrap(), b"outside");
+    let dir = planted.dirs[0].path();
+    let file = dir.join("file");
+    fs::write(&file, b"old").unwrap();
+    fs::set_permissions(&file, fs::Permissions::from_mode(0o640)).unwrap();
+    replace_private(&file, b"cache", Occupied::Refuse).unwrap();
+    assert_eq!(fs::read(&file).unwrap(), b"cache");
+    let mode = fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    replace_private(&dir.join("new"), b"cache", Occupied::Refuse).unwrap();
+    assert_eq!(fs::read(dir.join("new")).unwrap(), b"cache");
+    assert!(leftovers(dir).is_empty());
+}

@@ -196,11 +196,11 @@ pub fn compare_parsed(old: &Parsed, new: &Parsed) -> ChangeKind {
         return ChangeKind::Code;
     }
     let kinds = Kinds::get();
-    let skip = window::skips((ta, &old.source[..]), (tb, &new.source[..]), kinds);
+    let skip = window::skip((ta, &old.source[..]), (tb, &new.source[..]), kinds);
     let a = stream::build(ra, &old.source, kinds, skip);
     let b = stream::build(rb, &new.source, kinds, skip);
+    // Built whole (nothing left out): the stream says whether it parses.
     if skip == Skip::default() {
-        // Whole streams: each says whether its file parses.
         old.valid.set(Some(a.is_some()));
         new.valid.set(Some(b.is_some()));
     }

@@ -213,7 +213,7 @@ fn windowed(old: &str, new: &str) -> (ChangeKind, stream::Skip) {
             assert_eq!(known, fresh.is_valid(), "learnt validity of {text:?}");
         }
     }
-    let skip = window::skips(
+    let skip = window::skip(
         (a.tree.as_ref().unwrap(), &a.source),
         (b.tree.as_ref().unwrap(), &b.source),
         stream::Kinds::get(),

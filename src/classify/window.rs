@@ -23,9 +23,9 @@ use tree_sitter::{Node, Tree};
 
 use super::stream::{Kinds, Skip};
 
-/// The children to leave out of both sides' streams (the same counts on
-/// both: the left-out children are the same ones).
-pub(super) fn skips(old: (&Tree, &[u8]), new: (&Tree, &[u8]), kinds: &Kinds) -> Skip {
+/// The children to leave out of the streams: the same counts on both
+/// sides, since a child is left out only with its match on the other.
+pub(super) fn skip(old: (&Tree, &[u8]), new: (&Tree, &[u8]), kinds: &Kinds) -> Skip {
     let (a, b) = (children(old.0.root_node()), children(new.0.root_node()));
     let (prefix, suffix) = shared(old.1, new.1);
     let lead = a

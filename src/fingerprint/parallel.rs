@@ -3,6 +3,7 @@
 //! any other source.
 
 use super::*;
+use crate::buf_pool::BufPool;
 use crate::source::{FileReader, Whole};
 
 /// Whether a second thread can run beside this one.
@@ -119,29 +120,13 @@ pub(super) enum Item {
     Failed(SourceError),
 }
 
-/// Batch buffers kept between fingerprints, at most `BATCHES_AHEAD + 2`:
-/// a long-running process (the Python package's server) fingerprints
-/// again and again, and fresh buffers each time cost page faults.
-static SPARE_BATCHES: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+/// Batch buffers kept between fingerprints, at most `BATCHES_AHEAD + 2`.
+static BATCH_BUFS: BufPool = BufPool::new(BATCH + SPLIT_CAP + 1, BATCHES_AHEAD + 2);
 
 fn take_batch() -> Batch {
-    let spare = SPARE_BATCHES.lock().ok().and_then(|mut s| s.pop());
     Batch {
-        bytes: spare.unwrap_or_else(|| Vec::with_capacity(BATCH + SPLIT_CAP + 1)),
+        bytes: BATCH_BUFS.take(),
         items: Vec::new(),
-    }
-}
-
-fn recycle_batch(batch: Batch) {
-    let mut bytes = batch.bytes;
-    if bytes.capacity() != BATCH + SPLIT_CAP + 1 {
-        return;
-    }
-    bytes.clear();
-    if let Ok(mut spare) = SPARE_BATCHES.lock() {
-        if spare.len() < BATCHES_AHEAD + 2 {
-            spare.push(bytes);
-        }
     }
 }
 
@@ -193,7 +178,7 @@ pub(super) fn hash_split(
             if !own {
                 while batch.as_ref().is_none_or(|b| item == b.items.len()) {
                     if let Some(done) = batch.take() {
-                        recycle_batch(done);
+                        BATCH_BUFS.give(done.bytes);
                     }
                     // `None`: the reading thread is gone (it panicked).
                     batch = rx.recv().ok();
@@ -226,7 +211,7 @@ pub(super) fn hash_split(
             hasher.update([b'\n']);
         }
         if let Some(done) = batch {
-            recycle_batch(done);
+            BATCH_BUFS.give(done.bytes);
         }
         Ok(hex::encode(hasher.finalize()))
     })

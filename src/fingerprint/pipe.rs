@@ -2,6 +2,7 @@
 //! hashing one, with its chunks recycled.
 
 use super::*;
+use crate::buf_pool::BufPool;
 
 /// rustc's FxHash: a rotate, xor and multiply per 8 bytes.
 #[derive(Default)]
@@ -32,33 +33,8 @@ pub(super) const CHUNK: usize = 256 << 10;
 /// the size of the files.
 pub(super) const QUEUE: usize = 4;
 
-/// Empty chunks kept between streams, at most `QUEUE + 2` (1.5 MiB): a
-/// long-running process (the Python package's server) fingerprints again
-/// and again, and fresh 256 KiB buffers each time cost page faults and
-/// `munmap`s, ~8% of a 300-file fingerprint on the reading thread.
-pub(super) static SPARE_CHUNKS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
-
-/// An empty chunk, recycled when one is spare.
-pub(super) fn take_chunk() -> Vec<u8> {
-    let spare = SPARE_CHUNKS.lock().ok().and_then(|mut s| s.pop());
-    spare.unwrap_or_else(|| Vec::with_capacity(CHUNK))
-}
-
-/// Keeps `chunks` for the next stream (cleared; only whole chunks).
-pub(super) fn recycle(chunks: impl IntoIterator<Item = Vec<u8>>) {
-    let Ok(mut spare) = SPARE_CHUNKS.lock() else {
-        return;
-    };
-    for mut chunk in chunks {
-        if spare.len() >= QUEUE + 2 {
-            break;
-        }
-        if chunk.capacity() == CHUNK {
-            chunk.clear();
-            spare.push(chunk);
-        }
-    }
-}
+/// Empty chunks kept between streams, at most `QUEUE + 2` (1.5 MiB).
+pub(super) static CHUNKS: BufPool = BufPool::new(CHUNK, QUEUE + 2);
 
 /// The SHA-256 of a stream, hashed on a second thread while the caller
 /// produces it. Measured in `bench/` (whole process, 2 cores): a 0.9 GB,
@@ -106,7 +82,7 @@ impl<'scope, 'env> Pipe<'scope, 'env> {
         }
         while !bytes.is_empty() {
             if self.buf.capacity() == 0 {
-                self.buf = take_chunk();
+                self.buf = CHUNKS.take();
             }
             let n = (CHUNK - self.buf.len()).min(bytes.len());
             self.buf.extend_from_slice(&bytes[..n]);
@@ -150,7 +126,7 @@ impl<'scope, 'env> Pipe<'scope, 'env> {
             };
         }
         if let Mode::Threaded { full, empty, .. } = &self.mode {
-            let next = empty.try_recv().unwrap_or_else(|_| take_chunk());
+            let next = empty.try_recv().unwrap_or_else(|_| CHUNKS.take());
             let chunk = std::mem::replace(&mut self.buf, next);
             // Fails only if the hashing thread panicked; `finish` re-raises it.
             let _ = full.send(chunk);
@@ -162,7 +138,7 @@ impl<'scope, 'env> Pipe<'scope, 'env> {
         let digest = match self.mode {
             Mode::Buffering => {
                 let digest = Sha256::digest(&self.buf);
-                recycle([self.buf]);
+                CHUNKS.give(self.buf);
                 digest
             }
             Mode::Inline(hasher) => hasher.finalize(),
@@ -174,14 +150,14 @@ impl<'scope, 'env> Pipe<'scope, 'env> {
                 if !self.buf.is_empty() {
                     let _ = full.send(self.buf);
                 } else {
-                    recycle([self.buf]);
+                    CHUNKS.give(self.buf);
                 }
                 drop(full);
                 let digest = hasher
                     .join()
                     .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
                     .finalize();
-                recycle(empty.try_iter());
+                CHUNKS.give_all(empty.try_iter());
                 digest
             }
         };

@@ -235,9 +235,9 @@ fn recycled_chunks_never_leak_bytes_between_streams() {
             scope.spawn(move || run(seed));
         }
     });
-    let spare = SPARE_CHUNKS.lock().unwrap();
+    let spare = CHUNKS.spare();
     assert!(spare.len() <= QUEUE + 2, "{}", spare.len());
-    assert!(spare.iter().all(|c| c.is_empty() && c.capacity() == CHUNK));
+    assert!(spare.iter().all(|&(len, cap)| len == 0 && cap == CHUNK));
 }
 
 /// The resumable hasher gives the digest hashing from scratch gives over

@@ -200,17 +200,9 @@ pub fn store(
             .collect(),
     };
     let bytes = serde_json::to_vec(&cache).expect("plain data serialises");
-    // A cache is only ever a regular file: something else planted there (a
-    // FIFO would block the write until a reader comes) is left alone.
-    if let Ok(meta) = std::fs::metadata(path) {
-        if !meta.is_file() {
-            return Err(std::io::Error::other(format!(
-                "it is a {}, not a regular file",
-                crate::safe_io::kind_name(&meta.file_type())
-            )));
-        }
-    }
-    atomic::write_atomic(path, &bytes)
+    // The user named the file: anything there but a regular file (a FIFO,
+    // `/dev/null`, a link) is left alone (see `replace_private`).
+    atomic::replace_private(path, &bytes, atomic::Occupied::Refuse)
 }
 
 fn absolute(root: &Path) -> Option<PathBuf> {

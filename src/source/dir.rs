@@ -1,10 +1,12 @@
 //! A directory on disk: the installed runtime, or a working tree.
 
 use std::fs;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
+use super::dir_files::STREAM_BUFS;
 use super::{Entry, EntryKind, MetaFile, Node, Origin, RootState, Source, SourceError, Target};
+use crate::safe_io::{self, ReadError};
 use crate::select::display_path;
 
 /// Reads a runtime root directory the way the reference gate does: the
@@ -76,6 +78,18 @@ impl DirSource {
         SourceError::Unreadable {
             path: display_path(&self.display, rel),
             why: io_reason(err),
+        }
+    }
+
+    /// A file that [`safe_io::open_regular_at`] refused or could not be
+    /// read to its end: the same words whichever reader read it.
+    pub(super) fn unreadable_file(&self, rel: &str, err: ReadError) -> SourceError {
+        match err {
+            ReadError::Io(e) => self.unreadable(rel.as_bytes(), &e),
+            other => SourceError::Unreadable {
+                path: display_path(&self.display, rel.as_bytes()),
+                why: other.to_string(),
+            },
         }
     }
 }
@@ -162,27 +176,16 @@ impl Source for DirSource {
         let Node::Path(path) = content else {
             unreachable!("a directory source only hands out paths")
         };
-        let fail = |e: io::Error| self.unreadable(rel.as_bytes(), &e);
         // The walk saw a regular file, but whoever controls the tree can swap
         // in a FIFO or a device before this open: refuse it, never block.
-        let mut file = crate::safe_io::open_regular(path, crate::safe_io::Links::Follow).map_err(
-            |e| match e {
-                crate::safe_io::ReadError::Io(e) => fail(e),
-                other => SourceError::Unreadable {
-                    path: display_path(&self.display, rel.as_bytes()),
-                    why: other.to_string(),
-                },
-            },
-        )?;
-        // One buffer per thread, reused for every file: a fresh zeroed
-        // 256 KiB per file cost more than reading a small file does (a
-        // memset or ~64 page faults each; a third of a 300-file fingerprint).
-        // A sink that reads again on this thread (none does today) gets a
-        // buffer of its own rather than a panic.
-        READ_BUF.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut buf) => read_all(&mut file, &mut buf, sink).map_err(fail),
-            Err(_) => read_all(&mut file, &mut new_read_buf(), sink).map_err(fail),
-        })
+        let file = safe_io::open_regular(path, safe_io::Links::Follow)
+            .map_err(|e| self.unreadable_file(rel, e))?;
+        // A kept buffer, never zeroed: a fresh zeroed one per file cost
+        // more than reading a small file does.
+        let mut buf = STREAM_BUFS.take();
+        let read = safe_io::stream(&file, &mut buf, sink);
+        STREAM_BUFS.give(buf);
+        read.map_err(|e| self.unreadable_file(rel, e.into()))
     }
 
     fn read_meta(&self, name: &str, in_parent: bool) -> Result<Option<MetaFile>, SourceError> {
@@ -227,30 +230,6 @@ impl Source for DirSource {
 
     fn file_reader(&self) -> Option<Box<dyn super::FileReader + Send>> {
         Some(Box::new(super::dir_files::DirFiles::new(self.clone())))
-    }
-}
-
-/// The size of [`DirSource::read`]'s buffer: big enough that most runtime
-/// files take one `read`, small enough to stay in cache.
-const READ_BUF_SIZE: usize = 256 * 1024;
-
-thread_local! {
-    static READ_BUF: std::cell::RefCell<Box<[u8]>> = std::cell::RefCell::new(new_read_buf());
-}
-
-fn new_read_buf() -> Box<[u8]> {
-    vec![0u8; READ_BUF_SIZE].into_boxed_slice()
-}
-
-/// Hands everything `file` holds to `sink`, through `buf`.
-fn read_all(file: &mut fs::File, buf: &mut [u8], sink: &mut dyn FnMut(&[u8])) -> io::Result<()> {
-    loop {
-        match file.read(buf) {
-            Ok(0) => return Ok(()),
-            Ok(n) => sink(&buf[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(crate::safe_io::never_ends(e)),
-        }
     }
 }
 

@@ -8,25 +8,24 @@
 //! again for every file. The descriptor is never kept past the
 //! fingerprint: a later one must see a directory replaced meanwhile.
 //!
-//! Every file keeps the checks of [`crate::safe_io::open_regular`]: opened
-//! non-blocking (a FIFO swapped in after the walk cannot block the open),
-//! refused unless the *opened* descriptor is a regular file (a FIFO or a
-//! device), links in its place followed as the reference gate follows them.
-//! What is dropped is only work that changes nothing for a descriptor read
-//! once to its end and closed: the separate `stat` of the path, and
-//! zeroing the buffers read into. The descriptor stays non-blocking, as
-//! `open_regular`'s does: a kernel file that passes for a regular one but
-//! would wait for data (`/proc/kmsg`) is an error, never a hang.
+//! Every file is opened and read by the same [`crate::safe_io`] functions
+//! as [`DirSource::read`] and every JSON file: [`open_regular_at`] (opened
+//! non-blocking, refused unless the *opened* descriptor is a regular file,
+//! links in its place followed as the reference gate follows them) and
+//! [`read_some`](crate::safe_io::read_some) (a read that would wait, as
+//! `/proc/kmsg`'s does, is an error, never a hang), with the same words in
+//! errors.
 
 use std::ffi::CStr;
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 use super::{DirSource, FileReader, Node, SourceError, Whole};
-use crate::safe_io::{kind_name, ReadError};
+use crate::buf_pool::BufPool;
+use crate::safe_io::{open_regular_at, read_capped, stream, Links, ReadError};
 
 /// The buffer a file is streamed through: a 16 KiB runtime file takes one
 /// `read`, and the buffer stays in the core's L2 cache for SHA-256.
@@ -54,20 +53,10 @@ impl DirFiles {
         }
     }
 
-    fn unreadable(&self, rel: &str, e: ReadError) -> SourceError {
-        match e {
-            ReadError::Io(e) => self.source.unreadable(rel.as_bytes(), &e),
-            other => SourceError::Unreadable {
-                path: crate::select::display_path(&self.source.display, rel.as_bytes()),
-                why: other.to_string(),
-            },
-        }
-    }
-
     /// Opens the regular file at `path` (relative to its directory's
     /// descriptor when it can), and gives its size at open.
     fn open(&mut self, path: &Path) -> Result<(File, u64), ReadError> {
-        let fd = match (path.parent(), path.file_name()) {
+        match (path.parent(), path.file_name()) {
             (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => {
                 let parent = parent.as_os_str().as_bytes();
                 if self.dir.as_ref().is_none_or(|(p, _)| p[..] != *parent) {
@@ -81,39 +70,23 @@ impl DirFiles {
                 match &self.dir {
                     Some((_, dir)) => {
                         let name = nul_terminated(&mut self.name, name.as_bytes())?;
-                        open_file(dir.as_raw_fd(), name)
+                        open_regular_at(Some(dir.as_fd()), name, Links::Follow)
                     }
-                    None => open_file(libc::AT_FDCWD, &cstring(path)?),
+                    None => open_regular_at(None, &cstring(path)?, Links::Follow),
                 }
             }
-            _ => open_file(libc::AT_FDCWD, &cstring(path)?),
-        }?;
-        let file = File::from(fd);
-        let meta = file.metadata()?;
-        if !meta.is_file() {
-            return Err(ReadError::NotRegular(kind_name(&meta.file_type())));
+            _ => open_regular_at(None, &cstring(path)?, Links::Follow),
         }
-        Ok((file, meta.len()))
     }
 }
 
-/// Stream buffers kept between fingerprints (two: one per thread): a
-/// long-running process fingerprints again and again, and a fresh 64 KiB
-/// each time costs a `malloc` that consolidates the heap.
-static SPARE_BUFS: std::sync::Mutex<Vec<Vec<u8>>> = std::sync::Mutex::new(Vec::new());
+/// Stream buffers kept between fingerprints (two: one per thread), and
+/// lent to [`DirSource::read`] for one file.
+pub(super) static STREAM_BUFS: BufPool = BufPool::new(STREAM_BUF, 2);
 
 impl Drop for DirFiles {
     fn drop(&mut self) {
-        let mut buf = std::mem::take(&mut self.buf);
-        if buf.capacity() != STREAM_BUF {
-            return;
-        }
-        buf.clear();
-        if let Ok(mut spare) = SPARE_BUFS.lock() {
-            if spare.len() < 2 {
-                spare.push(buf);
-            }
-        }
+        STREAM_BUFS.give(std::mem::take(&mut self.buf));
     }
 }
 
@@ -125,25 +98,13 @@ impl FileReader for DirFiles {
         sink: &mut dyn FnMut(&[u8]),
     ) -> Result<(), SourceError> {
         let path = path_of(content);
-        let (file, _) = self.open(path).map_err(|e| self.unreadable(rel, e))?;
-        let mut buf = std::mem::take(&mut self.buf);
-        if buf.capacity() < STREAM_BUF {
-            buf = SPARE_BUFS
-                .lock()
-                .ok()
-                .and_then(|mut s| s.pop())
-                .unwrap_or_else(|| Vec::with_capacity(STREAM_BUF));
+        let (file, _) = self
+            .open(path)
+            .map_err(|e| self.source.unreadable_file(rel, e))?;
+        if self.buf.capacity() < STREAM_BUF {
+            self.buf = STREAM_BUFS.take();
         }
-        let result = loop {
-            buf.clear();
-            match read_some(&file, &mut buf, STREAM_BUF) {
-                Ok(0) => break Ok(()),
-                Ok(_) => sink(&buf),
-                Err(e) => break Err(e),
-            }
-        };
-        self.buf = buf;
-        result.map_err(|e| self.unreadable(rel, ReadError::Io(e)))
+        stream(&file, &mut self.buf, sink).map_err(|e| self.source.unreadable_file(rel, e.into()))
     }
 
     fn read_whole(
@@ -154,28 +115,13 @@ impl FileReader for DirFiles {
         limit: usize,
     ) -> Result<Whole, SourceError> {
         let path = path_of(content);
-        let (file, size) = self.open(path).map_err(|e| self.unreadable(rel, e))?;
-        if size > limit as u64 {
-            return Ok(Whole::TooBig);
-        }
-        let start = out.len();
-        // Room for one byte more than the size: a file that grew since its
-        // `fstat` is seen growing, and the last read finds the end at once.
-        out.reserve(size as usize + 1);
-        loop {
-            let left = limit + 1 - (out.len() - start);
-            match read_some(&file, out, left) {
-                Ok(0) => return Ok(Whole::Read(out.len() - start)),
-                Ok(_) if out.len() - start > limit => {
-                    out.truncate(start);
-                    return Ok(Whole::TooBig);
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    out.truncate(start);
-                    return Err(self.unreadable(rel, ReadError::Io(e)));
-                }
-            }
+        let (file, size) = self
+            .open(path)
+            .map_err(|e| self.source.unreadable_file(rel, e))?;
+        match read_capped(&file, size, out, limit) {
+            Ok(Some(n)) => Ok(Whole::Read(n)),
+            Ok(None) => Ok(Whole::TooBig),
+            Err(e) => Err(self.source.unreadable_file(rel, e.into())),
         }
     }
 }
@@ -184,34 +130,6 @@ fn path_of(content: &Node) -> &Path {
     match content {
         Node::Path(path) => path,
         Node::Object(_) => unreachable!("a directory source only hands out paths"),
-    }
-}
-
-/// Appends at most `max` bytes read from `file` to `out`, into the room it
-/// has (grown only when it has none), retrying interruptions; a read that
-/// would block is an error ([`crate::safe_io::never_ends`]). Returns how
-/// many bytes were read (0: the end).
-fn read_some(file: &File, out: &mut Vec<u8>, max: usize) -> io::Result<usize> {
-    if out.len() == out.capacity() {
-        out.reserve(max.min(STREAM_BUF));
-    }
-    loop {
-        let spare = out.spare_capacity_mut();
-        let want = spare.len().min(max);
-        // SAFETY: `spare` is `want` (or more) writable bytes owned by `out`;
-        // read(2) writes at most `want` of them and says how many.
-        let n = unsafe { libc::read(file.as_raw_fd(), spare.as_mut_ptr().cast(), want) };
-        if n >= 0 {
-            let n = n as usize;
-            // SAFETY: the kernel initialised these `n` bytes just above.
-            unsafe { out.set_len(out.len() + n) };
-            return Ok(n);
-        }
-        let e = io::Error::last_os_error();
-        match e.kind() {
-            io::ErrorKind::Interrupted => {}
-            _ => return Err(crate::safe_io::never_ends(e)),
-        }
     }
 }
 
@@ -228,24 +146,6 @@ fn open_dir(path: &[u8]) -> io::Result<OwnedFd> {
     };
     if fd < 0 {
         return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a fresh descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// Opens `name` relative to `dir` as [`crate::safe_io::open_regular`] does
-/// with [`crate::safe_io::Links::Follow`], errors mapped the same way.
-fn open_file(dir: libc::c_int, name: &CStr) -> Result<OwnedFd, ReadError> {
-    let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_CLOEXEC;
-    // SAFETY: openat(2) on a NUL-terminated name; the descriptor is owned below.
-    let fd = unsafe { libc::openat(dir, name.as_ptr(), flags) };
-    if fd < 0 {
-        let e = io::Error::last_os_error();
-        return Err(match e.raw_os_error() {
-            Some(libc::ENOENT) => ReadError::Missing,
-            Some(libc::ELOOP) => ReadError::Link,
-            _ => ReadError::Io(e),
-        });
     }
     // SAFETY: a fresh descriptor that nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
@@ -279,7 +179,7 @@ mod tests {
         );
         // SAFETY: both descriptors were just created and are owned here.
         let (reader, _writer) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
-        let err = read_some(&reader, &mut Vec::new(), 4096).unwrap_err();
+        let err = crate::safe_io::read_some(&reader, &mut Vec::new(), 4096).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
         assert!(err.to_string().contains("/proc/kmsg"), "{err}");
     }

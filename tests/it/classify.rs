@@ -15,12 +15,10 @@ fn release(edit: impl FnOnce(&TestRepo)) -> TestRepo {
         .write("src/tools.py", TOOLS)
         .write("README.md", "# readme\n")
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     edit(&repo);
     repo.write("version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("1.1.0");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("1.1.0", "v1.1.0");
     repo
 }
 
@@ -82,13 +80,11 @@ fn a_file_over_the_read_limit_is_code_without_being_parsed() {
     repo.write("src/big.py", &big)
         .write("src/under.py", &under)
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     repo.write("src/big.py", big.replacen("#a", "#b", 1))
         .write("src/under.py", under.replacen("#a", "#b", 1))
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("1.1.0");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("1.1.0", "v1.1.0");
     let j = json_of(&repo, &[]);
     assert_eq!(j["restart_required"], true);
     assert_eq!(j["avoidable"], false);
@@ -106,8 +102,7 @@ fn a_file_over_the_read_limit_is_code_without_being_parsed() {
     assert_eq!(run.json()["releases"][0]["avoidable"], false);
     repo.write("src/big.py", big.replacen("#a", "#c", 1))
         .write("version.json", "{\"version\": \"1.2.0\"}\n");
-    repo.commit("1.2.0");
-    repo.tag("v1.2.0");
+    repo.commit_and_tag("1.2.0", "v1.2.0");
     // Packed, the versions are deltas, inflated whole and kept.
     repo.git(&["gc", "--quiet"]);
     let run = repo.fpcheck(&["history", "--format", "json", "--no-cache"]);
@@ -122,12 +117,10 @@ fn deeply_nested_files_are_code_without_being_parsed() {
     let repo = TestRepo::new();
     repo.write("src/deep.py", &nested)
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     repo.write("src/deep.py", format!("# c\n{nested}"))
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("1.1.0");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("1.1.0", "v1.1.0");
     let started = std::time::Instant::now();
     let j = json_of(&repo, &[]);
     assert_eq!(
@@ -205,12 +198,10 @@ fn additions_renames_links_and_unparsable_files_are_code() {
     let repo = TestRepo::new();
     repo.write("src/broken.py", "def f(:\n    pass\n")
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     repo.write("src/broken.py", "def f(:\n    pass  # still broken\n")
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("1.1.0");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("1.1.0", "v1.1.0");
     let j = json_of(&repo, &[]);
     assert_eq!(j["changes"]["runtime"][0]["change_kind"], "code");
     assert_eq!(j["avoidable"], false);
@@ -222,12 +213,10 @@ fn additions_renames_links_and_unparsable_files_are_code() {
         .write("src/b.py", "x = 1  # b\n")
         .symlink("src/link.py", "a.py")
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     repo.symlink("src/link.py", "b.py")
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("1.1.0");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("1.1.0", "v1.1.0");
     let j = json_of(&repo, &[]);
     assert_eq!(
         j["changes"]["runtime"],
@@ -247,8 +236,7 @@ fn force_restart_makes_nothing_avoidable() {
         "{\"version\": \"1.2.0\", \"force_restart\": true}\n",
     )
     .write("src/server.py", SERVER.replace("# the pid", "# the pid!"));
-    repo.commit("1.2.0");
-    repo.tag("v1.2.0");
+    repo.commit_and_tag("1.2.0", "v1.2.0");
     let run = repo.fpcheck(&["v1.1.0..v1.2.0", "--format", "json"]);
     let j = run.json();
     assert_eq!(j["changes"]["runtime"][0]["change_kind"], "layout");
@@ -298,8 +286,7 @@ fn history_counts_and_marks_avoidable_restarts() {
     let next = |version: &str, edit: &dyn Fn(&TestRepo)| {
         edit(&repo);
         repo.write("version.json", format!("{{\"version\": \"{version}\"}}\n"));
-        repo.commit(version);
-        repo.tag(&format!("v{version}"));
+        repo.commit_and_tag(version, &format!("v{version}"));
     };
     next("1.2.0", &|r| {
         r.write("src/tools.py", TOOLS.replace("2", "4"));
@@ -398,8 +385,7 @@ fn history_marks_the_same_restarts_as_ranges_do() {
         .write("lib/real.py", "x = 1\n")
         .symlink("src/link.py", "../lib/real.py")
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     let a2 = long.replace("return x + 30", "return x + 30  # why");
     let a3 = a2.replace("Doc 31.", "Doc thirty-one.");
     let a4 = a3.replace("return x + 39", "return x - 39");
@@ -423,8 +409,7 @@ fn history_marks_the_same_restarts_as_ranges_do() {
         }
         let version = format!("1.{}.0", n + 1);
         repo.write("version.json", format!("{{\"version\": \"{version}\"}}\n"));
-        repo.commit(&version);
-        repo.tag(&format!("v{version}"));
+        repo.commit_and_tag(&version, &format!("v{version}"));
     }
     for threads in ["1", "2", "3"] {
         let j = repo
@@ -479,14 +464,12 @@ fn a_settings_change_is_never_avoidable() {
     repo.write("src/a.py", "x = 1  # hi\n")
         .write("src/secret/x.py", "def run(): return \"safe\"\n")
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     repo.write("src/a.py", "x = 1  # hello\n")
         .write("src/secret/x.py", "def run(): return \"EVIL\"\n")
         .write("fpcheck.toml", "[runtime]\nexclude = [\"secret\"]\n")
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("1.1.0");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("1.1.0", "v1.1.0");
 
     let j = json_of(&repo, &[]);
     assert_eq!(j["restart_required"], true);
@@ -508,8 +491,7 @@ fn a_settings_change_is_never_avoidable() {
     // avoidable, in both (the settings are what made the difference).
     repo.write("src/a.py", "x = 1  # hey\n")
         .write("version.json", "{\"version\": \"1.2.0\"}\n");
-    repo.commit("1.2.0");
-    repo.tag("v1.2.0");
+    repo.commit_and_tag("1.2.0", "v1.2.0");
     let run = repo.fpcheck(&["v1.1.0..v1.2.0", "--format", "json"]);
     assert_eq!(run.json()["avoidable"], true, "{}", run.stdout);
     let run = repo.fpcheck(&["history", "--format", "json", "--no-cache"]);
@@ -523,8 +505,7 @@ fn a_settings_change_is_never_avoidable() {
             "[runtime]\nexclude = [\"secret\"]\nextensions = [\".py\", \".pyi\"]\n",
         )
         .write("version.json", "{\"version\": \"1.3.0\"}\n");
-    repo.commit("1.3.0");
-    repo.tag("v1.3.0");
+    repo.commit_and_tag("1.3.0", "v1.3.0");
     let run = repo.fpcheck(&["v1.2.0..v1.3.0", "--format", "json"]);
     let j = run.json();
     assert_eq!(j["reason"], "code_changed", "{}", run.stdout);

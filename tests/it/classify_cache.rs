@@ -22,8 +22,7 @@ fn project() -> TestRepo {
         .write("lib/real.py", "x = 1\n")
         .symlink("src/link.py", "../lib/real.py")
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     let a2 = long.replace("return x + 20", "return x + 20  # why");
     let a3 = a2.replace("Doc 21.", "Doc twenty-one.");
     let a4 = a3.replace("return x + 29", "return x - 29");
@@ -41,8 +40,7 @@ fn project() -> TestRepo {
         }
         let version = format!("1.{}.0", n + 1);
         repo.write("version.json", format!("{{\"version\": \"{version}\"}}\n"));
-        repo.commit(&version);
-        repo.tag(&format!("v{version}"));
+        repo.commit_and_tag(&version, &format!("v{version}"));
     }
     repo
 }

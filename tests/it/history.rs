@@ -12,13 +12,11 @@ fn project() -> TestRepo {
     // 0.9.0: no runtime root yet.
     repo.write("README.md", "# early\n")
         .write("version.json", "{\"version\": \"0.9.0\"}\n");
-    repo.commit("0.9.0");
-    repo.tag("v0.9.0");
+    repo.commit_and_tag("0.9.0", "v0.9.0");
     repo.write("src/server.py", "s1\n")
         .write("src/plugins/a.py", "a1\n")
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     repo.tag("release-one"); // not a version
     repo.write("README.md", "# docs\n")
         .write("version.json", "{\"version\": \"1.0.1\"}\n");
@@ -32,15 +30,13 @@ fn project() -> TestRepo {
         "version.json",
         "{\"version\": \"2.0.0-rc.1\", \"force_restart\": true}\n",
     );
-    repo.commit("2.0.0-rc.1 forced");
-    repo.tag("v2.0.0-rc.1");
+    repo.commit_and_tag("2.0.0-rc.1 forced", "v2.0.0-rc.1");
     // v1.9.0 is tagged later, on an older commit.
     repo.git(&["tag", "v1.10.0", &c110]);
     repo.git(&["checkout", "-q", "-b", "old", "HEAD~2"]);
     repo.write("src/scripts/x.py", "x\n")
         .write("version.json", "{\"version\": \"1.9.0\"}\n");
-    repo.commit("1.9.0 scripts");
-    repo.tag("v1.9.0");
+    repo.commit_and_tag("1.9.0 scripts", "v1.9.0");
     repo
 }
 
@@ -128,22 +124,11 @@ fn spans_globs_and_prereleases() {
     assert_eq!(names, ["v1.0.0", "v1.0.1", "v1.9.0", "v1.10.0"]);
     // An unknown tag cannot be read: exit 4, as in a range.
     let run = repo.fpcheck(&["history", "v1.0.0..v8"]);
-    assert_eq!(run.code, 4);
-    assert!(
-        run.stderr.contains("`v8` is not a release tag"),
-        "{}",
-        run.stderr
-    );
+    run.assert_error(4, "`v8` is not a release tag");
     let run = repo.fpcheck(&["history", "v1.10.0..v1.0.0"]);
-    assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("runs backwards"), "{}", run.stderr);
+    run.assert_error(2, "runs backwards");
     let run = repo.fpcheck(&["history", "--tags", "nothing*"]);
-    assert_eq!(run.code, 4);
-    assert!(
-        run.stderr.contains("no release tags matching `nothing*`"),
-        "{}",
-        run.stderr
-    );
+    run.assert_error(4, "no release tags matching `nothing*`");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::support::TestRepo;
+use crate::support::{split_over_a_copy, TestRepo};
 
 const TWO: &str = "[runtimes.server]\nroot = \"server\"\n[runtimes.worker]\nroot = \"worker\"\n";
 /// `admin` lives inside the server's root: the runtimes overlap.
@@ -25,22 +25,18 @@ fn monorepo() -> TestRepo {
         .write("server/admin/panel.py", "panel = 1\n")
         .write("worker/job.py", "work = 1\n");
     bump("1.0.0");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     repo.write("server/app.py", "serve = 2\n");
     bump("1.1.0");
-    repo.commit("1.1.0");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("1.1.0", "v1.1.0");
     repo.write("worker/job.py", "work = 2\n")
         .write("fpcheck.toml", THREE);
     bump("1.2.0");
-    repo.commit("1.2.0");
-    repo.tag("v1.2.0");
+    repo.commit_and_tag("1.2.0", "v1.2.0");
     repo.write("worker/job.py", "work = 3\n")
         .write("fpcheck.toml", NO_WORKER);
     bump("1.3.0");
-    repo.commit("1.3.0");
-    repo.tag("v1.3.0");
+    repo.commit_and_tag("1.3.0", "v1.3.0");
     repo
 }
 
@@ -343,22 +339,14 @@ fn runtime_narrows_and_every_format_has_one_part_per_runtime() {
         "--runtime",
         "server",
     ]);
-    assert_eq!(bad.code, 2, "{}", bad.stderr);
-    assert!(
-        bad.stderr.contains(
-            "--runtime nope: no such runtime in any release (declared: admin, server, worker)"
-        ),
-        "{}",
-        bad.stderr
+    bad.assert_error(
+        2,
+        "--runtime nope: no such runtime in any release (declared: admin, server, worker)",
     );
     let one_bad = repo.fpcheck(&["history", "--no-cache", "--runtime", "nope"]);
-    assert_eq!(one_bad.code, 2, "{}", one_bad.stderr);
-    assert!(
-        one_bad.stderr.contains(
-            "--runtime nope: no such runtime in any release (declared: admin, server, worker)"
-        ),
-        "{}",
-        one_bad.stderr
+    one_bad.assert_error(
+        2,
+        "--runtime nope: no such runtime in any release (declared: admin, server, worker)",
     );
     let root = repo.fpcheck(&["history", "--no-cache", "--root", "server"]);
     assert_eq!(root.code, 2, "{}", root.stderr);
@@ -369,11 +357,9 @@ fn a_single_runtime_config_keeps_its_output() {
     let repo = TestRepo::new();
     repo.write("fpcheck.toml", "[runtimes.only]\nroot = \"app\"\n")
         .write("app/a.py", "a = 1\n");
-    repo.commit("1");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1", "v1.0.0");
     repo.write("app/a.py", "a = 2\n");
-    repo.commit("2");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("2", "v1.1.0");
     let j = run_json(&repo, &[]);
     assert!(j.get("runtimes").is_none());
     assert_eq!(j["settings"]["runtime"], "only");
@@ -401,24 +387,19 @@ fn a_runtime_declared_again_is_compared_as_the_range_compares_it() {
         .write("server/app.py", "serve = 1\n")
         .write("worker/job.py", "work = 1\n")
         .write("worker/version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1", "v1.0.0");
     repo.write("fpcheck.toml", only_server)
         .write("worker/version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("2");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("2", "v1.1.0");
     repo.write("fpcheck.toml", TWO)
         .write("worker/version.json", "{\"version\": \"1.2.0\"}\n");
-    repo.commit("3");
-    repo.tag("v1.2.0");
+    repo.commit_and_tag("3", "v1.2.0");
     // Declared again with its code changed and its version unchanged.
     repo.write("fpcheck.toml", only_server);
-    repo.commit("4");
-    repo.tag("v1.3.0");
+    repo.commit_and_tag("4", "v1.3.0");
     repo.write("fpcheck.toml", TWO)
         .write("worker/job.py", "work = 2\n");
-    repo.commit("5");
-    repo.tag("v1.3.1");
+    repo.commit_and_tag("5", "v1.3.1");
     let j = run_json(&repo, &["--runtime", "worker", "--runtime", "server"]);
     let worker = &j["runtimes"][1];
     assert_eq!(worker["name"], "worker");
@@ -490,14 +471,12 @@ fn history_of_a_config_split_into_several_runtimes_restarts_on_the_change() {
     let repo = TestRepo::new();
     repo.write("src/app.py", "x = 1\n")
         .write("version.json", "{\"version\":\"1.0.0\"}\n");
-    repo.commit("1");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1", "v1.0.0");
     repo.write("src/app.py", "x = 2\n").write(
         "fpcheck.toml",
         "[runtimes.a]\nroot = \"src\"\n[runtimes.b]\nroot = \"src\"\n",
     );
-    repo.commit("2");
-    repo.tag("v1.0.1");
+    repo.commit_and_tag("2", "v1.0.1");
     let j = run_json(&repo, &[]);
     assert_eq!(j["restart_required"], true);
     for r in j["runtimes"].as_array().unwrap() {
@@ -518,12 +497,10 @@ fn hostile_names_are_escaped_once_and_visibly_in_every_format() {
     repo.write("fpcheck.toml", config)
         .write("src/app.py", "x = 1\n")
         .write("version.json", "{\"version\":\"1.0.0\"}\n");
-    repo.commit("1");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1", "v1.0.0");
     repo.write("src/app.py", "x = 2\n")
         .write("version.json", "{\"version\":\"1.0.1\"}\n");
-    repo.commit("2");
-    repo.tag("v1.0.1");
+    repo.commit_and_tag("2", "v1.0.1");
     repo.tag("v1\u{202e}0.0.1");
     let raw = ['\u{1b}', '\u{202e}'];
     let clean = |what: &str, text: &str| {
@@ -600,18 +577,7 @@ fn hostile_names_are_escaped_once_and_visibly_in_every_format() {
 /// the range says.
 #[test]
 fn history_of_a_split_over_a_copy_of_the_old_code_restarts() {
-    let repo = TestRepo::new();
-    repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")
-        .write("src/app.py", "x = 1\n")
-        .write("copy/app.py", "x = 1\n")
-        .write("version.json", "{\"version\":\"1.0.0\"}\n");
-    repo.commit("1");
-    repo.tag("v1.0.0");
-    repo.write("src/app.py", "x = 2\n").write(
-        "fpcheck.toml",
-        "[runtimes.a]\nroot = \"copy\"\n[runtimes.b]\nroot = \"copy\"\n",
-    );
-    repo.commit("2");
+    let repo = split_over_a_copy();
     repo.tag("v1.0.1");
     let j = run_json(&repo, &[]);
     for r in j["runtimes"].as_array().unwrap() {

@@ -55,17 +55,14 @@ fn excluding_its_own_change() -> TestRepo {
     repo.write("src/app.py", "serve = 1\n")
         .write("src/util.py", "u = 1\n")
         .write("src/version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     repo.write("src/app.py", "serve = 2  # the change to hide\n")
         .write("fpcheck.toml", "[runtime]\nexclude = [\"app.py\"]\n")
         .write("src/version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("1.1.0");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("1.1.0", "v1.1.0");
     repo.write("README.md", "docs\n")
         .write("src/version.json", "{\"version\": \"1.2.0\"}\n");
-    repo.commit("1.2.0");
-    repo.tag("v1.2.0");
+    repo.commit_and_tag("1.2.0", "v1.2.0");
     repo
 }
 
@@ -116,14 +113,12 @@ fn moving_the_root() -> TestRepo {
     let repo = TestRepo::new();
     repo.write("src/app.py", "serve = 1\n")
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     repo.write("decoy/app.py", "serve = 1\n")
         .write("src/app.py", "serve = 2\n")
         .write("fpcheck.toml", "[runtime]\nroot = \"decoy\"\n")
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("1.1.0");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("1.1.0", "v1.1.0");
     repo
 }
 
@@ -227,8 +222,7 @@ fn settings_that_never_change_share_every_fingerprint_and_add_nothing() {
                 "app/version.json",
                 format!("{{\"version\": \"1.{i}.0\"}}\n"),
             );
-        repo.commit("r");
-        repo.tag(&format!("v1.{i}.0"));
+        repo.commit_and_tag("r", &format!("v1.{i}.0"));
     }
     let j = json(&repo, &["--threads", "1"]);
     assert_eq!(
@@ -255,11 +249,9 @@ fn a_broken_config_at_a_release_names_the_release() {
     let repo = TestRepo::new();
     repo.write("src/a.py", "a\n")
         .write("fpcheck.toml", "[runtime]\nrot = 1\n");
-    repo.commit("1");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1", "v1.0.0");
     repo.write("fpcheck.toml", "[runtime]\n");
-    repo.commit("2");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("2", "v1.1.0");
     let run = repo.fpcheck(&["history", "--no-cache"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::support::TestRepo;
+use crate::support::{split_over_a_copy, warning_codes, TestRepo};
 
 const TWO: &str = "[runtimes.server]\nroot = \"server\"\n[runtimes.worker]\nroot = \"worker\"\n";
 
@@ -16,8 +16,7 @@ fn monorepo() -> TestRepo {
         .write("worker/job.py", "work = 1\n")
         .write("worker/version.json", "{\"version\": \"1.0.0\"}\n")
         .write("README.md", "# mono\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     repo
 }
 
@@ -26,8 +25,7 @@ fn server_fix(repo: &TestRepo) {
     repo.write("server/app.py", "serve = 2\n")
         .write("server/version.json", "{\"version\": \"1.1.0\"}\n")
         .write("worker/version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("1.1.0");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("1.1.0", "v1.1.0");
 }
 
 fn names_and_verdicts(j: &Value) -> Vec<(String, bool, String)> {
@@ -187,25 +185,18 @@ fn unknown_runtimes_and_a_shared_root_are_usage_errors() {
         "--runtime",
         "b",
     ]);
-    assert_eq!(run.code, 2);
-    assert!(
-        run.stderr.contains("--runtime is given 2 times"),
-        "{}",
-        run.stderr
-    );
+    run.assert_error(2, "--runtime is given 2 times");
 }
 
 #[test]
 fn an_unknown_runtime_is_named_with_those_declared_when_one_end_declares_none() {
     let repo = TestRepo::new();
     repo.write("server/app.py", "serve = 1\n");
-    repo.commit("no config");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("no config", "v1.0.0");
     repo.write("fpcheck.toml", TWO)
         .write("server/app.py", "serve = 2\n")
         .write("worker/job.py", "work = 1\n");
-    repo.commit("runtimes");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("runtimes", "v1.1.0");
     let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--runtime", "nope"]);
     assert_eq!(run.code, 2);
     assert_eq!(
@@ -228,8 +219,7 @@ fn a_runtime_added_by_the_release_is_read_with_its_settings_at_the_old_end() {
     )
     .write("cron/tick.py", "tick = 1\n")
     .write("cron/version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("cron");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("cron", "v1.1.0");
     let j = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json"]).json();
     assert_eq!(j["summary"], "cron restarts; server and worker do not");
     let cron = &j["runtimes"][0];
@@ -241,12 +231,7 @@ fn a_runtime_added_by_the_release_is_read_with_its_settings_at_the_old_end() {
     assert_eq!(cron["from"]["unavailable_reason"], "cron does not exist");
     assert_eq!(cron["from_settings"]["root"], "cron");
     assert_eq!(cron["settings"]["config"], "fpcheck.toml at v1.1.0");
-    let codes: Vec<&str> = cron["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(cron);
     assert_eq!(codes, ["fingerprint_unavailable", "runtime_not_declared"]);
     assert_eq!(
         cron["warnings"][1]["message"],
@@ -254,8 +239,7 @@ fn a_runtime_added_by_the_release_is_read_with_its_settings_at_the_old_end() {
     );
     // Removed again: unavailable at the new end.
     repo.write("fpcheck.toml", TWO).remove("cron");
-    repo.commit("no cron");
-    repo.tag("v1.2.0");
+    repo.commit_and_tag("no cron", "v1.2.0");
     let j = repo.fpcheck(&["v1.1.0..v1.2.0", "--format", "json"]).json();
     let cron = &j["runtimes"][0];
     assert_eq!(cron["name"], "cron");
@@ -273,25 +257,18 @@ fn dropping_a_runtime_declaration_cannot_hide_its_code_change() {
         format!("{TWO}[runtimes.cron]\nroot = \"cron\"\n"),
     )
     .write("cron/tick.py", "tick = 1\n");
-    repo.commit("cron");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("cron", "v1.1.0");
     // Same version, cron's code edited, and its declaration removed.
     repo.write("fpcheck.toml", TWO)
         .write("cron/tick.py", "tick = 2\n");
-    repo.commit("edit cron, undeclare it");
-    repo.tag("v1.1.1");
+    repo.commit_and_tag("edit cron, undeclare it", "v1.1.1");
     let j = repo.fpcheck(&["v1.1.0..v1.1.1", "--format", "json"]).json();
     let cron = &j["runtimes"][0];
     assert_eq!(cron["name"], "cron");
     assert_eq!(cron["restart_required"], true);
     assert_eq!(cron["reason"], "code_changed");
     assert_eq!(j["restart_required"], true);
-    let codes: Vec<&str> = cron["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(cron);
     assert!(codes.contains(&"runtime_not_declared"), "{codes:?}");
 }
 
@@ -302,13 +279,11 @@ fn overlapping_roots_each_get_their_own_fingerprint() {
         "fpcheck.toml",
         format!("{TWO}[runtimes.all]\nroot = \".\"\n"),
     );
-    repo.commit("all");
-    repo.tag("v1.0.1");
+    repo.commit_and_tag("all", "v1.0.1");
     repo.write("worker/job.py", "work = 2\n")
         .write("server/version.json", "{\"version\": \"1.1.0\"}\n")
         .write("worker/version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("worker fix");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("worker fix", "v1.1.0");
     let j = repo.fpcheck(&["v1.0.1..v1.1.0", "--format", "json"]).json();
     assert_eq!(j["summary"], "all and worker restart; server does not");
     assert_eq!(
@@ -343,8 +318,7 @@ fn markdown_has_one_section_per_runtime_and_escapes_names() {
     )
     .write("server/app.py", "x = 1\n")
     .write("worker/job.py", "y = 1\n");
-    repo.commit("one");
-    repo.tag("v1");
+    repo.commit_and_tag("one", "v1");
     repo.write("server/app.py", "x = 2\n");
     repo.commit("two");
     let run = repo.fpcheck(&["v1..HEAD", "--format", "markdown"]);
@@ -375,8 +349,7 @@ fn the_working_tree_is_compared_for_every_runtime() {
 fn patch_records_each_runtime_under_runtimes() {
     let repo = monorepo();
     repo.write("version.json", "{\n  \"version\": \"1.0.0\"\n}\n");
-    repo.commit("top version");
-    repo.tag("v1.0.1");
+    repo.commit_and_tag("top version", "v1.0.1");
     server_fix(&repo);
     // The range itself skips the digest of an unchanged selection (the
     // worker's): take each runtime's from `fingerprint`.
@@ -498,8 +471,7 @@ fn splitting_the_config_into_several_runtimes_cannot_hide_a_code_change() {
         if let Some(text) = base {
             repo.write("fpcheck.toml", text);
         }
-        repo.commit("1");
-        repo.tag("v1.0.0");
+        repo.commit_and_tag("1", "v1.0.0");
         repo.write("src/app.py", "x = 2\n").write(
             "fpcheck.toml",
             "[runtimes.a]\nroot = \"src\"\n[runtimes.b]\nroot = \"src\"\n",
@@ -543,8 +515,7 @@ fn splitting_the_config_into_several_runtimes_cannot_hide_a_code_change() {
         repo2
             .write("src/app.py", "x = 1\n")
             .write("version.json", "{\"version\":\"1.0.0\"}\n");
-        repo2.commit("1");
-        repo2.tag("v1.0.0");
+        repo2.commit_and_tag("1", "v1.0.0");
         repo2.write(
             "fpcheck.toml",
             "[runtimes.a]\nroot = \"src\"\n[runtimes.b]\nroot = \"src\"\n",
@@ -599,8 +570,7 @@ fn an_empty_runtime_name_is_refused() {
             "fpcheck.toml",
             format!("[runtimes.{name}]\nroot = \"src\"\n[runtimes.b]\nroot = \"src\"\n"),
         );
-        repo.commit("1");
-        repo.tag("v1.0.0");
+        repo.commit_and_tag("1", "v1.0.0");
         let run = repo.fpcheck(&["v1.0.0..", "--worktree"]);
         assert_eq!(run.code, 2, "{name}: {}{}", run.stdout, run.stderr);
         assert!(
@@ -623,18 +593,7 @@ fn an_empty_runtime_name_is_refused() {
 /// shows the change: a restart (issue 11's moved-root attack, by a split).
 #[test]
 fn a_split_over_a_copy_of_the_old_code_is_caught_by_the_cross_check() {
-    let repo = TestRepo::new();
-    repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")
-        .write("src/app.py", "x = 1\n")
-        .write("copy/app.py", "x = 1\n")
-        .write("version.json", "{\"version\":\"1.0.0\"}\n");
-    repo.commit("1");
-    repo.tag("v1.0.0");
-    repo.write("src/app.py", "x = 2\n").write(
-        "fpcheck.toml",
-        "[runtimes.a]\nroot = \"copy\"\n[runtimes.b]\nroot = \"copy\"\n",
-    );
-    repo.commit("2");
+    let repo = split_over_a_copy();
     let base = repo.fpcheck(&["fingerprint", "--rev", "v1.0.0", "--json"]);
     assert_eq!(base.code, 0, "{}", base.stderr);
     let base_src = base.json()["fingerprint"].as_str().unwrap().to_string();
@@ -670,8 +629,7 @@ fn a_split_over_a_copy_of_the_old_code_is_caught_by_the_cross_check() {
     repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")
         .write("src/app.py", "x = 1\n")
         .write("copy/app.py", "x = 1\n");
-    repo.commit("1");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1", "v1.0.0");
     repo.write(
         "fpcheck.toml",
         "[runtimes.a]\nroot = \"copy\"\n[runtimes.b]\nroot = \"copy\"\n",

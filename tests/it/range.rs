@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::support::{fpcheck_in, git_in, TestRepo};
+use crate::support::{fpcheck_in, git_in, warning_codes, TestRepo};
 
 /// v1.0.0 (lightweight tag) with a runtime, docs, and an excluded folder.
 fn released() -> TestRepo {
@@ -14,8 +14,7 @@ fn released() -> TestRepo {
         .write("src/tests/test_x.py", "t\n")
         .write("README.md", "# readme\n")
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     repo
 }
 
@@ -145,8 +144,7 @@ fn force_restart_cases_and_their_warnings() {
         "version.json",
         "{\"version\": \"1.1.0\", \"force_restart\": \"false\"}\n",
     );
-    repo.commit("forced by a string");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("forced by a string", "v1.1.0");
     let j = analyse(&repo, "v1.0.0..v1.1.0");
     assert_eq!(
         (j["restart_required"].clone(), j["reason"].clone()),
@@ -168,12 +166,7 @@ fn force_restart_cases_and_their_warnings() {
     );
     repo.commit("still forced");
     let j = analyse(&repo, "v1.1.0..");
-    let codes: Vec<&str> = j["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(&j);
     assert!(codes.contains(&"force_restart_carried_over"), "{codes:?}");
 }
 
@@ -192,12 +185,7 @@ fn code_change_without_version_bump_and_backwards_versions_warn() {
     repo.write("version.json", "{\"version\": \"0.9.0\"}\n");
     repo.commit("backwards");
     let j = analyse(&repo, "v1.0.0..");
-    let codes: Vec<&str> = j["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(&j);
     assert_eq!(codes, ["version_went_backwards"]);
 }
 
@@ -228,12 +216,7 @@ fn version_files_missing_empty_invalid_or_not_a_string() {
         repo.commit("version file");
         let j = analyse(&repo, "v1.0.0..");
         assert_eq!(j["to"]["version"], version, "{content:?}");
-        let codes: Vec<&str> = j["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|w| w["code"].as_str().unwrap())
-            .collect();
+        let codes = warning_codes(&j);
         assert_eq!(codes.first().copied(), code, "{content:?}: {codes:?}");
         // The version went from 1.0.0 to none: that is a change the gate sees.
         assert_eq!(j["version_changed"], true);
@@ -327,11 +310,9 @@ fn bad_ranges_and_unknown_refs_are_clear_errors() {
         run.stderr
     );
     let run = repo.fpcheck(&["v1.0.0...HEAD"]);
-    assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("symmetric ranges"), "{}", run.stderr);
+    run.assert_error(2, "symmetric ranges");
     let run = repo.fpcheck(&["v1.0.0"]);
-    assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("is not a range"), "{}", run.stderr);
+    run.assert_error(2, "is not a range");
     let run = repo.fpcheck(&["v1.0.0..HEAD", "--worktree"]);
     assert_eq!(run.code, 2);
 }
@@ -341,8 +322,7 @@ fn shallow_clone_lacking_one_end_says_how_to_fetch_it() {
     let repo = released();
     repo.write("src/server.py", "def main(): return 2\n")
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("1.1.0");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("1.1.0", "v1.1.0");
     let parent = tempfile::tempdir().unwrap();
     let url = format!("file://{}", repo.path().display());
     git_in(
@@ -380,8 +360,7 @@ fn exit_code_separates_restart_from_errors() {
     let repo = released();
     repo.write("README.md", "docs\n")
         .write("version.json", "{\"version\": \"1.0.1\"}\n");
-    repo.commit("docs");
-    repo.tag("v1.0.1");
+    repo.commit_and_tag("docs", "v1.0.1");
     repo.write("src/server.py", "changed\n")
         .write("version.json", "{\"version\": \"1.0.2\"}\n");
     repo.commit("code");
@@ -461,8 +440,7 @@ fn templates_render_the_json_context_and_output_goes_to_a_file() {
 
     repo.write("bad.tera", "{{ nope.field }}");
     let run = repo.fpcheck(&["v1.0.0..", "--template", "bad.tera"]);
-    assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("bad.tera"), "{}", run.stderr);
+    run.assert_error(2, "bad.tera");
 }
 
 /// A template path that is a FIFO no one writes is refused at once, not
@@ -471,16 +449,9 @@ fn templates_render_the_json_context_and_output_goes_to_a_file() {
 fn a_template_that_is_a_fifo_is_refused_without_hanging() {
     let repo = released();
     let fifo = repo.join("pipe.tera");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo with a valid NUL-terminated path, in the test's repo.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    crate::support::mkfifo(&fifo, 0o600);
     let run = repo.fpcheck(&["v1.0.0..", "--template", "pipe.tera"]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("cannot read the template pipe.tera"),
-        "{}",
-        run.stderr
-    );
+    run.assert_error(2, "cannot read the template pipe.tera");
 }
 
 #[test]
@@ -599,12 +570,7 @@ fn python_json_extensions_in_version_files_are_read_as_the_gate_reads_them() {
         (json!("forced"), json!(true))
     );
     assert_eq!(j["to"]["version"], "1.1.0");
-    let codes: Vec<&str> = j["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(&j);
     assert!(codes.contains(&"version_file_python_json"), "{codes:?}");
 }
 

@@ -135,6 +135,13 @@ impl TestRepo {
         self.git(&["rev-parse", "HEAD"])
     }
 
+    /// Commits everything (as [`TestRepo::commit`]) and tags that commit
+    /// `tag` (lightweight): one release.
+    pub fn commit_and_tag(&self, message: &str, tag: &str) -> &Self {
+        self.commit(message);
+        self.tag(tag)
+    }
+
     pub fn tag(&self, name: &str) -> &Self {
         self.git(&["tag", name]);
         self
@@ -166,6 +173,14 @@ impl Run {
 }
 
 impl Run {
+    /// Asserts that the run exited with `code` and that its stderr holds
+    /// `says` (showing stderr when either does not hold).
+    pub fn assert_error(&self, code: i32, says: &str) -> &Self {
+        assert_eq!(self.code, code, "{}", self.stderr);
+        assert!(self.stderr.contains(says), "{}", self.stderr);
+        self
+    }
+
     /// The outcome of a finished fpcheck process, which must not have
     /// panicked.
     pub fn finished(out: Output) -> Run {
@@ -181,6 +196,17 @@ impl Run {
         );
         run
     }
+}
+
+/// The codes of a JSON report's `warnings`, in order (`report` must have
+/// a `warnings` array).
+pub fn warning_codes(report: &serde_json::Value) -> Vec<&str> {
+    report["warnings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no warnings array: {report}"))
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect()
 }
 
 /// `cmd` in the environment every test runs fpcheck in: no colour, and
@@ -205,6 +231,14 @@ pub fn fpcheck_in(cwd: &Path, args: &[&str]) -> Run {
         .output()
         .expect("fpcheck runs");
     Run::finished(out)
+}
+
+/// Makes a FIFO at `path` with `mode` (inside a test's temp dir).
+pub fn mkfifo(path: &Path, mode: libc::mode_t) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    let made = unsafe { libc::mkfifo(c.as_ptr(), mode) };
+    assert_eq!(made, 0, "mkfifo {}", path.display());
 }
 
 /// Writes a vectors.json-style file map under `base`.
@@ -244,5 +278,25 @@ pub fn two_releases() -> TestRepo {
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
     repo.commit("1.1.0");
     repo.tag("v1.1.0");
+    repo
+}
+
+/// v1.0.0 with `[runtime]` over src/ (app.py) and an unchanged copy of it
+/// in copy/; then, version unchanged, src/app.py changed and the settings
+/// split into runtimes `a` and `b`, both over copy/ (committed, untagged):
+/// issue 11's moved-root attack, by a split.
+pub fn split_over_a_copy() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")
+        .write("src/app.py", "x = 1\n")
+        .write("copy/app.py", "x = 1\n")
+        .write("version.json", "{\"version\":\"1.0.0\"}\n");
+    repo.commit("1");
+    repo.tag("v1.0.0");
+    repo.write("src/app.py", "x = 2\n").write(
+        "fpcheck.toml",
+        "[runtimes.a]\nroot = \"copy\"\n[runtimes.b]\nroot = \"copy\"\n",
+    );
+    repo.commit("2");
     repo
 }

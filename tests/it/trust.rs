@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{two_releases, Run, TestRepo};
+use crate::support::{mkfifo, two_releases, warning_codes, Run, TestRepo};
 
 fn json(run: &Run) -> Value {
     assert!(
@@ -20,27 +20,12 @@ fn json(run: &Run) -> Value {
     run.json()
 }
 
-fn codes(j: &Value) -> Vec<String> {
-    j["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap().to_string())
-        .collect()
-}
-
 fn mknod_char(path: &Path) {
     let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
     // SAFETY: mknod with a valid NUL-terminated path; (1, 3) is the null
     // device's number, made inside a temporary directory (tests run as root).
     let rc = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
     assert_eq!(rc, 0, "mknod: {}", std::io::Error::last_os_error());
-}
-
-fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo with a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
 }
 
 fn is_char_device(path: &Path) -> bool {
@@ -279,7 +264,7 @@ fn outputs_to_a_device_or_a_fifo_are_written_in_place() {
     assert!(is_char_device(&null), "gate --marker replaced the device");
 
     let fifo = dir.path().join("report");
-    mkfifo(&fifo);
+    mkfifo(&fifo, 0o600);
     let reader = {
         let fifo = fifo.clone();
         std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
@@ -349,7 +334,7 @@ fn a_pull_request_cannot_exclude_its_own_change() {
     // Flags override both ends: no difference, no warning, and the
     // exclusion applies to both (so app.py no longer counts).
     let j = json(&repo.fpcheck(&["v1.0.0..HEAD", "--format", "json", "--exclude", "app.py"]));
-    assert!(!codes(&j).contains(&"settings_changed".to_string()), "{j}");
+    assert!(!warning_codes(&j).contains(&"settings_changed"), "{j}");
     assert_eq!(
         (&j["restart_required"], &j["code_changed"]),
         (&Value::Bool(false), &Value::Bool(false))

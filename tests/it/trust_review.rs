@@ -301,9 +301,7 @@ fn another_users_fifo_or_link_to_a_device_at_an_output_is_replaced() {
         let target = top.join(rel);
         let _ = std::fs::remove_file(&target);
         if planted == "fifo" {
-            let c = std::ffi::CString::new(target.to_str().unwrap()).unwrap();
-            // SAFETY: mkfifo with a valid NUL-terminated path.
-            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+            crate::support::mkfifo(&target, 0o666);
         } else {
             std::os::unix::fs::symlink(&device, &target).unwrap();
         }
@@ -332,9 +330,7 @@ fn another_users_fifo_or_link_to_a_device_at_an_output_is_replaced() {
     // A link of the user's own (here root's) is followed whoever owns what
     // it leads to, as `/dev/stdout` leads to the calling shell's pipe.
     let pipe = top.join("pipe");
-    let c = std::ffi::CString::new(pipe.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo with a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+    crate::support::mkfifo(&pipe, 0o666);
     chown_nobody(&pipe);
     std::os::unix::fs::symlink(&pipe, top.join("stdout")).unwrap();
     let reader = {
@@ -349,9 +345,7 @@ fn another_users_fifo_or_link_to_a_device_at_an_output_is_replaced() {
 
     // The user's own FIFO (here root's) is still written in place.
     let out = top.join("report.json");
-    let c = std::ffi::CString::new(out.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo with a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    crate::support::mkfifo(&out, 0o600);
     let reader = {
         let out = out.clone();
         std::thread::spawn(move || std::fs::read(out).unwrap())

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::support::TestRepo;
+use crate::support::{warning_codes, TestRepo};
 
 /// v1 with a runtime under `src` and a library outside it.
 fn released() -> TestRepo {
@@ -18,6 +18,12 @@ fn released() -> TestRepo {
         .write("README.md", "# readme\n")
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
     repo
+}
+
+/// A release that changes only the README (no runtime file), tagged `tag`.
+fn docs_release(repo: &TestRepo, tag: &str) {
+    repo.write("README.md", "# docs only\n");
+    repo.commit_and_tag("docs", tag);
 }
 
 fn json(repo: &TestRepo, args: &[&str]) -> Value {
@@ -37,12 +43,10 @@ fn fingerprint_at(repo: &TestRepo, rev: &str) -> String {
 #[test]
 fn an_unchanged_selection_is_not_hashed_and_says_so() {
     let repo = released();
-    repo.commit("1.0.0");
-    repo.tag("v1");
+    repo.commit_and_tag("1.0.0", "v1");
     repo.write("README.md", "# docs only\n")
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("docs");
-    repo.tag("v2");
+    repo.commit_and_tag("docs", "v2");
     let j = json(&repo, &["v1..v2", "--no-cache"]);
     assert_eq!(j["restart_required"], false);
     assert_eq!(j["reason"], "no_runtime_change");
@@ -91,16 +95,12 @@ fn an_unchanged_selection_is_not_hashed_and_says_so() {
 #[test]
 fn a_cached_digest_is_reported_and_patch_always_has_one() {
     let repo = released();
-    repo.commit("1.0.0");
-    repo.tag("v1");
-    repo.write("README.md", "# docs only\n");
-    repo.commit("docs");
-    repo.tag("v2");
+    repo.commit_and_tag("1.0.0", "v1");
+    docs_release(&repo, "v2");
     let digest = fingerprint_at(&repo, "v1");
     // A changed range fills the cache with both ends' digests.
     repo.write("src/server.py", "def main(): return 1\n");
-    repo.commit("fix");
-    repo.tag("v3");
+    repo.commit_and_tag("fix", "v3");
     let changed = json(&repo, &["v2..v3"]);
     assert_eq!(changed["from"]["fingerprint"], digest.as_str());
     // Twice: the second run answers from the remembered walk of the
@@ -126,12 +126,10 @@ fn a_link_out_of_an_unchanged_root_tree_still_restarts() {
     for target in ["../lib/impl.py", "../src/../lib/impl.py"] {
         let repo = released();
         repo.symlink("src/impl.py", target);
-        repo.commit("1.0.0");
-        repo.tag("v1");
+        repo.commit_and_tag("1.0.0", "v1");
         let root_v1 = repo.git(&["rev-parse", "HEAD:src"]);
         repo.write("lib/impl.py", "x = 2\n");
-        repo.commit("lib only");
-        repo.tag("v2");
+        repo.commit_and_tag("lib only", "v2");
         assert_eq!(repo.git(&["rev-parse", "HEAD:src"]), root_v1);
         for cache in [true, false] {
             let mut args = vec!["v1..v2"];
@@ -163,12 +161,10 @@ fn links_whose_targets_did_not_change_are_not_hashed() {
     let repo = released();
     repo.symlink("src/impl.py", "../lib/impl.py")
         .symlink("src/alias.py", "plugins/memory.py");
-    repo.commit("1.0.0");
-    repo.tag("v1");
+    repo.commit_and_tag("1.0.0", "v1");
     repo.write("lib/other.py", "y = 1\n")
         .write("README.md", "# more\n");
-    repo.commit("outside only");
-    repo.tag("v2");
+    repo.commit_and_tag("outside only", "v2");
     let j = json(&repo, &["v1..v2", "--no-cache"]);
     assert_eq!(j["restart_required"], false);
     assert_eq!(j["code_changed"], false);
@@ -182,8 +178,7 @@ fn links_whose_targets_did_not_change_are_not_hashed() {
 #[test]
 fn a_root_moved_to_a_copy_of_the_old_tree_is_cross_checked() {
     let repo = released();
-    repo.commit("1.0.0");
-    repo.tag("v1");
+    repo.commit_and_tag("1.0.0", "v1");
     let old_root = repo.git(&["rev-parse", "HEAD:src"]);
     for f in ["server.py", "plugins/__init__.py", "plugins/memory.py"] {
         let bytes = std::fs::read(repo.join(&format!("src/{f}"))).unwrap();
@@ -191,8 +186,7 @@ fn a_root_moved_to_a_copy_of_the_old_tree_is_cross_checked() {
     }
     repo.write("src/plugins/memory.py", "v = 666\n")
         .write("fpcheck.toml", "[runtime]\nroot = \"copy\"\n");
-    repo.commit("move the root");
-    repo.tag("v2");
+    repo.commit_and_tag("move the root", "v2");
     assert_eq!(repo.git(&["rev-parse", "HEAD:copy"]), old_root);
     let j = json(&repo, &["v1..v2", "--no-cache"]);
     assert_eq!(j["restart_required"], true);
@@ -211,14 +205,12 @@ fn a_root_moved_to_a_copy_of_the_old_tree_is_cross_checked() {
 fn settings_that_change_nothing_selected_are_compared_by_digest() {
     let repo = released();
     repo.write("src/docs/guide.md", "# guide\n");
-    repo.commit("1.0.0");
-    repo.tag("v1");
+    repo.commit_and_tag("1.0.0", "v1");
     repo.write(
         "fpcheck.toml",
         "[runtime]\nroot = \"src\"\nexclude = [\"docs\", \"tests\", \"scripts\", \"migrations\", \"crons\", \"__pycache__\", \"node_modules\", \".git\", \"versions\"]\n",
     );
-    repo.commit("exclude docs");
-    repo.tag("v2");
+    repo.commit_and_tag("exclude docs", "v2");
     let j = json(&repo, &["v1..v2", "--no-cache"]);
     let digest = fingerprint_at(&repo, "v1");
     assert_eq!(j["restart_required"], false);
@@ -238,14 +230,10 @@ fn settings_that_change_nothing_selected_are_compared_by_digest() {
 #[test]
 fn a_remembered_walk_answers_the_same_and_keeps_attribute_warnings() {
     let repo = released();
-    repo.commit("1.0.0");
-    repo.tag("v1");
-    repo.write("README.md", "# docs only\n");
-    repo.commit("docs");
-    repo.tag("v2");
+    repo.commit_and_tag("1.0.0", "v1");
+    docs_release(&repo, "v2");
     repo.write(".gitattributes", "*.py text eol=crlf\n");
-    repo.commit("attributes");
-    repo.tag("v3");
+    repo.commit_and_tag("attributes", "v3");
     let first = json(&repo, &["v1..v2"]);
     let second = json(&repo, &["v1..v2"]);
     assert_eq!(first, second);
@@ -256,12 +244,7 @@ fn a_remembered_walk_answers_the_same_and_keeps_attribute_warnings() {
         let j = json(&repo, &["v2..v3"]);
         assert_eq!(j["restart_required"], false);
         assert_eq!(j["to"]["runtime_files"], 3);
-        let codes: Vec<&str> = j["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|w| w["code"].as_str().unwrap())
-            .collect();
+        let codes = warning_codes(&j);
         assert_eq!(codes, ["gitattributes_conversion"; 2], "{j}");
     }
 }
@@ -276,14 +259,10 @@ fn a_deep_link_out_of_an_unchanged_root_still_restarts() {
     let repo = released();
     repo.symlink("src/plugins/deep/er/impl.py", "../../../../lib/impl.py")
         .symlink("src/tests/impl.py", "../../lib/impl.py");
-    repo.commit("1.0.0");
-    repo.tag("v1");
+    repo.commit_and_tag("1.0.0", "v1");
     repo.write("lib/impl.py", "x = 2\n");
-    repo.commit("lib only");
-    repo.tag("v2");
-    repo.write("README.md", "# docs only\n");
-    repo.commit("docs");
-    repo.tag("v3");
+    repo.commit_and_tag("lib only", "v2");
+    docs_release(&repo, "v3");
     for cache in [false, true] {
         let mut args = vec!["v1..v2"];
         if !cache {
@@ -305,11 +284,9 @@ fn a_deep_link_out_of_an_unchanged_root_still_restarts() {
     // Only the excluded link's target changes: nothing selected changed.
     let repo = released();
     repo.symlink("src/tests/impl.py", "../../lib/impl.py");
-    repo.commit("1.0.0");
-    repo.tag("v1");
+    repo.commit_and_tag("1.0.0", "v1");
     repo.write("lib/impl.py", "x = 2\n");
-    repo.commit("lib only");
-    repo.tag("v2");
+    repo.commit_and_tag("lib only", "v2");
     for cache in [false, true, true] {
         let mut args = vec!["v1..v2"];
         if !cache {
@@ -330,32 +307,21 @@ fn a_deep_link_out_of_an_unchanged_root_still_restarts() {
 fn an_unchanged_root_answers_the_same_with_and_without_the_scan() {
     let repo = released();
     repo.write("src/plugins/.gitattributes", "*.py text eol=crlf\n");
-    repo.commit("1.0.0");
-    repo.tag("v1");
-    repo.write("README.md", "# docs only\n");
-    repo.commit("docs");
-    repo.tag("v2");
+    repo.commit_and_tag("1.0.0", "v1");
+    docs_release(&repo, "v2");
     for args in [&["v1..v2", "--no-cache"][..], &["v1..v2"], &["v1..v2"]] {
         let j = json(&repo, args);
         assert_eq!(j["restart_required"], false);
         assert_eq!(j["to"]["runtime_files"], 3);
-        let codes: Vec<&str> = j["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|w| w["code"].as_str().unwrap())
-            .collect();
+        let codes = warning_codes(&j);
         // `text` and `eol`, at each end.
         assert_eq!(codes, ["gitattributes_conversion"; 4], "{args:?} {j}");
     }
 
     let repo = released();
     repo.write("src/broken.py/x.txt", "not a module\n");
-    repo.commit("1.0.0");
-    repo.tag("v1");
-    repo.write("README.md", "# docs only\n");
-    repo.commit("docs");
-    repo.tag("v2");
+    repo.commit_and_tag("1.0.0", "v1");
+    docs_release(&repo, "v2");
     for args in [&["v1..v2", "--no-cache"][..], &["v1..v2"]] {
         let j = json(&repo, args);
         assert_eq!(j["to"]["fingerprint"], "");
@@ -367,11 +333,8 @@ fn an_unchanged_root_answers_the_same_with_and_without_the_scan() {
     }
 
     let repo = released();
-    repo.commit("1.0.0");
-    repo.tag("v1");
-    repo.write("README.md", "# docs only\n");
-    repo.commit("docs");
-    repo.tag("v2");
+    repo.commit_and_tag("1.0.0", "v1");
+    docs_release(&repo, "v2");
     let cold = json(&repo, &["v1..v2", "--no-cache"]);
     let first = json(&repo, &["v1..v2"]);
     let second = json(&repo, &["v1..v2"]);

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::support::{fpcheck_in, test_env, two_releases, Run, TestRepo};
+use crate::support::{fpcheck_in, test_env, two_releases, warning_codes, Run, TestRepo};
 
 /// `fpcheck args` in `cwd` without the capabilities that let root read any
 /// directory, so a mode-000 directory is unreadable, as for another user.
@@ -20,15 +20,6 @@ fn fpcheck_without_dac_override(cwd: &Path, args: &[&str]) -> Run {
         .output()
         .expect("setpriv runs");
     Run::finished(out)
-}
-
-fn codes(j: &Value) -> Vec<&str> {
-    j["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect()
 }
 
 fn chmod(path: &Path, mode: u32) {
@@ -50,7 +41,12 @@ fn an_unreadable_directory_in_the_worktree_is_directory_skipped() {
     chmod(&private, 0o755);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let j = run.json();
-    assert_eq!(codes(&j), ["directory_skipped"], "{}", j["warnings"]);
+    assert_eq!(
+        warning_codes(&j),
+        ["directory_skipped"],
+        "{}",
+        j["warnings"]
+    );
     let message = j["warnings"][0]["message"].as_str().unwrap();
     assert!(
         message.starts_with("src/private: ") && message.contains("Path.rglob"),
@@ -79,7 +75,12 @@ fn gitattributes_warnings_keep_their_code_at_both_ends() {
     let run = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let j = run.json();
-    assert_eq!(codes(&j), ["gitattributes_conversion"], "{}", j["warnings"]);
+    assert_eq!(
+        warning_codes(&j),
+        ["gitattributes_conversion"],
+        "{}",
+        j["warnings"]
+    );
     assert!(j["warnings"][0]["message"]
         .as_str()
         .unwrap()

@@ -171,10 +171,7 @@ fn an_unavailable_installed_fingerprint_proves_nothing() {
     // The runtime root is a FIFO now: its fingerprint is unavailable (""),
     // never waited on.
     std::fs::remove_dir_all(h.join("app/src")).unwrap();
-    let root = h.join("app/src").into_os_string().into_encoded_bytes();
-    let c = std::ffi::CString::new(root).unwrap();
-    // SAFETY: mkfifo with a valid NUL-terminated path inside the test's dir.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    crate::support::mkfifo(&h.join("app/src"), 0o600);
     let run = ack(&h, &["--process-fingerprint", BASE_FP]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let j = run.json();

@@ -34,8 +34,7 @@ fn c_path(p: &Path) -> std::ffi::CString {
 
 fn mkfifo(p: &Path) {
     let _ = std::fs::remove_file(p);
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c_path(p).as_ptr(), 0o600) }, 0);
+    crate::support::mkfifo(p, 0o600);
 }
 
 /// A character device like /dev/zero (1, 5), made inside a temp dir: an
@@ -369,12 +368,29 @@ fn the_range_reports_sections_6_and_7_as_the_gate_decides() {
     }
 }
 
+/// A link at the cache's name, to a file outside the state directory.
+fn link_out(p: &Path) {
+    let outside = p.with_file_name("outside.json");
+    std::fs::write(&outside, b"outside").unwrap();
+    std::os::unix::fs::symlink(&outside, p).unwrap();
+}
+
+/// The cache's name is the user's: a FIFO, a device or a link there is a
+/// miss, never waited on, and is left as it was (never replaced, never
+/// written through), with a warning saying so; an oversized
+/// regular file is a miss and is replaced.
 #[test]
 fn a_hostile_status_cache_is_a_miss_not_a_hang() {
+    use std::os::unix::fs::FileTypeExt;
     let h = Host::new();
     h.install(&release_a());
-    for make in [mkfifo as fn(&Path), mkzero, huge] {
+    let kind = |p: &Path| {
+        let t = std::fs::symlink_metadata(p).unwrap().file_type();
+        (t.is_fifo(), t.is_char_device(), t.is_symlink(), t.is_file())
+    };
+    for make in [mkfifo as fn(&Path), mkzero, link_out, huge] {
         make(&h.join("state/fp.cache"));
+        let before = kind(&h.join("state/fp.cache"));
         let run = run_bounded(
             &h,
             &Host::status_args(
@@ -385,14 +401,36 @@ fn a_hostile_status_cache_is_a_miss_not_a_hang() {
             ),
         );
         let j = run.json();
-        assert_eq!(
-            (run.code, &j["cache"]),
-            (0, &json!("miss")),
-            "{}",
-            run.stderr
-        );
+        // A link is read through (to a file that is no cache), never
+        // written through.
+        let read = if before.2 { "corrupt" } else { "miss" };
+        assert_eq!((run.code, &j["cache"]), (0, &json!(read)), "{}", run.stderr);
         assert_eq!(j["installed_fingerprint"], BASE_FP);
+        let after = kind(&h.join("state/fp.cache"));
+        assert_eq!(after, before);
+        if before.3 {
+            // A regular file: replaced by the cache.
+            assert_eq!(j["warnings"], json!([]));
+            assert!(std::fs::metadata(h.join("state/fp.cache")).unwrap().len() < 1 << 20);
+        } else {
+            let what = match before {
+                (true, ..) => "a FIFO",
+                (_, true, ..) => "a character device",
+                _ => "a symbolic link",
+            };
+            assert_eq!(
+                j["warnings"],
+                json!([format!(
+                    "cannot write the cache state/fp.cache: it is {what}, not a regular file, and is left alone"
+                )])
+            );
+        }
+        assert_eq!(
+            std::fs::read(h.join("state/outside.json")).unwrap_or_default(),
+            if before.2 { &b"outside"[..] } else { b"" }
+        );
         let _ = std::fs::remove_file(h.join("state/fp.cache"));
+        let _ = std::fs::remove_file(h.join("state/outside.json"));
     }
 }
 

@@ -266,12 +266,7 @@ fn the_range_errs_toward_restart_on_an_unreadable_worktree_version_file() {
         (&j["restart_required"], &j["updater"]["marker_reason"]),
         (&json!(true), &json!("brain_update_force"))
     );
-    let codes: Vec<&str> = j["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = crate::support::warning_codes(&j);
     assert!(codes.contains(&"version_file_unreadable"), "{codes:?}");
 }
 
