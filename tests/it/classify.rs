@@ -533,8 +533,7 @@ fn only_python_source_names_are_parsed() {
     .write("src/app.pyi", text)
     .write("src/words.txt", text)
     .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     let edited = text.replace("# one", "# two");
     for (version, paths) in [
         ("1.1.0", &["src/words.txt"][..]),
@@ -544,8 +543,7 @@ fn only_python_source_names_are_parsed() {
             repo.write(path, &edited);
         }
         repo.write("version.json", format!("{{\"version\": \"{version}\"}}\n"));
-        repo.commit(version);
-        repo.tag(&format!("v{version}"));
+        repo.commit_and_tag(version, &format!("v{version}"));
     }
     let kinds = |range: &str| {
         let run = repo.fpcheck(&[range, "--format", "json", "--no-cache"]);

@@ -202,12 +202,10 @@ fn a_range_remembers_and_reuses_kinds() {
     let text = "def f(x):\n    return x + 1  # one\n";
     repo.write("src/a.py", text)
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     repo.write("src/a.py", text.replace("# one", "# two"))
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("1.1.0");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("1.1.0", "v1.1.0");
     let range = |extra: &[&str]| {
         let mut args = vec!["v1.0.0..v1.1.0", "--format", "json"];
         args.extend_from_slice(extra);
@@ -239,13 +237,7 @@ fn a_range_remembers_and_reuses_kinds() {
     let warm = range(&[]);
     assert_eq!(warm["changes"]["runtime"], layout, "{warm}");
     assert_eq!(warm["avoidable"], true);
-    let cold = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json", "--no-cache"]);
-    assert_ne!(cold.code, 0);
-    assert!(
-        cold.stderr
-            .contains(&format!("{blob}) is missing from the repository")),
-        "{}",
-        cold.stderr
-    );
+    repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json", "--no-cache"])
+        .assert_error(4, &format!("{blob}) is missing from the repository"));
     assert_eq!(std::fs::read_to_string(repo.join(FILE)).unwrap(), lines);
 }
