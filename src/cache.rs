@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
@@ -53,7 +53,8 @@ const CHECK_LEN: usize = 16;
 /// stay O(1).
 #[derive(Debug, Default)]
 pub(crate) struct FingerprintCache {
-    path: Option<PathBuf>,
+    /// Where the cache is kept between runs; `None`: in memory only.
+    store: Option<Store>,
     /// The file as read (empty when absent or unreadable).
     text: String,
     /// `text` parsed, plus what was put since.
@@ -80,15 +81,27 @@ impl FingerprintCache {
 
     /// Loads another store kept the same way, at `file` relative to the git
     /// directory (the same lines, checks and atomic writes; see
-    /// `classify::cache`).
+    /// `classify::cache`). `file` is `DIR/NAME`, `DIR` a directory fpcheck
+    /// keeps for itself: a link or anything but a directory there (a link
+    /// out of the repository) makes the cache an in-memory one, never read
+    /// or written through it.
     pub(crate) fn open_file(repo: &gix::Repository, file: &str) -> Self {
-        let path = repo.common_dir().join(file);
-        let text = crate::safe_io::read_regular(&path, crate::safe_io::Links::Refuse, MAX_FILE)
-            .ok()
-            .and_then(|bytes| String::from_utf8(bytes).ok())
+        let (dir, name) = file.rsplit_once('/').expect("a cache file is DIR/NAME");
+        let common = repo.common_dir().to_path_buf();
+        let Ok(opened) = private_dir(&common, dir, false) else {
+            return FingerprintCache::in_memory();
+        };
+        let text = opened
+            .as_ref()
+            .and_then(|d| read_in(d, name))
             .unwrap_or_default();
         FingerprintCache {
-            path: Some(path),
+            store: Some(Store {
+                common,
+                dir: dir.to_string(),
+                name: name.to_string(),
+                opened,
+            }),
             text,
             ..FingerprintCache::default()
         }
@@ -114,7 +127,7 @@ impl FingerprintCache {
 
     /// Whether the cache is kept between runs.
     pub(crate) fn is_persistent(&self) -> bool {
-        self.path.is_some()
+        self.store.is_some()
     }
 
     /// The key under which a walk of a runtime root's tree is summarised:
@@ -198,9 +211,9 @@ impl FingerprintCache {
     /// new one). Failing to write a cache is not an error worth stopping
     /// for, so the caller may ignore the result.
     pub(crate) fn save(&mut self) -> std::io::Result<()> {
-        let Some(path) = &self.path else {
+        if self.store.is_none() {
             return Ok(());
-        };
+        }
         if !self.dirty {
             return Ok(());
         }
@@ -212,14 +225,128 @@ impl FingerprintCache {
             let v = &entries[k];
             let _ = writeln!(text, "{k} {v} {}", checksum(k, v));
         }
-        let dir = path.parent().expect("the cache file has a directory");
-        std::fs::create_dir_all(dir)?;
+        let store = self.store.as_mut().expect("checked above");
+        if store.opened.is_none() {
+            // Made now, with mkdir (never through a link): a link planted
+            // since the open is refused like one found then.
+            store.opened = private_dir(&store.common, &store.dir, true)?;
+        }
+        let dir = store.opened.as_ref().expect("made just above");
         // `.git/fpcheck` is fpcheck's own: whatever is planted at the name
-        // is replaced, never written through (see `replace_private`).
-        crate::atomic::replace_private(path, text.as_bytes(), crate::atomic::Occupied::Replace)?;
+        // is replaced, never written through (see `replace_private`), and
+        // the write is relative to the directory opened without following
+        // a link, so it cannot leave it.
+        write_in(dir, &store.name, text.as_bytes())?;
         self.dirty = false;
         Ok(())
     }
+}
+
+/// Where a persistent cache lives: `NAME` in `COMMON/DIR`.
+#[derive(Debug)]
+struct Store {
+    /// The repository's common git directory.
+    common: PathBuf,
+    dir: String,
+    name: String,
+    /// `COMMON/DIR`, opened without following a link; `None` until it
+    /// exists.
+    opened: Option<Opened>,
+}
+
+/// An open directory (a path where there are no `*at` calls).
+#[cfg(unix)]
+type Opened = std::fs::File;
+#[cfg(not(unix))]
+type Opened = PathBuf;
+
+/// Opens `common/dir` without following a link at `dir` (made with mkdir
+/// first if `create`); `Ok(None)` when it is missing and not to be made.
+/// A link there (to a directory out of the repository, say) or anything
+/// but a directory is an error: the cache is then not kept at all.
+#[cfg(unix)]
+fn private_dir(common: &Path, dir: &str, create: bool) -> std::io::Result<Option<Opened>> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::unix::fs::OpenOptionsExt;
+    let top = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY)
+        .open(common)?;
+    let name = std::ffi::CString::new(dir).map_err(|_| std::io::ErrorKind::InvalidInput)?;
+    let open = || {
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: openat(2) on a NUL-terminated name; the descriptor is owned below.
+        let fd = unsafe { libc::openat(top.as_raw_fd(), name.as_ptr(), flags) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: a fresh descriptor that nothing else owns.
+        Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+    };
+    match open() {
+        Ok(d) => return Ok(Some(d)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && create => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    // SAFETY: mkdirat(2) on a NUL-terminated name relative to an open directory.
+    if unsafe { libc::mkdirat(top.as_raw_fd(), name.as_ptr(), 0o777) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::AlreadyExists {
+            return Err(e);
+        }
+    }
+    open().map(Some)
+}
+
+/// The cache file `name` in the opened directory, if it is a regular file
+/// of at most [`MAX_FILE`] bytes of UTF-8.
+#[cfg(unix)]
+fn read_in(dir: &std::fs::File, name: &str) -> Option<String> {
+    use std::os::fd::AsFd;
+    let name = std::ffi::CString::new(name).ok()?;
+    let (file, size) =
+        crate::safe_io::open_regular_at(Some(dir.as_fd()), &name, crate::safe_io::Links::Refuse)
+            .ok()?;
+    let mut bytes = Vec::new();
+    crate::safe_io::read_capped(&file, size, &mut bytes, MAX_FILE as usize)
+        .ok()
+        .flatten()?;
+    String::from_utf8(bytes).ok()
+}
+
+#[cfg(unix)]
+fn write_in(dir: &std::fs::File, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    crate::atomic::replace_private_in(dir, std::ffi::OsStr::new(name), bytes)
+}
+
+/// Elsewhere, by path: `dir` must be a directory and no link.
+#[cfg(not(unix))]
+fn private_dir(common: &Path, dir: &str, create: bool) -> std::io::Result<Option<Opened>> {
+    let path = common.join(dir);
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.is_dir() => Ok(Some(path)),
+        Ok(_) => Err(std::io::ErrorKind::InvalidInput.into()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && create => {
+            std::fs::create_dir(&path)?;
+            Ok(Some(path))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+#[cfg(not(unix))]
+fn read_in(dir: &Path, name: &str) -> Option<String> {
+    let path = dir.join(name);
+    let bytes =
+        crate::safe_io::read_regular(&path, crate::safe_io::Links::Refuse, MAX_FILE).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
+#[cfg(not(unix))]
+fn write_in(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    crate::atomic::replace_private(&dir.join(name), bytes, crate::atomic::Occupied::Replace)
 }
 
 /// The key of a tree summary's file count.

@@ -40,6 +40,11 @@ pub(crate) enum ReadError {
     /// The path is not a regular file (a directory, FIFO, socket, device).
     #[error("is a {0}, not a regular file")]
     NotRegular(&'static str),
+    /// A file of a kernel pseudo file system (procfs, sysfs...): it passes
+    /// for a regular file (often of size 0) but describes the running
+    /// system, and may never end (`/proc/self/pagemap`: ~256 GiB).
+    #[error("is a file of the kernel's {0} file system, not a file's content")]
+    Pseudo(&'static str),
     /// The file is larger than the limit.
     #[error("is larger than {limit} bytes")]
     TooLarge {
@@ -77,7 +82,7 @@ pub(crate) fn open_regular(path: &Path, links: Links) -> Result<File, ReadError>
 
 /// [`open_regular`], with the file's size at open.
 #[cfg(unix)]
-fn open_sized(path: &Path, links: Links) -> Result<(File, u64), ReadError> {
+pub(crate) fn open_sized(path: &Path, links: Links) -> Result<(File, u64), ReadError> {
     use std::os::unix::ffi::OsStrExt;
     let path = std::ffi::CString::new(path.as_os_str().as_bytes())
         .map_err(|_| ReadError::Io(io::ErrorKind::InvalidInput.into()))?;
@@ -128,11 +133,63 @@ pub(crate) fn open_regular_at(
     if !meta.is_file() {
         return Err(ReadError::NotRegular(kind_name(&meta.file_type())));
     }
+    if let Some(fs) = pseudo_file_system(&file) {
+        return Err(ReadError::Pseudo(fs));
+    }
     Ok((file, meta.len()))
 }
 
+/// The name of the kernel pseudo file system `file` is on, if it is on
+/// one: its files look regular (`st_size` 0, or 4096) but are generated
+/// on read, without end for some (`/proc/self/pagemap` yields ~256 GiB,
+/// `/sys/kernel/debug/...` may wait), and never a runtime's content. An
+/// `fstatfs` failure is no verdict (the size bound of the reads still
+/// holds).
+#[cfg(target_os = "linux")]
+fn pseudo_file_system(file: &File) -> Option<&'static str> {
+    use std::os::fd::AsRawFd;
+    // Magic numbers of linux/magic.h (as u32: `f_type`'s type and sign
+    // differ between C libraries and word sizes).
+    const PSEUDO: [(u32, &str); 18] = [
+        (0x9fa0, "proc"),
+        (0x6265_6572, "sysfs"),
+        (0x6462_6720, "debugfs"),
+        (0x7472_6163, "tracefs"),
+        (0x7363_6673, "securityfs"),
+        (0x0027_e0eb, "cgroup"),
+        (0x6367_7270, "cgroup2"),
+        (0x6265_6570, "configfs"),
+        (0xde5e_81e4, "efivarfs"),
+        (0xcafe_4a11, "bpf"),
+        (0x6165_676c, "pstore"),
+        (0x4249_4e4d, "binfmt_misc"),
+        (0x6573_5543, "fusectl"),
+        (0xf97c_ff8c, "selinuxfs"),
+        (0x4341_5d53, "smackfs"),
+        (0x6e73_6673, "nsfs"),
+        (0x1cd1, "devpts"),
+        (0x6c6f_6f70, "binder"),
+    ];
+    let mut st = std::mem::MaybeUninit::<libc::statfs>::uninit();
+    // SAFETY: fstatfs(2) on an open descriptor fills the struct on success.
+    if unsafe { libc::fstatfs(file.as_raw_fd(), st.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: fstatfs succeeded, so the struct is initialised.
+    let magic = unsafe { st.assume_init() }.f_type as u32;
+    PSEUDO
+        .iter()
+        .find(|(m, _)| *m == magic)
+        .map(|(_, name)| *name)
+}
+
+#[cfg(all(unix, not(target_os = "linux")))]
+fn pseudo_file_system(_file: &File) -> Option<&'static str> {
+    None
+}
+
 #[cfg(not(unix))]
-fn open_sized(path: &Path, links: Links) -> Result<(File, u64), ReadError> {
+pub(crate) fn open_sized(path: &Path, links: Links) -> Result<(File, u64), ReadError> {
     if links == Links::Refuse {
         match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() => return Err(ReadError::Link),
@@ -156,8 +213,9 @@ fn open_sized(path: &Path, links: Links) -> Result<(File, u64), ReadError> {
 /// Appends the whole of `file` (of `size` bytes at open) to `out`, unless
 /// it holds more than `limit` bytes: then `out` is left as it was and the
 /// answer is `None`. Otherwise, how many bytes were appended. The file is
-/// read one byte past the limit, so one that grew after its `fstat` is
-/// caught too; a read that would block is an error ([`never_ends`]).
+/// read at most one byte past its size at open: one that grew after its
+/// `fstat` is an error ([`grew`]), as is a read that would block
+/// ([`never_ends`]); `out` is then left as it was too.
 pub(crate) fn read_capped(
     file: &File,
     size: u64,
@@ -167,17 +225,18 @@ pub(crate) fn read_capped(
     if size > limit as u64 {
         return Ok(None);
     }
+    let size = size as usize;
     let start = out.len();
     // Room for one byte more than the size: a file that grew since its
     // `fstat` is seen growing, and the last read finds the end at once.
-    out.reserve(size as usize + 1);
+    out.reserve(size + 1);
     loop {
-        let left = limit + 1 - (out.len() - start);
+        let left = size + 1 - (out.len() - start);
         match read_some(file, out, left) {
             Ok(0) => return Ok(Some(out.len() - start)),
-            Ok(_) if out.len() - start > limit => {
+            Ok(_) if out.len() - start > size => {
                 out.truncate(start);
-                return Ok(None);
+                return Err(grew(size as u64));
             }
             Ok(_) => {}
             Err(e) => {
@@ -188,22 +247,44 @@ pub(crate) fn read_capped(
     }
 }
 
-/// Hands everything `file` holds to `sink`, a piece at a time through
-/// `buf` (cleared before each read; pieces of up to its capacity, or
-/// [`READ_STEP`] if it has none).
+/// Hands everything `file` (of `size` bytes at open) holds to `sink`, a
+/// piece at a time through `buf` (cleared before each read; pieces of up
+/// to its capacity, or [`READ_STEP`] if it has none). Never more than
+/// `size` bytes: a file that yields more grew while read, or is a kernel
+/// file that makes up its content (a procfs file's size is 0), and is an
+/// error ([`grew`]), so no read is longer than the file was.
 pub(crate) fn stream(
     file: &File,
+    size: u64,
     buf: &mut Vec<u8>,
     sink: &mut dyn FnMut(&[u8]),
 ) -> io::Result<()> {
     let max = buf.capacity().max(READ_STEP);
+    let mut left = size;
     loop {
         buf.clear();
-        if read_some(file, buf, max)? == 0 {
+        // One byte past what is left: the end is found, or the growth.
+        let want = usize::try_from(left.saturating_add(1)).map_or(max, |l| l.min(max));
+        let n = read_some(file, buf, want)? as u64;
+        if n == 0 {
             return Ok(());
         }
+        if n > left {
+            return Err(grew(size));
+        }
+        left -= n;
         sink(buf);
     }
+}
+
+/// The error for a file that yields more bytes than its size at open: its
+/// content is no one state of it (it grew while read), or it is made up on
+/// read by the kernel. Either way it is unreadable, never read on.
+pub(crate) fn grew(size: u64) -> io::Error {
+    io::Error::other(format!(
+        "it yields more than the {size} bytes its size said when opened (it grew while \
+         read, or the kernel makes it up): not a file's content"
+    ))
 }
 
 /// How much [`read_some`] grows a buffer with no room left by at once.
@@ -381,19 +462,69 @@ mod at_tests {
     }
 
     /// A file that holds more than its size at open said (it grew) is
-    /// caught by the read one byte past the limit; `out` is left as it was.
+    /// caught by the read one byte past that size, however far below the
+    /// limit; `out` is left as it was. One past the limit is `None`.
     #[test]
-    fn a_file_past_the_limit_leaves_out_untouched() {
+    fn a_file_past_its_size_or_the_limit_leaves_out_untouched() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f");
         std::fs::write(&p, b"0123456789").unwrap();
         let file = File::open(&p).unwrap();
         let mut out = b"kept".to_vec();
         // Told 4 bytes at open: the reads find 10.
-        assert_eq!(read_capped(&file, 4, &mut out, 9).unwrap(), None);
+        let err = read_capped(&file, 4, &mut out, 100).unwrap_err();
+        assert!(err.to_string().contains("more than the 4 bytes"), "{err}");
         assert_eq!(out, b"kept");
         let file = File::open(&p).unwrap();
-        assert_eq!(read_capped(&file, 4, &mut out, 10).unwrap(), Some(10));
+        assert_eq!(read_capped(&file, 10, &mut out, 9).unwrap(), None);
+        assert_eq!(out, b"kept");
+        let file = File::open(&p).unwrap();
+        assert_eq!(read_capped(&file, 10, &mut out, 10).unwrap(), Some(10));
         assert_eq!(out, b"kept0123456789");
+    }
+
+    /// A stream stops one byte past the size at open: a file that grew,
+    /// or a kernel file of size 0, is an error, and no byte past the size
+    /// reaches the sink.
+    #[test]
+    fn a_stream_stops_past_the_size_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("f");
+        std::fs::write(&p, b"0123456789").unwrap();
+        let mut got = Vec::new();
+        let file = File::open(&p).unwrap();
+        stream(&file, 10, &mut Vec::new(), &mut |b| {
+            got.extend_from_slice(b)
+        })
+        .unwrap();
+        assert_eq!(got, b"0123456789");
+        for told in [0, 4, 9] {
+            let mut got = Vec::new();
+            let file = File::open(&p).unwrap();
+            let err = stream(&file, told, &mut Vec::with_capacity(3), &mut |b| {
+                got.extend_from_slice(b)
+            })
+            .unwrap_err();
+            assert!(err.to_string().contains("grew while read"), "{err}");
+            assert!(got.len() as u64 <= told, "{told}: {got:?}");
+        }
+    }
+
+    /// A procfs file passes for a regular file: refused at open, by its
+    /// file system (read only: nothing is written to /proc).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_procfs_file_is_refused_at_open() {
+        let name = CString::new("/proc/self/pagemap").unwrap();
+        assert!(matches!(
+            open_regular_at(None, &name, Links::Follow),
+            Err(ReadError::Pseudo("proc"))
+        ));
+        let name = CString::new("/proc/self/status").unwrap();
+        let err = open_regular_at(None, &name, Links::Follow).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "is a file of the kernel's proc file system, not a file's content"
+        );
     }
 }

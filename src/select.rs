@@ -5,6 +5,7 @@
 //! git tree and the directory on disk cannot drift apart in what they select.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
 
@@ -225,11 +226,10 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
     let mut dir_path: Vec<u8> = Vec::new();
     let mut stack: Vec<Frame> = Vec::new();
     let mut next: Option<(Node, usize)> = Some((root, 0));
-    let (mut dirs, mut entries) = (0usize, 0usize);
+    let budget = Budget::default();
     loop {
         if let Some((dir, depth)) = next.take() {
-            dirs += 1;
-            if dirs > MAX_DIRS {
+            if !budget.enter_dir() {
                 problems.push(problem(&root_display, &dir_path, &too_many()));
                 break;
             }
@@ -257,8 +257,7 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
             stack.pop();
             continue;
         };
-        entries += 1;
-        if entries > MAX_ENTRIES {
+        if !budget.visit(1) {
             problems.push(problem(&root_display, &dir_path, &too_many()));
             break;
         }
@@ -355,6 +354,34 @@ pub(crate) const MAX_DIRS: usize = 1 << 18;
 /// million files is far beyond any server this gates (the 200,000-file
 /// benchmark monorepo's largest runtime holds 120,000).
 pub(crate) const MAX_ENTRIES: usize = 1 << 20;
+
+/// What one selection walk has visited, against [`MAX_DIRS`] and
+/// [`MAX_ENTRIES`]. The walk counts through it, and so does the scan that
+/// stands in for the walk on an unchanged root
+/// (`GitSource::plain_selection`): the scan must stop wherever the walk
+/// would, or a range calls "same selection" what `fingerprint` calls
+/// unavailable. Atomic because the scan's threads share one.
+#[derive(Default)]
+pub(crate) struct Budget {
+    dirs: AtomicUsize,
+    entries: AtomicUsize,
+}
+
+impl Budget {
+    /// Counts one directory entered: the root, an empty one, every one the
+    /// walk reads. `false` once past [`MAX_DIRS`].
+    pub(crate) fn enter_dir(&self) -> bool {
+        self.dirs.fetch_add(1, Ordering::Relaxed) < MAX_DIRS
+    }
+
+    /// Counts `n` entries of entered directories, each one whatever it is
+    /// (excluded, not selected, a directory). `false` once past
+    /// [`MAX_ENTRIES`].
+    pub(crate) fn visit(&self, n: usize) -> bool {
+        let before = self.entries.fetch_add(n, Ordering::Relaxed);
+        before.saturating_add(n) <= MAX_ENTRIES
+    }
+}
 
 fn too_many() -> String {
     format!(

@@ -149,7 +149,7 @@ pub(crate) fn write_atomic_beneath(
     name: &std::ffi::OsStr,
     bytes: &[u8],
 ) -> io::Result<()> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     let mut current = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_DIRECTORY)
@@ -167,10 +167,44 @@ pub(crate) fn write_atomic_beneath(
         };
         current = beneath::open_dir(&current, part)?;
     }
+    replace_in(&current, name, bytes, Occupied::Refuse)
+}
+
+/// [`replace_private`] of `name` in the directory opened as `dir` (opened
+/// by the caller without following a link: `.git/fpcheck`), the temporary
+/// file created and renamed relative to it, so the write cannot leave that
+/// directory whatever is swapped in above it.
+#[cfg(unix)]
+pub(crate) fn replace_private_in(
+    dir: &File,
+    name: &std::ffi::OsStr,
+    bytes: &[u8],
+) -> io::Result<()> {
+    replace_in(dir, name, bytes, Occupied::Replace)
+}
+
+/// Writes `bytes` to a new file in `current` and renames it over `name`;
+/// what may be at `name` besides a regular file is `occupied`'s to say (a
+/// directory never is replaced).
+#[cfg(unix)]
+fn replace_in(
+    current: &File,
+    name: &std::ffi::OsStr,
+    bytes: &[u8],
+    occupied: Occupied,
+) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
     // `mode_t` is u16 on some systems: the casts are not always no-ops.
     #[allow(clippy::unnecessary_cast)]
-    let mode = match beneath::mode_nofollow(&current, name)? {
+    let mode = match beneath::mode_nofollow(current, name)? {
         Some(mode) if mode & libc::S_IFMT as u32 == libc::S_IFREG as u32 => Some(mode & 0o7777),
+        #[allow(clippy::unnecessary_cast)]
+        Some(mode)
+            if occupied == Occupied::Replace
+                && mode & libc::S_IFMT as u32 != libc::S_IFDIR as u32 =>
+        {
+            None
+        }
         Some(_) => {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -181,7 +215,7 @@ pub(crate) fn write_atomic_beneath(
     };
     let (tmp, mut file) = loop {
         let tmp = std::ffi::OsString::from(temp_name(&name.to_string_lossy()));
-        match beneath::create_new(&current, &tmp) {
+        match beneath::create_new(current, &tmp) {
             Ok(file) => break (tmp, file),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(e),
@@ -194,10 +228,10 @@ pub(crate) fn write_atomic_beneath(
         }
         file.sync_all()?;
         drop(file);
-        beneath::rename(&current, &tmp, name)
+        beneath::rename(current, &tmp, name)
     })();
     if let Err(e) = result {
-        beneath::unlink(&current, &tmp);
+        beneath::unlink(current, &tmp);
         return Err(e);
     }
     current.sync_all()

@@ -178,12 +178,12 @@ impl Source for DirSource {
         };
         // The walk saw a regular file, but whoever controls the tree can swap
         // in a FIFO or a device before this open: refuse it, never block.
-        let file = safe_io::open_regular(path, safe_io::Links::Follow)
+        let (file, size) = safe_io::open_sized(path, safe_io::Links::Follow)
             .map_err(|e| self.unreadable_file(rel, e))?;
         // A kept buffer, never zeroed: a fresh zeroed one per file cost
         // more than reading a small file does.
         let mut buf = STREAM_BUFS.take();
-        let read = safe_io::stream(&file, &mut buf, sink);
+        let read = safe_io::stream(&file, size, &mut buf, sink);
         STREAM_BUFS.give(buf);
         read.map_err(|e| self.unreadable_file(rel, e.into()))
     }

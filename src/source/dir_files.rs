@@ -98,13 +98,14 @@ impl FileReader for DirFiles {
         sink: &mut dyn FnMut(&[u8]),
     ) -> Result<(), SourceError> {
         let path = path_of(content);
-        let (file, _) = self
+        let (file, size) = self
             .open(path)
             .map_err(|e| self.source.unreadable_file(rel, e))?;
         if self.buf.capacity() < STREAM_BUF {
             self.buf = STREAM_BUFS.take();
         }
-        stream(&file, &mut self.buf, sink).map_err(|e| self.source.unreadable_file(rel, e.into()))
+        stream(&file, size, &mut self.buf, sink)
+            .map_err(|e| self.source.unreadable_file(rel, e.into()))
     }
 
     fn read_whole(

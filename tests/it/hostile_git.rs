@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 
 use crate::support::{fpcheck_command, git_cmd, TestRepo};
 
+mod limits;
 mod objects;
 
 /// The outcome of a run watched by [`bounded`].

@@ -13,6 +13,7 @@ mod gate;
 mod history;
 mod history_runtimes;
 mod history_settings;
+mod hostile_files;
 mod hostile_git;
 mod init;
 mod monorepo;

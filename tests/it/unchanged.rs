@@ -351,3 +351,45 @@ fn an_unchanged_root_answers_the_same_with_and_without_the_scan() {
         patch.stdout
     );
 }
+
+/// A `.gitattributes` the rules select (`--ext .gitattributes`) still
+/// sets conversions: the scan of an unchanged root leaves it to the walk,
+/// which warns as `fingerprint` does, without and with the cache.
+#[test]
+fn a_selected_gitattributes_below_an_unchanged_root_keeps_its_warnings() {
+    let repo = released();
+    repo.write("src/plugins/.gitattributes", "*.py text eol=crlf\n");
+    repo.commit_and_tag("1.0.0", "v1");
+    docs_release(&repo, "v2");
+    let exts = ["--ext", ".py", "--ext", ".gitattributes"];
+    // The cache last: cold, it is empty and the scan is tried.
+    for cache in [Some("--no-cache"), None] {
+        let mut args = vec!["v1..v2"];
+        args.extend(exts);
+        args.extend(cache);
+        let j = json(&repo, &args);
+        assert_eq!(j["restart_required"], false, "{args:?} {j}");
+        assert_eq!(j["to"]["runtime_files"], 4, "{args:?} {j}");
+        // `text` and `eol`, at each end.
+        assert_eq!(
+            warning_codes(&j),
+            ["gitattributes_conversion"; 4],
+            "{args:?} {j}"
+        );
+    }
+    // As `fingerprint` warns.
+    let mut fp = vec!["fingerprint", "--rev", "v2", "--json"];
+    fp.extend(exts);
+    let run = repo.fpcheck(&fp);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let alone = run.json();
+    let warned: Vec<&str> = alone["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert_eq!(warned.len(), 2, "{alone}");
+    assert!(warned[0].contains("sets eol=crlf"), "{alone}");
+    assert!(warned[1].contains("sets text"), "{alone}");
+}

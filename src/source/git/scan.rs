@@ -21,7 +21,7 @@ use gix::prelude::FindExt;
 use gix::ObjectId;
 
 use super::GitSource;
-use crate::select::Rules;
+use crate::select::{Budget, Rules};
 use crate::source::MAX_TREE_DEPTH;
 
 /// Below this many trees waiting to be read, one thread reads them all:
@@ -51,7 +51,7 @@ impl GitSource {
             ready: Condvar::new(),
             stop: AtomicBool::new(false),
             files: AtomicUsize::new(0),
-            trees: AtomicUsize::new(0),
+            budget: Budget::default(),
         };
         // Trees are read once each: a cache would only copy them.
         let odb = || {
@@ -93,9 +93,10 @@ struct Scan<'r> {
     /// Something only the full walk handles was found: stop everywhere.
     stop: AtomicBool,
     files: AtomicUsize,
-    /// Trees read so far: past [`crate::select::MAX_DIRS`] (a tree naming
-    /// the same subtree many times over) the walk answers, with its limit.
-    trees: AtomicUsize,
+    /// Trees entered and entries seen, counted as the walk counts them:
+    /// past its limits (a tree naming the same subtree many times over)
+    /// the walk answers, with its limit.
+    budget: Budget,
 }
 
 impl Scan<'_> {
@@ -150,11 +151,13 @@ impl Scan<'_> {
         subtrees: &mut Vec<(ObjectId, usize)>,
         files: &mut usize,
     ) -> bool {
+        // Counted before anything else, the empty tree included: the walk
+        // counts every directory it enters.
+        if !self.budget.enter_dir() {
+            return false;
+        }
         if id.is_empty_tree() {
             return true;
-        }
-        if self.trees.fetch_add(1, Ordering::Relaxed) >= crate::select::MAX_DIRS {
-            return false;
         }
         let tree = match odb.find(&id, buf) {
             Ok(object) if object.kind == gix::object::Kind::Tree => object,
@@ -162,21 +165,25 @@ impl Scan<'_> {
         };
         let mut order = Order::default();
         let mut rest = tree.data;
+        let mut seen = 0;
         while !rest.is_empty() {
             let Some((entry, after)) = entry(rest, id.kind().len_in_bytes()) else {
                 return false;
             };
             rest = after;
+            seen += 1;
             let (name, kind, ascii) = (entry.name, entry.kind, entry.ascii);
             if entry.slash || !order.admits(name, kind) {
                 return false;
             }
             let blob = matches!(kind, GitKind::Blob | GitKind::BlobExecutable);
+            // A `.gitattributes` is the walk's to warn about, whatever the
+            // rules make of its name (`--ext .gitattributes` selects it).
+            if blob && name == b".gitattributes" {
+                return false;
+            }
             let selected = self.rules.selects_name(name);
             if blob && !selected {
-                if name == b".gitattributes" {
-                    return false;
-                }
                 // Excluded or not, a file that is not selected is nothing.
                 continue;
             }
@@ -202,7 +209,9 @@ impl Scan<'_> {
                 _ => return false,
             }
         }
-        true
+        // Every entry, as the walk counts them (excluded and not selected
+        // ones too).
+        self.budget.visit(seen)
     }
 }
 
