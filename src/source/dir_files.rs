@@ -134,17 +134,19 @@ fn path_of(content: &Node) -> &Path {
     }
 }
 
-/// Opens the directory `path` to open files relative to it (`O_PATH`: no
-/// read permission needed, nothing read through it but names).
+/// How a directory is opened to open files relative to it: `O_PATH` where
+/// it exists (Linux: no read permission needed, nothing read through it but
+/// names), a plain read-only open elsewhere.
+#[cfg(target_os = "linux")]
+const DIR_FLAGS: libc::c_int = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
+#[cfg(not(target_os = "linux"))]
+const DIR_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+
+/// Opens the directory `path` to open files relative to it.
 fn open_dir(path: &[u8]) -> io::Result<OwnedFd> {
     let path = std::ffi::CString::new(path).map_err(|_| io::ErrorKind::InvalidInput)?;
     // SAFETY: open(2) on a NUL-terminated path; the descriptor is owned below.
-    let fd = unsafe {
-        libc::open(
-            path.as_ptr(),
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
+    let fd = unsafe { libc::open(path.as_ptr(), DIR_FLAGS) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -169,7 +171,8 @@ mod tests {
 
     /// A descriptor whose reads would wait (here an empty pipe whose writer
     /// stays open, standing for `/proc/kmsg`, which a test must not read)
-    /// is an error at once, never a wait.
+    /// is an error at once, never a wait. (`pipe2` is Linux's.)
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_read_that_would_block_is_an_error_not_a_wait() {
         let mut fds = [0; 2];
