@@ -23,13 +23,9 @@ use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use super::dir::{STREAM_BUF, STREAM_BUFS};
 use super::{DirSource, FileReader, Node, SourceError, Whole};
-use crate::buf_pool::BufPool;
 use crate::safe_io::{open_regular_at, read_capped, stream, Links, ReadError};
-
-/// The buffer a file is streamed through: a 16 KiB runtime file takes one
-/// `read`, and the buffer stays in the core's L2 cache for SHA-256.
-const STREAM_BUF: usize = 64 * 1024;
 
 /// One fingerprint's reader of a [`DirSource`] (see the module comment).
 pub(super) struct DirFiles {
@@ -79,10 +75,6 @@ impl DirFiles {
         }
     }
 }
-
-/// Stream buffers kept between fingerprints (two: one per thread), and
-/// lent to [`DirSource::read`] for one file.
-pub(super) static STREAM_BUFS: BufPool = BufPool::new(STREAM_BUF, 2);
 
 impl Drop for DirFiles {
     fn drop(&mut self) {
