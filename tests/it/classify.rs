@@ -305,17 +305,9 @@ fn history_counts_and_marks_avoidable_restarts() {
         r.write("src/extra.py", "\n");
     });
 
-    let run = repo.fpcheck(&["history", "--format", "json", "--no-cache"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let j = run.json();
-    let flags: Vec<Value> = j["releases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| json!([s["to"], s["restart_required"], s["avoidable"]]))
-        .collect();
+    let j = history_json(&repo);
     assert_eq!(
-        flags,
+        release_flags(&j),
         vec![
             json!(["v1.1.0", true, true]),
             json!(["v1.2.0", true, false]),
@@ -568,14 +560,7 @@ fn only_python_source_names_are_parsed() {
             json!(true)
         )
     );
-    let run = repo.fpcheck(&["history", "--format", "json", "--no-cache"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let flags: Vec<Value> = run.json()["releases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| json!([s["to"], s["restart_required"], s["avoidable"]]))
-        .collect();
+    let flags = release_flags(&history_json(&repo));
     assert_eq!(
         flags,
         [
@@ -583,4 +568,21 @@ fn only_python_source_names_are_parsed() {
             json!(["v1.2.0", true, true])
         ]
     );
+}
+
+/// `history --format json --no-cache`, which must succeed.
+fn history_json(repo: &TestRepo) -> Value {
+    let run = repo.fpcheck(&["history", "--format", "json", "--no-cache"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.json()
+}
+
+/// Each release's `[to, restart_required, avoidable]`.
+fn release_flags(history: &Value) -> Vec<Value> {
+    history["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| json!([s["to"], s["restart_required"], s["avoidable"]]))
+        .collect()
 }
