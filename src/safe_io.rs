@@ -43,6 +43,7 @@ pub(crate) enum ReadError {
     /// A file of a kernel pseudo file system (procfs, sysfs...): it passes
     /// for a regular file (often of size 0) but describes the running
     /// system, and may never end (`/proc/self/pagemap`: ~256 GiB).
+    #[cfg(unix)]
     #[error("is a file of the kernel's {0} file system, not a file's content")]
     Pseudo(&'static str),
     /// The file is larger than the limit.

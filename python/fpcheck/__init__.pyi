@@ -120,8 +120,8 @@ def analyse(
     by default the repository's own), ``runtime`` (a runtime's name in a
     multi-runtime config, or a list of names, as the repeatable
     ``--runtime``; none: every runtime), ``worktree`` (compare ``from_rev`` with the
-    working tree), ``use_cache`` (the fingerprint cache in the git
-    directory, default True), ``classify`` (each runtime change's
+    working tree), ``use_cache`` (the fingerprint and change-kind caches in
+    the git directory, default True), ``classify`` (each runtime change's
     ``change_kind`` and the top-level ``avoidable``, default True; False is
     the CLI's ``--no-classify``). An unknown keyword raises ``TypeError``.
     """

@@ -245,9 +245,7 @@ fn analyse<'py>(
             &s.runtime,
         )?;
         if s.classify {
-            outcome
-                .analyses_mut()
-                .for_each(|analysis| fpcheck::classify::annotate(&repo, analysis));
+            outcome.classify(&repo, s.use_cache);
         }
         // The CLI's `--format json` text, parsed back: the same object.
         let options = fpcheck::report::RenderOptions {

@@ -283,7 +283,9 @@ pub(super) fn same_node(a: &fs::Metadata, b: &fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt;
     // The type and device number too: a node removed and another made in
     // its place can get the freed inode number.
-    let kind = |m: &fs::Metadata| m.mode() & libc::S_IFMT;
+    // S_IFMT is a u16 on macOS, a u32 on Linux.
+    #[allow(clippy::unnecessary_cast)]
+    let kind = |m: &fs::Metadata| m.mode() & libc::S_IFMT as u32;
     a.dev() == b.dev() && a.ino() == b.ino() && kind(a) == kind(b) && a.rdev() == b.rdev()
 }
 

@@ -4,13 +4,14 @@
 //! Only `modified` files are parsed: additions, deletions, renames (a new
 //! module path is a different import), mode, type and link-target changes
 //! are `code` without reading a byte, and so is a file that is a symbolic
-//! link on either side.
+//! link on either side, and a file whose name is not Python source's
+//! ([`super::is_python_source`]).
 
 use std::path::Path;
 
 use gix::ObjectId;
 
-use super::{ChangeKind, Classifier};
+use super::{ChangeKind, Classifier, KindCache};
 use crate::changes::{Changes, Status};
 use crate::range::{Analysis, SettingsCheck};
 use crate::safe_io::{self, Links};
@@ -41,13 +42,22 @@ pub fn avoidable(
     let kinds: Option<Vec<ChangeKind>> = changes.runtime.iter().map(|c| c.change_kind).collect();
     let kinds = kinds?;
     Some(
-        restart_required
-            && reason == Reason::CodeChanged
-            && !force_restart
-            && !settings_changed
+        may_be_avoidable(restart_required, reason, force_restart, settings_changed)
             && !kinds.is_empty()
             && kinds.iter().all(|k| k.is_cosmetic()),
     )
+}
+
+/// What [`avoidable`] asks of a release besides its files' kinds: a
+/// restart caused by changed code, no `force_restart`, the same settings
+/// at both ends. `history` classifies only the updates that pass it.
+pub fn may_be_avoidable(
+    restart_required: bool,
+    reason: Reason,
+    force_restart: bool,
+    settings_changed: bool,
+) -> bool {
+    restart_required && reason == Reason::CodeChanged && !force_restart && !settings_changed
 }
 
 /// Whether an update's ends were read with different settings: a settings
@@ -94,8 +104,20 @@ fn avoidable_detail(files: usize) -> String {
 
 /// Classifies the runtime changes of a range report and sets `avoidable`.
 /// Each side's bytes come from the commit's tree (or the working tree for
-/// `--worktree`), by the path from the top of the repository.
+/// `--worktree`), by the path from the top of the repository. Remembers
+/// nothing: see [`annotate_with`].
 pub fn annotate(repo: &gix::Repository, analysis: &mut Analysis) {
+    annotate_with(repo, analysis, &mut KindCache::none());
+}
+
+/// [`annotate`], with the kinds remembered in `kinds` (looked up by the two
+/// blob ids, a working-tree file's being the id git would give its bytes)
+/// and the new ones put there.
+pub(crate) fn annotate_with(
+    repo: &gix::Repository,
+    analysis: &mut Analysis,
+    kinds: &mut KindCache,
+) {
     // Only a modified file is read: with none (the everyday unchanged
     // range), no end is resolved again, and a warm range opens no pack.
     let modified = (analysis.changes.runtime.iter()).any(|c| matches!(c.status, Status::Modified));
@@ -118,14 +140,21 @@ pub fn annotate(repo: &gix::Repository, analysis: &mut Analysis) {
     let mut classifier: Option<Classifier> = None;
     for change in &mut analysis.changes.runtime {
         let kind = match change.status {
-            Status::Modified => {
+            // As `compares_files`.
+            Status::Modified if super::is_python_source(&change.path) => {
                 match (from.read(repo, &change.path), to.read(repo, &change.path)) {
-                    (Some(old), Some(new)) => {
-                        let classifier = classifier.get_or_insert_with(Classifier::new);
-                        let old = classifier.parse(old, None);
-                        let new = classifier.parse(new, Some(&old));
-                        super::compare_parsed(&old, &new)
-                    }
+                    (Some((old_id, old)), Some((new_id, new))) => kinds
+                        .get(old_id, new_id)
+                        .or_else(|| {
+                            let (old, new) = (old()?, new()?);
+                            let classifier = classifier.get_or_insert_with(Classifier::new);
+                            let old = classifier.parse(old, None);
+                            let new = classifier.parse(new, Some(&old));
+                            let kind = super::compare_parsed(&old, &new);
+                            kinds.put(old_id, new_id, kind);
+                            Some(kind)
+                        })
+                        .unwrap_or(ChangeKind::Code),
                     _ => ChangeKind::Code,
                 }
             }
@@ -142,6 +171,16 @@ pub fn annotate(repo: &gix::Repository, analysis: &mut Analysis) {
     );
 }
 
+/// Whether classifying `analysis` compares any file's bytes (a modified
+/// Python source file): only then is the change-kind cache worth reading.
+pub(crate) fn compares_files(analysis: &Analysis) -> bool {
+    analysis
+        .changes
+        .runtime
+        .iter()
+        .any(|c| c.status == Status::Modified && super::is_python_source(&c.path))
+}
+
 /// Where one end's bytes are.
 enum Bytes {
     /// A tree (`None`: it could not be resolved, everything is `code`).
@@ -151,17 +190,31 @@ enum Bytes {
 }
 
 impl Bytes {
-    /// The bytes of the regular file at `path` (from the top), `None` for
-    /// a link, a missing or unreadable file.
-    fn read(&self, repo: &gix::Repository, path: &str) -> Option<Vec<u8>> {
+    /// The blob id of the regular file at `path` (from the top) and its
+    /// bytes, read only when no remembered kind answers; `None` for a link
+    /// or a missing file. A working-tree file is read at once (`None` when
+    /// unreadable), its id computed from its bytes.
+    fn read<'a>(&self, repo: &'a gix::Repository, path: &str) -> Option<(ObjectId, Lazy<'a>)> {
         match self {
-            Bytes::Tree(tree) => read_blob(repo, blob_at(repo, (*tree)?, path)?),
+            Bytes::Tree(tree) => {
+                let id = blob_at(repo, (*tree)?, path)?;
+                Some((id, Box::new(move || read_blob(repo, id))))
+            }
             Bytes::Worktree(dir) => {
-                safe_io::read_regular(&dir.as_ref()?.join(path), Links::Refuse, FILE_LIMIT).ok()
+                let bytes =
+                    safe_io::read_regular(&dir.as_ref()?.join(path), Links::Refuse, FILE_LIMIT)
+                        .ok()?;
+                let id = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, &bytes)
+                    .ok()?;
+                Some((id, Box::new(move || Some(bytes))))
             }
         }
     }
 }
+
+/// A file's bytes, read when asked (`None`: unreadable, or over
+/// [`FILE_LIMIT`]).
+type Lazy<'a> = Box<dyn FnOnce() -> Option<Vec<u8>> + 'a>;
 
 /// The bytes of blob `id`, `None` when it is unreadable or larger than
 /// [`FILE_LIMIT`] (its header is checked before anything is loaded).

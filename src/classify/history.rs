@@ -169,8 +169,8 @@ struct Learnt {
 }
 
 /// The modified files of update `i`, `None` when anything else changed (an
-/// addition, a deletion, a rename, a mode or type change: `code`) or
-/// nothing did.
+/// addition, a deletion, a rename, a mode or type change, a file that is not
+/// Python source by its name: `code`) or nothing did.
 fn modified(i: usize, u: &Update<'_>) -> Option<Vec<Change>> {
     let (from, to) = u.ids;
     // The same paths at both ends, or something was added, deleted or
@@ -185,6 +185,9 @@ fn modified(i: usize, u: &Update<'_>) -> Option<Vec<Change>> {
             return None;
         }
         if old != new {
+            if !super::is_python_source(path) {
+                return None;
+            }
             files.push(Change {
                 update: i,
                 path: changes::join(u.root, path),

@@ -23,7 +23,10 @@ mod limits;
 mod stream;
 mod window;
 
-pub use apply::{annotate, avoidable, avoidable_markdown, avoidable_sentence, settings_changed};
+pub use apply::{
+    annotate, avoidable, avoidable_markdown, avoidable_sentence, may_be_avoidable, settings_changed,
+};
+pub(crate) use apply::{annotate_with, compares_files};
 pub(crate) use cache::KindCache;
 pub(crate) use history::{avoidable_updates, Update};
 pub use stream::Stream;
@@ -40,6 +43,19 @@ pub enum ChangeKind {
     /// Anything else; also files that do not parse, links, additions,
     /// deletions, renames and mode changes.
     Code,
+}
+
+/// Whether `path` is Python source by its name: `.py` (what `import`
+/// loads), `.pyw` (the same, on Windows) or `.pyi` (a stub, Python syntax
+/// read by type checkers). A runtime may list other extensions (data files,
+/// templates, Cython), which fpcheck cannot know how the runtime reads: a
+/// comment or a string in Python's grammar can be data there, so their
+/// changes are `code`, never parsed.
+pub fn is_python_source(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    [".py", ".pyw", ".pyi"]
+        .iter()
+        .any(|suffix| name.len() > suffix.len() && name.ends_with(suffix))
 }
 
 impl ChangeKind {

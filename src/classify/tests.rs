@@ -602,3 +602,28 @@ fn edit_positions_are_rows_and_columns() {
         assert_eq!(e.new_end_position, point(new, e.new_end_byte));
     }
 }
+
+#[test]
+fn python_source_is_known_by_its_name() {
+    for path in [
+        "a.py",
+        "src/pkg/__init__.py",
+        "gui.pyw",
+        "src/types.pyi",
+        "src/.x.py",
+    ] {
+        assert!(is_python_source(path), "{path}");
+    }
+    for path in [
+        "notes.txt",
+        "src/ext.pyx",
+        "src/app.PY",
+        "src/app.py.txt",
+        "src/.py",
+        "src/py",
+        "src/app.pyc",
+        "src.py/data.json",
+    ] {
+        assert!(!is_python_source(path), "{path}");
+    }
+}

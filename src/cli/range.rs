@@ -142,9 +142,7 @@ pub(super) fn run(args: RangeArgs) -> Result<u8, Failure> {
     )?;
     // Before the ends are renamed: classification reads them by revision.
     if !args.no_classify {
-        outcome
-            .analyses_mut()
-            .for_each(|analysis| fpcheck::classify::annotate(&repo, analysis));
+        outcome.classify(&repo, !args.no_cache);
     }
     for (end, name) in [(End::From, &args.from_name), (End::To, &args.to_name)] {
         if let Some(name) = name {

@@ -111,10 +111,12 @@ pub(super) fn classify_steps(
         .iter()
         .zip(reads.windows(2))
         .map(|(step, w)| crate::classify::Update {
-            candidate: step.restart_required
-                && step.reason == Reason::CodeChanged
-                && !w[1].info.force_restart
-                && !crate::classify::settings_changed(step.settings_check.as_ref(), &step.warnings),
+            candidate: crate::classify::may_be_avoidable(
+                step.restart_required,
+                step.reason,
+                w[1].info.force_restart,
+                crate::classify::settings_changed(step.settings_check.as_ref(), &step.warnings),
+            ),
             trees: (w[0].tree, w[1].tree),
             ids: (&w[0].ids, &w[1].ids),
             // Changes are sorted by the newer release's settings.

@@ -49,6 +49,26 @@ impl Outcome {
             Outcome::Many(m) => Box::new(m.runtimes.iter_mut().map(|r| &mut r.analysis)),
         }
     }
+
+    /// Classifies every analysis's runtime changes
+    /// ([`crate::classify::annotate`]), with the change kinds remembered in
+    /// the repository unless `persistent_cache` is off (`--no-cache`).
+    pub fn classify(&mut self, repo: &gix::Repository, persistent_cache: bool) {
+        // Not read for a range that compares no file (an unchanged one).
+        let compares = self
+            .analyses_mut()
+            .any(|a| crate::classify::compares_files(a));
+        let mut kinds = if persistent_cache && compares {
+            crate::classify::KindCache::open(repo)
+        } else {
+            crate::classify::KindCache::none()
+        };
+        for analysis in self.analyses_mut() {
+            crate::classify::annotate_with(repo, analysis, &mut kinds);
+        }
+        // A cache that cannot be written only costs the next run some time.
+        let _ = kinds.save();
+    }
 }
 
 /// The report of several runtimes: `--format json` prints exactly this.

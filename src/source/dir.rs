@@ -4,10 +4,18 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::dir_files::STREAM_BUFS;
 use super::{Entry, EntryKind, MetaFile, Node, Origin, RootState, Source, SourceError, Target};
+use crate::buf_pool::BufPool;
 use crate::safe_io::{self, ReadError};
 use crate::select::display_path;
+
+/// The buffer a file is streamed through: a 16 KiB runtime file takes one
+/// `read`, and the buffer stays in the core's L2 cache for SHA-256.
+pub(super) const STREAM_BUF: usize = 64 * 1024;
+
+/// Stream buffers kept between fingerprints (two: one per thread), lent to
+/// [`DirSource::read`] for one file and to each `DirFiles` reader.
+pub(super) static STREAM_BUFS: BufPool = BufPool::new(STREAM_BUF, 2);
 
 /// Reads a runtime root directory the way the reference gate does: the
 /// directory itself may be reached through a link, links below it are never
@@ -228,6 +236,9 @@ impl Source for DirSource {
         }
     }
 
+    /// The descriptor-relative reader where the platform has `openat`;
+    /// elsewhere each file is opened by its path ([`Source::read`]).
+    #[cfg(unix)]
     fn file_reader(&self) -> Option<Box<dyn super::FileReader + Send>> {
         Some(Box::new(super::dir_files::DirFiles::new(self.clone())))
     }

@@ -23,13 +23,9 @@ use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use super::dir::{STREAM_BUF, STREAM_BUFS};
 use super::{DirSource, FileReader, Node, SourceError, Whole};
-use crate::buf_pool::BufPool;
 use crate::safe_io::{open_regular_at, read_capped, stream, Links, ReadError};
-
-/// The buffer a file is streamed through: a 16 KiB runtime file takes one
-/// `read`, and the buffer stays in the core's L2 cache for SHA-256.
-const STREAM_BUF: usize = 64 * 1024;
 
 /// One fingerprint's reader of a [`DirSource`] (see the module comment).
 pub(super) struct DirFiles {
@@ -79,10 +75,6 @@ impl DirFiles {
         }
     }
 }
-
-/// Stream buffers kept between fingerprints (two: one per thread), and
-/// lent to [`DirSource::read`] for one file.
-pub(super) static STREAM_BUFS: BufPool = BufPool::new(STREAM_BUF, 2);
 
 impl Drop for DirFiles {
     fn drop(&mut self) {
@@ -134,17 +126,19 @@ fn path_of(content: &Node) -> &Path {
     }
 }
 
-/// Opens the directory `path` to open files relative to it (`O_PATH`: no
-/// read permission needed, nothing read through it but names).
+/// How a directory is opened to open files relative to it: `O_PATH` where
+/// it exists (Linux: no read permission needed, nothing read through it but
+/// names), a plain read-only open elsewhere.
+#[cfg(target_os = "linux")]
+const DIR_FLAGS: libc::c_int = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
+#[cfg(not(target_os = "linux"))]
+const DIR_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC;
+
+/// Opens the directory `path` to open files relative to it.
 fn open_dir(path: &[u8]) -> io::Result<OwnedFd> {
     let path = std::ffi::CString::new(path).map_err(|_| io::ErrorKind::InvalidInput)?;
     // SAFETY: open(2) on a NUL-terminated path; the descriptor is owned below.
-    let fd = unsafe {
-        libc::open(
-            path.as_ptr(),
-            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-        )
-    };
+    let fd = unsafe { libc::open(path.as_ptr(), DIR_FLAGS) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -169,7 +163,8 @@ mod tests {
 
     /// A descriptor whose reads would wait (here an empty pipe whose writer
     /// stays open, standing for `/proc/kmsg`, which a test must not read)
-    /// is an error at once, never a wait.
+    /// is an error at once, never a wait. (`pipe2` is Linux's.)
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_read_that_would_block_is_an_error_not_a_wait() {
         let mut fds = [0; 2];

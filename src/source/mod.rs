@@ -10,6 +10,7 @@
 use std::path::PathBuf;
 
 mod dir;
+#[cfg(unix)]
 mod dir_files;
 pub mod git;
 mod links;

@@ -305,17 +305,9 @@ fn history_counts_and_marks_avoidable_restarts() {
         r.write("src/extra.py", "\n");
     });
 
-    let run = repo.fpcheck(&["history", "--format", "json", "--no-cache"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let j = run.json();
-    let flags: Vec<Value> = j["releases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| json!([s["to"], s["restart_required"], s["avoidable"]]))
-        .collect();
+    let j = history_json(&repo);
     assert_eq!(
-        flags,
+        release_flags(&j),
         vec![
             json!(["v1.1.0", true, true]),
             json!(["v1.2.0", true, false]),
@@ -515,4 +507,82 @@ fn a_settings_change_is_never_avoidable() {
     assert_eq!(h["releases"][2]["restart_required"], true);
     assert_eq!(h["releases"][2]["avoidable"], false);
     assert_eq!(h["summary"]["avoidable_restarts"], 1);
+}
+
+/// A runtime may list extensions that are not Python source: their changes
+/// are `code` whatever they are (a `#` line in a data file or a template is
+/// not a comment to whatever reads it), while a stub (`.pyi`) is Python
+/// syntax and classified as such; in ranges and in `history` alike.
+#[test]
+fn only_python_source_names_are_parsed() {
+    let repo = TestRepo::new();
+    let text = "x = 1  # one\n\"\"\"Words.\"\"\"\n";
+    repo.write(
+        "fpcheck.toml",
+        "[runtime]\nextensions = [\".py\", \".pyi\", \".txt\"]\n",
+    )
+    .write("src/app.py", text)
+    .write("src/app.pyi", text)
+    .write("src/words.txt", text)
+    .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
+    let edited = text.replace("# one", "# two");
+    for (version, paths) in [
+        ("1.1.0", &["src/words.txt"][..]),
+        ("1.2.0", &["src/app.py", "src/app.pyi"][..]),
+    ] {
+        for path in paths {
+            repo.write(path, &edited);
+        }
+        repo.write("version.json", format!("{{\"version\": \"{version}\"}}\n"));
+        repo.commit_and_tag(version, &format!("v{version}"));
+    }
+    let kinds = |range: &str| {
+        let run = repo.fpcheck(&[range, "--format", "json", "--no-cache"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let j = run.json();
+        (j["changes"]["runtime"].clone(), j["avoidable"].clone())
+    };
+    assert_eq!(
+        kinds("v1.0.0..v1.1.0"),
+        (
+            json!([{"path": "src/words.txt", "status": "modified", "change_kind": "code"}]),
+            json!(false)
+        )
+    );
+    assert_eq!(
+        kinds("v1.1.0..v1.2.0"),
+        (
+            json!([
+                {"path": "src/app.py", "status": "modified", "change_kind": "layout"},
+                {"path": "src/app.pyi", "status": "modified", "change_kind": "layout"}
+            ]),
+            json!(true)
+        )
+    );
+    let flags = release_flags(&history_json(&repo));
+    assert_eq!(
+        flags,
+        [
+            json!(["v1.1.0", true, false]),
+            json!(["v1.2.0", true, true])
+        ]
+    );
+}
+
+/// `history --format json --no-cache`, which must succeed.
+fn history_json(repo: &TestRepo) -> Value {
+    let run = repo.fpcheck(&["history", "--format", "json", "--no-cache"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run.json()
+}
+
+/// Each release's `[to, restart_required, avoidable]`.
+fn release_flags(history: &Value) -> Vec<Value> {
+    history["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| json!([s["to"], s["restart_required"], s["avoidable"]]))
+        .collect()
 }

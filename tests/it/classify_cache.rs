@@ -2,7 +2,7 @@
 //! a second `history` parses nothing and answers the same, a damaged file
 //! is ignored, `--no-cache` neither reads nor writes it.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::support::TestRepo;
 
@@ -188,4 +188,56 @@ fn a_damaged_cache_is_ignored_safely() {
     assert_eq!(avoidable(&j), AVOIDABLE);
     assert_eq!(stat(&j, "classify_cached"), 0);
     assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), good);
+}
+
+/// A range report remembers its kinds in the same file, under the same
+/// keys: `history` then parses nothing for that change, and the range
+/// answers from the file without reading the blobs (with the newer blob
+/// gone from the object store, the warm range still says `layout`, where
+/// `--no-cache`, which neither reads nor writes the file, has to read it
+/// and fails).
+#[test]
+fn a_range_remembers_and_reuses_kinds() {
+    let repo = TestRepo::new();
+    let text = "def f(x):\n    return x + 1  # one\n";
+    repo.write("src/a.py", text)
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
+    repo.write("src/a.py", text.replace("# one", "# two"))
+        .write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit_and_tag("1.1.0", "v1.1.0");
+    let range = |extra: &[&str]| {
+        let mut args = vec!["v1.0.0..v1.1.0", "--format", "json"];
+        args.extend_from_slice(extra);
+        let run = repo.fpcheck(&args);
+        assert_eq!(run.code, 0, "{extra:?}: {}", run.stderr);
+        run.json()
+    };
+    let layout = json!([{"path": "src/a.py", "status": "modified", "change_kind": "layout"}]);
+    let cold = range(&["--no-cache"]);
+    assert_eq!(cold["changes"]["runtime"], layout);
+    assert!(!repo.join(FILE).exists());
+    let warm = range(&[]);
+    assert_eq!(warm["changes"]["runtime"], layout);
+    assert_eq!(warm["avoidable"], true);
+    let lines = std::fs::read_to_string(repo.join(FILE)).unwrap();
+    assert_eq!(lines.lines().count(), 1, "{lines}");
+    let j = history(&repo, &[]);
+    assert_eq!(avoidable(&j), [true]);
+    assert_eq!(
+        (stat(&j, "classify_cached"), stat(&j, "classify_parsed")),
+        (1, 0)
+    );
+    // The newer blob, gone: only remembered answers (its fingerprint, its
+    // kind) can still answer.
+    let blob = repo.git(&["rev-parse", "v1.1.0:src/a.py"]);
+    let blob = blob.trim();
+    std::fs::remove_file(repo.join(&format!(".git/objects/{}/{}", &blob[..2], &blob[2..])))
+        .unwrap();
+    let warm = range(&[]);
+    assert_eq!(warm["changes"]["runtime"], layout, "{warm}");
+    assert_eq!(warm["avoidable"], true);
+    repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json", "--no-cache"])
+        .assert_error(4, &format!("{blob}) is missing from the repository"));
+    assert_eq!(std::fs::read_to_string(repo.join(FILE)).unwrap(), lines);
 }
