@@ -118,31 +118,38 @@ impl Merged {
             .retain(|j| j.files.windows(2).all(|w| w[0] < w[1]));
         let mut hashers: Vec<Sha256> = self.jobs.iter().map(|_| Sha256::new()).collect();
         let mut cursors = vec![0usize; self.jobs.len()];
-        let mut bytes = Vec::new();
+        let mut readers = Vec::new();
         for (pos, i) in order.iter().enumerate() {
             let (full, node) = &self.files[*i as usize];
-            let mut read = false;
+            // The jobs that hash this file, each after its own path.
+            readers.clear();
             for (j, job) in self.jobs.iter().enumerate() {
-                if job.files.get(cursors[j]) != Some(&(pos as u32)) {
-                    continue;
+                if job.files.get(cursors[j]) == Some(&(pos as u32)) {
+                    cursors[j] += 1;
+                    let h = &mut hashers[j];
+                    h.update(full[job.prefix..].as_bytes());
+                    h.update([0u8]);
+                    readers.push(j);
                 }
-                cursors[j] += 1;
-                let rel = &full[job.prefix..];
-                if !read {
-                    bytes.clear();
-                    let ok = self.sources[job.source]
-                        .read(rel, node, &mut |b| bytes.extend_from_slice(b))
-                        .is_ok();
-                    if !ok {
-                        return;
+            }
+            let Some(&first) = readers.first() else {
+                continue;
+            };
+            // Streamed into every such hasher at once: the blob is never
+            // held whole (a 200 MB blob stays a few stream buffers).
+            let job = &self.jobs[first];
+            let ok = self.sources[job.source]
+                .read(&full[job.prefix..], node, &mut |b| {
+                    for &j in &readers {
+                        hashers[j].update(b);
                     }
-                    read = true;
-                }
-                let h = &mut hashers[j];
-                h.update(rel.as_bytes());
-                h.update([0u8]);
-                h.update(&bytes);
-                h.update([b'\n']);
+                })
+                .is_ok();
+            if !ok {
+                return;
+            }
+            for &j in &readers {
+                hashers[j].update([b'\n']);
             }
         }
         for (job, h) in self.jobs.into_iter().zip(hashers) {

@@ -542,3 +542,55 @@ fn a_tree_naming_one_subtree_many_times_over_is_unavailable_not_endless() {
         );
     }
 }
+
+/// The same 200 MB blob in one runtime of two: the multi-runtime range
+/// reads each blob once for every runtime (and end) that selects it, and
+/// streams it into their hashers, never holding it whole.
+#[test]
+fn a_huge_blob_in_one_of_several_runtimes_is_streamed() {
+    const SIZE: usize = 200 << 20;
+    let repo = TestRepo::new();
+    repo.write(
+        "fpcheck.toml",
+        "[runtimes.server]\nroot = \"server\"\n[runtimes.worker]\nroot = \"worker\"\n",
+    )
+    .write("server/app.py", "app = 1\n")
+    .write("worker/job.py", "job = 1\n")
+    .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
+    repo.git(&["config", "core.bigFileThreshold", "1m"]);
+    let zeros = vec![0u8; 1 << 20];
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(repo.join("server/big.py")).unwrap();
+        for _ in 0..SIZE / zeros.len() {
+            f.write_all(&zeros).unwrap();
+        }
+    }
+    repo.write("worker/job.py", "job = 2\n")
+        .write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit_and_tag("big", "v1.1.0");
+    repo.remove("server/big.py");
+    let mut want = Sha256::new();
+    want.update(b"app.py\0app = 1\n\n");
+    want.update(b"big.py\0");
+    for _ in 0..SIZE / zeros.len() {
+        want.update(&zeros);
+    }
+    want.update(b"\n");
+    let want = hex::encode(want.finalize());
+
+    let run = bounded(
+        repo.path(),
+        &["v1.0.0..v1.1.0", "--format", "json", "--no-cache"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = json(&run);
+    assert_eq!(j["runtimes"][0]["name"], "server");
+    assert_eq!(j["runtimes"][0]["to"]["fingerprint"], want.as_str());
+    assert!(
+        run.max_rss_kib < 80 * 1024,
+        "range: {} KiB",
+        run.max_rss_kib
+    );
+}
