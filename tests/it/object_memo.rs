@@ -7,19 +7,9 @@
 use std::io::Write as _;
 use std::os::unix::fs::MetadataExt;
 
-use serde_json::Value;
-
 use crate::support::TestRepo;
 
 const MEMO: &str = ".git/fpcheck/objects-v1";
-
-fn json(repo: &TestRepo, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.extend(["--format", "json"]);
-    let run = repo.fpcheck(&all);
-    assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
-    run.json()
-}
 
 /// v1, then v2 changing the runtime's only module, then v3 changing docs.
 fn three_releases() -> TestRepo {
@@ -54,11 +44,11 @@ fn record(id_hex: &str, kind: u8, bytes: &[u8]) -> Vec<u8> {
 #[test]
 fn a_warm_range_answers_as_a_cold_one_and_leaves_the_memo_alone() {
     let repo = three_releases();
-    let colds = ["v1..v2", "v2..v3"].map(|range| json(&repo, &[range, "--no-cache"]));
+    let colds = ["v1..v2", "v2..v3"].map(|range| repo.verdict_json(&[range, "--no-cache"]));
     assert!(!repo.join(MEMO).exists(), "--no-cache wrote the memo");
     for (range, cold) in ["v1..v2", "v2..v3"].into_iter().zip(colds) {
-        let first = json(&repo, &[range]);
-        let second = json(&repo, &[range]);
+        let first = repo.verdict_json(&[range]);
+        let second = repo.verdict_json(&[range]);
         assert_eq!(first, second, "{range}");
         assert_eq!(first["restart_required"], cold["restart_required"]);
         assert_eq!(first["reason"], cold["reason"]);
@@ -69,7 +59,7 @@ fn a_warm_range_answers_as_a_cold_one_and_leaves_the_memo_alone() {
     let before = std::fs::metadata(repo.join(MEMO)).expect("the memo was written");
     let bytes = std::fs::read(repo.join(MEMO)).unwrap();
     assert!(bytes.starts_with(b"fpcheck-objects-v1\n"));
-    let again = json(&repo, &["v2..v3"]);
+    let again = repo.verdict_json(&["v2..v3"]);
     assert_eq!(again["restart_required"], false);
     let after = std::fs::metadata(repo.join(MEMO)).unwrap();
     assert_eq!(before.ino(), after.ino(), "a warm run replaced the memo");
@@ -82,7 +72,7 @@ fn a_warm_range_answers_as_a_cold_one_and_leaves_the_memo_alone() {
 #[test]
 fn a_forged_memo_entry_is_a_miss_not_another_object() {
     let repo = three_releases();
-    let cold = json(&repo, &["v1..v2", "--no-cache"]);
+    let cold = repo.verdict_json(&["v1..v2", "--no-cache"]);
     assert_eq!(cold["restart_required"], true);
     let v2 = repo.git(&["rev-parse", "v2^{commit}"]).trim().to_string();
     let v1_body = crate::support::git_cmd(repo.path())
@@ -99,7 +89,7 @@ fn a_forged_memo_entry_is_a_miss_not_another_object() {
         .unwrap()
         .write_all(&memo)
         .unwrap();
-    let warm = json(&repo, &["v1..v2"]);
+    let warm = repo.verdict_json(&["v1..v2"]);
     assert_eq!(warm["restart_required"], true);
     assert_eq!(warm["to"]["commit"], v2.as_str());
     assert_eq!(warm["to"]["fingerprint"], cold["to"]["fingerprint"]);
@@ -119,7 +109,7 @@ fn a_forged_memo_entry_is_a_miss_not_another_object() {
     assert!(rewritten.windows(real.len()).any(|w| w == real));
     // And a third run, from the rewritten memo, still agrees.
     assert_eq!(
-        json(&repo, &["v1..v2"])["to"]["fingerprint"],
+        repo.verdict_json(&["v1..v2"])["to"]["fingerprint"],
         cold["to"]["fingerprint"]
     );
 }
@@ -132,12 +122,12 @@ fn replaced_objects_keep_the_memo_out() {
     let v1 = repo.git(&["rev-parse", "v1^{commit}"]).trim().to_string();
     let v2 = repo.git(&["rev-parse", "v2^{commit}"]).trim().to_string();
     repo.git(&["replace", &v2, &v1]);
-    let with_cache = json(&repo, &["v1..v2"]);
+    let with_cache = repo.verdict_json(&["v1..v2"]);
     assert!(
         !repo.join(MEMO).exists(),
         "a memo was written under git replace"
     );
-    let cold = json(&repo, &["v1..v2", "--no-cache"]);
+    let cold = repo.verdict_json(&["v1..v2", "--no-cache"]);
     assert_eq!(with_cache["restart_required"], cold["restart_required"]);
     assert_eq!(with_cache["to"]["fingerprint"], cold["to"]["fingerprint"]);
 }
@@ -147,7 +137,7 @@ fn replaced_objects_keep_the_memo_out() {
 #[test]
 fn a_hostile_memo_file_is_ignored() {
     let repo = three_releases();
-    let cold = json(&repo, &["v1..v2", "--no-cache"]);
+    let cold = repo.verdict_json(&["v1..v2", "--no-cache"]);
     std::fs::create_dir_all(repo.join(".git/fpcheck")).unwrap();
     let outside = repo.join("outside");
     std::fs::write(&outside, b"keep").unwrap();
@@ -165,7 +155,7 @@ fn a_hostile_memo_file_is_ignored() {
     for setup in setups {
         let _ = std::fs::remove_file(repo.join(MEMO));
         setup();
-        let warm = json(&repo, &["v1..v2"]);
+        let warm = repo.verdict_json(&["v1..v2"]);
         assert_eq!(warm["restart_required"], cold["restart_required"]);
         assert_eq!(warm["to"]["fingerprint"], cold["to"]["fingerprint"]);
         assert_eq!(warm["changes"], cold["changes"]);

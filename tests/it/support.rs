@@ -156,6 +156,15 @@ impl TestRepo {
     pub fn fpcheck(&self, args: &[&str]) -> Run {
         fpcheck_in(self.path(), args)
     }
+
+    /// `fpcheck ARGS --format json`, which must answer (exit 0 or 1).
+    pub fn verdict_json(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = args.to_vec();
+        all.extend(["--format", "json"]);
+        let run = self.fpcheck(&all);
+        assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
+        run.json()
+    }
 }
 
 /// The outcome of one fpcheck run.

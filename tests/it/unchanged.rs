@@ -26,14 +26,6 @@ fn docs_release(repo: &TestRepo, tag: &str) {
     repo.commit_and_tag("docs", tag);
 }
 
-fn json(repo: &TestRepo, args: &[&str]) -> Value {
-    let mut all = args.to_vec();
-    all.extend(["--format", "json"]);
-    let run = repo.fpcheck(&all);
-    assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
-    run.json()
-}
-
 fn fingerprint_at(repo: &TestRepo, rev: &str) -> String {
     let run = repo.fpcheck(&["fingerprint", "--rev", rev]);
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -47,7 +39,7 @@ fn an_unchanged_selection_is_not_hashed_and_says_so() {
     repo.write("README.md", "# docs only\n")
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
     repo.commit_and_tag("docs", "v2");
-    let j = json(&repo, &["v1..v2", "--no-cache"]);
+    let j = repo.verdict_json(&["v1..v2", "--no-cache"]);
     assert_eq!(j["restart_required"], false);
     assert_eq!(j["reason"], "no_runtime_change");
     assert_eq!(j["code_changed"], false);
@@ -101,12 +93,12 @@ fn a_cached_digest_is_reported_and_patch_always_has_one() {
     // A changed range fills the cache with both ends' digests.
     repo.write("src/server.py", "def main(): return 1\n");
     repo.commit_and_tag("fix", "v3");
-    let changed = json(&repo, &["v2..v3"]);
+    let changed = repo.verdict_json(&["v2..v3"]);
     assert_eq!(changed["from"]["fingerprint"], digest.as_str());
     // Twice: the second run answers from the remembered walk of the
     // shared root tree, the same way.
     for _ in 0..2 {
-        let j = json(&repo, &["v1..v2"]);
+        let j = repo.verdict_json(&["v1..v2"]);
         for end in ["from", "to"] {
             assert_eq!(j[end]["fingerprint"], digest.as_str(), "{end}");
             assert_eq!(j[end]["fingerprint_skipped"], Value::Null);
@@ -115,7 +107,7 @@ fn a_cached_digest_is_reported_and_patch_always_has_one() {
         assert_eq!(j["restart_required"], false);
     }
     // No cache: not computed.
-    let cold = json(&repo, &["v1..v2", "--no-cache"]);
+    let cold = repo.verdict_json(&["v1..v2", "--no-cache"]);
     assert_eq!(cold["to"]["fingerprint"], Value::Null);
 }
 
@@ -136,7 +128,7 @@ fn a_link_out_of_an_unchanged_root_tree_still_restarts() {
             if !cache {
                 args.push("--no-cache");
             }
-            let j = json(&repo, &args);
+            let j = repo.verdict_json(&args);
             assert_eq!(j["restart_required"], true, "{target} {cache}");
             assert_eq!(j["reason"], "code_changed");
             assert_eq!(j["code_changed"], true);
@@ -165,7 +157,7 @@ fn links_whose_targets_did_not_change_are_not_hashed() {
     repo.write("lib/other.py", "y = 1\n")
         .write("README.md", "# more\n");
     repo.commit_and_tag("outside only", "v2");
-    let j = json(&repo, &["v1..v2", "--no-cache"]);
+    let j = repo.verdict_json(&["v1..v2", "--no-cache"]);
     assert_eq!(j["restart_required"], false);
     assert_eq!(j["code_changed"], false);
     assert_eq!(j["to"]["fingerprint_skipped"], "selection_unchanged");
@@ -188,7 +180,7 @@ fn a_root_moved_to_a_copy_of_the_old_tree_is_cross_checked() {
         .write("fpcheck.toml", "[runtime]\nroot = \"copy\"\n");
     repo.commit_and_tag("move the root", "v2");
     assert_eq!(repo.git(&["rev-parse", "HEAD:copy"]), old_root);
-    let j = json(&repo, &["v1..v2", "--no-cache"]);
+    let j = repo.verdict_json(&["v1..v2", "--no-cache"]);
     assert_eq!(j["restart_required"], true);
     assert_eq!(j["reason"], "settings_changed_runtime_changed");
     assert_eq!(
@@ -211,7 +203,7 @@ fn settings_that_change_nothing_selected_are_compared_by_digest() {
         "[runtime]\nroot = \"src\"\nexclude = [\"docs\", \"tests\", \"scripts\", \"migrations\", \"crons\", \"__pycache__\", \"node_modules\", \".git\", \"versions\"]\n",
     );
     repo.commit_and_tag("exclude docs", "v2");
-    let j = json(&repo, &["v1..v2", "--no-cache"]);
+    let j = repo.verdict_json(&["v1..v2", "--no-cache"]);
     let digest = fingerprint_at(&repo, "v1");
     assert_eq!(j["restart_required"], false);
     assert_eq!(j["reason"], "no_runtime_change");
@@ -234,14 +226,14 @@ fn a_remembered_walk_answers_the_same_and_keeps_attribute_warnings() {
     docs_release(&repo, "v2");
     repo.write(".gitattributes", "*.py text eol=crlf\n");
     repo.commit_and_tag("attributes", "v3");
-    let first = json(&repo, &["v1..v2"]);
-    let second = json(&repo, &["v1..v2"]);
+    let first = repo.verdict_json(&["v1..v2"]);
+    let second = repo.verdict_json(&["v1..v2"]);
     assert_eq!(first, second);
     assert_eq!(second["to"]["fingerprint_skipped"], "selection_unchanged");
     assert_eq!(second["to"]["runtime_files"], 3);
     assert_eq!(second["warnings"], serde_json::json!([]));
     for _ in 0..2 {
-        let j = json(&repo, &["v2..v3"]);
+        let j = repo.verdict_json(&["v2..v3"]);
         assert_eq!(j["restart_required"], false);
         assert_eq!(j["to"]["runtime_files"], 3);
         let codes = warning_codes(&j);
@@ -268,7 +260,7 @@ fn a_deep_link_out_of_an_unchanged_root_still_restarts() {
         if !cache {
             args.push("--no-cache");
         }
-        let j = json(&repo, &args);
+        let j = repo.verdict_json(&args);
         assert_eq!(j["restart_required"], true, "cache {cache}");
         assert_eq!(j["reason"], "code_changed");
         assert_eq!(j["to"]["fingerprint"], fingerprint_at(&repo, "v2").as_str());
@@ -277,7 +269,7 @@ fn a_deep_link_out_of_an_unchanged_root_still_restarts() {
             serde_json::json!([{"path": "src/plugins/deep/er/impl.py", "status": "target_changed", "change_kind": "code"}])
         );
         args[0] = "v2..v3";
-        let j = json(&repo, &args);
+        let j = repo.verdict_json(&args);
         assert_eq!(j["restart_required"], false, "cache {cache}");
         assert_eq!(j["to"]["runtime_files"], 4);
     }
@@ -292,7 +284,7 @@ fn a_deep_link_out_of_an_unchanged_root_still_restarts() {
         if !cache {
             args.push("--no-cache");
         }
-        let j = json(&repo, &args);
+        let j = repo.verdict_json(&args);
         assert_eq!(j["restart_required"], false, "cache {cache}");
         assert_eq!(j["to"]["fingerprint_skipped"], "selection_unchanged");
         assert_eq!(j["to"]["runtime_files"], 3);
@@ -310,7 +302,7 @@ fn an_unchanged_root_answers_the_same_with_and_without_the_scan() {
     repo.commit_and_tag("1.0.0", "v1");
     docs_release(&repo, "v2");
     for args in [&["v1..v2", "--no-cache"][..], &["v1..v2"], &["v1..v2"]] {
-        let j = json(&repo, args);
+        let j = repo.verdict_json(args);
         assert_eq!(j["restart_required"], false);
         assert_eq!(j["to"]["runtime_files"], 3);
         let codes = warning_codes(&j);
@@ -323,7 +315,7 @@ fn an_unchanged_root_answers_the_same_with_and_without_the_scan() {
     repo.commit_and_tag("1.0.0", "v1");
     docs_release(&repo, "v2");
     for args in [&["v1..v2", "--no-cache"][..], &["v1..v2"]] {
-        let j = json(&repo, args);
+        let j = repo.verdict_json(args);
         assert_eq!(j["to"]["fingerprint"], "");
         assert_eq!(
             j["to"]["unavailable_reason"], "src/broken.py is a directory",
@@ -335,9 +327,9 @@ fn an_unchanged_root_answers_the_same_with_and_without_the_scan() {
     let repo = released();
     repo.commit_and_tag("1.0.0", "v1");
     docs_release(&repo, "v2");
-    let cold = json(&repo, &["v1..v2", "--no-cache"]);
-    let first = json(&repo, &["v1..v2"]);
-    let second = json(&repo, &["v1..v2"]);
+    let cold = repo.verdict_json(&["v1..v2", "--no-cache"]);
+    let first = repo.verdict_json(&["v1..v2"]);
+    let second = repo.verdict_json(&["v1..v2"]);
     assert_eq!(cold, first);
     assert_eq!(first, second);
     assert_eq!(second["to"]["fingerprint_skipped"], "selection_unchanged");
@@ -367,7 +359,7 @@ fn a_selected_gitattributes_below_an_unchanged_root_keeps_its_warnings() {
         let mut args = vec!["v1..v2"];
         args.extend(exts);
         args.extend(cache);
-        let j = json(&repo, &args);
+        let j = repo.verdict_json(&args);
         assert_eq!(j["restart_required"], false, "{args:?} {j}");
         assert_eq!(j["to"]["runtime_files"], 4, "{args:?} {j}");
         // `text` and `eol`, at each end.

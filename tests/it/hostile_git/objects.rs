@@ -13,27 +13,13 @@ fn a_blob_that_inflates_far_beyond_its_size_is_streamed_everywhere() {
     // Written through a file so that git streams it (git add reads files
     // above core.bigFileThreshold in pieces; lower it for this repository).
     repo.git(&["config", "core.bigFileThreshold", "1m"]);
-    let zeros = vec![0u8; 1 << 20];
-    {
-        use std::io::Write;
-        let mut f = std::fs::File::create(repo.join("src/big.py")).unwrap();
-        for _ in 0..SIZE / zeros.len() {
-            f.write_all(&zeros).unwrap();
-        }
-    }
+    write_zeros(&repo.join("src/big.py"), SIZE);
     repo.write("version.json", "{\"version\": \"1.1.0\"}\n");
     repo.commit("big");
     repo.tag("v1.1.0");
     repo.remove("src/big.py");
     repo.git(&["checkout", "-q", "--", "src/app.py"]);
-    let mut want = Sha256::new();
-    want.update(b"app.py\0app = 1\n\n");
-    want.update(b"big.py\0");
-    for _ in 0..SIZE / zeros.len() {
-        want.update(&zeros);
-    }
-    want.update(b"\n");
-    let want = hex::encode(want.finalize());
+    let want = app_and_zeros_fingerprint(SIZE);
     // Far below the file's size: the process, its libraries and a few
     // pieces of the stream.
     let ceiling_kib = 80 * 1024;
@@ -559,26 +545,12 @@ fn a_huge_blob_in_one_of_several_runtimes_is_streamed() {
     .write("version.json", "{\"version\": \"1.0.0\"}\n");
     repo.commit_and_tag("1.0.0", "v1.0.0");
     repo.git(&["config", "core.bigFileThreshold", "1m"]);
-    let zeros = vec![0u8; 1 << 20];
-    {
-        use std::io::Write;
-        let mut f = std::fs::File::create(repo.join("server/big.py")).unwrap();
-        for _ in 0..SIZE / zeros.len() {
-            f.write_all(&zeros).unwrap();
-        }
-    }
+    write_zeros(&repo.join("server/big.py"), SIZE);
     repo.write("worker/job.py", "job = 2\n")
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
     repo.commit_and_tag("big", "v1.1.0");
     repo.remove("server/big.py");
-    let mut want = Sha256::new();
-    want.update(b"app.py\0app = 1\n\n");
-    want.update(b"big.py\0");
-    for _ in 0..SIZE / zeros.len() {
-        want.update(&zeros);
-    }
-    want.update(b"\n");
-    let want = hex::encode(want.finalize());
+    let want = app_and_zeros_fingerprint(SIZE);
 
     let run = bounded(
         repo.path(),
@@ -593,4 +565,27 @@ fn a_huge_blob_in_one_of_several_runtimes_is_streamed() {
         "range: {} KiB",
         run.max_rss_kib
     );
+}
+
+/// Writes `size` zero bytes to `path`, a MiB at a time.
+fn write_zeros(path: &Path, size: usize) {
+    use std::io::Write;
+    let zeros = vec![0u8; 1 << 20];
+    let mut f = std::fs::File::create(path).unwrap();
+    for _ in 0..size / zeros.len() {
+        f.write_all(&zeros).unwrap();
+    }
+}
+
+/// The fingerprint of `app.py` (`app = 1`) and `big.py` (`size` zeros).
+fn app_and_zeros_fingerprint(size: usize) -> String {
+    let mut want = Sha256::new();
+    want.update(b"app.py\0app = 1\n\n");
+    want.update(b"big.py\0");
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..size / zeros.len() {
+        want.update(&zeros);
+    }
+    want.update(b"\n");
+    hex::encode(want.finalize())
 }
