@@ -305,7 +305,7 @@ fn history_counts_and_marks_avoidable_restarts() {
         r.write("src/extra.py", "\n");
     });
 
-    let j = history_json(&repo);
+    let j = repo.history_json(&["--no-cache"]);
     assert_eq!(
         release_flags(&j),
         vec![
@@ -404,16 +404,7 @@ fn history_marks_the_same_restarts_as_ranges_do() {
         repo.commit_and_tag(&version, &format!("v{version}"));
     }
     for threads in ["1", "2", "3"] {
-        let j = repo
-            .fpcheck(&[
-                "history",
-                "--format",
-                "json",
-                "--no-cache",
-                "--threads",
-                threads,
-            ])
-            .json();
+        let j = repo.history_json(&["--no-cache", "--threads", threads]);
         let from_history: Vec<Value> = j["releases"]
             .as_array()
             .unwrap()
@@ -560,7 +551,7 @@ fn only_python_source_names_are_parsed() {
             json!(true)
         )
     );
-    let flags = release_flags(&history_json(&repo));
+    let flags = release_flags(&repo.history_json(&["--no-cache"]));
     assert_eq!(
         flags,
         [
@@ -568,13 +559,6 @@ fn only_python_source_names_are_parsed() {
             json!(["v1.2.0", true, true])
         ]
     );
-}
-
-/// `history --format json --no-cache`, which must succeed.
-fn history_json(repo: &TestRepo) -> Value {
-    let run = repo.fpcheck(&["history", "--format", "json", "--no-cache"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    run.json()
 }
 
 /// Each release's `[to, restart_required, avoidable]`.

@@ -56,14 +56,12 @@ const ENTRIES: u64 = 7;
 /// One thread unless `extra` says otherwise: which changes a first run
 /// compares depends on the order the threads find `code` in.
 fn history(repo: &TestRepo, extra: &[&str]) -> Value {
-    let mut args = vec!["history", "--format", "json"];
+    let mut args = vec![];
     if !extra.contains(&"--threads") {
         args.extend(["--threads", "1"]);
     }
     args.extend_from_slice(extra);
-    let run = repo.fpcheck(&args);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    run.json()
+    repo.history_json(&args)
 }
 
 fn avoidable(j: &Value) -> Vec<bool> {

@@ -40,14 +40,6 @@ fn project() -> TestRepo {
     repo
 }
 
-fn json_of(repo: &TestRepo, args: &[&str]) -> Value {
-    let mut all = vec!["history", "--format", "json"];
-    all.extend_from_slice(args);
-    let run = repo.fpcheck(&all);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    run.json()
-}
-
 fn steps(j: &Value) -> Vec<(String, String, bool, String)> {
     j["releases"]
         .as_array()
@@ -67,7 +59,7 @@ fn steps(j: &Value) -> Vec<(String, String, bool, String)> {
 #[test]
 fn every_update_gets_its_verdict_in_version_order() {
     let repo = project();
-    let j = json_of(&repo, &["--no-cache"]);
+    let j = repo.history_json(&["--no-cache"]);
     let s =
         |a: &str, b: &str, r: bool, why: &str| (a.to_string(), b.to_string(), r, why.to_string());
     assert_eq!(
@@ -109,12 +101,9 @@ fn every_update_gets_its_verdict_in_version_order() {
 #[test]
 fn spans_globs_and_prereleases() {
     let repo = project();
-    let j = json_of(&repo, &["v1.0.0..v1.10.0", "--no-cache"]);
+    let j = repo.history_json(&["v1.0.0..v1.10.0", "--no-cache"]);
     assert_eq!(j["summary"]["releases"], 4);
-    let j = json_of(
-        &repo,
-        &["--tags", "v1.*", "--skip-prereleases", "--no-cache"],
-    );
+    let j = repo.history_json(&["--tags", "v1.*", "--skip-prereleases", "--no-cache"]);
     let names: Vec<&str> = j["tags"]
         .as_array()
         .unwrap()
@@ -134,9 +123,9 @@ fn spans_globs_and_prereleases() {
 #[test]
 fn a_second_run_reads_no_blob_and_a_corrupt_cache_is_ignored() {
     let repo = project();
-    let first = json_of(&repo, &[]);
+    let first = repo.history_json(&[]);
     assert!(first["stats"]["blobs_read"].as_u64().unwrap() > 0);
-    let second = json_of(&repo, &[]);
+    let second = repo.history_json(&[]);
     assert_eq!(second["stats"]["blobs_read"], 0);
     assert_eq!(second["stats"]["hashed"], 0);
     assert_eq!(second["stats"]["cached"], 5);
@@ -144,12 +133,12 @@ fn a_second_run_reads_no_blob_and_a_corrupt_cache_is_ignored() {
 
     let cache = repo.join(".git/fpcheck/fingerprints-v2");
     std::fs::write(&cache, "garbage\n\u{0}not a line\n").unwrap();
-    let third = json_of(&repo, &[]);
+    let third = repo.history_json(&[]);
     assert_eq!(third["tags"], first["tags"]);
     assert_eq!(third["stats"]["cached"], 0);
 
     // --no-cache neither reads nor trusts the file.
-    let fresh = json_of(&repo, &["--no-cache"]);
+    let fresh = repo.history_json(&["--no-cache"]);
     assert_eq!(fresh["tags"], first["tags"]);
 }
 
@@ -282,7 +271,7 @@ fn every_thread_count_agrees_with_a_plain_fingerprint_of_every_tag() {
     assert_eq!(plain[5], plain[6]);
     assert_eq!(plain[6], plain[8]);
     for threads in ["1", "2"] {
-        let j = json_of(&repo, &["--no-cache", "--threads", threads]);
+        let j = repo.history_json(&["--no-cache", "--threads", threads]);
         let got: Vec<&str> = j["tags"]
             .as_array()
             .unwrap()

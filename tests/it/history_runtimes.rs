@@ -41,18 +41,7 @@ fn monorepo() -> TestRepo {
 }
 
 fn run_json(repo: &TestRepo, args: &[&str]) -> Value {
-    let mut all = vec![
-        "history",
-        "--format",
-        "json",
-        "--no-cache",
-        "--threads",
-        "1",
-    ];
-    all.extend_from_slice(args);
-    let run = repo.fpcheck(&all);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    run.json()
+    repo.history_json(&[&["--no-cache", "--threads", "1"], args].concat())
 }
 
 fn verdicts(record: &Value) -> Vec<String> {

@@ -97,15 +97,10 @@ fn a_linked_private_directory_is_no_cache_and_never_written() {
     repo.commit_and_tag("1.1.0", "v1.1.0");
     let elsewhere = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(elsewhere.path(), repo.join(".git/fpcheck")).unwrap();
-    let history = |repo: &TestRepo| {
-        let run = repo.fpcheck(&["history", "--format", "json"]);
-        assert_eq!(run.code, 0, "{}", run.stderr);
-        run.json()
-    };
-    let first = history(&repo);
+    let first = repo.history_json(&[]);
     let range = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json"]);
     assert_eq!(range.code, 0, "{}", range.stderr);
-    let second = history(&repo);
+    let second = repo.history_json(&[]);
     assert_eq!(first["releases"], second["releases"]);
     assert_eq!(second["stats"]["cached"], 0, "{second}");
     assert_eq!(second["stats"]["classify_cached"], 0, "{second}");

@@ -157,6 +157,15 @@ impl TestRepo {
         fpcheck_in(self.path(), args)
     }
 
+    /// `fpcheck history --format json ARGS`, which must succeed.
+    pub fn history_json(&self, args: &[&str]) -> serde_json::Value {
+        let mut all = vec!["history", "--format", "json"];
+        all.extend_from_slice(args);
+        let run = self.fpcheck(&all);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.json()
+    }
+
     /// `fpcheck ARGS --format json`, which must answer (exit 0 or 1).
     pub fn verdict_json(&self, args: &[&str]) -> serde_json::Value {
         let mut all = args.to_vec();
