@@ -395,14 +395,7 @@ fn history_marks_the_same_restarts_as_ranges_do() {
         vec![("src/b.py", TOOLS.replace("x * 2", "x*2"))], // layout
         vec![("src/b.py", TOOLS.replace("x * 2", "x * 3"))], // code
     ];
-    for (n, files) in edits.iter().enumerate() {
-        for (path, text) in files {
-            repo.write(path, text);
-        }
-        let version = format!("1.{}.0", n + 1);
-        repo.write("version.json", format!("{{\"version\": \"{version}\"}}\n"));
-        repo.commit_and_tag(&version, &format!("v{version}"));
-    }
+    repo.release_updates(&edits);
     for threads in ["1", "2", "3"] {
         let j = repo.history_json(&["--no-cache", "--threads", threads]);
         let from_history: Vec<Value> = j["releases"]

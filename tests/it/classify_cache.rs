@@ -34,14 +34,7 @@ fn project() -> TestRepo {
         vec![("src/a.py", format!("# header\n{a4}"))],
         vec![("src/b.py", tools.replace("x * 2", "x * 3"))],
     ];
-    for (n, files) in edits.iter().enumerate() {
-        for (path, text) in files {
-            repo.write(path, text);
-        }
-        let version = format!("1.{}.0", n + 1);
-        repo.write("version.json", format!("{{\"version\": \"{version}\"}}\n"));
-        repo.commit_and_tag(&version, &format!("v{version}"));
-    }
+    repo.release_updates(&edits);
     repo
 }
 

@@ -142,6 +142,20 @@ impl TestRepo {
         self.tag(tag)
     }
 
+    /// One release per update, after v1.0.0: update N writes its files
+    /// and version.json `1.N.0`, commits and tags `v1.N.0`.
+    pub fn release_updates(&self, updates: &[Vec<(&str, String)>]) -> &Self {
+        for (n, files) in updates.iter().enumerate() {
+            for (path, text) in files {
+                self.write(path, text);
+            }
+            let version = format!("1.{}.0", n + 1);
+            self.write("version.json", format!("{{\"version\": \"{version}\"}}\n"));
+            self.commit_and_tag(&version, &format!("v{version}"));
+        }
+        self
+    }
+
     pub fn tag(&self, name: &str) -> &Self {
         self.git(&["tag", name]);
         self
