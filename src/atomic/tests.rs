@@ -10,6 +10,30 @@ fn leftovers(dir: &Path) -> Vec<String> {
     names
 }
 
+/// Makes a FIFO at `path` (in a test's temp dir) with `mode`.
+#[cfg(unix)]
+fn mkfifo(path: &Path, mode: libc::mode_t) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    let made = unsafe { libc::mkfifo(c.as_ptr(), mode) };
+    assert_eq!(made, 0, "mkfifo {}", path.display());
+}
+
+/// Makes a character device 1:3 (what /dev/null is) at `path`, in a
+/// test's temp dir: never the real one.
+#[cfg(unix)]
+fn like_dev_null(path: &Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mknod with a valid NUL-terminated path.
+    let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 3)) };
+    assert_eq!(
+        made,
+        0,
+        "mknod {} needs root, as the tests run",
+        path.display()
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn descriptors_are_named_as_a_shell_names_them() {
@@ -146,9 +170,7 @@ fn a_fifo_is_written_in_place_not_replaced() {
     use std::os::unix::fs::FileTypeExt;
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("pipe");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo with a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    mkfifo(&fifo, 0o600);
     let reader = {
         let fifo = fifo.clone();
         std::thread::spawn(move || fs::read(fifo).unwrap())
@@ -166,9 +188,7 @@ fn a_fifo_is_written_in_place_not_replaced() {
 fn a_special_file_swapped_before_the_write_is_not_written() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("pipe");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo with a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    mkfifo(&fifo, 0o600);
     let node = special_node(&fifo).unwrap().expect("our FIFO is special");
     let victim = dir.path().join("victim");
     fs::write(&victim, b"precious").unwrap();
@@ -187,17 +207,12 @@ fn a_special_file_swapped_before_the_write_is_not_written() {
 fn a_fifo_swapped_in_for_our_node_is_never_waited_on() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("out");
-    let c = std::ffi::CString::new(target.to_str().unwrap()).unwrap();
-    // SAFETY: mknod/mkfifo with a valid NUL-terminated path. A character
-    // device 1:3 (what /dev/null is) made here, in a temp dir.
-    let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 3)) };
-    assert_eq!(made, 0, "mknod needs root, as the tests run");
+    like_dev_null(&target);
     let node = special_node(&target)
         .unwrap()
         .expect("our device is special");
     fs::remove_file(&target).unwrap();
-    // SAFETY: as above.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
+    mkfifo(&target, 0o666);
     let (tx, rx) = std::sync::mpsc::channel();
     let path = target.clone();
     std::thread::spawn(move || {
@@ -217,9 +232,7 @@ fn a_fifo_swapped_in_for_our_node_is_never_waited_on() {
 fn the_fallback_refuses_a_fifo_without_a_reader() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("pipe");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo with a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    mkfifo(&fifo, 0o600);
     let node = special_node(&fifo).unwrap().expect("our FIFO is special");
     let err = open_nonblocking(&fifo, &node).unwrap_err();
     assert_eq!(err.kind(), io::ErrorKind::WouldBlock, "{err}");
@@ -260,9 +273,7 @@ fn beneath_never_follows_a_directory_swapped_for_a_link() {
     let dir = top.path().join("a.old/b");
     fs::remove_file(dir.join("v.json")).unwrap();
     std::os::unix::fs::symlink("elsewhere.json", dir.join("v.json")).unwrap();
-    let c = std::ffi::CString::new(dir.join("fifo").to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo with a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    mkfifo(&dir.join("fifo"), 0o600);
     fs::create_dir(dir.join("sub")).unwrap();
     for n in ["v.json", "fifo", "sub"] {
         let err = write_atomic_beneath(
@@ -307,11 +318,11 @@ fn another_users_link_anywhere_in_a_chain_is_not_trusted() {
     let dir = tempfile::tempdir().unwrap();
     let at = |name: &str| dir.path().join(name);
     let c = |p: &Path| std::ffi::CString::new(p.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo and lchown with valid NUL-terminated paths in a temp
-    // dir; 65534 is `nobody`, standing for another local user.
+    // SAFETY: lchown with valid NUL-terminated paths in a temp dir; 65534
+    // is `nobody`, standing for another local user.
     let give_away =
         |p: &Path, uid: u32| assert_eq!(unsafe { libc::lchown(c(p).as_ptr(), uid, uid) }, 0);
-    assert_eq!(unsafe { libc::mkfifo(c(&at("pipe")).as_ptr(), 0o600) }, 0);
+    mkfifo(&at("pipe"), 0o600);
     give_away(&at("pipe"), 65534);
     std::os::unix::fs::symlink("pipe", at("theirs")).unwrap();
     give_away(&at("theirs"), 65534);
@@ -361,15 +372,8 @@ fn plant() -> Planted {
         planted.push((kind, path.clone()));
         path
     };
-    let fifo = node("FIFO");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: mkfifo with a valid NUL-terminated path in a temp dir.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o666) }, 0);
-    let dev = node("character device");
-    let c = std::ffi::CString::new(dev.to_str().unwrap()).unwrap();
-    // SAFETY: mknod in a temp dir; 1:3 is what /dev/null is.
-    let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 3)) };
-    assert_eq!(made, 0, "mknod needs root, as the tests run");
+    mkfifo(&node("FIFO"), 0o666);
+    like_dev_null(&node("character device"));
     std::os::unix::fs::symlink(&outside, node("symbolic link")).unwrap();
     std::os::unix::fs::symlink(dir.join("nowhere"), node("dangling link")).unwrap();
     fs::create_dir(node("directory")).unwrap();
