@@ -314,10 +314,6 @@ fn line_breaks_are_read_as_python_reads_them() {
     assert_eq!(kind("x = 1  # hi\n", "x = 1  # h\0i\n"), ChangeKind::Code);
 }
 
-fn kind_bytes(old: &[u8], new: &[u8]) -> ChangeKind {
-    classify(old, new)
-}
-
 /// A declared codec decides what every byte means: one that can turn
 /// comment bytes into code (UTF-7, `unicode_escape`) makes the file `code`;
 /// bytes the codec does not decode make it `code` (Python raises
@@ -359,9 +355,9 @@ fn encodings_are_followed_or_refused() {
     let latin = b"# coding: latin-1\nx = '\xe9'\n";
     let mut commented = latin.to_vec();
     commented.extend_from_slice(b"# \xe9\n");
-    assert_eq!(kind_bytes(latin, &commented), ChangeKind::Layout);
+    assert_eq!(classify(latin, &commented), ChangeKind::Layout);
     let other = b"# coding: latin-1\nx = '\xe8'\n";
-    assert_eq!(kind_bytes(latin, other), ChangeKind::Code);
+    assert_eq!(classify(latin, other), ChangeKind::Code);
     // ASCII-compatible code pages, for ASCII files.
     for codec in ["cp1252", "iso-8859-15", "ascii", "utf8", "UTF_8", "latin1"] {
         let old = format!("# coding: {codec}\nx = 1\n");
@@ -373,7 +369,7 @@ fn encodings_are_followed_or_refused() {
     }
     // cp1252 leaves 0x81 undefined: Python raises SyntaxError.
     assert_eq!(
-        kind_bytes(
+        classify(
             b"# coding: cp1252\nx = 1\n",
             b"# coding: cp1252\nx = 1  # \x81\n"
         ),
@@ -383,11 +379,11 @@ fn encodings_are_followed_or_refused() {
     // bytes in a docstring, not in a comment; refusing both is the safe
     // side.
     assert_eq!(
-        kind_bytes(b"x = 1  # hi\n", b"x = 1  # h\xffi\n"),
+        classify(b"x = 1  # hi\n", b"x = 1  # h\xffi\n"),
         ChangeKind::Code
     );
     assert_eq!(
-        kind_bytes(b"'''doc'''\n", b"'''d\xffoc'''\n"),
+        classify(b"'''doc'''\n", b"'''d\xffoc'''\n"),
         ChangeKind::Code
     );
     // A leading byte-order mark is dropped by Python, and allows only a
