@@ -7,15 +7,18 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, Iterator, Mapping, Union
+from typing import Any, Dict, Iterator, Mapping, Union
 
 import pytest
+
+import fpcheck
 
 REPO_TOP = Path(__file__).resolve().parents[2]
 VECTORS = REPO_TOP / "tests" / "data" / "vectors.json"
 REFERENCE = REPO_TOP / "tests" / "reference_fingerprint.py"
 
 Content = Union[str, Mapping[str, str]]
+Cache = Union[None, bool, Path]
 
 
 def write_tree(root: Path, files: Mapping[str, Content]) -> None:
@@ -86,6 +89,13 @@ def reference(root: Path, *extra: str) -> str:
         text=True,
     )
     return done.stdout.split("\n")[0]
+
+
+def ask(
+    runtime: Path, marker: Path, fp: str, cache: Cache = True, **kw: Any
+) -> Dict[str, Any]:
+    """``fpcheck.status`` for a process running ``fp``, cached by default."""
+    return fpcheck.status(runtime, marker, process_fingerprint=fp, cache=cache, **kw)
 
 
 def fpcheck_cli(

@@ -8,20 +8,12 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Union
+from typing import Any, Dict, List
 
 import pytest
 
 import fpcheck
-from conftest import fpcheck_cli
-
-Cache = Union[None, bool, Path]
-
-
-def ask(
-    runtime: Path, marker: Path, fp: str, cache: Cache = True, **kw: Any
-) -> Dict[str, Any]:
-    return fpcheck.status(runtime, marker, process_fingerprint=fp, cache=cache, **kw)
+from conftest import Cache, ask, fpcheck_cli
 
 
 def test_status_is_the_cli_json(runtime: Path, tmp_path: Path) -> None:

@@ -11,16 +11,11 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import Any, Dict
 
 import pytest
 
 import fpcheck
-
-
-def ask(runtime: Path, marker: Path, fp: str, **kw: Any) -> Dict[str, Any]:
-    kw.setdefault("cache", True)
-    return fpcheck.status(runtime, marker, process_fingerprint=fp, **kw)
+from conftest import ask
 
 
 def test_a_write_through_a_mapping_is_seen_within_the_verify_interval(
