@@ -142,13 +142,7 @@ fn a_hostile_memo_file_is_ignored() {
     let outside = repo.join("outside");
     std::fs::write(&outside, b"keep").unwrap();
     let setups: [&dyn Fn(); 3] = [
-        &|| {
-            let status = std::process::Command::new("mkfifo")
-                .arg(repo.join(MEMO))
-                .status()
-                .unwrap();
-            assert!(status.success());
-        },
+        &|| crate::support::mkfifo(&repo.join(MEMO), 0o600),
         &|| std::os::unix::fs::symlink(&outside, repo.join(MEMO)).unwrap(),
         &|| std::fs::write(repo.join(MEMO), b"fpcheck-objects-v1\n\xff\xff garbage").unwrap(),
     ];
