@@ -118,10 +118,11 @@ pub(crate) fn annotate_with(
     analysis: &mut Analysis,
     kinds: &mut KindCache,
 ) {
-    // Only a modified file is read: with none (the everyday unchanged
-    // range), no end is resolved again, and a warm range opens no pack.
-    let modified = (analysis.changes.runtime.iter()).any(|c| matches!(c.status, Status::Modified));
-    let from = if !modified {
+    // Only a modified Python file is read: with none (the everyday
+    // unchanged range, or only data files changed), no end is resolved
+    // again, and a warm range opens no pack.
+    let compares = compares_files(analysis);
+    let from = if !compares {
         Bytes::Tree(None)
     } else {
         side_tree(
@@ -130,7 +131,7 @@ pub(crate) fn annotate_with(
             &analysis.from.reference,
         )
     };
-    let to = if !modified {
+    let to = if !compares {
         Bytes::Tree(None)
     } else if analysis.to.worktree {
         Bytes::Worktree(repo.workdir().map(Path::to_path_buf))

@@ -169,8 +169,9 @@ fn all_declared(text: &[u8]) -> impl Iterator<Item = &[u8]> {
 }
 
 /// Whether a line holds nothing but whitespace and maybe a comment
-/// (CPython then also looks at the second line).
-fn comment_or_blank(line: &[u8]) -> bool {
+/// (CPython then also looks at the second line; after a line continuation
+/// it refuses such a line: `limits::continuation_ok`).
+pub(super) fn comment_or_blank(line: &[u8]) -> bool {
     line.iter()
         .find(|b| !matches!(b, b' ' | b'\t' | b'\x0c'))
         .is_none_or(|b| *b == b'#')

@@ -68,9 +68,7 @@ pub(super) fn may_parse(source: &[u8]) -> bool {
 pub(super) fn continuation_ok(source: &[u8], end: usize) -> bool {
     let rest = &source[end.min(source.len())..];
     let line = rest.split(|b| *b == b'\n').next().unwrap_or(b"");
-    line.iter()
-        .find(|b| !matches!(b, b' ' | b'\t' | b'\x0c'))
-        .is_some_and(|b| *b != b'#')
+    !super::decode::comment_or_blank(line)
 }
 
 /// Whether Python decodes the escapes of a plain string literal (`text`:

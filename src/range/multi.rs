@@ -128,7 +128,8 @@ fn runtimes_in(
     };
     let chosen = config::choose::dedupe(chosen);
     let (from, to, notes) = resolve_ends(repo, options)?;
-    let (from_decl, to_decl) = declared(repo, options, &from, &to)?;
+    let revs = Revs::parse(repo, &from, &to)?;
+    let (from_decl, to_decl) = declared(repo, options, &revs)?;
     let all: BTreeSet<String> = from_decl.names.union(&to_decl.names).cloned().collect();
     if let [name] = chosen.as_slice() {
         // Declared at one end only: read as with several runtimes, so that
@@ -160,7 +161,7 @@ fn runtimes_in(
         repo,
         &options.settings,
         &names,
-        (&from, &to),
+        &revs,
         &mut cache,
         options.digests,
     );
@@ -168,7 +169,7 @@ fn runtimes_in(
     for name in names {
         let mut request = options.settings.clone();
         request.flags.runtime = Some(name.clone());
-        let absent = absent_ends(repo, &request, &name, (&from, &to), (&from_decl, &to_decl))?;
+        let absent = absent_ends(repo, &request, &name, &revs, (&from_decl, &to_decl))?;
         let mut analysis = analyse_with(
             repo,
             &from,
@@ -211,6 +212,27 @@ fn runtimes_in(
     }))
 }
 
+/// The revision ends, resolved once for everything read before the
+/// analyses (each analysis resolves its own): `to` is `None` for the
+/// working tree. Both must be commits, as the analyses require: a tree
+/// is refused here, before any blob is read for it.
+struct Revs {
+    from: Revision,
+    to: Option<Revision>,
+}
+
+impl Revs {
+    fn parse(repo: &gix::Repository, from: &str, to: &ToSide) -> Result<Revs, RangeError> {
+        Ok(Revs {
+            from: Revision::parse_commit(repo, from)?,
+            to: match to {
+                ToSide::Rev(spec) => Some(Revision::parse_commit(repo, spec)?),
+                ToSide::Worktree => None,
+            },
+        })
+    }
+}
+
 /// Reads every blob the runtimes select at the revision ends once, and
 /// leaves their fingerprints in `cache` for the analyses (see [`prime`]).
 /// The working tree's end is read by each analysis as usual.
@@ -218,30 +240,22 @@ fn prime_all(
     repo: &gix::Repository,
     request: &config::Request,
     names: &[String],
-    (from, to): (&str, &ToSide),
+    revs: &Revs,
     cache: &mut crate::cache::FingerprintCache,
     digests: Digests,
 ) {
-    let mut ends = Vec::new();
-    if let Ok(rev) = Revision::parse(repo, from) {
-        ends.push((rev, from.to_string()));
-    }
-    if let ToSide::Rev(spec) = to {
-        if let Ok(rev) = Revision::parse(repo, spec) {
-            ends.push((rev, spec.clone()));
-        }
-    }
+    let ends: Vec<&Revision> = std::iter::once(&revs.from).chain(&revs.to).collect();
     let mut merged = prime::Merged::default();
     for name in names {
         let mut request = request.clone();
         request.flags.runtime = Some(name.clone());
         let mut pair = Vec::new();
-        for (rev, spec) in &ends {
+        for rev in &ends {
             // A runtime missing at this end is read by its analysis.
-            let Ok(end) = request.at_revision(repo, rev.tree, spec) else {
+            let Ok(end) = request.at_revision(repo, rev.tree, &rev.spec) else {
                 continue;
             };
-            if let Ok(src) = GitSource::new(repo.clone(), rev.clone(), &end.runtime.root) {
+            if let Ok(src) = GitSource::new(repo.clone(), (*rev).clone(), &end.runtime.root) {
                 pair.push((src, end.runtime));
             }
         }
@@ -314,8 +328,7 @@ pub(super) fn summary(runtimes: &[NamedAnalysis]) -> String {
 fn declared(
     repo: &gix::Repository,
     options: &Options,
-    from: &str,
-    to: &ToSide,
+    revs: &Revs,
 ) -> Result<(Declared, Declared), RangeError> {
     let names = |f: Option<&ConfigFile>| -> BTreeSet<String> {
         f.map(|f| f.runtimes.keys().cloned().collect())
@@ -323,22 +336,17 @@ fn declared(
     };
     match &options.settings.choice {
         ConfigChoice::Committed => {
-            let from_rev = Revision::parse(repo, from)?;
-            let f = config::at_revision(repo, from_rev.tree, from)?;
-            let from_decl = Declared {
-                names: names(f.as_ref()),
-                shown: format!("{} at {}", config::FILE_NAME, from),
+            let at = |rev: &Revision| -> Result<Declared, RangeError> {
+                let f = config::at_revision(repo, rev.tree, &rev.spec)?;
+                Ok(Declared {
+                    names: names(f.as_ref()),
+                    shown: format!("{} at {}", config::FILE_NAME, rev.spec),
+                })
             };
-            let to_decl = match to {
-                ToSide::Rev(spec) => {
-                    let rev = Revision::parse(repo, spec)?;
-                    let t = config::at_revision(repo, rev.tree, spec)?;
-                    Declared {
-                        names: names(t.as_ref()),
-                        shown: format!("{} at {}", config::FILE_NAME, spec),
-                    }
-                }
-                ToSide::Worktree => {
+            let from_decl = at(&revs.from)?;
+            let to_decl = match &revs.to {
+                Some(rev) => at(rev)?,
+                None => {
                     let top = super::ends::workdir(repo)?;
                     let t = ConfigFile::find_in(&top)?.map(|(_, f)| f);
                     Declared {
@@ -372,19 +380,16 @@ fn absent_ends(
     repo: &gix::Repository,
     request: &config::Request,
     name: &str,
-    (from, to): (&str, &ToSide),
+    revs: &Revs,
     (from_decl, to_decl): (&Declared, &Declared),
 ) -> Result<Absent, RangeError> {
     let at_from = from_decl.names.contains(name);
     let at_to = to_decl.names.contains(name);
     let why = |decl: &Declared| format!("runtime `{}` is not declared in {}", name, decl.shown);
     let to_settings = || -> Result<config::EndSettings, RangeError> {
-        Ok(match to {
-            ToSide::Rev(spec) => {
-                let rev = Revision::parse(repo, spec)?;
-                request.at_revision(repo, rev.tree, spec)?
-            }
-            ToSide::Worktree => request.at_worktree(&super::ends::workdir(repo)?)?,
+        Ok(match &revs.to {
+            Some(rev) => request.at_revision(repo, rev.tree, &rev.spec)?,
+            None => request.at_worktree(&super::ends::workdir(repo)?)?,
         })
     };
     Ok(match (at_from, at_to) {
@@ -396,8 +401,7 @@ fn absent_ends(
             let from_own = if from_decl.names.is_empty() {
                 let mut own = request.clone();
                 own.flags.runtime = None;
-                let rev = Revision::parse(repo, from)?;
-                Some(own.at_revision(repo, rev.tree, from)?)
+                Some(own.at_revision(repo, revs.from.tree, &revs.from.spec)?)
             } else {
                 None
             };
@@ -407,13 +411,13 @@ fn absent_ends(
                 from_own,
             }
         }
-        (true, false) => {
-            let rev = Revision::parse(repo, from)?;
-            Absent {
-                from: None,
-                to: Some((why(to_decl), request.at_revision(repo, rev.tree, from)?)),
-                from_own: None,
-            }
-        }
+        (true, false) => Absent {
+            from: None,
+            to: Some((
+                why(to_decl),
+                request.at_revision(repo, revs.from.tree, &revs.from.spec)?,
+            )),
+            from_own: None,
+        },
     })
 }

@@ -7,6 +7,7 @@ single-runtime reports, each with its `name`, and a top-level
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 from .fetch import Rev
@@ -71,15 +72,22 @@ def cap_optional(value: object) -> object:
 def json_list(items: list[str], limit: int = JSON_OUTPUT_LIMIT_BYTES) -> tuple[str, int]:
     """The JSON array of the leading `items` that fit in `limit` bytes (as
     `json.dumps` writes it), and how many it holds."""
-    pieces: list[str] = []
-    used = 2
-    for item in items:
-        piece = json.dumps(item, ensure_ascii=False)
-        if used + size(piece) + (2 if pieces else 0) > limit:
-            break
-        used += size(piece) + (2 if pieces else 0)
-        pieces.append(piece)
+    pieces = leading_fit((json.dumps(item, ensure_ascii=False) for item in items), limit)
     return "[" + ", ".join(pieces) + "]", len(pieces)
+
+
+def leading_fit(pieces: Iterable[str], limit: int) -> list[str]:
+    """The leading `pieces` that, joined by `, ` inside a pair of brackets,
+    fit in `limit` bytes (the one rule both JSON outputs are cut by)."""
+    kept: list[str] = []
+    used = 2
+    for piece in pieces:
+        grown = used + size(piece) + (2 if kept else 0)
+        if grown > limit:
+            break
+        used = grown
+        kept.append(piece)
+    return kept
 
 
 def json_runtimes(verdicts: dict[str, dict], limit: int = JSON_OUTPUT_LIMIT_BYTES) -> tuple[str, str]:
@@ -91,14 +99,10 @@ def json_runtimes(verdicts: dict[str, dict], limit: int = JSON_OUTPUT_LIMIT_BYTE
     if size(full) <= limit:
         return full, ""
     slim = {name: {**v, "changed_runtime_files": None} for name, v in verdicts.items()}
-    pieces: list[str] = []
-    used = 2
-    for name in sorted(slim):
-        piece = json.dumps(name, ensure_ascii=False) + ": " + json.dumps(slim[name], ensure_ascii=False, sort_keys=True)
-        if used + size(piece) + (2 if pieces else 0) > limit:
-            break
-        used += size(piece) + (2 if pieces else 0)
-        pieces.append(piece)
+    pieces = leading_fit(
+        (json.dumps(name, ensure_ascii=False) + ": " + json.dumps(slim[name], ensure_ascii=False, sort_keys=True) for name in sorted(slim)),
+        limit,
+    )
     note = "each runtime's changed_runtime_files is null"
     if len(pieces) < len(slim):
         note += f", and {len(pieces):,} of {len(slim):,} runtimes are listed"
