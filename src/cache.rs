@@ -368,11 +368,7 @@ fn read_bytes_in(dir: &std::fs::File, name: &str, limit: usize) -> Option<Vec<u8
     let (file, size) =
         crate::safe_io::open_regular_at(Some(dir.as_fd()), &name, crate::safe_io::Links::Refuse)
             .ok()?;
-    let mut bytes = Vec::new();
-    crate::safe_io::read_capped(&file, size, &mut bytes, limit)
-        .ok()
-        .flatten()?;
-    Some(bytes)
+    crate::safe_io::read_opened(&file, size, limit as u64).ok()
 }
 
 /// Another file fpcheck keeps in its own directory of the git directory
