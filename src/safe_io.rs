@@ -67,9 +67,16 @@ impl ReadError {
 /// Reads the regular file at `path`, at most `limit` bytes.
 pub(crate) fn read_regular(path: &Path, links: Links, limit: u64) -> Result<Vec<u8>, ReadError> {
     let (file, size) = open_sized(path, links)?;
+    read_opened(&file, size, limit)
+}
+
+/// [`read_regular`] for a file opened by [`open_regular_at`] or
+/// [`open_sized`] (of `size` bytes at open): all of it, at most `limit`
+/// bytes.
+pub(crate) fn read_opened(file: &File, size: u64, limit: u64) -> Result<Vec<u8>, ReadError> {
     let mut bytes = Vec::new();
     let cap = usize::try_from(limit).unwrap_or(usize::MAX - 1);
-    match read_capped(&file, size, &mut bytes, cap)? {
+    match read_capped(file, size, &mut bytes, cap)? {
         Some(_) => Ok(bytes),
         None => Err(ReadError::TooLarge { limit }),
     }

@@ -23,7 +23,7 @@ pub(super) static STREAM_BUFS: BufPool = BufPool::new(STREAM_BUF, 2);
 #[derive(Clone, Debug)]
 pub struct DirSource {
     root: PathBuf,
-    pub(super) display: String,
+    display: String,
     parent_lookup: bool,
 }
 
@@ -82,7 +82,7 @@ impl DirSource {
         dir.join(name).display().to_string()
     }
 
-    pub(super) fn unreadable(&self, rel: &[u8], err: &io::Error) -> SourceError {
+    fn unreadable(&self, rel: &[u8], err: &io::Error) -> SourceError {
         SourceError::Unreadable {
             path: display_path(&self.display, rel),
             why: io_reason(err),

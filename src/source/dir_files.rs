@@ -25,7 +25,7 @@ use std::path::Path;
 
 use super::dir::{STREAM_BUF, STREAM_BUFS};
 use super::{DirSource, FileReader, Node, SourceError, Whole};
-use crate::safe_io::{open_regular_at, read_capped, stream, Links, ReadError};
+use crate::safe_io::{open_regular_at, open_sized, read_capped, stream, Links, ReadError};
 
 /// One fingerprint's reader of a [`DirSource`] (see the module comment).
 pub(super) struct DirFiles {
@@ -68,11 +68,18 @@ impl DirFiles {
                         let name = nul_terminated(&mut self.name, name.as_bytes())?;
                         open_regular_at(Some(dir.as_fd()), name, Links::Follow)
                     }
-                    None => open_regular_at(None, &cstring(path)?, Links::Follow),
+                    None => open_sized(path, Links::Follow),
                 }
             }
-            _ => open_regular_at(None, &cstring(path)?, Links::Follow),
+            _ => open_sized(path, Links::Follow),
         }
+    }
+
+    /// Opens file `rel` (at `content`'s path), with its size at open; an
+    /// error names `rel` as [`DirSource`]'s own reads do.
+    fn open_node(&mut self, rel: &str, content: &Node) -> Result<(File, u64), SourceError> {
+        self.open(path_of(content))
+            .map_err(|e| self.source.unreadable_file(rel, e))
     }
 }
 
@@ -89,10 +96,7 @@ impl FileReader for DirFiles {
         content: &Node,
         sink: &mut dyn FnMut(&[u8]),
     ) -> Result<(), SourceError> {
-        let path = path_of(content);
-        let (file, size) = self
-            .open(path)
-            .map_err(|e| self.source.unreadable_file(rel, e))?;
+        let (file, size) = self.open_node(rel, content)?;
         if self.buf.capacity() < STREAM_BUF {
             self.buf = STREAM_BUFS.take();
         }
@@ -107,10 +111,7 @@ impl FileReader for DirFiles {
         out: &mut Vec<u8>,
         limit: usize,
     ) -> Result<Whole, SourceError> {
-        let path = path_of(content);
-        let (file, size) = self
-            .open(path)
-            .map_err(|e| self.source.unreadable_file(rel, e))?;
+        let (file, size) = self.open_node(rel, content)?;
         match read_capped(&file, size, out, limit) {
             Ok(Some(n)) => Ok(Whole::Read(n)),
             Ok(None) => Ok(Whole::TooBig),
@@ -151,11 +152,6 @@ fn nul_terminated<'b>(buf: &'b mut Vec<u8>, name: &[u8]) -> Result<&'b CStr, Rea
     buf.extend_from_slice(name);
     buf.push(0);
     CStr::from_bytes_with_nul(buf).map_err(|_| ReadError::Io(io::ErrorKind::InvalidInput.into()))
-}
-
-fn cstring(path: &Path) -> Result<std::ffi::CString, ReadError> {
-    std::ffi::CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| ReadError::Io(io::ErrorKind::InvalidInput.into()))
 }
 
 #[cfg(test)]

@@ -374,9 +374,7 @@ mod tests {
         std::fs::write(root.join("src/version.json"), b"{\"version\": \"1.0.0\"}\n").unwrap();
         git(root, &["add", "-A"]);
         git(root, &["commit", "-q", "-m", "one"]);
-        let repo = open_repo(Some(root)).unwrap();
-        let rev = Revision::parse(&repo, "HEAD").unwrap();
-        let src = GitSource::new(repo, rev, "src").unwrap();
+        let src = source(root, "HEAD");
         let before = HEADER_READS.with(|n| n.get());
         let meta = src.read_meta("version.json", false).unwrap().unwrap();
         assert_eq!(meta.bytes, b"{\"version\": \"1.0.0\"}\n");
@@ -412,10 +410,15 @@ mod tests {
         hex::encode(h.finalize())
     }
 
-    fn fingerprint(repo: &Path, rev: &str) -> Option<String> {
+    /// The source of `rev:src` in the repository at `repo`.
+    fn source(repo: &Path, rev: &str) -> GitSource {
         let repo = open_repo(Some(repo)).unwrap();
         let rev = Revision::parse(&repo, rev).unwrap();
-        let src = GitSource::new(repo, rev, "src").unwrap();
+        GitSource::new(repo, rev, "src").unwrap()
+    }
+
+    fn fingerprint(repo: &Path, rev: &str) -> Option<String> {
+        let src = source(repo, rev);
         crate::fingerprint::compute(&src, &crate::select::Rules::default())
             .unwrap()
             .digest
@@ -423,13 +426,12 @@ mod tests {
 
     /// Whether `rev:src/big.py` is streamed rather than read whole.
     fn streamed(repo: &Path, rev: &str) -> bool {
-        let repo = open_repo(Some(repo)).unwrap();
-        let id = repo
+        let src = source(repo, rev);
+        let id = src
+            .repo
             .rev_parse_single(format!("{rev}:src/big.py").as_str())
             .unwrap()
             .detach();
-        let rev = Revision::parse(&repo, rev).unwrap();
-        let src = GitSource::new(repo, rev, "src").unwrap();
         matches!(
             src.stream_large(src.runtime_objects(), id, "big.py", &mut |_| {})
                 .unwrap(),

@@ -193,10 +193,15 @@ impl Memo {
         }
     }
 
+    /// The bytes of an object of the file.
+    fn bytes(&self, held: &Held) -> &[u8] {
+        &self.data[held.start..held.start + held.len]
+    }
+
     /// Object `id` from the file, once its bytes are checked against it.
     fn sound(&self, id: &ObjectId) -> Option<(Kind, &[u8])> {
         let held = self.held.get(id)?;
-        let bytes = &self.data[held.start..held.start + held.len];
+        let bytes = self.bytes(held);
         match held.check.load(Ordering::Relaxed) {
             SOUND => {}
             FORGED => return None,
@@ -272,24 +277,24 @@ impl Memo {
             out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
             out.extend_from_slice(bytes);
         };
+        // The file's sound objects this run used (or not), in file order.
         let from_file = |used: bool| {
-            self.order.iter().filter(move |id| {
-                let held = &self.held[*id];
-                held.check.load(Ordering::Relaxed) != FORGED
-                    && held.used.load(Ordering::Relaxed) == used
+            self.order.iter().filter_map(move |id| {
+                let held = &self.held[id];
+                (held.check.load(Ordering::Relaxed) != FORGED
+                    && held.used.load(Ordering::Relaxed) == used)
+                    .then(|| (id, held.kind, self.bytes(held)))
             })
         };
-        for id in from_file(true) {
-            let held = &self.held[id];
-            push(id, held.kind, &self.data[held.start..held.start + held.len]);
+        for (id, kind, bytes) in from_file(true) {
+            push(id, kind, bytes);
         }
         for id in &recorded.order {
             let (kind, bytes) = &recorded.objects[id];
             push(id, *kind, bytes);
         }
-        for id in from_file(false) {
-            let held = &self.held[id];
-            push(id, held.kind, &self.data[held.start..held.start + held.len]);
+        for (id, kind, bytes) in from_file(false) {
+            push(id, kind, bytes);
         }
         crate::cache::write_private(&self.common, FILE, &out)
     }

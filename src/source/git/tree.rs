@@ -120,10 +120,16 @@ impl GitSource {
     /// ends of a range, through the same few trees (and a runtime root's
     /// tree can hold thousands of entries). A tree id names its entries,
     /// so they are shared by every source of the same object store on this
-    /// thread; only the last [`LOOKED_UP`] trees are kept, so a walk of
-    /// many links costs no memory.
+    /// thread (unless the repository replaces objects); only the last
+    /// [`LOOKED_UP`] trees are kept, so a walk of many links costs no memory.
     fn looked_up(&self, id: ObjectId, what: &str) -> Result<Rc<Vec<TreeEntry>>, SourceError> {
-        let store = self.repo.objects.store_ref().path();
+        let store = self.repo.objects.store_ref();
+        // Under `git replace`, an id no longer names its entries: what is
+        // kept (or would be) may be another object's, so nothing is.
+        if store.replacements().next().is_some() {
+            return self.tree_entries(id, what).map(Rc::new);
+        }
+        let store = store.path();
         let hit = KEPT.with(|kept| {
             (kept.borrow().iter())
                 .find(|(p, k, _)| *k == id && p == store)
@@ -322,5 +328,59 @@ pub(super) fn link_failure(found: &Found) -> String {
         Found::Absolute => "is absolute (a checkout would read outside the repository)".into(),
         Found::Loop => "loops".into(),
         Found::Malformed(clause) => clause.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::source::git::test_git as git;
+    use crate::source::git::{open_repo, GitSource, Revision};
+    use std::path::Path;
+
+    fn fingerprint(root: &Path) -> Option<String> {
+        let repo = open_repo(Some(root)).unwrap();
+        let rev = Revision::parse(&repo, "HEAD").unwrap();
+        let src = GitSource::new(repo, rev, "src").unwrap();
+        crate::fingerprint::compute(&src, &crate::select::Rules::default())
+            .unwrap()
+            .digest
+    }
+
+    fn rev_parse(root: &Path, spec: &str) -> String {
+        let out = std::process::Command::new("git")
+            .current_dir(root)
+            .args(["rev-parse", spec])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    /// The trees kept for path look-ups outlive a repository (a
+    /// long-running process opens it again for each fingerprint): once
+    /// `git replace` swaps a kept tree for another, the look-up must read
+    /// the replacement, as a fresh process does, not the tree it kept.
+    #[test]
+    fn a_tree_replaced_after_a_look_up_is_read_anew() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q"]);
+        std::fs::create_dir(root.join("src")).unwrap();
+        std::fs::write(root.join("src/a.py"), b"a = 1\n").unwrap();
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-q", "-m", "one"]);
+        let one = rev_parse(root, "HEAD^{tree}");
+        std::fs::write(root.join("src/a.py"), b"a = 2\n").unwrap();
+        git(root, &["commit", "-q", "-am", "two"]);
+        let two = rev_parse(root, "HEAD^{tree}");
+
+        let before = fingerprint(root);
+        git(root, &["replace", &two, &one]);
+        let path = root.to_path_buf();
+        let fresh = std::thread::spawn(move || fingerprint(&path))
+            .join()
+            .unwrap();
+        assert_ne!(fresh, before, "gix reads the replacement");
+        // Before the fix: the top tree kept by the first look-up, `a = 2`.
+        assert_eq!(fingerprint(root), fresh);
     }
 }
