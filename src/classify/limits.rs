@@ -1,6 +1,6 @@
-//! What Python rejects although tree-sitter's grammar accepts it, checked
-//! on the parsed tree (by the stream's walk, see `stream.rs`): a file that
-//! fails any check counts as not parsing, so its changes are `code`.
+//! What Python rejects although Ruff's parser accepts it, and what could
+//! make the parser itself misbehave: a file that fails any check counts as
+//! not parsing, so its changes are `code`.
 //!
 //! - Python's limits: 200 nested brackets (tokenizer `MAXLEVEL`), 99
 //!   indentation levels (`MAXINDENT`), and expressions nested about 3,000
@@ -8,40 +8,47 @@
 //!   [`MAX_TREE_DEPTH`] nodes deep, well below.
 //! - A line continuation followed by a blank or comment-only line, or by
 //!   the end of the file (Python: "invalid syntax", "unexpected EOF").
+//! - Anything but whitespace and continuations between tokens (a
+//!   non-breaking space, a vertical tab).
 //! - A docstring whose escapes Python cannot decode (`\x4`, `\u12`,
 //!   `\U00110000`; `\N{...}` is refused too, since the names of the
 //!   Unicode version of the Python that runs the code are not known).
 
 /// The most brackets open at once that Python accepts.
 pub(super) const MAX_BRACKETS: usize = 200;
-/// The most nested blocks; Python accepts 99 indentation levels (each
-/// indented block is one; a block on its statement's line is counted too,
-/// to be safe).
+/// The most nested blocks; Python accepts 99 indentation levels.
 pub(super) const MAX_BLOCKS: usize = 99;
-/// The deepest syntax tree accepted. Python's compiler gives up near 3,000
-/// nested expressions (`a + a + ...`, `not not ...`, `-(-(...))`), each of
-/// them at least one tree level.
+/// The deepest syntax tree accepted (statements and expressions, one level
+/// each). Python's compiler gives up near 3,000 nested expressions
+/// (`a + a + ...`, `not not ...`, `-(-(...))`).
 pub(super) const MAX_TREE_DEPTH: usize = 1000;
+/// The most words and operators that make Ruff's parser recurse a level
+/// each (`not`, `lambda`, `await`, `if`, `else`, `yield`, `**`, and runs of
+/// `-`, `+`, `~`), counted in the whole file: at under 1 KiB of stack a
+/// level, what passes stays far within the parse thread's stack.
+pub(super) const MAX_RECURSIVE: usize = 50_000;
+/// The longest run of one-byte prefix operators (`- - ~x`).
+const MAX_RUN: usize = 1000;
 
 /// Whether a file may be parsed: its brackets, counted from its bytes
-/// alone, never nest deeper than Python allows, nor do runs of the one-byte
-/// prefix operators (`- - ~x`). tree-sitter's memory grows with what is
-/// open at once (hundreds of times the file's size for a file of nested
-/// brackets or of `-`), and Python rejects such a file anyway.
+/// alone, never nest deeper than Python allows; no run of the one-byte
+/// prefix operators (`- - ~x`) is longer than [`MAX_RUN`]; and at most
+/// [`MAX_RECURSIVE`] words and operators could make the parser recurse.
+/// These bound the parse thread's stack (see `python.rs`), and Python
+/// rejects what nests that deep anyway.
 ///
-/// These are byte counts, not a tokenizer: brackets and operators in
+/// These are byte counts, not a tokenizer: brackets, words and operators in
 /// strings and comments count too. The bracket count restarts at a blank
 /// line (which a deep, hostile nesting need not have, and which ends most
 /// statements: counting a whole file's unbalanced brackets in strings would
 /// refuse ordinary files); a run of operators may hold spaces and tabs. They
 /// can only make a file `code` without parsing it: whether the file stays
-/// within Python's limits is the tree's check ([`MAX_BRACKETS`],
-/// [`MAX_TREE_DEPTH`]), and the memory of what they let through is bounded
-/// by the classifier's file size limit (`apply.rs`).
+/// within Python's limits is checked on its tokens and tree
+/// ([`MAX_BRACKETS`], [`MAX_BLOCKS`], [`MAX_TREE_DEPTH`]).
 pub(super) fn may_parse(source: &[u8]) -> bool {
-    let (mut depth, mut run) = (0usize, 0usize);
+    let (mut depth, mut run, mut recursive) = (0usize, 0usize, 0usize);
     let mut previous = 0u8;
-    for &b in source {
+    for (i, &b) in source.iter().enumerate() {
         match b {
             b'(' | b'[' | b'{' => depth += 1,
             b')' | b']' | b'}' => depth = depth.saturating_sub(1),
@@ -53,12 +60,46 @@ pub(super) fn may_parse(source: &[u8]) -> bool {
             b' ' | b'\t' => {}
             _ => run = 0,
         }
-        if depth > MAX_BRACKETS || run > MAX_TREE_DEPTH {
+        if b == b'*' && previous == b'*' {
+            recursive += 1;
+        } else if run == 1 && matches!(b, b'-' | b'+' | b'~') {
+            recursive += 1;
+        } else if b.is_ascii_lowercase() && !is_word_byte(previous) {
+            recursive += usize::from(recursive_word(&source[i..]));
+        }
+        if depth > MAX_BRACKETS || run > MAX_RUN || recursive > MAX_RECURSIVE {
             return false;
         }
         previous = b;
     }
     true
+}
+
+/// Whether `rest` starts with one of the keywords that make the parser
+/// recurse, as a whole word.
+fn recursive_word(rest: &[u8]) -> bool {
+    const WORDS: [&[u8]; 7] = [
+        b"not", b"lambda", b"await", b"if", b"else", b"yield", b"elif",
+    ];
+    WORDS
+        .iter()
+        .any(|w| rest.starts_with(w) && !rest.get(w.len()).copied().is_some_and(is_word_byte))
+}
+
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
+}
+
+/// Whether the bytes between two tokens, `source[from..to]`, are what
+/// Python skips there: spaces, tabs, form feeds, line breaks, and line
+/// continuations followed by a line with code on it.
+pub(super) fn gap_ok(source: &[u8], from: usize, to: usize) -> bool {
+    let gap = &source[from..to];
+    gap.iter().enumerate().all(|(i, b)| match b {
+        b' ' | b'\t' | b'\x0c' | b'\n' => true,
+        b'\\' => gap.get(i + 1) == Some(&b'\n') && continuation_ok(source, from + i + 2),
+        _ => false,
+    })
 }
 
 /// Whether the bytes after a line continuation (`end`: just past its line
@@ -118,20 +159,4 @@ pub(super) fn escapes_ok(text: &[u8]) -> bool {
         i += 2;
     }
     true
-}
-
-/// An upper bound, from the bytes alone, on how deep brackets nest inside
-/// an f-string or t-string (whose inside is one leaf of the stream): the
-/// number of opening brackets in it.
-pub(super) fn brackets_in(text: &[u8]) -> usize {
-    text.iter()
-        .filter(|b| matches!(b, b'(' | b'[' | b'{'))
-        .count()
-}
-
-/// Whether a string literal's prefix makes it an f-string or t-string.
-pub(super) fn interpolated(text: &[u8]) -> bool {
-    text.iter()
-        .take_while(|b| **b != b'"' && **b != b'\'')
-        .any(|b| matches!(b.to_ascii_lowercase(), b'f' | b't'))
 }

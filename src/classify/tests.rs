@@ -187,9 +187,9 @@ fn the_encoding_declaration_is_not_a_comment() {
     );
 }
 
-/// Classifies through the windowed comparison and checks that it agrees
-/// with the whole streams.
-fn windowed(old: &str, new: &str) -> (ChangeKind, stream::Skip) {
+/// Classifies through the windowed parse and checks that it agrees with
+/// whole parses (the kind, and whether the newer version parses).
+fn windowed(old: &str, new: &str) -> (ChangeKind, Option<window::Plan>) {
     let mut c = Classifier::new();
     let a = c.parse(old.as_bytes().to_vec(), None);
     let b = c.parse(new.as_bytes().to_vec(), Some(&a));
@@ -202,40 +202,43 @@ fn windowed(old: &str, new: &str) -> (ChangeKind, stream::Skip) {
         got, whole,
         "windowed and whole differ for {old:?} → {new:?}"
     );
-    for (p, text) in [(&a, old), (&b, new)] {
-        let fresh = Classifier::new().parse(text.as_bytes().to_vec(), None);
-        assert_eq!(
-            fresh.is_valid(),
-            c.stream(text.as_bytes()).is_some(),
-            "{text:?}"
-        );
-        if let Some(known) = p.valid.get() {
-            assert_eq!(known, fresh.is_valid(), "learnt validity of {text:?}");
-        }
-    }
-    let skip = window::skip(
-        (a.tree.as_ref().unwrap(), &a.source),
-        (b.tree.as_ref().unwrap(), &b.source),
-        stream::Kinds::get(),
-    );
-    (got, skip)
+    let fresh = Classifier::new().parse(new.as_bytes().to_vec(), None);
+    assert_eq!(b.is_valid(), fresh.is_valid(), "validity of {new:?}");
+    let plan = a
+        .units
+        .as_ref()
+        .map(|units| window::plan(&a.source, units, &b.source));
+    (got, plan)
+}
+
+/// The plan's lead and trail unit counts.
+fn kept(plan: Option<window::Plan>) -> (usize, usize) {
+    let plan = plan.expect("the older version parses");
+    (plan.lead, plan.trail)
 }
 
 #[test]
 fn only_the_statements_an_edit_touched_are_compared() {
     let body = "import os\n\n\ndef f(a):\n    return a\n\n\nclass C:\n    x = 1\n";
     // An addition at the end leaves every old statement out.
-    let (kind, skip) = windowed(body, &format!("{body}y = 2\n"));
+    // An addition at the end: the last unit is parsed again with it (a
+    // unit ends where the next one starts).
+    let (kind, plan) = windowed(body, &format!("{body}y = 2\n"));
     assert_eq!(kind, ChangeKind::Code);
-    assert_eq!(skip, stream::Skip { lead: 3, trail: 0 });
+    assert_eq!(kept(plan), (2, 0));
     // A comment at the top: everything from line 3 on is the same suffix.
-    let (kind, skip) = windowed(body, &format!("# new\n{body}"));
+    let (kind, plan) = windowed(body, &format!("# new\n{body}"));
     assert_eq!(kind, ChangeKind::Layout);
-    assert_eq!(skip, stream::Skip { lead: 0, trail: 2 });
+    assert_eq!(kept(plan), (0, 2));
     // An edit in the middle statement.
-    let (kind, skip) = windowed(body, &body.replace("return a", "return  a  # same"));
+    let (kind, plan) = windowed(body, &body.replace("return a", "return  a  # same"));
     assert_eq!(kind, ChangeKind::Layout);
-    assert_eq!(skip, stream::Skip { lead: 1, trail: 1 });
+    assert_eq!(kept(plan), (1, 1));
+    // Statements after `;` stay in their line's unit.
+    let semi = "import os\n\n\nx = 1; y = 2\nz = 3\n";
+    let (kind, plan) = windowed(semi, &semi.replace("y = 2", "y = 2  # c"));
+    assert_eq!(kind, ChangeKind::Layout);
+    assert_eq!(kept(plan), (1, 1));
 }
 
 #[test]
@@ -485,9 +488,9 @@ fn beyond_pythons_limits_is_code() {
     // (Blank lines inside the brackets: the byte count before parsing lets
     // it through, the tree's check does not.)
     let deep = format!("x = {}1{}\n\ny = 1\n", "(\n\n".repeat(201), ")".repeat(201));
-    let (got, skip) = windowed(&deep, &deep.replace("y = 1", "y = 1  # c"));
+    let (got, plan) = windowed(&deep, &deep.replace("y = 1", "y = 1  # c"));
     assert_eq!(got, ChangeKind::Code);
-    assert!(skip.lead >= 1, "{skip:?}");
+    assert_eq!(plan, None, "the older version does not parse");
     let blank = "x = 1 + \\\n\n  2\n\n\ny = 1\n";
     assert_eq!(
         windowed(blank, &blank.replace("y = 1", "y = 1  # c")).0,
@@ -505,7 +508,6 @@ fn deep_nesting_is_refused_before_parsing() {
     let mut c = Classifier::new();
     for deep in [&brackets, &negations] {
         let parsed = c.parse(deep.as_bytes().to_vec(), None);
-        assert!(parsed.tree.is_none());
         assert!(!parsed.is_valid());
         assert_eq!(kind(deep, &format!("# c\n{deep}")), ChangeKind::Code);
     }
@@ -519,6 +521,41 @@ fn deep_nesting_is_refused_before_parsing() {
     ));
     assert!(!limits::may_parse(
         format!("# {}\n", "-".repeat(1001)).as_bytes()
+    ));
+}
+
+/// Ruff's parser recurses without a limit of its own, and dropping a
+/// left-deep tree recurses too: the deepest files the byte count lets
+/// through parse (and are refused, past Python's limits) on the parse
+/// thread's stack, without overflowing it.
+#[test]
+fn the_deepest_files_let_through_do_not_overflow_the_parse_stack() {
+    let just_under = limits::MAX_RECURSIVE - 10;
+    let chains = [
+        format!("x = {}1\n", "not ".repeat(just_under)),
+        format!("x = {}1\n", "lambda:".repeat(just_under)),
+        format!("x = 1{}\n", "**1".repeat(just_under)),
+        format!("x = 1{}\n", " if 1 else 1".repeat(just_under / 2)),
+        format!("x = {}1\n", "- (".repeat(199) + &"- ".repeat(999)),
+        format!("x = a{}\n", ".b".repeat(400_000)),
+        format!("x = a{}\n", "()".repeat(400_000)),
+        format!("x = 1{}\n", "*1".repeat(400_000)),
+    ];
+    let mut c = Classifier::new();
+    for text in &chains {
+        assert!(limits::may_parse(text.as_bytes()), "{}", &text[..20]);
+        let parsed = c.parse(text.as_bytes().to_vec(), None);
+        assert!(
+            !parsed.is_valid(),
+            "{} nests past Python's limits",
+            &text[..20]
+        );
+    }
+    let too_many = format!("x = {}1\n", "not ".repeat(limits::MAX_RECURSIVE + 1));
+    assert!(!limits::may_parse(too_many.as_bytes()));
+    // Words count as whole words only.
+    assert!(limits::may_parse(
+        "nothing = iffy\n".repeat(60_000).as_bytes()
     ));
 }
 
@@ -565,37 +602,6 @@ fn shared_prefix_and_suffix_follow_their_definition() {
             }
         }
         assert_eq!(window::shared(a, a), naive(a, a));
-    }
-}
-
-/// The edit's positions are the rows and byte columns of its offsets.
-#[test]
-fn edit_positions_are_rows_and_columns() {
-    let point = |s: &[u8], at: usize| {
-        let before = &s[..at];
-        let row = before.iter().filter(|b| **b == b'\n').count();
-        let line = before
-            .iter()
-            .rposition(|b| *b == b'\n')
-            .map_or(0, |i| i + 1);
-        tree_sitter::Point {
-            row,
-            column: at - line,
-        }
-    };
-    let old = "import os\n\ndef f(x):\n    return x  # one\n".as_bytes();
-    for new in [
-        "# top\nimport os\n\ndef f(x):\n    return x  # one\n",
-        "import os\n\ndef f(x):\n    return x  # two\n\n\n",
-        "import os\n\n\n\ndef g(x):\n    return x  # one\n",
-        "import os\n\ndef f(x):\n    return x  # one\n",
-        "",
-    ] {
-        let new = new.as_bytes();
-        let e = edit_between(old, new);
-        assert_eq!(e.start_position, point(old, e.start_byte));
-        assert_eq!(e.old_end_position, point(old, e.old_end_byte));
-        assert_eq!(e.new_end_position, point(new, e.new_end_byte));
     }
 }
 
