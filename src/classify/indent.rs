@@ -38,11 +38,10 @@ impl<'s> Check<'s> {
     pub(super) fn token(&mut self, kind: TokenKind, start: usize) -> Option<()> {
         match kind {
             TokenKind::Indent => self.indented = true,
-            TokenKind::Dedent => {
-                if self.blocks.len() > 1 {
-                    self.blocks.pop();
-                }
+            TokenKind::Dedent if self.blocks.len() > 1 => {
+                self.blocks.pop();
             }
+            TokenKind::Dedent => {}
             TokenKind::Newline => self.line_start = true,
             TokenKind::Comment | TokenKind::NonLogicalNewline | TokenKind::EndOfFile => {}
             _ if self.line_start => {

@@ -60,9 +60,8 @@ pub(super) fn may_parse(source: &[u8]) -> bool {
             b' ' | b'\t' => {}
             _ => run = 0,
         }
-        if b == b'*' && previous == b'*' {
-            recursive += 1;
-        } else if run == 1 && matches!(b, b'-' | b'+' | b'~') {
+        let power = b == b'*' && previous == b'*';
+        if power || (run == 1 && matches!(b, b'-' | b'+' | b'~')) {
             recursive += 1;
         } else if b.is_ascii_lowercase() && !is_word_byte(previous) {
             recursive += usize::from(recursive_word(&source[i..]));

@@ -152,7 +152,7 @@ fn what_does_not_parse_is_code() {
         ),
         ChangeKind::Code
     );
-    // Characters tree-sitter skips as space but Python does not.
+    // Characters some parsers skip as space but Python does not.
     assert_eq!(kind("x = 1\n", "x =\u{200b} 1\n"), ChangeKind::Code);
     assert_eq!(kind("x = 1\n", "x =\u{a0}1\n"), ChangeKind::Code);
     assert_eq!(kind("x = 1\n", "x = 1\n\u{feff}\n"), ChangeKind::Code);
@@ -277,8 +277,8 @@ fn what_a_left_out_statement_depends_on_is_still_compared() {
 }
 
 /// Python ends a line at a lone `\r` and reads `\r\n` as `\n` before
-/// anything else; tree-sitter took a lone `\r` for whitespace or comment
-/// text (each claim checked with python3's `compile`).
+/// anything else; a parser given the raw bytes may take a lone `\r` for
+/// whitespace or comment text (each claim checked with python3's `compile`).
 #[test]
 fn line_breaks_are_read_as_python_reads_them() {
     // `return \r1` returns None, then evaluates 1.
@@ -409,7 +409,7 @@ fn encodings_are_followed_or_refused() {
     }
 }
 
-/// Files Python rejects that tree-sitter parses, on either side or both
+/// Files Python rejects that the parser accepts, on either side or both
 /// (each claim checked with python3's `compile`).
 #[test]
 fn what_python_rejects_is_code_though_the_tree_parses() {
@@ -498,9 +498,8 @@ fn beyond_pythons_limits_is_code() {
     );
 }
 
-/// What nests past Python's limits is refused before parsing (tree-sitter
-/// would take memory hundreds of times the file's size): the parsed value
-/// holds no tree, and the change is `code` at once.
+/// What nests past Python's limits is refused before parsing (the parser
+/// would recurse as deep): the change is `code` at once.
 #[test]
 fn deep_nesting_is_refused_before_parsing() {
     let brackets = format!("x = {}1{}\n", "(".repeat(1_000_000), ")".repeat(1_000_000));
