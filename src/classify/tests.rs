@@ -628,3 +628,21 @@ fn python_source_is_known_by_its_name() {
         assert!(!is_python_source(path), "{path}");
     }
 }
+
+/// A windowed parse whose slice holds no statement would make the first
+/// kept statement after it the module's first one, and perhaps its
+/// docstring, which only a parse from the start recognises.
+#[test]
+fn a_statement_that_becomes_the_first_is_parsed_again() {
+    let old = "\"\"\"a\"\"\"\n\n\n\"\"\"doc\"\"\"\n";
+    let new = "# a\n# b\n# c\n\"\"\"doc\"\"\"\n";
+    assert_eq!(windowed(old, new).0, ChangeKind::Code);
+    assert_eq!(kind(old, new), ChangeKind::Code);
+    let old = "x = 1\n\n\n'doc'\ny = 2\n";
+    assert_eq!(
+        windowed(old, "# a\n# b\n# c\n'doc'\ny = 2\n").0,
+        ChangeKind::Code
+    );
+}
+
+mod window_diff;
