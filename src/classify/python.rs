@@ -228,6 +228,11 @@ impl Tokens {
         let mut interpolated: Option<(usize, usize)> = None;
         let mut doc = docs.iter().peekable();
         let mut after_doc = false;
+        // The docstring being passed starts its logical line (not one on
+        // its header's line, `class A: 'doc'`): its line break goes with
+        // it, which leaves the statement out as if it were not there.
+        let mut own_line = false;
+        let mut previous: Option<(TokenKind, bool)> = None;
         // A declaration is on the file's first two lines: in a slice that
         // starts past them, no comment is one.
         let head_end = match offset {
@@ -292,11 +297,21 @@ impl Tokens {
                 .is_some_and(|r| r.end().to_usize() <= t.start as usize)
             {
                 doc.next();
-                after_doc = true;
+                after_doc = own_line;
             }
             let inside = doc
                 .peek()
                 .is_some_and(|r| r.start().to_usize() <= t.start as usize);
+            if inside && !previous.is_some_and(|(_, doc)| doc) {
+                own_line = matches!(
+                    previous,
+                    None | Some((
+                        TokenKind::Indent | TokenKind::Newline | TokenKind::Comment,
+                        _
+                    ))
+                );
+            }
+            previous = Some((t.kind, inside));
             if inside {
                 if t.kind == TokenKind::String && !limits::escapes_ok(&bytes[t.range()]) {
                     return None;

@@ -629,6 +629,30 @@ fn python_source_is_known_by_its_name() {
     }
 }
 
+/// A docstring on its class's or function's header line is a statement
+/// of that one-line body: the line break after it ends the body, so it is
+/// compared even without docstrings (else `x = 1` after it would read as
+/// the body's next statement). Each claim checked with python3's `ast`.
+#[test]
+fn a_docstring_on_the_header_line_keeps_its_line_break() {
+    for (old, new) in [
+        ("class A: \"\"\"d\"\"\"\nx = 1\n", "class A: x = 1\n"),
+        ("def f(): 'd'\nx = 1\n", "def f(): x = 1\n"),
+        ("async def f(): 'd'\nx = 1\n", "async def f(): x = 1\n"),
+    ] {
+        assert_eq!(kind(old, new), ChangeKind::Code, "{old:?} → {new:?}");
+        assert_eq!(kind(new, old), ChangeKind::Code, "{new:?} → {old:?}");
+    }
+    assert_eq!(
+        kind("class A: 'd'\nx = 1\n", "class A: 'e'  # c\nx = 1\n"),
+        ChangeKind::Docstrings
+    );
+    assert_eq!(
+        kind("class A:\n    'd'\n    x = 1\n", "class A:\n    x = 1\n"),
+        ChangeKind::Docstrings
+    );
+}
+
 /// A windowed parse whose slice holds no statement would make the first
 /// kept statement after it the module's first one, and perhaps its
 /// docstring, which only a parse from the start recognises.
