@@ -74,6 +74,80 @@ pub(super) fn may_parse(source: &[u8]) -> bool {
     true
 }
 
+/// Whether the parser may read `text` (a file or the slice of one to
+/// parse), from its tokens: brackets that nest at most [`MAX_BRACKETS`]
+/// deep and each close the innermost one open (Python rejects a file
+/// where one does not), blocks nested at most [`MAX_BLOCKS`] deep, and at
+/// most [`MAX_RECURSIVE`] tokens in a logical line that may make the
+/// parser recurse a level each (an expression ends with its line: the
+/// parser's stack is then as deep as the blocks around it).
+///
+/// [`may_parse`] counts bytes, which a string or comment can fool:
+/// `(')'(')'...` nests as deep as it is long with a byte depth of one, so
+/// can brackets separated by blank lines, and a run of prefix operators
+/// counts once there (`- - -`) while the parser recurses for each. Ruff's
+/// lexer does not recurse: this runs on any stack. Every check holds
+/// within a top-level statement, so that a slice of a file passes exactly
+/// when the whole file does where the slice is.
+pub(super) fn tokens_ok(text: &str) -> bool {
+    use ruff_python_ast::token::TokenKind as K;
+    let mut lexer = ruff_python_parser::lexer::lex(text, ruff_python_parser::Mode::Module);
+    let mut open = Vec::new();
+    let (mut blocks, mut recursive) = (0usize, 0usize);
+    // The lexer moves on at every token but INDENT and DEDENT, one each
+    // per line at most: more than this is a lexer that is stuck.
+    for _ in 0..2 * text.len() + 8 {
+        let kind = lexer.next_token();
+        match kind {
+            K::EndOfFile => return true,
+            K::Newline => recursive = 0,
+            K::Indent => {
+                blocks += 1;
+                if blocks > MAX_BLOCKS {
+                    return false;
+                }
+            }
+            K::Dedent => blocks = blocks.saturating_sub(1),
+            K::Lpar | K::Lsqb | K::Lbrace => {
+                open.push(kind);
+                if open.len() > MAX_BRACKETS {
+                    return false;
+                }
+            }
+            K::Rpar | K::Rsqb | K::Rbrace => {
+                let opener = match kind {
+                    K::Rpar => K::Lpar,
+                    K::Rsqb => K::Lsqb,
+                    _ => K::Lbrace,
+                };
+                if open.pop() != Some(opener) {
+                    return false;
+                }
+            }
+            K::Not
+            | K::Lambda
+            | K::Await
+            | K::Async
+            | K::If
+            | K::Else
+            | K::Elif
+            | K::Yield
+            | K::DoubleStar
+            | K::Star
+            | K::Minus
+            | K::Plus
+            | K::Tilde => {
+                recursive += 1;
+                if recursive > MAX_RECURSIVE {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Whether `rest` starts with one of the keywords that make the parser
 /// recurse, as a whole word.
 fn recursive_word(rest: &[u8]) -> bool {

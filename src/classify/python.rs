@@ -10,7 +10,9 @@
 //! touched only as deep as a file needs), and `limits::may_parse` first
 //! refuses, from the bytes, any file that could need more: brackets past
 //! Python's 200, and more than [`limits::MAX_RECURSIVE`] words and
-//! operators that recurse. A panic in the parser makes the file "does not
+//! operators that recurse; then `limits::tokens_ok` does the same from the
+//! tokens of what is parsed (which strings, comments and blank lines
+//! cannot hide), before the parser sees it. A panic in the parser makes the file "does not
 //! parse" (its changes are then `code`), never a crash.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -113,6 +115,9 @@ impl Drop for Worker {
 fn parse(slice: &Slice) -> Option<Vec<Unit>> {
     let bytes = slice.source.get(slice.start..slice.end)?;
     let text = std::str::from_utf8(bytes).ok()?;
+    if !limits::tokens_ok(text) {
+        return None;
+    }
     let parsed = ruff_python_parser::parse_module(text).ok()?;
     let module = parsed.syntax();
     let mut facts = Facts {

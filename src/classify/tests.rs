@@ -670,3 +670,50 @@ fn a_statement_that_becomes_the_first_is_parsed_again() {
 }
 
 mod window_diff;
+
+/// Nesting the byte count cannot see: closing brackets in strings, blank
+/// lines between brackets, runs of prefix operators (each a level for the
+/// parser, one count for the bytes). Each nests hundreds of thousands of
+/// levels deep within 1 MiB and overflowed the parse thread's stack (an
+/// abort of the whole process); the tokens refuse them before parsing,
+/// and the parser goes on with the next file.
+#[test]
+fn nesting_hidden_from_the_byte_count_is_refused() {
+    let hostile = [
+        format!("x = {}\n", "(')'".repeat(260_000)),
+        format!("x = {}\n", "{'}'".repeat(260_000)),
+        format!("x = {}1\n", "(\n\n".repeat(340_000)),
+        format!(
+            "x = {}a\n",
+            format!("{} not ", "-".repeat(1000)).repeat(1000)
+        ),
+    ];
+    let mut c = Classifier::new();
+    for text in &hostile {
+        assert!(limits::may_parse(text.as_bytes()), "{}", &text[..12]);
+        assert!(!limits::tokens_ok(text), "{}", &text[..12]);
+        assert!(!c.parse(text.as_bytes().to_vec(), None).is_valid());
+        assert!(c.parse(b"x = 1\n".to_vec(), None).is_valid());
+    }
+    // What Python accepts passes: brackets in strings and comments do not
+    // count (for the bytes, a blank line restarts the count).
+    let fine = format!(
+        "x = ')]}}' + '((('  # ([{{\n\ny = ({})\n\nz = [\n\n1]\n",
+        "(".repeat(199) + &")".repeat(199)
+    );
+    assert!(limits::tokens_ok(&fine));
+    assert!(c.parse(fine.into_bytes(), None).is_valid());
+    // The operators are counted in a logical line, where the parser's
+    // recursion unwinds: a file is refused the same whole or in the slice
+    // of it that a windowed parse reads.
+    let products = "x = a * b\n".repeat(limits::MAX_RECURSIVE + 1);
+    assert!(limits::tokens_ok(&products));
+    let (got, _) = windowed(&products, &format!("# c\n{products}"));
+    assert_eq!(got, ChangeKind::Layout);
+    let one_line = format!("x = a{}\n", " * a".repeat(limits::MAX_RECURSIVE + 1));
+    assert!(!limits::tokens_ok(&one_line));
+    // Python rejects brackets that do not match.
+    for bad in ["x = (]\n", "x = [)\n", "x = 1)\n", "x = f'{(}'\n"] {
+        assert!(!limits::tokens_ok(bad), "{bad}");
+    }
+}
