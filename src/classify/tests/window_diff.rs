@@ -8,7 +8,8 @@
 //! a few small files of the machine's Python standard library (when
 //! python3 is there); the edits are byte-level and line-level, made to
 //! open and close strings, brackets and continuations at the window's
-//! ends. A fixed seed: the same edits on every run.
+//! ends. A fixed seed: the same edits on every run;
+//! `FPCHECK_WINDOW_SEEDS=n` runs n seeds (a longer search).
 
 use super::*;
 
@@ -330,10 +331,25 @@ fn stdlib_files() -> Vec<std::path::PathBuf> {
 
 #[test]
 fn windowed_parses_equal_whole_parses_on_random_edits() {
+    let seeds = std::env::var("FPCHECK_WINDOW_SEEDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1u64);
     let started = std::time::Instant::now();
     let mut steps = 0;
+    for round in 0..seeds {
+        steps += check_all(SEED.wrapping_add(round.wrapping_mul(0x1_0001)));
+    }
+    eprintln!(
+        "{steps} windowed parses checked against whole ones in {:.1?}",
+        started.elapsed()
+    );
+}
+
+fn check_all(seed: u64) -> usize {
+    let mut steps = 0;
     for (i, snippet) in SNIPPETS.iter().enumerate() {
-        steps += check_file(snippet.as_bytes(), SEED ^ i as u64, &format!("snippet {i}"));
+        steps += check_file(snippet.as_bytes(), seed ^ i as u64, &format!("snippet {i}"));
     }
     let files = stdlib_files();
     if files.is_empty() {
@@ -342,10 +358,7 @@ fn windowed_parses_equal_whole_parses_on_random_edits() {
     for (i, path) in files.iter().enumerate() {
         let bytes = std::fs::read(path).unwrap();
         let label = path.display().to_string();
-        steps += check_file(&bytes, SEED.rotate_left(7) ^ i as u64, &label);
+        steps += check_file(&bytes, seed.rotate_left(7) ^ i as u64, &label);
     }
-    eprintln!(
-        "{steps} windowed parses checked against whole ones in {:.1?}",
-        started.elapsed()
-    );
+    steps
 }
