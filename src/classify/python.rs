@@ -215,8 +215,9 @@ struct Tokens {
 }
 
 impl Tokens {
-    /// The tokens that count (see `stream.rs`), with Python's limits and
-    /// the checks of `limits.rs` and `indent.rs`; `None` when one fails.
+    /// The tokens that count (see `stream.rs`), with the checks of
+    /// `limits.rs` and `indent.rs`; `None` when one fails. (How deep
+    /// brackets nest, `limits::tokens_ok` checked before the parse.)
     fn new(
         bytes: &[u8],
         offset: usize,
@@ -226,7 +227,6 @@ impl Tokens {
         u32::try_from(offset + bytes.len()).ok()?;
         let mut toks = Vec::with_capacity(tokens.len());
         let mut indent = indent::Check::new(bytes);
-        let mut brackets = 0usize;
         let mut covered = 0usize;
         // The f-string or t-string being merged into one token: its start
         // and how many are open.
@@ -251,18 +251,6 @@ impl Tokens {
                 return None;
             }
             covered = covered.max(end);
-            match kind {
-                TokenKind::Lpar | TokenKind::Lsqb | TokenKind::Lbrace => {
-                    brackets += 1;
-                    if brackets > limits::MAX_BRACKETS {
-                        return None;
-                    }
-                }
-                TokenKind::Rpar | TokenKind::Rsqb | TokenKind::Rbrace => {
-                    brackets = brackets.saturating_sub(1)
-                }
-                _ => {}
-            }
             if let Some((from, open)) = interpolated.as_mut() {
                 match kind {
                     TokenKind::FStringStart | TokenKind::TStringStart => *open += 1,
