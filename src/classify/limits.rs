@@ -79,8 +79,10 @@ pub(super) fn may_parse(source: &[u8]) -> bool {
 /// deep and each close the innermost one open (Python rejects a file
 /// where one does not), blocks nested at most [`MAX_BLOCKS`] deep, and at
 /// most [`MAX_RECURSIVE`] tokens in a logical line that may make the
-/// parser recurse a level each (an expression ends with its line: the
-/// parser's stack is then as deep as the blocks around it).
+/// parser recurse a level each: the words of [`may_parse`], `**`, and
+/// `-`, `+`, `~`, `*` where they are unary or star an expression (an
+/// expression ends with its line: the parser's stack is then as deep as
+/// the blocks around it).
 ///
 /// [`may_parse`] counts bytes, which a string or comment can fool:
 /// `(')'(')'...` nests as deep as it is long with a byte depth of one, so
@@ -94,6 +96,7 @@ pub(super) fn tokens_ok(text: &str) -> bool {
     let mut lexer = ruff_python_parser::lexer::lex(text, ruff_python_parser::Mode::Module);
     let mut open = Vec::new();
     let (mut blocks, mut recursive) = (0usize, 0usize);
+    let mut after_operand = false;
     // The lexer moves on at every token but INDENT and DEDENT, one each
     // per line at most: more than this is a lexer that is stuck.
     for _ in 0..2 * text.len() + 8 {
@@ -132,17 +135,33 @@ pub(super) fn tokens_ok(text: &str) -> bool {
             | K::Else
             | K::Elif
             | K::Yield
-            | K::DoubleStar
-            | K::Star
-            | K::Minus
-            | K::Plus
-            | K::Tilde => {
-                recursive += 1;
-                if recursive > MAX_RECURSIVE {
-                    return false;
-                }
-            }
+            | K::DoubleStar => recursive += 1,
+            // A unary operator or a starred expression; after an operand
+            // these are binary operators, which the parser loops over.
+            K::Star | K::Minus | K::Plus | K::Tilde if !after_operand => recursive += 1,
             _ => {}
+        }
+        if recursive > MAX_RECURSIVE {
+            return false;
+        }
+        if !matches!(kind, K::Comment | K::NonLogicalNewline) {
+            after_operand = matches!(
+                kind,
+                K::Name
+                    | K::Int
+                    | K::Float
+                    | K::Complex
+                    | K::String
+                    | K::FStringEnd
+                    | K::TStringEnd
+                    | K::Rpar
+                    | K::Rsqb
+                    | K::Rbrace
+                    | K::None
+                    | K::True
+                    | K::False
+                    | K::Ellipsis
+            );
         }
     }
     false

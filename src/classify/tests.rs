@@ -710,8 +710,15 @@ fn nesting_hidden_from_the_byte_count_is_refused() {
     assert!(limits::tokens_ok(&products));
     let (got, _) = windowed(&products, &format!("# c\n{products}"));
     assert_eq!(got, ChangeKind::Layout);
-    let one_line = format!("x = a{}\n", " * a".repeat(limits::MAX_RECURSIVE + 1));
-    assert!(!limits::tokens_ok(&one_line));
+    let unary = format!("x = {}a\n", "-".repeat(limits::MAX_RECURSIVE + 1));
+    assert!(!limits::tokens_ok(&unary));
+    let starred = format!("x = [{}a]\n", "* ".repeat(limits::MAX_RECURSIVE + 1));
+    assert!(!limits::tokens_ok(&starred));
+    // Binary operators are looped over, not recursed into: a long
+    // expression is not refused (sympy's bench_solvers.py has 53,916 in
+    // one logical line).
+    let binary = format!("x = [a{}]\n", " * a - a\n".repeat(limits::MAX_RECURSIVE));
+    assert!(limits::tokens_ok(&binary));
     // Python rejects brackets that do not match.
     for bad in ["x = (]\n", "x = [)\n", "x = 1)\n", "x = f'{(}'\n"] {
         assert!(!limits::tokens_ok(bad), "{bad}");
