@@ -48,7 +48,25 @@ const MAX_RUN: usize = 1000;
 pub(super) fn may_parse(source: &[u8]) -> bool {
     let (mut depth, mut run, mut recursive) = (0usize, 0usize, 0usize);
     let mut previous = 0u8;
-    for (i, &b) in source.iter().enumerate() {
+    let mut i = 0;
+    while i < source.len() {
+        let b = source[i];
+        if is_word_byte(b) {
+            // A whole word at once (most of a file's bytes): it opens no
+            // bracket and ends a run of operators.
+            let len = source[i..]
+                .iter()
+                .position(|c| !is_word_byte(*c))
+                .unwrap_or(source.len() - i);
+            recursive += usize::from(recursive_word(&source[i..i + len]));
+            run = 0;
+            previous = source[i + len - 1];
+            i += len;
+            if recursive > MAX_RECURSIVE {
+                return false;
+            }
+            continue;
+        }
         match b {
             b'(' | b'[' | b'{' => depth += 1,
             b')' | b']' | b'}' => depth = depth.saturating_sub(1),
@@ -63,13 +81,12 @@ pub(super) fn may_parse(source: &[u8]) -> bool {
         let power = b == b'*' && previous == b'*';
         if power || (run == 1 && matches!(b, b'-' | b'+' | b'~')) {
             recursive += 1;
-        } else if b.is_ascii_lowercase() && !is_word_byte(previous) {
-            recursive += usize::from(recursive_word(&source[i..]));
         }
         if depth > MAX_BRACKETS || run > MAX_RUN || recursive > MAX_RECURSIVE {
             return false;
         }
         previous = b;
+        i += 1;
     }
     true
 }
@@ -167,17 +184,17 @@ pub(super) fn tokens_ok(text: &str) -> bool {
     false
 }
 
-/// Whether `rest` starts with one of the keywords that make the parser
-/// recurse, as a whole word.
-fn recursive_word(rest: &[u8]) -> bool {
-    const WORDS: [&[u8]; 7] = [
-        b"not", b"lambda", b"await", b"if", b"else", b"yield", b"elif",
-    ];
-    WORDS
-        .iter()
-        .any(|w| rest.starts_with(w) && !rest.get(w.len()).copied().is_some_and(is_word_byte))
+/// Whether a whole word is one of the keywords that make the parser
+/// recurse.
+fn recursive_word(word: &[u8]) -> bool {
+    matches!(
+        word,
+        b"not" | b"lambda" | b"await" | b"if" | b"else" | b"yield" | b"elif"
+    )
 }
 
+/// A byte of a name or keyword (or of a number, or of a non-ASCII
+/// character).
 fn is_word_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
 }

@@ -629,6 +629,117 @@ fn python_source_is_known_by_its_name() {
     }
 }
 
+/// The byte count skips whole words at once; it answers as its byte by
+/// byte definition does, on random text made of the pieces it counts.
+#[test]
+fn the_byte_count_follows_its_definition() {
+    fn naive(source: &[u8]) -> bool {
+        let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
+        let keyword = |rest: &[u8]| {
+            [
+                &b"not"[..],
+                b"lambda",
+                b"await",
+                b"if",
+                b"else",
+                b"yield",
+                b"elif",
+            ]
+            .iter()
+            .any(|w| rest.starts_with(w) && !rest.get(w.len()).copied().is_some_and(word))
+        };
+        let (mut depth, mut run, mut recursive) = (0usize, 0usize, 0usize);
+        let mut previous = 0u8;
+        for (i, &b) in source.iter().enumerate() {
+            match b {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+                b'\n' if previous == b'\n' => depth = 0,
+                _ => {}
+            }
+            match b {
+                b'-' | b'+' | b'~' => run += 1,
+                b' ' | b'\t' => {}
+                _ => run = 0,
+            }
+            if (b == b'*' && previous == b'*') || (run == 1 && matches!(b, b'-' | b'+' | b'~')) {
+                recursive += 1;
+            } else if b.is_ascii_lowercase() && !word(previous) {
+                recursive += usize::from(keyword(&source[i..]));
+            }
+            if depth > limits::MAX_BRACKETS || run > 1000 || recursive > limits::MAX_RECURSIVE {
+                return false;
+            }
+            previous = b;
+        }
+        true
+    }
+    let pieces: [&[u8]; 22] = [
+        b"not",
+        b"note",
+        b"lambda",
+        b"await",
+        b"if",
+        b"iff",
+        b"else",
+        b"elif",
+        b"yield",
+        b"x",
+        b"_if",
+        b"1if",
+        b"\xc3\xa9if",
+        b" ",
+        b"\t",
+        b"\n",
+        b"(",
+        b")",
+        b"-",
+        b"+",
+        b"~",
+        b"*",
+    ];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n as u64) as usize
+    };
+    let (mut refused, mut allowed) = (0, 0);
+    for _ in 0..400 {
+        let len = [50, 2_000, 60_000][next(3)];
+        let weights = [next(22), next(22)];
+        let text: Vec<u8> = (0..len)
+            .flat_map(|_| {
+                // Lean towards two pieces, so that long runs and deep
+                // nesting happen too.
+                let k = if next(4) == 0 {
+                    next(22)
+                } else {
+                    weights[next(2)]
+                };
+                pieces[k].iter().copied()
+            })
+            .collect();
+        let want = naive(&text);
+        assert_eq!(
+            limits::may_parse(&text),
+            want,
+            "{:?}",
+            String::from_utf8_lossy(&text[..text.len().min(80)])
+        );
+        if want {
+            allowed += 1
+        } else {
+            refused += 1
+        }
+    }
+    assert!(
+        refused >= 10 && allowed >= 10,
+        "{refused} refused, {allowed} allowed"
+    );
+}
+
 /// A docstring on its class's or function's header line is a statement
 /// of that one-line body: the line break after it ends the body, so it is
 /// compared even without docstrings (else `x = 1` after it would read as
@@ -668,8 +779,6 @@ fn a_statement_that_becomes_the_first_is_parsed_again() {
         ChangeKind::Code
     );
 }
-
-mod window_diff;
 
 /// Nesting the byte count cannot see: closing brackets in strings, blank
 /// lines between brackets, runs of prefix operators (each a level for the
@@ -724,3 +833,5 @@ fn nesting_hidden_from_the_byte_count_is_refused() {
         assert!(!limits::tokens_ok(bad), "{bad}");
     }
 }
+
+mod window_diff;
