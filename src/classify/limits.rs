@@ -10,9 +10,10 @@
 //!   the end of the file (Python: "invalid syntax", "unexpected EOF").
 //! - Anything but whitespace and continuations between tokens (a
 //!   non-breaking space, a vertical tab).
-//! - A docstring whose escapes Python cannot decode (`\x4`, `\u12`,
-//!   `\U00110000`; `\N{...}` is refused too, since the names of the
-//!   Unicode version of the Python that runs the code are not known).
+//! - A docstring with a `\N{...}` escape: the names of the Unicode version
+//!   of the Python that runs the code are not known. (Escapes that Python
+//!   cannot decode, `\x4`, `\u12`, `\U00110000`, Ruff's parser rejects in
+//!   every string.)
 
 /// The most brackets open at once that Python accepts.
 pub(super) const MAX_BRACKETS: usize = 200;
@@ -221,8 +222,11 @@ pub(super) fn continuation_ok(source: &[u8], end: usize) -> bool {
     !super::decode::comment_or_blank(line)
 }
 
-/// Whether Python decodes the escapes of a plain string literal (`text`:
-/// prefix and quotes included). A raw string has none.
+/// Whether a docstring (`text`: a plain string literal, prefix and quotes
+/// included) has no `\N{...}` escape: the names of the Unicode version of
+/// the Python that runs the code are not known. (Ruff's parser rejects
+/// the escapes no Python decodes, `\x4`, `\u12`, `\U00110000`, in every
+/// string.) A raw string has no escapes.
 pub(super) fn escapes_ok(text: &[u8]) -> bool {
     let Some(quote) = text.iter().position(|b| *b == b'"' || *b == b'\'') else {
         return false;
@@ -230,42 +234,16 @@ pub(super) fn escapes_ok(text: &[u8]) -> bool {
     if text[..quote].iter().any(|b| b.eq_ignore_ascii_case(&b'r')) {
         return true;
     }
-    let q = text[quote];
-    let width = if text[quote..].starts_with(&[q, q, q]) && text.len() >= quote + 6 {
-        3
-    } else {
-        1
-    };
-    let Some(body) = text.get(quote + width..text.len().saturating_sub(width)) else {
-        return false;
-    };
-    let mut i = 0;
-    while i < body.len() {
-        if body[i] != b'\\' {
+    let mut i = quote;
+    while i < text.len() {
+        if text[i] == b'\\' {
+            if text.get(i + 1) == Some(&b'N') {
+                return false;
+            }
+            i += 2;
+        } else {
             i += 1;
-            continue;
         }
-        let hex = |n: usize| {
-            body.get(i + 2..i + 2 + n)
-                .filter(|d| d.iter().all(u8::is_ascii_hexdigit))
-        };
-        let ok = match body.get(i + 1) {
-            Some(b'x') => hex(2).is_some(),
-            Some(b'u') => hex(4).is_some(),
-            Some(b'U') => hex(8).is_some_and(|d| {
-                std::str::from_utf8(d)
-                    .ok()
-                    .and_then(|d| u32::from_str_radix(d, 16).ok())
-                    .is_some_and(|v| v <= 0x10ffff)
-            }),
-            Some(b'N') => false,
-            Some(_) => true,
-            None => false,
-        };
-        if !ok {
-            return false;
-        }
-        i += 2;
     }
     true
 }
