@@ -52,36 +52,51 @@ pub(super) fn may_parse(source: &[u8]) -> bool {
     let mut i = 0;
     while i < source.len() {
         let b = source[i];
-        if is_word_byte(b) {
-            // A whole word at once (most of a file's bytes): it opens no
-            // bracket and ends a run of operators.
-            let len = source[i..]
-                .iter()
-                .position(|c| !is_word_byte(*c))
-                .unwrap_or(source.len() - i);
-            recursive += usize::from(recursive_word(&source[i..i + len]));
-            run = 0;
-            previous = source[i + len - 1];
-            i += len;
-            if recursive > MAX_RECURSIVE {
-                return false;
+        match CLASS[usize::from(b)] {
+            WORD => {
+                // A whole word at once (most of a file's bytes): it opens
+                // no bracket and ends a run of operators.
+                let start = i;
+                while i < source.len() && CLASS[usize::from(source[i])] == WORD {
+                    i += 1;
+                }
+                recursive += usize::from(recursive_word(&source[start..i]));
+                run = 0;
+                previous = source[i - 1];
+                continue;
             }
-            continue;
-        }
-        match b {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            b'\n' if previous == b'\n' => depth = 0,
-            _ => {}
-        }
-        match b {
-            b'-' | b'+' | b'~' => run += 1,
-            b' ' | b'\t' => {}
+            SPACE => {
+                // Indentation: a run at once; it changes no count.
+                while i + 1 < source.len() && CLASS[usize::from(source[i + 1])] == SPACE {
+                    i += 1;
+                }
+                previous = source[i];
+                i += 1;
+                continue;
+            }
+            OPEN => {
+                depth += 1;
+                run = 0;
+            }
+            CLOSE => {
+                depth = depth.saturating_sub(1);
+                run = 0;
+            }
+            NEWLINE => {
+                if previous == b'\n' {
+                    depth = 0;
+                }
+                run = 0;
+            }
+            PREFIX => {
+                run += 1;
+                recursive += usize::from(run == 1);
+            }
+            STAR => {
+                recursive += usize::from(previous == b'*');
+                run = 0;
+            }
             _ => run = 0,
-        }
-        let power = b == b'*' && previous == b'*';
-        if power || (run == 1 && matches!(b, b'-' | b'+' | b'~')) {
-            recursive += 1;
         }
         if depth > MAX_BRACKETS || run > MAX_RUN || recursive > MAX_RECURSIVE {
             return false;
@@ -89,7 +104,7 @@ pub(super) fn may_parse(source: &[u8]) -> bool {
         previous = b;
         i += 1;
     }
-    true
+    recursive <= MAX_RECURSIVE
 }
 
 /// Whether the parser may read `text` (a file or the slice of one to
@@ -185,6 +200,35 @@ pub(super) fn tokens_ok(text: &str) -> bool {
     false
 }
 
+/// What a byte is to [`may_parse`].
+const OTHER: u8 = 0;
+const WORD: u8 = 1;
+const SPACE: u8 = 2;
+const OPEN: u8 = 3;
+const CLOSE: u8 = 4;
+const NEWLINE: u8 = 5;
+const PREFIX: u8 = 6;
+const STAR: u8 = 7;
+static CLASS: [u8; 256] = {
+    let mut class = [OTHER; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        class[b] = match c {
+            b'(' | b'[' | b'{' => OPEN,
+            b')' | b']' | b'}' => CLOSE,
+            b'\n' => NEWLINE,
+            b' ' | b'\t' => SPACE,
+            b'-' | b'+' | b'~' => PREFIX,
+            b'*' => STAR,
+            _ if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 => WORD,
+            _ => OTHER,
+        };
+        b += 1;
+    }
+    class
+};
+
 /// Whether a whole word is one of the keywords that make the parser
 /// recurse.
 fn recursive_word(word: &[u8]) -> bool {
@@ -192,12 +236,6 @@ fn recursive_word(word: &[u8]) -> bool {
         word,
         b"not" | b"lambda" | b"await" | b"if" | b"else" | b"yield" | b"elif"
     )
-}
-
-/// A byte of a name or keyword (or of a number, or of a non-ASCII
-/// character).
-fn is_word_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80
 }
 
 /// Whether the bytes between two tokens, `source[from..to]`, are what
