@@ -3,14 +3,12 @@
 //! tabs and spaces must give the same answer at tab sizes 8 and 1). On top
 //! of that, every line-starting statement of a block must have
 //! byte-identical leading whitespace, which strictly extends the leading
-//! whitespace of the block around it, and no more than
-//! [`limits::MAX_BLOCKS`] blocks may nest. A file that fails counts as not
-//! parsing, so its changes are `code`: a whitespace edit can never turn a
+//! whitespace of the block around it (how deep blocks nest,
+//! `limits::tokens_ok` checked before the parse). A file that fails counts
+//! as not parsing, so its changes are `code`: a whitespace edit can never turn a
 //! file into one that some Python reads differently.
 
 use ruff_python_ast::token::TokenKind;
-
-use super::limits;
 
 /// The check, fed the tokens of a slice in order.
 pub(super) struct Check<'s> {
@@ -55,9 +53,6 @@ impl<'s> Check<'s> {
                         return None;
                     }
                     self.blocks.push(ws);
-                    if self.blocks.len() - 1 > limits::MAX_BLOCKS {
-                        return None;
-                    }
                 } else if text(ws) != text(outer) {
                     return None;
                 }

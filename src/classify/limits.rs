@@ -10,9 +10,10 @@
 //!   the end of the file (Python: "invalid syntax", "unexpected EOF").
 //! - Anything but whitespace and continuations between tokens (a
 //!   non-breaking space, a vertical tab).
-//! - A docstring whose escapes Python cannot decode (`\x4`, `\u12`,
-//!   `\U00110000`; `\N{...}` is refused too, since the names of the
-//!   Unicode version of the Python that runs the code are not known).
+//! - A docstring with a `\N{...}` escape: the names of the Unicode version
+//!   of the Python that runs the code are not known. (Escapes that Python
+//!   cannot decode, `\x4`, `\u12`, `\U00110000`, Ruff's parser rejects in
+//!   every string.)
 
 /// The most brackets open at once that Python accepts.
 pub(super) const MAX_BRACKETS: usize = 200;
@@ -106,6 +107,99 @@ pub(super) fn may_parse(source: &[u8]) -> bool {
     recursive <= MAX_RECURSIVE
 }
 
+/// Whether the parser may read `text` (a file or the slice of one to
+/// parse), from its tokens: brackets that nest at most [`MAX_BRACKETS`]
+/// deep and each close the innermost one open (Python rejects a file
+/// where one does not), blocks nested at most [`MAX_BLOCKS`] deep, and at
+/// most [`MAX_RECURSIVE`] tokens in a logical line that may make the
+/// parser recurse a level each: the words of [`may_parse`], `**`, and
+/// `-`, `+`, `~`, `*` where they are unary or star an expression (an
+/// expression ends with its line: the parser's stack is then as deep as
+/// the blocks around it).
+///
+/// [`may_parse`] counts bytes, which a string or comment can fool:
+/// `(')'(')'...` nests as deep as it is long with a byte depth of one, so
+/// can brackets separated by blank lines, and a run of prefix operators
+/// counts once there (`- - -`) while the parser recurses for each. Ruff's
+/// lexer does not recurse: this runs on any stack. Every check holds
+/// within a top-level statement, so that a slice of a file passes exactly
+/// when the whole file does where the slice is.
+pub(super) fn tokens_ok(text: &str) -> bool {
+    use ruff_python_ast::token::TokenKind as K;
+    let mut lexer = ruff_python_parser::lexer::lex(text, ruff_python_parser::Mode::Module);
+    let mut open = Vec::new();
+    let (mut blocks, mut recursive) = (0usize, 0usize);
+    let mut after_operand = false;
+    // The lexer moves on at every token but INDENT and DEDENT, one each
+    // per line at most: more than this is a lexer that is stuck.
+    for _ in 0..2 * text.len() + 8 {
+        let kind = lexer.next_token();
+        match kind {
+            K::EndOfFile => return true,
+            K::Newline => recursive = 0,
+            K::Indent => {
+                blocks += 1;
+                if blocks > MAX_BLOCKS {
+                    return false;
+                }
+            }
+            K::Dedent => blocks = blocks.saturating_sub(1),
+            K::Lpar | K::Lsqb | K::Lbrace => {
+                open.push(kind);
+                if open.len() > MAX_BRACKETS {
+                    return false;
+                }
+            }
+            K::Rpar | K::Rsqb | K::Rbrace => {
+                let opener = match kind {
+                    K::Rpar => K::Lpar,
+                    K::Rsqb => K::Lsqb,
+                    _ => K::Lbrace,
+                };
+                if open.pop() != Some(opener) {
+                    return false;
+                }
+            }
+            K::Not
+            | K::Lambda
+            | K::Await
+            | K::Async
+            | K::If
+            | K::Else
+            | K::Elif
+            | K::Yield
+            | K::DoubleStar => recursive += 1,
+            // A unary operator or a starred expression; after an operand
+            // these are binary operators, which the parser loops over.
+            K::Star | K::Minus | K::Plus | K::Tilde if !after_operand => recursive += 1,
+            _ => {}
+        }
+        if recursive > MAX_RECURSIVE {
+            return false;
+        }
+        if !matches!(kind, K::Comment | K::NonLogicalNewline) {
+            after_operand = matches!(
+                kind,
+                K::Name
+                    | K::Int
+                    | K::Float
+                    | K::Complex
+                    | K::String
+                    | K::FStringEnd
+                    | K::TStringEnd
+                    | K::Rpar
+                    | K::Rsqb
+                    | K::Rbrace
+                    | K::None
+                    | K::True
+                    | K::False
+                    | K::Ellipsis
+            );
+        }
+    }
+    false
+}
+
 /// What a byte is to [`may_parse`].
 const OTHER: u8 = 0;
 const WORD: u8 = 1;
@@ -166,8 +260,11 @@ pub(super) fn continuation_ok(source: &[u8], end: usize) -> bool {
     !super::decode::comment_or_blank(line)
 }
 
-/// Whether Python decodes the escapes of a plain string literal (`text`:
-/// prefix and quotes included). A raw string has none.
+/// Whether a docstring (`text`: a plain string literal, prefix and quotes
+/// included) has no `\N{...}` escape: the names of the Unicode version of
+/// the Python that runs the code are not known. (Ruff's parser rejects
+/// the escapes no Python decodes, `\x4`, `\u12`, `\U00110000`, in every
+/// string.) A raw string has no escapes.
 pub(super) fn escapes_ok(text: &[u8]) -> bool {
     let Some(quote) = text.iter().position(|b| *b == b'"' || *b == b'\'') else {
         return false;
@@ -175,42 +272,16 @@ pub(super) fn escapes_ok(text: &[u8]) -> bool {
     if text[..quote].iter().any(|b| b.eq_ignore_ascii_case(&b'r')) {
         return true;
     }
-    let q = text[quote];
-    let width = if text[quote..].starts_with(&[q, q, q]) && text.len() >= quote + 6 {
-        3
-    } else {
-        1
-    };
-    let Some(body) = text.get(quote + width..text.len().saturating_sub(width)) else {
-        return false;
-    };
-    let mut i = 0;
-    while i < body.len() {
-        if body[i] != b'\\' {
+    let mut i = quote;
+    while i < text.len() {
+        if text[i] == b'\\' {
+            if text.get(i + 1) == Some(&b'N') {
+                return false;
+            }
+            i += 2;
+        } else {
             i += 1;
-            continue;
         }
-        let hex = |n: usize| {
-            body.get(i + 2..i + 2 + n)
-                .filter(|d| d.iter().all(u8::is_ascii_hexdigit))
-        };
-        let ok = match body.get(i + 1) {
-            Some(b'x') => hex(2).is_some(),
-            Some(b'u') => hex(4).is_some(),
-            Some(b'U') => hex(8).is_some_and(|d| {
-                std::str::from_utf8(d)
-                    .ok()
-                    .and_then(|d| u32::from_str_radix(d, 16).ok())
-                    .is_some_and(|v| v <= 0x10ffff)
-            }),
-            Some(b'N') => false,
-            Some(_) => true,
-            None => false,
-        };
-        if !ok {
-            return false;
-        }
-        i += 2;
     }
     true
 }

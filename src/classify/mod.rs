@@ -11,6 +11,7 @@
 
 use std::sync::Arc;
 
+use ruff_python_ast::token::TokenKind;
 use serde::Serialize;
 
 mod apply;
@@ -190,6 +191,12 @@ impl Classifier {
         });
         self.parses += 1;
         let middle = middle?;
+        if plan.lead == 0 && !has_statement(&middle) {
+            // The first kept unit would hold the module's first statement,
+            // which may be its docstring: only a parse from the start
+            // tells.
+            return None;
+        }
         let moved = |u: &Unit| Unit {
             start: u.start + new.len() - old.len(),
             toks: u.toks.clone(),
@@ -217,6 +224,14 @@ impl Classifier {
         let new = self.parse(new.to_vec(), Some(&old));
         compare_parsed(&old, &new)
     }
+}
+
+/// Whether `units` hold a statement: any token but an encoding
+/// declaration (the only comment kept).
+fn has_statement(units: &[Unit]) -> bool {
+    units
+        .iter()
+        .any(|u| u.toks.iter().any(|t| t.kind != TokenKind::Comment))
 }
 
 /// Compares two parsed versions (`code` when either does not parse). The

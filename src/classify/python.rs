@@ -10,8 +10,10 @@
 //! touched only as deep as a file needs), and `limits::may_parse` first
 //! refuses, from the bytes, any file that could need more: brackets past
 //! Python's 200, and more than [`limits::MAX_RECURSIVE`] words and
-//! operators that recurse. A panic in the parser makes the file "does not
-//! parse" (its changes are then `code`), never a crash.
+//! operators that recurse; then `limits::tokens_ok` does the same from the
+//! tokens of what is parsed (which strings, comments and blank lines
+//! cannot hide), before the parser sees it. A panic in the parser makes
+//! the file "does not parse" (its changes are then `code`), never a crash.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc;
@@ -26,8 +28,8 @@ use ruff_text_size::{Ranged, TextRange};
 use super::stream::{Tok, Unit};
 use super::{indent, limits};
 
-/// The parse thread's stack. The deepest file `limits::may_parse` lets
-/// through needs about 45 MiB: 50,000 nested `not` at 0.9 KiB a level
+/// The parse thread's stack. The deepest file `limits::may_parse` and
+/// `limits::tokens_ok` let through needs about 45 MiB: 50,000 nested `not` at 0.9 KiB a level
 /// (dropping the tree afterwards needs less: 64 bytes a level, at most
 /// one level per 2 bytes of a 1 MiB file). Reserved, not committed, so
 /// the margin costs address space only; an address-space limit too low
@@ -118,6 +120,9 @@ impl Drop for Worker {
 fn parse(slice: &Slice) -> Option<Vec<Unit>> {
     let bytes = slice.source.get(slice.start..slice.end)?;
     let text = std::str::from_utf8(bytes).ok()?;
+    if !limits::tokens_ok(text) {
+        return None;
+    }
     let parsed = ruff_python_parser::parse_module(text).ok()?;
     let module = parsed.syntax();
     let mut facts = Facts {
@@ -215,8 +220,9 @@ struct Tokens {
 }
 
 impl Tokens {
-    /// The tokens that count (see `stream.rs`), with Python's limits and
-    /// the checks of `limits.rs` and `indent.rs`; `None` when one fails.
+    /// The tokens that count (see `stream.rs`), with the checks of
+    /// `limits.rs` and `indent.rs`; `None` when one fails. (How deep
+    /// brackets nest, `limits::tokens_ok` checked before the parse.)
     fn new(
         bytes: &[u8],
         offset: usize,
@@ -226,13 +232,17 @@ impl Tokens {
         u32::try_from(offset + bytes.len()).ok()?;
         let mut toks = Vec::with_capacity(tokens.len());
         let mut indent = indent::Check::new(bytes);
-        let mut brackets = 0usize;
         let mut covered = 0usize;
         // The f-string or t-string being merged into one token: its start
         // and how many are open.
         let mut interpolated: Option<(usize, usize)> = None;
         let mut doc = docs.iter().peekable();
         let mut after_doc = false;
+        // The docstring being passed starts its logical line (not one on
+        // its header's line, `class A: 'doc'`): its line break goes with
+        // it, which leaves the statement out as if it were not there.
+        let mut own_line = false;
+        let mut previous: Option<(TokenKind, bool)> = None;
         // A declaration is on the file's first two lines: in a slice that
         // starts past them, no comment is one.
         let head_end = match offset {
@@ -246,18 +256,6 @@ impl Tokens {
                 return None;
             }
             covered = covered.max(end);
-            match kind {
-                TokenKind::Lpar | TokenKind::Lsqb | TokenKind::Lbrace => {
-                    brackets += 1;
-                    if brackets > limits::MAX_BRACKETS {
-                        return None;
-                    }
-                }
-                TokenKind::Rpar | TokenKind::Rsqb | TokenKind::Rbrace => {
-                    brackets = brackets.saturating_sub(1)
-                }
-                _ => {}
-            }
             if let Some((from, open)) = interpolated.as_mut() {
                 match kind {
                     TokenKind::FStringStart | TokenKind::TStringStart => *open += 1,
@@ -297,11 +295,21 @@ impl Tokens {
                 .is_some_and(|r| r.end().to_usize() <= t.start as usize)
             {
                 doc.next();
-                after_doc = true;
+                after_doc = own_line;
             }
             let inside = doc
                 .peek()
                 .is_some_and(|r| r.start().to_usize() <= t.start as usize);
+            if inside && !previous.is_some_and(|(_, doc)| doc) {
+                own_line = matches!(
+                    previous,
+                    None | Some((
+                        TokenKind::Indent | TokenKind::Newline | TokenKind::Comment,
+                        _
+                    ))
+                );
+            }
+            previous = Some((t.kind, inside));
             if inside {
                 if t.kind == TokenKind::String && !limits::escapes_ok(&bytes[t.range()]) {
                     return None;

@@ -739,3 +739,99 @@ fn the_byte_count_follows_its_definition() {
         "{refused} refused, {allowed} allowed"
     );
 }
+
+/// A docstring on its class's or function's header line is a statement
+/// of that one-line body: the line break after it ends the body, so it is
+/// compared even without docstrings (else `x = 1` after it would read as
+/// the body's next statement). Each claim checked with python3's `ast`.
+#[test]
+fn a_docstring_on_the_header_line_keeps_its_line_break() {
+    for (old, new) in [
+        ("class A: \"\"\"d\"\"\"\nx = 1\n", "class A: x = 1\n"),
+        ("def f(): 'd'\nx = 1\n", "def f(): x = 1\n"),
+        ("async def f(): 'd'\nx = 1\n", "async def f(): x = 1\n"),
+    ] {
+        assert_eq!(kind(old, new), ChangeKind::Code, "{old:?} → {new:?}");
+        assert_eq!(kind(new, old), ChangeKind::Code, "{new:?} → {old:?}");
+    }
+    assert_eq!(
+        kind("class A: 'd'\nx = 1\n", "class A: 'e'  # c\nx = 1\n"),
+        ChangeKind::Docstrings
+    );
+    assert_eq!(
+        kind("class A:\n    'd'\n    x = 1\n", "class A:\n    x = 1\n"),
+        ChangeKind::Docstrings
+    );
+}
+
+/// A windowed parse whose slice holds no statement would make the first
+/// kept statement after it the module's first one, and perhaps its
+/// docstring, which only a parse from the start recognises.
+#[test]
+fn a_statement_that_becomes_the_first_is_parsed_again() {
+    let old = "\"\"\"a\"\"\"\n\n\n\"\"\"doc\"\"\"\n";
+    let new = "# a\n# b\n# c\n\"\"\"doc\"\"\"\n";
+    assert_eq!(windowed(old, new).0, ChangeKind::Code);
+    assert_eq!(kind(old, new), ChangeKind::Code);
+    let old = "x = 1\n\n\n'doc'\ny = 2\n";
+    assert_eq!(
+        windowed(old, "# a\n# b\n# c\n'doc'\ny = 2\n").0,
+        ChangeKind::Code
+    );
+}
+
+/// Nesting the byte count cannot see: closing brackets in strings, blank
+/// lines between brackets, runs of prefix operators (each a level for the
+/// parser, one count for the bytes). Each nests hundreds of thousands of
+/// levels deep within 1 MiB and overflowed the parse thread's stack (an
+/// abort of the whole process); the tokens refuse them before parsing,
+/// and the parser goes on with the next file.
+#[test]
+fn nesting_hidden_from_the_byte_count_is_refused() {
+    let hostile = [
+        format!("x = {}\n", "(')'".repeat(260_000)),
+        format!("x = {}\n", "{'}'".repeat(260_000)),
+        format!("x = {}1\n", "(\n\n".repeat(340_000)),
+        format!(
+            "x = {}a\n",
+            format!("{} not ", "-".repeat(1000)).repeat(1000)
+        ),
+    ];
+    let mut c = Classifier::new();
+    for text in &hostile {
+        assert!(limits::may_parse(text.as_bytes()), "{}", &text[..12]);
+        assert!(!limits::tokens_ok(text), "{}", &text[..12]);
+        assert!(!c.parse(text.as_bytes().to_vec(), None).is_valid());
+        assert!(c.parse(b"x = 1\n".to_vec(), None).is_valid());
+    }
+    // What Python accepts passes: brackets in strings and comments do not
+    // count (for the bytes, a blank line restarts the count).
+    let fine = format!(
+        "x = ')]}}' + '((('  # ([{{\n\ny = ({})\n\nz = [\n\n1]\n",
+        "(".repeat(199) + &")".repeat(199)
+    );
+    assert!(limits::tokens_ok(&fine));
+    assert!(c.parse(fine.into_bytes(), None).is_valid());
+    // The operators are counted in a logical line, where the parser's
+    // recursion unwinds: a file is refused the same whole or in the slice
+    // of it that a windowed parse reads.
+    let products = "x = a * b\n".repeat(limits::MAX_RECURSIVE + 1);
+    assert!(limits::tokens_ok(&products));
+    let (got, _) = windowed(&products, &format!("# c\n{products}"));
+    assert_eq!(got, ChangeKind::Layout);
+    let unary = format!("x = {}a\n", "-".repeat(limits::MAX_RECURSIVE + 1));
+    assert!(!limits::tokens_ok(&unary));
+    let starred = format!("x = [{}a]\n", "* ".repeat(limits::MAX_RECURSIVE + 1));
+    assert!(!limits::tokens_ok(&starred));
+    // Binary operators are looped over, not recursed into: a long
+    // expression is not refused (sympy's bench_solvers.py has 53,916 in
+    // one logical line).
+    let binary = format!("x = [a{}]\n", " * a - a\n".repeat(limits::MAX_RECURSIVE));
+    assert!(limits::tokens_ok(&binary));
+    // Python rejects brackets that do not match.
+    for bad in ["x = (]\n", "x = [)\n", "x = 1)\n", "x = f'{(}'\n"] {
+        assert!(!limits::tokens_ok(bad), "{bad}");
+    }
+}
+
+mod window_diff;
