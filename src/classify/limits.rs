@@ -23,105 +23,26 @@ pub(super) const MAX_BLOCKS: usize = 99;
 /// each). Python's compiler gives up near 3,000 nested expressions
 /// (`a + a + ...`, `not not ...`, `-(-(...))`).
 pub(super) const MAX_TREE_DEPTH: usize = 1000;
-/// The most words and operators that make Ruff's parser recurse a level
-/// each (`not`, `lambda`, `await`, `if`, `else`, `yield`, `**`, and runs of
-/// `-`, `+`, `~`), counted in the whole file: at under 1 KiB of stack a
-/// level, what passes stays far within the parse thread's stack.
+/// The most tokens in a logical line that make Ruff's parser recurse a
+/// level each (see [`tokens_ok`]): at under 1 KiB of stack a level, what
+/// passes stays far within the parse thread's stack.
 pub(super) const MAX_RECURSIVE: usize = 50_000;
-/// The longest run of one-byte prefix operators (`- - ~x`).
-const MAX_RUN: usize = 1000;
-
-/// Whether a file may be parsed: its brackets, counted from its bytes
-/// alone, never nest deeper than Python allows; no run of the one-byte
-/// prefix operators (`- - ~x`) is longer than [`MAX_RUN`]; and at most
-/// [`MAX_RECURSIVE`] words and operators could make the parser recurse.
-/// These bound the parse thread's stack (see `python.rs`), and Python
-/// rejects what nests that deep anyway.
-///
-/// These are byte counts, not a tokenizer: brackets, words and operators in
-/// strings and comments count too. The bracket count restarts at a blank
-/// line (which a deep, hostile nesting need not have, and which ends most
-/// statements: counting a whole file's unbalanced brackets in strings would
-/// refuse ordinary files); a run of operators may hold spaces and tabs. They
-/// can only make a file `code` without parsing it: whether the file stays
-/// within Python's limits is checked on its tokens and tree
-/// ([`MAX_BRACKETS`], [`MAX_BLOCKS`], [`MAX_TREE_DEPTH`]).
-pub(super) fn may_parse(source: &[u8]) -> bool {
-    let (mut depth, mut run, mut recursive) = (0usize, 0usize, 0usize);
-    let mut previous = 0u8;
-    let mut i = 0;
-    while i < source.len() {
-        let b = source[i];
-        match CLASS[usize::from(b)] {
-            WORD => {
-                // A whole word at once (most of a file's bytes): it opens
-                // no bracket and ends a run of operators.
-                let start = i;
-                while i < source.len() && CLASS[usize::from(source[i])] == WORD {
-                    i += 1;
-                }
-                recursive += usize::from(recursive_word(&source[start..i]));
-                run = 0;
-                previous = source[i - 1];
-                continue;
-            }
-            SPACE => {
-                // Indentation: a run at once; it changes no count.
-                while i + 1 < source.len() && CLASS[usize::from(source[i + 1])] == SPACE {
-                    i += 1;
-                }
-                previous = source[i];
-                i += 1;
-                continue;
-            }
-            OPEN => {
-                depth += 1;
-                run = 0;
-            }
-            CLOSE => {
-                depth = depth.saturating_sub(1);
-                run = 0;
-            }
-            NEWLINE => {
-                if previous == b'\n' {
-                    depth = 0;
-                }
-                run = 0;
-            }
-            PREFIX => {
-                run += 1;
-                recursive += usize::from(run == 1);
-            }
-            STAR => {
-                recursive += usize::from(previous == b'*');
-                run = 0;
-            }
-            _ => run = 0,
-        }
-        if depth > MAX_BRACKETS || run > MAX_RUN || recursive > MAX_RECURSIVE {
-            return false;
-        }
-        previous = b;
-        i += 1;
-    }
-    recursive <= MAX_RECURSIVE
-}
-
 /// Whether the parser may read `text` (a file or the slice of one to
 /// parse), from its tokens: brackets that nest at most [`MAX_BRACKETS`]
 /// deep and each close the innermost one open (Python rejects a file
 /// where one does not), blocks nested at most [`MAX_BLOCKS`] deep, and at
 /// most [`MAX_RECURSIVE`] tokens in a logical line that may make the
-/// parser recurse a level each: the words of [`may_parse`], `**`, and
+/// parser recurse a level each: `not`, `lambda`, `await`, `async`, `if`,
+/// `else`, `elif`, `yield`, `**`, and
 /// `-`, `+`, `~`, `*` where they are unary or star an expression (an
 /// expression ends with its line: the parser's stack is then as deep as
 /// the blocks around it).
 ///
-/// [`may_parse`] counts bytes, which a string or comment can fool:
-/// `(')'(')'...` nests as deep as it is long with a byte depth of one, so
-/// can brackets separated by blank lines, and a run of prefix operators
-/// counts once there (`- - -`) while the parser recurses for each. Ruff's
-/// lexer does not recurse: this runs on any stack. Every check holds
+/// This is what keeps the parse thread's stack safe (see `python.rs`). It
+/// counts tokens, not bytes: a count of bytes is fooled by strings
+/// (`(')'(')'...` nests as deep as it is long with a byte depth of one),
+/// blank lines and runs of prefix operators. Ruff's lexer does not
+/// recurse: this runs on any stack. Every check holds
 /// within a top-level statement, so that a slice of a file passes exactly
 /// when the whole file does where the slice is.
 pub(super) fn tokens_ok(text: &str) -> bool {
@@ -198,44 +119,6 @@ pub(super) fn tokens_ok(text: &str) -> bool {
         }
     }
     false
-}
-
-/// What a byte is to [`may_parse`].
-const OTHER: u8 = 0;
-const WORD: u8 = 1;
-const SPACE: u8 = 2;
-const OPEN: u8 = 3;
-const CLOSE: u8 = 4;
-const NEWLINE: u8 = 5;
-const PREFIX: u8 = 6;
-const STAR: u8 = 7;
-static CLASS: [u8; 256] = {
-    let mut class = [OTHER; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        class[b] = match c {
-            b'(' | b'[' | b'{' => OPEN,
-            b')' | b']' | b'}' => CLOSE,
-            b'\n' => NEWLINE,
-            b' ' | b'\t' => SPACE,
-            b'-' | b'+' | b'~' => PREFIX,
-            b'*' => STAR,
-            _ if c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80 => WORD,
-            _ => OTHER,
-        };
-        b += 1;
-    }
-    class
-};
-
-/// Whether a whole word is one of the keywords that make the parser
-/// recurse.
-fn recursive_word(word: &[u8]) -> bool {
-    matches!(
-        word,
-        b"not" | b"lambda" | b"await" | b"if" | b"else" | b"yield" | b"elif"
-    )
 }
 
 /// Whether the bytes between two tokens, `source[from..to]`, are what

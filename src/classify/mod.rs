@@ -142,11 +142,10 @@ impl Classifier {
 
     /// Parses `source`; with `previous` (the file's older version), only
     /// where it differs from it when that can be done (see `window.rs`).
-    /// A file Python would not decode (see `decode.rs`) or that could nest
-    /// past Python's limits (`limits::may_parse`) is not parsed: it is
-    /// known not to be valid.
+    /// A file Python would not decode (see `decode.rs`) is not parsed: it
+    /// is known not to be valid.
     pub fn parse(&mut self, source: impl Into<Arc<Vec<u8>>>, previous: Option<&Parsed>) -> Parsed {
-        let Some(source) = decode::prepare(source.into()).filter(|s| limits::may_parse(s)) else {
+        let Some(source) = decode::prepare(source.into()) else {
             return Parsed::invalid();
         };
         if let Some((old, units)) = previous.and_then(|p| Some((p, p.units.as_ref()?))) {

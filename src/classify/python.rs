@@ -7,12 +7,11 @@
 //! a level (measured, release build). A hostile file could overflow a
 //! normal thread's stack, which aborts the process. So every parse runs on
 //! one worker thread per [`Parser`] with a [`STACK`]-byte stack (reserved,
-//! touched only as deep as a file needs), and `limits::may_parse` first
-//! refuses, from the bytes, any file that could need more: brackets past
-//! Python's 200, and more than [`limits::MAX_RECURSIVE`] words and
-//! operators that recurse; then `limits::tokens_ok` does the same from the
-//! tokens of what is parsed (which strings, comments and blank lines
-//! cannot hide), before the parser sees it. A panic in the parser makes
+//! touched only as deep as a file needs), and `limits::tokens_ok` first
+//! refuses, from the tokens of what is to be parsed (Ruff's lexer does
+//! not recurse), anything that could need more: brackets past Python's
+//! 200, blocks past 99, and more than [`limits::MAX_RECURSIVE`] tokens
+//! that recurse in one logical line. A panic in the parser makes
 //! the file "does not parse" (its changes are then `code`), never a crash.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -28,8 +27,8 @@ use ruff_text_size::{Ranged, TextRange};
 use super::stream::{Tok, Unit};
 use super::{indent, limits};
 
-/// The parse thread's stack. The deepest file `limits::may_parse` and
-/// `limits::tokens_ok` let through needs about 45 MiB: 50,000 nested `not` at 0.9 KiB a level
+/// The parse thread's stack. The deepest file `limits::tokens_ok` lets
+/// through needs about 45 MiB: 50,000 nested `not` at 0.9 KiB a level
 /// (dropping the tree afterwards needs less: 64 bytes a level, at most
 /// one level per 2 bytes of a 1 MiB file). Reserved, not committed, so
 /// the margin costs address space only; an address-space limit too low

@@ -485,8 +485,8 @@ fn beyond_pythons_limits_is_code() {
     assert_eq!(edit(&negations), ChangeKind::Code);
     // A statement past a limit, left out of the comparison as unchanged:
     // the whole-file check still sees it.
-    // (Blank lines inside the brackets: the byte count before parsing lets
-    // it through, the tree's check does not.)
+    // (Blank lines inside the brackets: a count of bytes would let it
+    // through, the tokens' count does not.)
     let deep = format!("x = {}1{}\n\ny = 1\n", "(\n\n".repeat(201), ")".repeat(201));
     let (got, plan) = windowed(&deep, &deep.replace("y = 1", "y = 1  # c"));
     assert_eq!(got, ChangeKind::Code);
@@ -510,21 +510,21 @@ fn deep_nesting_is_refused_before_parsing() {
         assert!(!parsed.is_valid());
         assert_eq!(kind(deep, &format!("# c\n{deep}")), ChangeKind::Code);
     }
-    // The byte count may refuse what Python accepts (brackets in strings
-    // count), never the reverse; a blank line restarts it.
+    // Brackets and operators in strings and comments do not count.
     let strings = "x = '('\n".repeat(201);
-    assert!(!limits::may_parse(strings.as_bytes()));
-    assert!(limits::may_parse("x = '('\n\n".repeat(201).as_bytes()));
-    assert!(limits::may_parse(
-        format!("# {}\n", "-".repeat(1000)).as_bytes()
-    ));
-    assert!(!limits::may_parse(
-        format!("# {}\n", "-".repeat(1001)).as_bytes()
-    ));
+    assert_eq!(
+        kind(&strings, &format!("# c\n{strings}")),
+        ChangeKind::Layout
+    );
+    let comment = format!("# {}\nx = 1\n", "-".repeat(5000));
+    assert_eq!(
+        kind(&comment, &format!("# c\n{comment}")),
+        ChangeKind::Layout
+    );
 }
 
 /// Ruff's parser recurses without a limit of its own, and dropping a
-/// left-deep tree recurses too: the deepest files the byte count lets
+/// left-deep tree recurses too: the deepest files the token count lets
 /// through parse (and are refused, past Python's limits) on the parse
 /// thread's stack, without overflowing it.
 #[test]
@@ -542,7 +542,7 @@ fn the_deepest_files_let_through_do_not_overflow_the_parse_stack() {
     ];
     let mut c = Classifier::new();
     for text in &chains {
-        assert!(limits::may_parse(text.as_bytes()), "{}", &text[..20]);
+        assert!(limits::tokens_ok(text), "{}", &text[..20]);
         let parsed = c.parse(text.as_bytes().to_vec(), None);
         assert!(
             !parsed.is_valid(),
@@ -551,11 +551,10 @@ fn the_deepest_files_let_through_do_not_overflow_the_parse_stack() {
         );
     }
     let too_many = format!("x = {}1\n", "not ".repeat(limits::MAX_RECURSIVE + 1));
-    assert!(!limits::may_parse(too_many.as_bytes()));
-    // Words count as whole words only.
-    assert!(limits::may_parse(
-        "nothing = iffy\n".repeat(60_000).as_bytes()
-    ));
+    assert!(!limits::tokens_ok(&too_many));
+    // Names are not keywords, and the count is per logical line.
+    assert!(limits::tokens_ok(&"nothing = iffy\n".repeat(60_000)));
+    assert!(limits::tokens_ok(&"x = not y\n".repeat(60_000)));
 }
 
 /// The block-wise prefix and suffix agree with their byte-by-byte
@@ -629,117 +628,6 @@ fn python_source_is_known_by_its_name() {
     }
 }
 
-/// The byte count skips whole words at once; it answers as its byte by
-/// byte definition does, on random text made of the pieces it counts.
-#[test]
-fn the_byte_count_follows_its_definition() {
-    fn naive(source: &[u8]) -> bool {
-        let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80;
-        let keyword = |rest: &[u8]| {
-            [
-                &b"not"[..],
-                b"lambda",
-                b"await",
-                b"if",
-                b"else",
-                b"yield",
-                b"elif",
-            ]
-            .iter()
-            .any(|w| rest.starts_with(w) && !rest.get(w.len()).copied().is_some_and(word))
-        };
-        let (mut depth, mut run, mut recursive) = (0usize, 0usize, 0usize);
-        let mut previous = 0u8;
-        for (i, &b) in source.iter().enumerate() {
-            match b {
-                b'(' | b'[' | b'{' => depth += 1,
-                b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-                b'\n' if previous == b'\n' => depth = 0,
-                _ => {}
-            }
-            match b {
-                b'-' | b'+' | b'~' => run += 1,
-                b' ' | b'\t' => {}
-                _ => run = 0,
-            }
-            if (b == b'*' && previous == b'*') || (run == 1 && matches!(b, b'-' | b'+' | b'~')) {
-                recursive += 1;
-            } else if b.is_ascii_lowercase() && !word(previous) {
-                recursive += usize::from(keyword(&source[i..]));
-            }
-            if depth > limits::MAX_BRACKETS || run > 1000 || recursive > limits::MAX_RECURSIVE {
-                return false;
-            }
-            previous = b;
-        }
-        true
-    }
-    let pieces: [&[u8]; 22] = [
-        b"not",
-        b"note",
-        b"lambda",
-        b"await",
-        b"if",
-        b"iff",
-        b"else",
-        b"elif",
-        b"yield",
-        b"x",
-        b"_if",
-        b"1if",
-        b"\xc3\xa9if",
-        b" ",
-        b"\t",
-        b"\n",
-        b"(",
-        b")",
-        b"-",
-        b"+",
-        b"~",
-        b"*",
-    ];
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let mut next = |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n as u64) as usize
-    };
-    let (mut refused, mut allowed) = (0, 0);
-    for _ in 0..400 {
-        let len = [50, 2_000, 60_000][next(3)];
-        let weights = [next(22), next(22)];
-        let text: Vec<u8> = (0..len)
-            .flat_map(|_| {
-                // Lean towards two pieces, so that long runs and deep
-                // nesting happen too.
-                let k = if next(4) == 0 {
-                    next(22)
-                } else {
-                    weights[next(2)]
-                };
-                pieces[k].iter().copied()
-            })
-            .collect();
-        let want = naive(&text);
-        assert_eq!(
-            limits::may_parse(&text),
-            want,
-            "{:?}",
-            String::from_utf8_lossy(&text[..text.len().min(80)])
-        );
-        if want {
-            allowed += 1
-        } else {
-            refused += 1
-        }
-    }
-    assert!(
-        refused >= 10 && allowed >= 10,
-        "{refused} refused, {allowed} allowed"
-    );
-}
-
 /// A docstring on its class's or function's header line is a statement
 /// of that one-line body: the line break after it ends the body, so it is
 /// compared even without docstrings (else `x = 1` after it would read as
@@ -780,9 +668,10 @@ fn a_statement_that_becomes_the_first_is_parsed_again() {
     );
 }
 
-/// Nesting the byte count cannot see: closing brackets in strings, blank
-/// lines between brackets, runs of prefix operators (each a level for the
-/// parser, one count for the bytes). Each nests hundreds of thousands of
+/// Nesting a count of bytes cannot see (an earlier version counted bytes
+/// before parsing): closing brackets in strings, blank lines between
+/// brackets, runs of prefix operators (each a level for the parser, one
+/// count for the bytes). Each nests hundreds of thousands of
 /// levels deep within 1 MiB and overflowed the parse thread's stack (an
 /// abort of the whole process); the tokens refuse them before parsing,
 /// and the parser goes on with the next file.
@@ -799,7 +688,6 @@ fn nesting_hidden_from_the_byte_count_is_refused() {
     ];
     let mut c = Classifier::new();
     for text in &hostile {
-        assert!(limits::may_parse(text.as_bytes()), "{}", &text[..12]);
         assert!(!limits::tokens_ok(text), "{}", &text[..12]);
         assert!(!c.parse(text.as_bytes().to_vec(), None).is_valid());
         assert!(c.parse(b"x = 1\n".to_vec(), None).is_valid());
