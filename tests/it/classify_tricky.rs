@@ -11,20 +11,12 @@ use std::process::{Command, Stdio};
 
 use fpcheck::classify::{classify, ChangeKind};
 
+use crate::classify_corpus::CPYTHON_VIEW;
+
+/// The verdict of each pair, after [`CPYTHON_VIEW`]'s definitions.
 const JUDGE: &str = r#"
-import ast, io, json, sys, tokenize, warnings
+import warnings
 warnings.simplefilter('ignore')
-SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING}
-def toks(b):
-    return [(t.type, '' if t.type in (tokenize.INDENT, tokenize.DEDENT) else t.string)
-            for t in tokenize.tokenize(io.BytesIO(b).readline) if t.type not in SKIP]
-def nodoc(tree):
-    for n in ast.walk(tree):
-        if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            b = n.body
-            if b and isinstance(b[0], ast.Expr) and isinstance(b[0].value, ast.Constant) and isinstance(b[0].value.value, str):
-                n.body = b[1:]
-    return ast.dump(tree)
 def compiles(b):
     try:
         compile(b, 'x', 'exec', dont_inherit=True)
@@ -151,7 +143,7 @@ const PAIRS: &[(&str, &str)] = &[
 fn tricky_pairs_are_never_called_cosmetic_when_python_says_code() {
     let input = serde_json::to_string(PAIRS).unwrap();
     let Ok(mut child) = Command::new("python3")
-        .args(["-c", JUDGE])
+        .args(["-c", &format!("{CPYTHON_VIEW}{JUDGE}")])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
