@@ -10,7 +10,7 @@
 //! rev-parse`): about 0.3 ms of an everyday `fpcheck A..B` answered from
 //! the cache (docs/performance.md). It is not the default because it gives
 //! up the random load address of the executable's own code, and fpcheck
-//! parses hostile input with C code (tree-sitter): exploit hardening is
+//! parses hostile input and links C code (zlib): exploit hardening is
 //! worth more than 0.3 ms.
 
 fn main() {

@@ -69,8 +69,26 @@ pub(crate) struct FingerprintCache {
     scans: AtomicUsize,
     /// Keys looked up with an answer, or put, this run (kept first when a
     /// save is over [`MAX_SAVED`]).
-    used: std::sync::Mutex<Vec<String>>,
+    used: std::sync::Mutex<Used>,
     dirty: bool,
+}
+
+/// Keys in the order first used, each once: a process that keeps a cache
+/// and looks the same keys up again and again (the Python package's
+/// callers) must not grow it.
+#[derive(Debug, Default)]
+struct Used {
+    order: Vec<String>,
+    seen: std::collections::HashSet<String>,
+}
+
+impl Used {
+    fn note(&mut self, key: &str) {
+        if !self.seen.contains(key) {
+            self.seen.insert(key.to_string());
+            self.order.push(key.to_string());
+        }
+    }
 }
 
 /// Lookups answered by scanning the text before the map is built (a tree
@@ -217,7 +235,7 @@ impl FingerprintCache {
 
     fn used_now(&self, key: &str) {
         let mut used = self.used.lock().unwrap_or_else(|e| e.into_inner());
-        used.push(key.to_string());
+        used.note(key);
     }
 
     /// Remembers a fingerprint.
@@ -226,7 +244,7 @@ impl FingerprintCache {
         let entries = self.entries.get_mut().expect("parsed just above");
         if entries.get(&key) != Some(&fingerprint) {
             let used = self.used.get_mut().unwrap_or_else(|e| e.into_inner());
-            used.push(key.clone());
+            used.note(&key);
             entries.insert(key, fingerprint);
             self.dirty = true;
         }
@@ -286,7 +304,10 @@ impl FingerprintCache {
         }
         let used = self.used.lock().unwrap_or_else(|e| e.into_inner());
         let mut written = std::collections::HashSet::new();
-        let used = used.iter().filter(|k| entries.contains_key(k.as_str()));
+        let used = used
+            .order
+            .iter()
+            .filter(|k| entries.contains_key(k.as_str()));
         for k in used
             .map(String::as_str)
             .chain(keys.iter().map(|k| k.as_str()))
@@ -581,6 +602,20 @@ mod tests {
         for k in &keys[..8] {
             assert!(kept.contains_key(k), "{k}");
         }
+    }
+
+    /// A key looked up again and again is noted once: a long-lived cache
+    /// does not grow with its lookups.
+    #[test]
+    fn repeated_lookups_are_noted_once() {
+        let key = "a".repeat(64);
+        let mut cache = FingerprintCache::default();
+        cache.put(key.clone(), "b".repeat(64));
+        for _ in 0..1000 {
+            assert!(cache.get(&key).is_some());
+        }
+        let used = cache.used.lock().unwrap();
+        assert_eq!(used.order, [key]);
     }
 
     #[test]

@@ -21,10 +21,10 @@ use crate::warning::{Code, Warning};
 
 /// The most bytes of a file (working tree or blob) read for classification;
 /// a larger "Python file" is `code` without being parsed. Parsing takes
-/// memory about 100 times a file's size for ordinary code, more for deeply
-/// nested code (see `limits::may_parse`), and both sides of a change are
-/// held at once: 1 MiB keeps a classification within a few hundred MiB,
-/// and few Python files are larger.
+/// memory about 15 times a file's size for ordinary code, up to about 60
+/// times for the densest (see docs/classify.md), and both sides of a
+/// change are held at once: 1 MiB keeps a classification within about
+/// 150 MiB, and few Python files are larger.
 pub(super) const FILE_LIMIT: u64 = 1 << 20;
 
 /// Whether a restart is avoidable: it is required only because of files

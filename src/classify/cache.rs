@@ -26,9 +26,10 @@ use super::ChangeKind;
 use crate::cache::FingerprintCache;
 
 /// Bumped whenever a classification rule changes (what a stream compares,
-/// what counts as a docstring, when a file does not parse, ...): answers
-/// remembered under another version are never looked up.
-pub(crate) const VERSION: u32 = 2;
+/// what counts as a docstring, when a file does not parse, which parser;
+/// 3 is Ruff's parser): answers remembered under another version are
+/// never looked up.
+pub(crate) const VERSION: u32 = 3;
 
 /// The file, relative to the git directory.
 const FILE: &str = "fpcheck/change-kinds-v1";

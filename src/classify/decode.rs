@@ -1,5 +1,5 @@
 //! What Python does to a file's bytes before it tokenises them, done the
-//! same way before tree-sitter parses them, so that the parser sees the text
+//! same way before the parser reads them, so that the parser sees the text
 //! Python's tokenizer sees (or the file is refused: `code`).
 //!
 //! CPython reads a module's source with `compile(bytes)` (importlib), whose
@@ -7,7 +7,7 @@
 //! and every lone `\r` into `\n` (`translate_newlines`), then drops a UTF-8
 //! byte-order mark, then looks for a PEP 263 declaration on the first two
 //! lines and decodes the whole file with that codec (UTF-8 by default).
-//! tree-sitter's grammar instead takes a lone `\r` as whitespace (or as
+//! A parser given the raw bytes may take a lone `\r` as whitespace (or as
 //! part of a comment), reads every file as UTF-8 and skips a byte-order
 //! mark anywhere, and a codec such as UTF-7 or `unicode_escape` can turn
 //! bytes of a comment into a line break: parsing the raw bytes could call

@@ -1,6 +1,6 @@
-//! What Python rejects although tree-sitter's grammar accepts it, checked
-//! on the parsed tree (by the stream's walk, see `stream.rs`): a file that
-//! fails any check counts as not parsing, so its changes are `code`.
+//! What Python rejects although Ruff's parser accepts it, and what could
+//! make the parser itself misbehave: a file that fails any check counts as
+//! not parsing, so its changes are `code`.
 //!
 //! - Python's limits: 200 nested brackets (tokenizer `MAXLEVEL`), 99
 //!   indentation levels (`MAXINDENT`), and expressions nested about 3,000
@@ -8,57 +8,129 @@
 //!   [`MAX_TREE_DEPTH`] nodes deep, well below.
 //! - A line continuation followed by a blank or comment-only line, or by
 //!   the end of the file (Python: "invalid syntax", "unexpected EOF").
-//! - A docstring whose escapes Python cannot decode (`\x4`, `\u12`,
-//!   `\U00110000`; `\N{...}` is refused too, since the names of the
-//!   Unicode version of the Python that runs the code are not known).
+//! - Anything but whitespace and continuations between tokens (a
+//!   non-breaking space, a vertical tab).
+//! - A docstring with a `\N{...}` escape: the names of the Unicode version
+//!   of the Python that runs the code are not known. (Escapes that Python
+//!   cannot decode, `\x4`, `\u12`, `\U00110000`, Ruff's parser rejects in
+//!   every string.)
 
 /// The most brackets open at once that Python accepts.
 pub(super) const MAX_BRACKETS: usize = 200;
-/// The most nested blocks; Python accepts 99 indentation levels (each
-/// indented block is one; a block on its statement's line is counted too,
-/// to be safe).
+/// The most nested blocks; Python accepts 99 indentation levels.
 pub(super) const MAX_BLOCKS: usize = 99;
-/// The deepest syntax tree accepted. Python's compiler gives up near 3,000
-/// nested expressions (`a + a + ...`, `not not ...`, `-(-(...))`), each of
-/// them at least one tree level.
+/// The deepest syntax tree accepted (statements and expressions, one level
+/// each). Python's compiler gives up near 3,000 nested expressions
+/// (`a + a + ...`, `not not ...`, `-(-(...))`).
 pub(super) const MAX_TREE_DEPTH: usize = 1000;
-
-/// Whether a file may be parsed: its brackets, counted from its bytes
-/// alone, never nest deeper than Python allows, nor do runs of the one-byte
-/// prefix operators (`- - ~x`). tree-sitter's memory grows with what is
-/// open at once (hundreds of times the file's size for a file of nested
-/// brackets or of `-`), and Python rejects such a file anyway.
+/// The most tokens in a logical line that make Ruff's parser recurse a
+/// level each (see [`tokens_ok`]): at under 1 KiB of stack a level, what
+/// passes stays far within the parse thread's stack.
+pub(super) const MAX_RECURSIVE: usize = 50_000;
+/// Whether the parser may read `text` (a file or the slice of one to
+/// parse), from its tokens: brackets that nest at most [`MAX_BRACKETS`]
+/// deep and each close the innermost one open (Python rejects a file
+/// where one does not), blocks nested at most [`MAX_BLOCKS`] deep, and at
+/// most [`MAX_RECURSIVE`] tokens in a logical line that may make the
+/// parser recurse a level each: `not`, `lambda`, `await`, `async`, `if`,
+/// `else`, `elif`, `yield`, `**`, and
+/// `-`, `+`, `~`, `*` where they are unary or star an expression (an
+/// expression ends with its line: the parser's stack is then as deep as
+/// the blocks around it).
 ///
-/// These are byte counts, not a tokenizer: brackets and operators in
-/// strings and comments count too. The bracket count restarts at a blank
-/// line (which a deep, hostile nesting need not have, and which ends most
-/// statements: counting a whole file's unbalanced brackets in strings would
-/// refuse ordinary files); a run of operators may hold spaces and tabs. They
-/// can only make a file `code` without parsing it: whether the file stays
-/// within Python's limits is the tree's check ([`MAX_BRACKETS`],
-/// [`MAX_TREE_DEPTH`]), and the memory of what they let through is bounded
-/// by the classifier's file size limit (`apply.rs`).
-pub(super) fn may_parse(source: &[u8]) -> bool {
-    let (mut depth, mut run) = (0usize, 0usize);
-    let mut previous = 0u8;
-    for &b in source {
-        match b {
-            b'(' | b'[' | b'{' => depth += 1,
-            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            b'\n' if previous == b'\n' => depth = 0,
+/// This is what keeps the parse thread's stack safe (see `python.rs`). It
+/// counts tokens, not bytes: a count of bytes is fooled by strings
+/// (`(')'(')'...` nests as deep as it is long with a byte depth of one),
+/// blank lines and runs of prefix operators. Ruff's lexer does not
+/// recurse: this runs on any stack. Every check holds
+/// within a top-level statement, so that a slice of a file passes exactly
+/// when the whole file does where the slice is.
+pub(super) fn tokens_ok(text: &str) -> bool {
+    use ruff_python_ast::token::TokenKind as K;
+    let mut lexer = ruff_python_parser::lexer::lex(text, ruff_python_parser::Mode::Module);
+    let mut open = Vec::new();
+    let (mut blocks, mut recursive) = (0usize, 0usize);
+    let mut after_operand = false;
+    // The lexer moves on at every token but INDENT and DEDENT, one each
+    // per line at most: more than this is a lexer that is stuck.
+    for _ in 0..2 * text.len() + 8 {
+        let kind = lexer.next_token();
+        match kind {
+            K::EndOfFile => return true,
+            K::Newline => recursive = 0,
+            K::Indent => {
+                blocks += 1;
+                if blocks > MAX_BLOCKS {
+                    return false;
+                }
+            }
+            K::Dedent => blocks = blocks.saturating_sub(1),
+            K::Lpar | K::Lsqb | K::Lbrace => {
+                open.push(kind);
+                if open.len() > MAX_BRACKETS {
+                    return false;
+                }
+            }
+            K::Rpar | K::Rsqb | K::Rbrace => {
+                let opener = match kind {
+                    K::Rpar => K::Lpar,
+                    K::Rsqb => K::Lsqb,
+                    _ => K::Lbrace,
+                };
+                if open.pop() != Some(opener) {
+                    return false;
+                }
+            }
+            K::Not
+            | K::Lambda
+            | K::Await
+            | K::Async
+            | K::If
+            | K::Else
+            | K::Elif
+            | K::Yield
+            | K::DoubleStar => recursive += 1,
+            // A unary operator or a starred expression; after an operand
+            // these are binary operators, which the parser loops over.
+            K::Star | K::Minus | K::Plus | K::Tilde if !after_operand => recursive += 1,
             _ => {}
         }
-        match b {
-            b'-' | b'+' | b'~' => run += 1,
-            b' ' | b'\t' => {}
-            _ => run = 0,
-        }
-        if depth > MAX_BRACKETS || run > MAX_TREE_DEPTH {
+        if recursive > MAX_RECURSIVE {
             return false;
         }
-        previous = b;
+        if !matches!(kind, K::Comment | K::NonLogicalNewline) {
+            after_operand = matches!(
+                kind,
+                K::Name
+                    | K::Int
+                    | K::Float
+                    | K::Complex
+                    | K::String
+                    | K::FStringEnd
+                    | K::TStringEnd
+                    | K::Rpar
+                    | K::Rsqb
+                    | K::Rbrace
+                    | K::None
+                    | K::True
+                    | K::False
+                    | K::Ellipsis
+            );
+        }
     }
-    true
+    false
+}
+
+/// Whether the bytes between two tokens, `source[from..to]`, are what
+/// Python skips there: spaces, tabs, form feeds, line breaks, and line
+/// continuations followed by a line with code on it.
+pub(super) fn gap_ok(source: &[u8], from: usize, to: usize) -> bool {
+    let gap = &source[from..to];
+    gap.iter().enumerate().all(|(i, b)| match b {
+        b' ' | b'\t' | b'\x0c' | b'\n' => true,
+        b'\\' => gap.get(i + 1) == Some(&b'\n') && continuation_ok(source, from + i + 2),
+        _ => false,
+    })
 }
 
 /// Whether the bytes after a line continuation (`end`: just past its line
@@ -71,8 +143,11 @@ pub(super) fn continuation_ok(source: &[u8], end: usize) -> bool {
     !super::decode::comment_or_blank(line)
 }
 
-/// Whether Python decodes the escapes of a plain string literal (`text`:
-/// prefix and quotes included). A raw string has none.
+/// Whether a docstring (`text`: a plain string literal, prefix and quotes
+/// included) has no `\N{...}` escape: the names of the Unicode version of
+/// the Python that runs the code are not known. (Ruff's parser rejects
+/// the escapes no Python decodes, `\x4`, `\u12`, `\U00110000`, in every
+/// string.) A raw string has no escapes.
 pub(super) fn escapes_ok(text: &[u8]) -> bool {
     let Some(quote) = text.iter().position(|b| *b == b'"' || *b == b'\'') else {
         return false;
@@ -80,58 +155,16 @@ pub(super) fn escapes_ok(text: &[u8]) -> bool {
     if text[..quote].iter().any(|b| b.eq_ignore_ascii_case(&b'r')) {
         return true;
     }
-    let q = text[quote];
-    let width = if text[quote..].starts_with(&[q, q, q]) && text.len() >= quote + 6 {
-        3
-    } else {
-        1
-    };
-    let Some(body) = text.get(quote + width..text.len().saturating_sub(width)) else {
-        return false;
-    };
-    let mut i = 0;
-    while i < body.len() {
-        if body[i] != b'\\' {
+    let mut i = quote;
+    while i < text.len() {
+        if text[i] == b'\\' {
+            if text.get(i + 1) == Some(&b'N') {
+                return false;
+            }
+            i += 2;
+        } else {
             i += 1;
-            continue;
         }
-        let hex = |n: usize| {
-            body.get(i + 2..i + 2 + n)
-                .filter(|d| d.iter().all(u8::is_ascii_hexdigit))
-        };
-        let ok = match body.get(i + 1) {
-            Some(b'x') => hex(2).is_some(),
-            Some(b'u') => hex(4).is_some(),
-            Some(b'U') => hex(8).is_some_and(|d| {
-                std::str::from_utf8(d)
-                    .ok()
-                    .and_then(|d| u32::from_str_radix(d, 16).ok())
-                    .is_some_and(|v| v <= 0x10ffff)
-            }),
-            Some(b'N') => false,
-            Some(_) => true,
-            None => false,
-        };
-        if !ok {
-            return false;
-        }
-        i += 2;
     }
     true
-}
-
-/// An upper bound, from the bytes alone, on how deep brackets nest inside
-/// an f-string or t-string (whose inside is one leaf of the stream): the
-/// number of opening brackets in it.
-pub(super) fn brackets_in(text: &[u8]) -> usize {
-    text.iter()
-        .filter(|b| matches!(b, b'(' | b'[' | b'{'))
-        .count()
-}
-
-/// Whether a string literal's prefix makes it an f-string or t-string.
-pub(super) fn interpolated(text: &[u8]) -> bool {
-    text.iter()
-        .take_while(|b| **b != b'"' && **b != b'\'')
-        .any(|b| matches!(b.to_ascii_lowercase(), b'f' | b't'))
 }

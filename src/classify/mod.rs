@@ -5,13 +5,13 @@
 //!
 //! The gate restarts for any changed byte, and fpcheck keeps reproducing
 //! that: this is advice to releasers ("this restart could have waited"),
-//! never an input to the verdict. Both sides are parsed with tree-sitter's
-//! Python grammar (see docs/classify.md for why) and compared as streams of
-//! syntax-tree events, so that nothing here tokenises Python by hand.
+//! never an input to the verdict. Both sides are parsed with Ruff's parser
+//! (see docs/classify.md for why) and compared as streams of its tokens,
+//! so that nothing here tokenises Python by hand.
 
-use std::cell::Cell;
 use std::sync::Arc;
 
+use ruff_python_ast::token::TokenKind;
 use serde::Serialize;
 
 mod apply;
@@ -20,6 +20,7 @@ mod decode;
 mod history;
 mod indent;
 mod limits;
+mod python;
 mod stream;
 mod window;
 
@@ -29,8 +30,7 @@ pub use apply::{
 pub(crate) use apply::{annotate_with, compares_files};
 pub(crate) use cache::KindCache;
 pub(crate) use history::{avoidable_updates, Update};
-pub use stream::Stream;
-use stream::{Kinds, Skip};
+use stream::Unit;
 
 /// How a runtime file changed, as far as Python is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -74,102 +74,150 @@ impl ChangeKind {
     }
 }
 
-/// A reusable Python parser (building one loads the grammar; reuse it for
-/// many files).
+/// A reusable Python parser (it keeps a parse thread; reuse it for many
+/// files).
+#[derive(Default)]
 pub struct Classifier {
-    parser: tree_sitter::Parser,
-    /// Files parsed so far.
+    parser: python::Parser,
+    /// Files (or slices of files) parsed so far.
     parses: usize,
 }
 
 /// One parsed version of a file, kept so that its next version can be
-/// parsed incrementally (tree-sitter reuses the unchanged subtrees, and
-/// gives the same tree as a fresh parse) and compared where it changed.
+/// parsed where it changed (see `window.rs`) and compared there.
 pub struct Parsed {
-    tree: Option<tree_sitter::Tree>,
-    /// Shared with the history's kept blobs, not copied.
+    /// The bytes as Python reads them (see `decode.rs`); shared with the
+    /// history's kept blobs when nothing needed changing.
     source: Arc<Vec<u8>>,
-    /// Whether the whole file parses as Python 3 (see [`Classifier::stream`]),
-    /// once known.
-    valid: Cell<Option<bool>>,
+    /// `None` when the file does not parse as Python 3.
+    units: Option<Vec<Unit>>,
 }
 
 impl Parsed {
-    /// Whether the whole file parses as Python 3: no error or missing node,
-    /// no Python 2 statement, indentation Python accepts. Walks the whole
-    /// tree the first time.
+    /// Whether the whole file parses as Python 3: Ruff's parser accepts
+    /// it, and it passes the checks of `decode.rs`, `limits.rs` and
+    /// `indent.rs`.
     pub fn is_valid(&self) -> bool {
-        if let Some(known) = self.valid.get() {
-            return known;
+        self.units.is_some()
+    }
+
+    fn invalid() -> Parsed {
+        Parsed {
+            source: Arc::new(Vec::new()),
+            units: None,
         }
-        let valid = self
-            .tree
+    }
+}
+
+/// A whole file parsed on its own, for comparing with [`compare`].
+pub struct Stream(Parsed);
+
+impl Stream {
+    /// How many tokens it has (for tests and curiosity).
+    pub fn len(&self) -> usize {
+        self.0
+            .units
             .as_ref()
-            .is_some_and(|t| stream::valid(t.root_node(), &self.source, Kinds::get()));
-        self.valid.set(Some(valid));
-        valid
+            .map_or(0, |u| u.iter().map(|u| u.toks.len()).sum())
+    }
+
+    /// Whether it has none (an empty module).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
 impl Classifier {
     /// A parser for Python.
     pub fn new() -> Self {
-        let language: tree_sitter::Language = tree_sitter_python::LANGUAGE.into();
-        let mut parser = tree_sitter::Parser::new();
-        parser
-            .set_language(&language)
-            .expect("the bundled grammar matches the tree-sitter version");
-        Classifier { parser, parses: 0 }
+        Classifier::default()
     }
 
-    /// The event stream of one whole file, `None` when it does not parse as
-    /// Python 3 (bytes Python would not decode as `decode.rs` follows it,
-    /// an error or missing node, Python 2 statements, an indentation Python
-    /// would reject).
-    pub fn stream(&mut self, source: &[u8]) -> Option<Stream<'static>> {
-        let source = decode::prepare(Arc::new(source.to_vec())).filter(|s| limits::may_parse(s))?;
-        let tree = self.parser.parse(source.as_slice(), None)?;
-        let root = tree.root_node();
-        if root.has_error() {
+    /// One whole file, parsed on its own; `None` when it does not parse as
+    /// Python 3.
+    pub fn stream(&mut self, source: &[u8]) -> Option<Stream> {
+        let parsed = self.parse(source.to_vec(), None);
+        parsed.is_valid().then_some(Stream(parsed))
+    }
+
+    /// Parses `source`; with `previous` (the file's older version), only
+    /// where it differs from it when that can be done (see `window.rs`).
+    /// A file Python would not decode (see `decode.rs`) is not parsed: it
+    /// is known not to be valid.
+    pub fn parse(&mut self, source: impl Into<Arc<Vec<u8>>>, previous: Option<&Parsed>) -> Parsed {
+        let Some(source) = decode::prepare(source.into()) else {
+            return Parsed::invalid();
+        };
+        if let Some((old, units)) = previous.and_then(|p| Some((p, p.units.as_ref()?))) {
+            if old.source == source {
+                return Parsed {
+                    source,
+                    units: Some(units.clone()),
+                };
+            }
+            if let Some(units) = self.parse_window(&old.source, units, &source) {
+                return Parsed {
+                    source,
+                    units: Some(units),
+                };
+            }
+        }
+        let units = self.parser.units(python::Slice {
+            source: source.clone(),
+            start: 0,
+            end: source.len(),
+        });
+        self.parses += 1;
+        Parsed { source, units }
+    }
+
+    /// The units of `new` from those of its older version `old` and a
+    /// parse of the bytes between; `None` when that slice does not parse.
+    fn parse_window(
+        &mut self,
+        old: &[u8],
+        units: &[Unit],
+        new: &Arc<Vec<u8>>,
+    ) -> Option<Vec<Unit>> {
+        let plan = window::plan(old, units, new);
+        if plan.lead == 0 && plan.trail == 0 {
             return None;
         }
-        stream::build(root, &source, Kinds::get(), Skip::default()).map(Stream::into_owned)
-    }
-
-    /// Parses `source`; with `previous` (the file's older version),
-    /// incrementally from its tree.
-    /// A file Python would not decode (see `decode.rs`) or whose brackets
-    /// nest too deep (`limits::may_parse`) is not parsed: it is known not to
-    /// be valid.
-    pub fn parse(&mut self, source: impl Into<Arc<Vec<u8>>>, previous: Option<&Parsed>) -> Parsed {
-        let Some(source) = decode::prepare(source.into()).filter(|s| limits::may_parse(s)) else {
-            return Parsed {
-                tree: None,
-                source: Arc::new(Vec::new()),
-                valid: Cell::new(Some(false)),
-            };
-        };
-        let old = previous.and_then(|p| {
-            let mut tree = p.tree.clone()?;
-            tree.edit(&edit_between(&p.source, &source));
-            Some(tree)
+        let middle = self.parser.units(python::Slice {
+            source: new.clone(),
+            start: plan.start,
+            end: plan.end,
         });
-        let tree = self.parser.parse(source.as_slice(), old.as_ref());
         self.parses += 1;
-        Parsed {
-            tree,
-            source,
-            valid: Cell::new(None),
+        let middle = middle?;
+        if plan.lead == 0 && !has_statement(&middle) {
+            // The first kept unit would hold the module's first statement,
+            // which may be its docstring: only a parse from the start
+            // tells.
+            return None;
         }
+        let moved = |u: &Unit| Unit {
+            start: u.start + new.len() - old.len(),
+            toks: u.toks.clone(),
+        };
+        let trail = &units[units.len() - plan.trail..];
+        Some(
+            units[..plan.lead]
+                .iter()
+                .cloned()
+                .chain(middle)
+                .chain(trail.iter().map(moved))
+                .collect(),
+        )
     }
 
-    /// How many files [`Classifier::parse`] parsed (for the history's
-    /// statistics).
+    /// How many files (or changed parts of files) [`Classifier::parse`]
+    /// parsed (for the history's statistics).
     pub fn parses(&self) -> usize {
         self.parses
     }
 
-    /// How `new` differs from `old` (each parsed once, `new` incrementally).
+    /// How `new` differs from `old` (`new` parsed where it changed).
     pub fn classify(&mut self, old: &[u8], new: &[u8]) -> ChangeKind {
         let old = self.parse(old.to_vec(), None);
         let new = self.parse(new.to_vec(), Some(&old));
@@ -177,92 +225,50 @@ impl Classifier {
     }
 }
 
-impl Default for Classifier {
-    fn default() -> Self {
-        Classifier::new()
-    }
+/// Whether `units` hold a statement: any token but an encoding
+/// declaration (the only comment kept).
+fn has_statement(units: &[Unit]) -> bool {
+    units
+        .iter()
+        .any(|u| u.toks.iter().any(|t| t.kind != TokenKind::Comment))
 }
 
-/// Compares two parsed versions (`code` when either does not parse), from
-/// the statements where they differ (see `window.rs`): the same answer as
-/// [`compare`] on the whole streams. Learns whether `new` parses when the
-/// answer is cosmetic (it then does).
+/// Compares two parsed versions (`code` when either does not parse). The
+/// units a windowed parse shared are the same tokens on both sides and are
+/// not compared again.
 pub fn compare_parsed(old: &Parsed, new: &Parsed) -> ChangeKind {
-    let (Some(ta), Some(tb)) = (&old.tree, &new.tree) else {
+    let (Some(a), Some(b)) = (&old.units, &new.units) else {
         return ChangeKind::Code;
     };
-    let (ra, rb) = (ta.root_node(), tb.root_node());
-    if ra.has_error() || rb.has_error() {
-        return ChangeKind::Code;
-    }
-    let kinds = Kinds::get();
-    let skip = window::skip((ta, &old.source[..]), (tb, &new.source[..]), kinds);
-    let a = stream::build(ra, &old.source, kinds, skip);
-    let b = stream::build(rb, &new.source, kinds, skip);
-    // Built whole (nothing left out): the stream says whether it parses.
-    if skip == Skip::default() {
-        old.valid.set(Some(a.is_some()));
-        new.valid.set(Some(b.is_some()));
-    }
-    // The left-out statements are the same on both sides: they parse in
-    // the new file if they do in the old one (known for a file the history
-    // compared before, so its next version need not be walked whole).
-    if old.valid.get() == Some(true) {
-        new.valid.set(Some(b.is_some()));
-    }
-    let (Some(a), Some(b)) = (a, b) else {
-        return ChangeKind::Code;
+    let shared = |x: &Unit, y: &Unit| Arc::ptr_eq(&x.toks, &y.toks);
+    let front = a.iter().zip(b).take_while(|(x, y)| shared(x, y)).count();
+    let (a, b) = (&a[front..], &b[front..]);
+    let back = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take_while(|(x, y)| shared(x, y))
+        .count();
+    let a = stream::Side {
+        source: &old.source,
+        units: &a[..a.len() - back],
     };
-    let kind = compare(&a, &b);
-    if kind.is_cosmetic() && old.is_valid() {
-        new.valid.set(Some(true));
-        kind
-    } else {
-        ChangeKind::Code
-    }
-}
-
-/// The edit that turns `old` into `new`: the span between their common
-/// prefix and common suffix. Lines are counted once through the prefix,
-/// then through the changed bytes only.
-fn edit_between(old: &[u8], new: &[u8]) -> tree_sitter::InputEdit {
-    let (prefix, suffix) = window::shared(old, new);
-    let (old_end, new_end) = (old.len() - suffix, new.len() - suffix);
-    let start = advance(tree_sitter::Point { row: 0, column: 0 }, &old[..prefix]);
-    tree_sitter::InputEdit {
-        start_byte: prefix,
-        old_end_byte: old_end,
-        new_end_byte: new_end,
-        start_position: start,
-        old_end_position: advance(start, &old[prefix..old_end]),
-        new_end_position: advance(start, &new[prefix..new_end]),
-    }
-}
-
-/// The row and byte column, as tree-sitter counts them, after `text`
-/// that starts at `from`.
-fn advance(from: tree_sitter::Point, text: &[u8]) -> tree_sitter::Point {
-    match text.iter().rposition(|b| *b == b'\n') {
-        None => tree_sitter::Point {
-            row: from.row,
-            column: from.column + text.len(),
-        },
-        Some(last) => tree_sitter::Point {
-            row: from.row + text.iter().filter(|b| **b == b'\n').count(),
-            column: text.len() - last - 1,
-        },
-    }
-}
-
-/// Compares two whole streams.
-pub fn compare(a: &Stream<'_>, b: &Stream<'_>) -> ChangeKind {
-    if a.same_as(b, true) {
+    let b = stream::Side {
+        source: &new.source,
+        units: &b[..b.len() - back],
+    };
+    if stream::same(&a, &b, true) {
         ChangeKind::Layout
-    } else if a.same_as(b, false) {
+    } else if stream::same(&a, &b, false) {
         ChangeKind::Docstrings
     } else {
         ChangeKind::Code
     }
+}
+
+/// Compares two whole files, each parsed on its own.
+pub fn compare(a: &Stream, b: &Stream) -> ChangeKind {
+    compare_parsed(&a.0, &b.0)
 }
 
 /// Classifies one pair of files with a fresh parser.

@@ -152,7 +152,7 @@ fn what_does_not_parse_is_code() {
         ),
         ChangeKind::Code
     );
-    // Characters tree-sitter skips as space but Python does not.
+    // Characters some parsers skip as space but Python does not.
     assert_eq!(kind("x = 1\n", "x =\u{200b} 1\n"), ChangeKind::Code);
     assert_eq!(kind("x = 1\n", "x =\u{a0}1\n"), ChangeKind::Code);
     assert_eq!(kind("x = 1\n", "x = 1\n\u{feff}\n"), ChangeKind::Code);
@@ -187,9 +187,9 @@ fn the_encoding_declaration_is_not_a_comment() {
     );
 }
 
-/// Classifies through the windowed comparison and checks that it agrees
-/// with the whole streams.
-fn windowed(old: &str, new: &str) -> (ChangeKind, stream::Skip) {
+/// Classifies through the windowed parse and checks that it agrees with
+/// whole parses (the kind, and whether the newer version parses).
+fn windowed(old: &str, new: &str) -> (ChangeKind, Option<window::Plan>) {
     let mut c = Classifier::new();
     let a = c.parse(old.as_bytes().to_vec(), None);
     let b = c.parse(new.as_bytes().to_vec(), Some(&a));
@@ -202,40 +202,43 @@ fn windowed(old: &str, new: &str) -> (ChangeKind, stream::Skip) {
         got, whole,
         "windowed and whole differ for {old:?} → {new:?}"
     );
-    for (p, text) in [(&a, old), (&b, new)] {
-        let fresh = Classifier::new().parse(text.as_bytes().to_vec(), None);
-        assert_eq!(
-            fresh.is_valid(),
-            c.stream(text.as_bytes()).is_some(),
-            "{text:?}"
-        );
-        if let Some(known) = p.valid.get() {
-            assert_eq!(known, fresh.is_valid(), "learnt validity of {text:?}");
-        }
-    }
-    let skip = window::skip(
-        (a.tree.as_ref().unwrap(), &a.source),
-        (b.tree.as_ref().unwrap(), &b.source),
-        stream::Kinds::get(),
-    );
-    (got, skip)
+    let fresh = Classifier::new().parse(new.as_bytes().to_vec(), None);
+    assert_eq!(b.is_valid(), fresh.is_valid(), "validity of {new:?}");
+    let plan = a
+        .units
+        .as_ref()
+        .map(|units| window::plan(&a.source, units, &b.source));
+    (got, plan)
+}
+
+/// The plan's lead and trail unit counts.
+fn kept(plan: Option<window::Plan>) -> (usize, usize) {
+    let plan = plan.expect("the older version parses");
+    (plan.lead, plan.trail)
 }
 
 #[test]
 fn only_the_statements_an_edit_touched_are_compared() {
     let body = "import os\n\n\ndef f(a):\n    return a\n\n\nclass C:\n    x = 1\n";
     // An addition at the end leaves every old statement out.
-    let (kind, skip) = windowed(body, &format!("{body}y = 2\n"));
+    // An addition at the end: the last unit is parsed again with it (a
+    // unit ends where the next one starts).
+    let (kind, plan) = windowed(body, &format!("{body}y = 2\n"));
     assert_eq!(kind, ChangeKind::Code);
-    assert_eq!(skip, stream::Skip { lead: 3, trail: 0 });
+    assert_eq!(kept(plan), (2, 0));
     // A comment at the top: everything from line 3 on is the same suffix.
-    let (kind, skip) = windowed(body, &format!("# new\n{body}"));
+    let (kind, plan) = windowed(body, &format!("# new\n{body}"));
     assert_eq!(kind, ChangeKind::Layout);
-    assert_eq!(skip, stream::Skip { lead: 0, trail: 2 });
+    assert_eq!(kept(plan), (0, 2));
     // An edit in the middle statement.
-    let (kind, skip) = windowed(body, &body.replace("return a", "return  a  # same"));
+    let (kind, plan) = windowed(body, &body.replace("return a", "return  a  # same"));
     assert_eq!(kind, ChangeKind::Layout);
-    assert_eq!(skip, stream::Skip { lead: 1, trail: 1 });
+    assert_eq!(kept(plan), (1, 1));
+    // Statements after `;` stay in their line's unit.
+    let semi = "import os\n\n\nx = 1; y = 2\nz = 3\n";
+    let (kind, plan) = windowed(semi, &semi.replace("y = 2", "y = 2  # c"));
+    assert_eq!(kind, ChangeKind::Layout);
+    assert_eq!(kept(plan), (1, 1));
 }
 
 #[test]
@@ -274,8 +277,8 @@ fn what_a_left_out_statement_depends_on_is_still_compared() {
 }
 
 /// Python ends a line at a lone `\r` and reads `\r\n` as `\n` before
-/// anything else; tree-sitter took a lone `\r` for whitespace or comment
-/// text (each claim checked with python3's `compile`).
+/// anything else; a parser given the raw bytes may take a lone `\r` for
+/// whitespace or comment text (each claim checked with python3's `compile`).
 #[test]
 fn line_breaks_are_read_as_python_reads_them() {
     // `return \r1` returns None, then evaluates 1.
@@ -406,7 +409,7 @@ fn encodings_are_followed_or_refused() {
     }
 }
 
-/// Files Python rejects that tree-sitter parses, on either side or both
+/// Files Python rejects that the parser accepts, on either side or both
 /// (each claim checked with python3's `compile`).
 #[test]
 fn what_python_rejects_is_code_though_the_tree_parses() {
@@ -482,12 +485,12 @@ fn beyond_pythons_limits_is_code() {
     assert_eq!(edit(&negations), ChangeKind::Code);
     // A statement past a limit, left out of the comparison as unchanged:
     // the whole-file check still sees it.
-    // (Blank lines inside the brackets: the byte count before parsing lets
-    // it through, the tree's check does not.)
+    // (Blank lines inside the brackets: a count of bytes would let it
+    // through, the tokens' count does not.)
     let deep = format!("x = {}1{}\n\ny = 1\n", "(\n\n".repeat(201), ")".repeat(201));
-    let (got, skip) = windowed(&deep, &deep.replace("y = 1", "y = 1  # c"));
+    let (got, plan) = windowed(&deep, &deep.replace("y = 1", "y = 1  # c"));
     assert_eq!(got, ChangeKind::Code);
-    assert!(skip.lead >= 1, "{skip:?}");
+    assert_eq!(plan, None, "the older version does not parse");
     let blank = "x = 1 + \\\n\n  2\n\n\ny = 1\n";
     assert_eq!(
         windowed(blank, &blank.replace("y = 1", "y = 1  # c")).0,
@@ -495,9 +498,8 @@ fn beyond_pythons_limits_is_code() {
     );
 }
 
-/// What nests past Python's limits is refused before parsing (tree-sitter
-/// would take memory hundreds of times the file's size): the parsed value
-/// holds no tree, and the change is `code` at once.
+/// What nests past Python's limits is refused before parsing (the parser
+/// would recurse as deep): the change is `code` at once.
 #[test]
 fn deep_nesting_is_refused_before_parsing() {
     let brackets = format!("x = {}1{}\n", "(".repeat(1_000_000), ")".repeat(1_000_000));
@@ -505,21 +507,54 @@ fn deep_nesting_is_refused_before_parsing() {
     let mut c = Classifier::new();
     for deep in [&brackets, &negations] {
         let parsed = c.parse(deep.as_bytes().to_vec(), None);
-        assert!(parsed.tree.is_none());
         assert!(!parsed.is_valid());
         assert_eq!(kind(deep, &format!("# c\n{deep}")), ChangeKind::Code);
     }
-    // The byte count may refuse what Python accepts (brackets in strings
-    // count), never the reverse; a blank line restarts it.
+    // Brackets and operators in strings and comments do not count.
     let strings = "x = '('\n".repeat(201);
-    assert!(!limits::may_parse(strings.as_bytes()));
-    assert!(limits::may_parse("x = '('\n\n".repeat(201).as_bytes()));
-    assert!(limits::may_parse(
-        format!("# {}\n", "-".repeat(1000)).as_bytes()
-    ));
-    assert!(!limits::may_parse(
-        format!("# {}\n", "-".repeat(1001)).as_bytes()
-    ));
+    assert_eq!(
+        kind(&strings, &format!("# c\n{strings}")),
+        ChangeKind::Layout
+    );
+    let comment = format!("# {}\nx = 1\n", "-".repeat(5000));
+    assert_eq!(
+        kind(&comment, &format!("# c\n{comment}")),
+        ChangeKind::Layout
+    );
+}
+
+/// Ruff's parser recurses without a limit of its own, and dropping a
+/// left-deep tree recurses too: the deepest files the token count lets
+/// through parse (and are refused, past Python's limits) on the parse
+/// thread's stack, without overflowing it.
+#[test]
+fn the_deepest_files_let_through_do_not_overflow_the_parse_stack() {
+    let just_under = limits::MAX_RECURSIVE - 10;
+    let chains = [
+        format!("x = {}1\n", "not ".repeat(just_under)),
+        format!("x = {}1\n", "lambda:".repeat(just_under)),
+        format!("x = 1{}\n", "**1".repeat(just_under)),
+        format!("x = 1{}\n", " if 1 else 1".repeat(just_under / 2)),
+        format!("x = {}1\n", "- (".repeat(199) + &"- ".repeat(999)),
+        format!("x = a{}\n", ".b".repeat(400_000)),
+        format!("x = a{}\n", "()".repeat(400_000)),
+        format!("x = 1{}\n", "*1".repeat(400_000)),
+    ];
+    let mut c = Classifier::new();
+    for text in &chains {
+        assert!(limits::tokens_ok(text), "{}", &text[..20]);
+        let parsed = c.parse(text.as_bytes().to_vec(), None);
+        assert!(
+            !parsed.is_valid(),
+            "{} nests past Python's limits",
+            &text[..20]
+        );
+    }
+    let too_many = format!("x = {}1\n", "not ".repeat(limits::MAX_RECURSIVE + 1));
+    assert!(!limits::tokens_ok(&too_many));
+    // Names are not keywords, and the count is per logical line.
+    assert!(limits::tokens_ok(&"nothing = iffy\n".repeat(60_000)));
+    assert!(limits::tokens_ok(&"x = not y\n".repeat(60_000)));
 }
 
 /// The block-wise prefix and suffix agree with their byte-by-byte
@@ -568,37 +603,6 @@ fn shared_prefix_and_suffix_follow_their_definition() {
     }
 }
 
-/// The edit's positions are the rows and byte columns of its offsets.
-#[test]
-fn edit_positions_are_rows_and_columns() {
-    let point = |s: &[u8], at: usize| {
-        let before = &s[..at];
-        let row = before.iter().filter(|b| **b == b'\n').count();
-        let line = before
-            .iter()
-            .rposition(|b| *b == b'\n')
-            .map_or(0, |i| i + 1);
-        tree_sitter::Point {
-            row,
-            column: at - line,
-        }
-    };
-    let old = "import os\n\ndef f(x):\n    return x  # one\n".as_bytes();
-    for new in [
-        "# top\nimport os\n\ndef f(x):\n    return x  # one\n",
-        "import os\n\ndef f(x):\n    return x  # two\n\n\n",
-        "import os\n\n\n\ndef g(x):\n    return x  # one\n",
-        "import os\n\ndef f(x):\n    return x  # one\n",
-        "",
-    ] {
-        let new = new.as_bytes();
-        let e = edit_between(old, new);
-        assert_eq!(e.start_position, point(old, e.start_byte));
-        assert_eq!(e.old_end_position, point(old, e.old_end_byte));
-        assert_eq!(e.new_end_position, point(new, e.new_end_byte));
-    }
-}
-
 #[test]
 fn python_source_is_known_by_its_name() {
     for path in [
@@ -623,3 +627,99 @@ fn python_source_is_known_by_its_name() {
         assert!(!is_python_source(path), "{path}");
     }
 }
+
+/// A docstring on its class's or function's header line is a statement
+/// of that one-line body: the line break after it ends the body, so it is
+/// compared even without docstrings (else `x = 1` after it would read as
+/// the body's next statement). Each claim checked with python3's `ast`.
+#[test]
+fn a_docstring_on_the_header_line_keeps_its_line_break() {
+    for (old, new) in [
+        ("class A: \"\"\"d\"\"\"\nx = 1\n", "class A: x = 1\n"),
+        ("def f(): 'd'\nx = 1\n", "def f(): x = 1\n"),
+        ("async def f(): 'd'\nx = 1\n", "async def f(): x = 1\n"),
+    ] {
+        assert_eq!(kind(old, new), ChangeKind::Code, "{old:?} → {new:?}");
+        assert_eq!(kind(new, old), ChangeKind::Code, "{new:?} → {old:?}");
+    }
+    assert_eq!(
+        kind("class A: 'd'\nx = 1\n", "class A: 'e'  # c\nx = 1\n"),
+        ChangeKind::Docstrings
+    );
+    assert_eq!(
+        kind("class A:\n    'd'\n    x = 1\n", "class A:\n    x = 1\n"),
+        ChangeKind::Docstrings
+    );
+}
+
+/// A windowed parse whose slice holds no statement would make the first
+/// kept statement after it the module's first one, and perhaps its
+/// docstring, which only a parse from the start recognises.
+#[test]
+fn a_statement_that_becomes_the_first_is_parsed_again() {
+    let old = "\"\"\"a\"\"\"\n\n\n\"\"\"doc\"\"\"\n";
+    let new = "# a\n# b\n# c\n\"\"\"doc\"\"\"\n";
+    assert_eq!(windowed(old, new).0, ChangeKind::Code);
+    assert_eq!(kind(old, new), ChangeKind::Code);
+    let old = "x = 1\n\n\n'doc'\ny = 2\n";
+    assert_eq!(
+        windowed(old, "# a\n# b\n# c\n'doc'\ny = 2\n").0,
+        ChangeKind::Code
+    );
+}
+
+/// Nesting a count of bytes cannot see (an earlier version counted bytes
+/// before parsing): closing brackets in strings, blank lines between
+/// brackets, runs of prefix operators (each a level for the parser, one
+/// count for the bytes). Each nests hundreds of thousands of
+/// levels deep within 1 MiB and overflowed the parse thread's stack (an
+/// abort of the whole process); the tokens refuse them before parsing,
+/// and the parser goes on with the next file.
+#[test]
+fn nesting_hidden_from_the_byte_count_is_refused() {
+    let hostile = [
+        format!("x = {}\n", "(')'".repeat(260_000)),
+        format!("x = {}\n", "{'}'".repeat(260_000)),
+        format!("x = {}1\n", "(\n\n".repeat(340_000)),
+        format!(
+            "x = {}a\n",
+            format!("{} not ", "-".repeat(1000)).repeat(1000)
+        ),
+    ];
+    let mut c = Classifier::new();
+    for text in &hostile {
+        assert!(!limits::tokens_ok(text), "{}", &text[..12]);
+        assert!(!c.parse(text.as_bytes().to_vec(), None).is_valid());
+        assert!(c.parse(b"x = 1\n".to_vec(), None).is_valid());
+    }
+    // What Python accepts passes: brackets in strings and comments do not
+    // count (for the bytes, a blank line restarts the count).
+    let fine = format!(
+        "x = ')]}}' + '((('  # ([{{\n\ny = ({})\n\nz = [\n\n1]\n",
+        "(".repeat(199) + &")".repeat(199)
+    );
+    assert!(limits::tokens_ok(&fine));
+    assert!(c.parse(fine.into_bytes(), None).is_valid());
+    // The operators are counted in a logical line, where the parser's
+    // recursion unwinds: a file is refused the same whole or in the slice
+    // of it that a windowed parse reads.
+    let products = "x = a * b\n".repeat(limits::MAX_RECURSIVE + 1);
+    assert!(limits::tokens_ok(&products));
+    let (got, _) = windowed(&products, &format!("# c\n{products}"));
+    assert_eq!(got, ChangeKind::Layout);
+    let unary = format!("x = {}a\n", "-".repeat(limits::MAX_RECURSIVE + 1));
+    assert!(!limits::tokens_ok(&unary));
+    let starred = format!("x = [{}a]\n", "* ".repeat(limits::MAX_RECURSIVE + 1));
+    assert!(!limits::tokens_ok(&starred));
+    // Binary operators are looped over, not recursed into: a long
+    // expression is not refused (sympy's bench_solvers.py has 53,916 in
+    // one logical line).
+    let binary = format!("x = [a{}]\n", " * a - a\n".repeat(limits::MAX_RECURSIVE));
+    assert!(limits::tokens_ok(&binary));
+    // Python rejects brackets that do not match.
+    for bad in ["x = (]\n", "x = [)\n", "x = 1)\n", "x = f'{(}'\n"] {
+        assert!(!limits::tokens_ok(bad), "{bad}");
+    }
+}
+
+mod window_diff;

@@ -1,80 +1,84 @@
-//! Comparing two versions of a file where they differ, not everywhere.
+//! Parsing a newer version of a file where it differs from the older one,
+//! not everywhere.
 //!
-//! Two versions share a prefix and a suffix of bytes. A top-level statement
-//! (a child of the module) that lies in the shared prefix at the same
-//! offsets in both trees, or in the shared suffix at the same distance from
-//! the end, with the same kind and extent, was parsed from the same bytes
-//! in the same state (at the top level nothing is open: no bracket, string
-//! or block), so its events are the same on both sides and need not be
-//! built or compared: the streams are built for the children between (see
-//! [`Skip`]). Building a whole stream walks every node of the file; this
-//! walks the statements an edit touched.
+//! Two versions share a prefix and a suffix of bytes. The older version's
+//! units (whole top-level statements from a line start, see `stream.rs`)
+//! that end where the next unit starts inside the shared prefix are lexed
+//! and parsed the same in the newer one: the same bytes, read from the
+//! same state. A unit whose preceding line break lies in the shared suffix
+//! starts the same bytes in the newer file, at the same distance from the
+//! end, on a line of its own. So only the bytes between, `new[start..end]`,
+//! are parsed, as a module of their own. At the start nothing is open (no
+//! bracket, string, block or continuation: it is a unit boundary of the
+//! older file, after the same bytes). At the end, the slice parses on its
+//! own only if nothing is open there either: an edit that opened a bracket
+//! or a string closing in the suffix, or that ends the slice with a
+//! backslash, makes it fail. So if the slice parses, the newer file's
+//! tokens are the older file's lead units, the slice's units and the older
+//! file's trail units, moved (a trail unit cannot continue the slice's last
+//! statement: it starts a statement, and `else`, `elif`, `except`,
+//! `finally` cannot); it is valid because the older file is and the slice
+//! is. If the slice does not parse, the newer file is parsed whole.
 //!
-//! What the events of a child depend on besides its bytes is kept equal
-//! too: a child left out of the suffix starts on a line whose line break
-//! is inside the suffix (its indentation is compared by the stream and the
-//! bytes before it on its line are the same), and on line 3 or later on
-//! both sides (an encoding declaration counts on lines 1 and 2 only); the
-//! first statement (the module docstring) is left out only when everything
-//! up to it is. Whether the left-out children would parse as Python 3 is
-//! the older side's whole-file check, which they share.
+//! Two more conditions keep a windowed parse exactly a whole one: the
+//! first unit is never a trail unit (its first statement may be the
+//! module's docstring), and no boundary lies on the first two lines, where
+//! a comment may be a PEP 263 encoding declaration.
 
-use tree_sitter::{Node, Tree};
+use super::stream::Unit;
 
-use super::stream::{Kinds, Skip};
+/// Which units of the older version the newer one shares, and the bytes of
+/// the newer one to parse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Plan {
+    /// The first `lead` units, at the same offsets.
+    pub lead: usize,
+    /// The last `trail` units, moved by `new.len() - old.len()`.
+    pub trail: usize,
+    /// What to parse of the newer version.
+    pub start: usize,
+    pub end: usize,
+}
 
-/// The children to leave out of the streams: the same counts on both
-/// sides, since a child is left out only with its match on the other.
-pub(super) fn skip(old: (&Tree, &[u8]), new: (&Tree, &[u8]), kinds: &Kinds) -> Skip {
-    let (a, b) = (children(old.0.root_node()), children(new.0.root_node()));
-    let (prefix, suffix) = shared(old.1, new.1);
-    let lead = a
-        .iter()
-        .zip(&b)
-        .take_while(|(x, y)| {
-            x.kind_id() == y.kind_id()
-                && x.start_byte() == y.start_byte()
-                && x.end_byte() == y.end_byte()
-                && x.end_byte() <= prefix
-        })
+/// The plan for parsing `new` after `old`, whose units are `units`.
+pub(super) fn plan(old: &[u8], units: &[Unit], new: &[u8]) -> Plan {
+    let (prefix, suffix) = shared(old, new);
+    let (old_head, new_head) = (past_second_line(old), past_second_line(new));
+    let lead = units
+        .windows(2)
+        .take_while(|pair| pair[1].start < prefix && pair[1].start >= old_head)
         .count();
-    let (first_a, first_b) = (first_statement(&a, kinds), first_statement(&b, kinds));
-    let (a_suffix, b_suffix) = (old.1.len() - suffix, new.1.len() - suffix);
-    let trail = a
+    let (a_suffix, b_suffix) = (old.len() - suffix, new.len() - suffix);
+    let trail = units
         .iter()
         .enumerate()
         .rev()
-        .zip(b.iter().enumerate().rev())
-        .take_while(|((i, x), (j, y))| {
-            *i >= lead
-                && *j >= lead
-                && *i > first_a
-                && *j > first_b
-                && x.kind_id() == y.kind_id()
-                && x.end_byte() - x.start_byte() == y.end_byte() - y.start_byte()
-                && x.start_byte().checked_sub(a_suffix) == y.start_byte().checked_sub(b_suffix)
-                && x.start_byte() >= a_suffix
-                && line_break_before(old.1, x.start_byte()).is_some_and(|at| at >= a_suffix)
-                && x.start_position().row >= 2
-                && y.start_position().row >= 2
+        .take_while(|(i, u)| {
+            *i >= lead.max(1)
+                && u.start > a_suffix
+                && old[u.start - 1] == b'\n'
+                && u.start >= old_head
+                && u.start - a_suffix + b_suffix >= new_head
         })
         .count();
-    Skip { lead, trail }
+    let start = if lead == 0 { 0 } else { units[lead].start };
+    let end = match trail {
+        0 => new.len(),
+        n => units[units.len() - n].start - a_suffix + b_suffix,
+    };
+    Plan {
+        lead,
+        trail,
+        start,
+        end,
+    }
 }
 
-/// The module's children, comments included.
-fn children(root: Node<'_>) -> Vec<Node<'_>> {
-    let mut cursor = root.walk();
-    root.children(&mut cursor).collect()
-}
-
-/// The index of the module's first statement (its docstring, if it is
-/// one), as the stream finds it; past the end when there is none.
-fn first_statement(children: &[Node<'_>], kinds: &Kinds) -> usize {
-    children
-        .iter()
-        .position(|c| c.is_named() && !c.is_extra() && c.kind_id() != kinds.comment)
-        .unwrap_or(children.len())
+/// The offset just past the second line break (the file's length if it
+/// has fewer).
+pub(super) fn past_second_line(source: &[u8]) -> usize {
+    let mut breaks = source.iter().enumerate().filter(|(_, b)| **b == b'\n');
+    breaks.nth(1).map_or(source.len(), |(i, _)| i + 1)
 }
 
 /// The lengths of the longest shared prefix and of the longest shared
@@ -107,11 +111,4 @@ fn common_len(a: &[u8], b: &[u8], from_end: bool) -> usize {
         same += 1;
     }
     same
-}
-
-/// Where the line break that ends the line before `at`'s line is.
-fn line_break_before(source: &[u8], at: usize) -> Option<usize> {
-    source[..at]
-        .iter()
-        .rposition(|b| *b == b'\n' || *b == b'\r')
 }

@@ -42,9 +42,12 @@ struct Oracle {
     nodoc: bool,
 }
 
-const ORACLE: &str = r#"
+/// CPython's view of a change, in Python, shared by the classifier's tests
+/// that ask it: `toks(bytes)`, the tokens once comments, blank lines and
+/// indentation widths are left out (layout), and `nodoc(tree)`, the syntax
+/// tree without docstrings (docstrings).
+pub const CPYTHON_VIEW: &str = r#"
 import ast, io, json, sys, tokenize
-sys.setrecursionlimit(10000)
 SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING}
 def toks(b):
     out = []
@@ -59,6 +62,10 @@ def nodoc(tree):
             if b and isinstance(b[0], ast.Expr) and isinstance(b[0].value, ast.Constant) and isinstance(b[0].value.value, str):
                 n.body = b[1:]
     return ast.dump(tree)
+"#;
+
+const ORACLE: &str = r#"
+sys.setrecursionlimit(10000)
 def judge(src, name):
     compile(src, name, 'exec', dont_inherit=True)
     return ast.parse(src)
@@ -401,7 +408,7 @@ fn run_oracle(pairs: &str) -> Vec<Oracle> {
         return Vec::new();
     }
     let mut child = Command::new("python3")
-        .args(["-c", ORACLE])
+        .args(["-c", &format!("{CPYTHON_VIEW}{ORACLE}")])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()

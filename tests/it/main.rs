@@ -7,6 +7,7 @@ mod classify;
 mod classify_cache;
 mod classify_corpus;
 mod classify_edits;
+mod classify_tricky;
 mod errors;
 mod fingerprint;
 mod gate;
