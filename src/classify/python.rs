@@ -235,13 +235,6 @@ impl Tokens {
         // The f-string or t-string being merged into one token: its start
         // and how many are open.
         let mut interpolated: Option<(usize, usize)> = None;
-        let mut doc = docs.iter().peekable();
-        let mut after_doc = false;
-        // The docstring being passed starts its logical line (not one on
-        // its header's line, `class A: 'doc'`): its line break goes with
-        // it, which leaves the statement out as if it were not there.
-        let mut own_line = false;
-        let mut previous: Option<(TokenKind, bool)> = None;
         // A declaration is on the file's first two lines: in a slice that
         // starts past them, no comment is one.
         let head_end = match offset {
@@ -287,40 +280,7 @@ impl Tokens {
         if interpolated.is_some() || !limits::gap_ok(bytes, covered, bytes.len()) {
             return None;
         }
-        // Docstring statements, and the line break that ends each.
-        for t in &mut toks {
-            while doc
-                .peek()
-                .is_some_and(|r| r.end().to_usize() <= t.start as usize)
-            {
-                doc.next();
-                after_doc = own_line;
-            }
-            let inside = doc
-                .peek()
-                .is_some_and(|r| r.start().to_usize() <= t.start as usize);
-            if inside && !previous.is_some_and(|(_, doc)| doc) {
-                own_line = matches!(
-                    previous,
-                    None | Some((
-                        TokenKind::Indent | TokenKind::Newline | TokenKind::Comment,
-                        _
-                    ))
-                );
-            }
-            previous = Some((t.kind, inside));
-            if inside {
-                if t.kind == TokenKind::String && !limits::escapes_ok(&bytes[t.range()]) {
-                    return None;
-                }
-                t.doc = true;
-            } else if after_doc && t.kind == TokenKind::Newline {
-                t.doc = true;
-            }
-            if !inside {
-                after_doc = false;
-            }
-        }
+        mark_docstrings(&mut toks, bytes, docs)?;
         Some(Tokens { offset, toks })
     }
 
@@ -357,4 +317,50 @@ impl Tokens {
         }
         units
     }
+}
+
+/// Marks the tokens of docstring statements (`docs`, sorted), and the line
+/// break after each that starts its logical line (not one on its header's
+/// line, `class A: 'doc'`, whose line break ends the header's statement):
+/// leaving them out then leaves the statement out as if it were not there.
+/// `None` when a docstring holds an escape Python may not decode.
+fn mark_docstrings(toks: &mut [Tok], bytes: &[u8], docs: &[TextRange]) -> Option<()> {
+    let mut doc = docs.iter().peekable();
+    let mut after_doc = false;
+    let mut own_line = false;
+    let mut previous: Option<(TokenKind, bool)> = None;
+    for t in toks {
+        while doc
+            .peek()
+            .is_some_and(|r| r.end().to_usize() <= t.start as usize)
+        {
+            doc.next();
+            after_doc = own_line;
+        }
+        let inside = doc
+            .peek()
+            .is_some_and(|r| r.start().to_usize() <= t.start as usize);
+        if inside && !previous.is_some_and(|(_, doc)| doc) {
+            own_line = matches!(
+                previous,
+                None | Some((
+                    TokenKind::Indent | TokenKind::Newline | TokenKind::Comment,
+                    _
+                ))
+            );
+        }
+        previous = Some((t.kind, inside));
+        if inside {
+            if t.kind == TokenKind::String && !limits::escapes_ok(&bytes[t.range()]) {
+                return None;
+            }
+            t.doc = true;
+        } else if after_doc && t.kind == TokenKind::Newline {
+            t.doc = true;
+        }
+        if !inside {
+            after_doc = false;
+        }
+    }
+    Some(())
 }
