@@ -6,9 +6,9 @@
 //! first, so that an update with a remembered `code` change is decided
 //! before anything is parsed. The files left are classified path by path,
 //! each path's versions in release order: a version is the older side of
-//! the path's next change, so it is parsed once (incrementally from the
-//! version before it) and each comparison walks only the statements the
-//! edit touched (`window.rs`). Paths are spread over the threads, so no
+//! the path's next change, so it is parsed once, and only where it
+//! differs from the version before it (`window.rs`); each comparison
+//! walks only the units that parse did not share. Paths are spread over the threads, so no
 //! version is parsed twice. A path's change is skipped once its update is
 //! known to have changed code, and its versions are parsed only as long as
 //! a later change still needs them.
@@ -220,8 +220,8 @@ fn share(mut paths: Vec<Vec<Change>>, threads: usize) -> Vec<Vec<Vec<Change>>> {
 /// Classifies one path's changes in release order, marking the updates
 /// with a `code` change. A version is parsed only for a change still to be
 /// compared: not for one whose kind is remembered, nor for one whose
-/// update is already known to change code. Versions are parsed
-/// incrementally, each from the one before, as long as a later change of
+/// update is already known to change code. Versions are parsed where
+/// they changed, each from the one before, as long as a later change of
 /// the chain is still to be compared; a chain broken by decided changes
 /// starts again with one fresh parse of the next compared change's older
 /// side.
