@@ -268,3 +268,37 @@ fn resolve_only_names_the_ends_by_the_tag_rule_and_reads_no_tree() {
     let run = repo.fpcheck(&["--resolve-only", "--", "--root=x.."]);
     assert_eq!(run.code, 2, "{}", run.stderr);
 }
+
+/// With stdout closed, the first file fpcheck opened became its stdout
+/// (`-o /dev/stdout` failed with "Bad file descriptor", and a report could
+/// have gone into an open file). A closed standard descriptor is reopened
+/// on `/dev/null` at start-up, as Rust's own start-up does.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_is_dev_null_not_the_next_file_opened() {
+    use std::os::unix::process::CommandExt;
+    let repo = crate::support::two_releases();
+    for args in [
+        vec!["v1.0.0..v1.1.0"],
+        vec!["v1.0.0..v1.1.0", "-o", "/dev/stdout"],
+    ] {
+        let mut cmd = crate::support::fpcheck_command(repo.path());
+        cmd.args(&args).stderr(std::process::Stdio::piped());
+        // SAFETY: close(2) between fork and exec, no allocation.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::close(1);
+                Ok(())
+            });
+        }
+        let out = cmd.output().expect("fpcheck runs");
+        assert_eq!(
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).as_ref()
+            ),
+            (Some(0), ""),
+            "{args:?}"
+        );
+    }
+}
