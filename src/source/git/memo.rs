@@ -105,7 +105,7 @@ pub(crate) struct Installed {
 /// the guard that saves it. `None` when the repository replaces objects.
 pub(crate) fn install(repo: &gix::Repository) -> Option<(gix::Repository, Installed)> {
     let store = repo.objects.store_ref();
-    if store.replacements().next().is_some() {
+    if super::replaces_objects(&store) {
         return None;
     }
     let memo = Arc::new(Memo::open(
@@ -126,7 +126,14 @@ pub(crate) fn adopt(repo: &mut gix::Repository) {
     let memo = {
         let active = ACTIVE.read().unwrap_or_else(|e| e.into_inner());
         match active.as_ref() {
-            Some(m) if m.objects_dir == repo.objects.store_ref().path() => Arc::clone(m),
+            // Not under `git replace` (made since `install`, by another
+            // handle of the same store): the memo holds the originals.
+            Some(m)
+                if m.objects_dir == repo.objects.store_ref().path()
+                    && !super::replaces_objects(&repo.objects.store_ref()) =>
+            {
+                Arc::clone(m)
+            }
             _ => return,
         }
     };
@@ -166,7 +173,8 @@ pub(crate) fn header(odb: &gix::OdbHandle, id: &ObjectId) -> Option<(Kind, u64)>
     }
     let active = ACTIVE.read().unwrap_or_else(|e| e.into_inner());
     let memo = active.as_ref()?;
-    if memo.objects_dir != odb.store_ref().path() {
+    let store = odb.store_ref();
+    if memo.objects_dir != store.path() || super::replaces_objects(&store) {
         return None;
     }
     memo.sound(id)

@@ -26,6 +26,13 @@ mod scan;
 mod tree;
 
 pub use repo::{open_repo, peel_to_commit, repo_display, Revision};
+
+/// Whether the object store replaces objects (`git replace`): an object id
+/// then no longer names its bytes, so nothing may be remembered by id
+/// (fingerprint cache, object memo, tree look-ups, parsed settings).
+pub(crate) fn replaces_objects(store: &gix::odb::Store) -> bool {
+    store.replacements().next().is_some()
+}
 use tree::{link_failure, Found};
 
 /// The runtime root inside a tree at a revision.

@@ -126,7 +126,7 @@ impl GitSource {
         let store = self.repo.objects.store_ref();
         // Under `git replace`, an id no longer names its entries: what is
         // kept (or would be) may be another object's, so nothing is.
-        if store.replacements().next().is_some() {
+        if super::replaces_objects(store) {
             return self.tree_entries(id, what).map(Rc::new);
         }
         let store = store.path();
