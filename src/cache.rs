@@ -117,7 +117,7 @@ impl FingerprintCache {
         // an id no longer names its content: an answer kept before the
         // replacement (or for another set of them) would be another
         // content's. Such a repository gets a cache of this run only.
-        if crate::source::git::replaces_objects(&repo.objects.store_ref()) {
+        if crate::source::git::replaces_objects(repo.objects.store_ref()) {
             return FingerprintCache::in_memory();
         }
         let (dir, name) = file.rsplit_once('/').expect("a cache file is DIR/NAME");

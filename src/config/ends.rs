@@ -81,7 +81,7 @@ mod parsed {
     static FILES: Mutex<Vec<(ObjectId, ConfigFile)>> = Mutex::new(Vec::new());
 
     pub(super) fn get(repo: &gix::Repository, id: ObjectId) -> Option<ConfigFile> {
-        if crate::source::git::replaces_objects(&repo.objects.store_ref()) {
+        if crate::source::git::replaces_objects(repo.objects.store_ref()) {
             return None;
         }
         let files = FILES.lock().unwrap_or_else(|e| e.into_inner());
@@ -89,7 +89,7 @@ mod parsed {
     }
 
     pub(super) fn put(repo: &gix::Repository, id: ObjectId, file: &ConfigFile) {
-        if crate::source::git::replaces_objects(&repo.objects.store_ref()) {
+        if crate::source::git::replaces_objects(repo.objects.store_ref()) {
             return;
         }
         let mut files = FILES.lock().unwrap_or_else(|e| e.into_inner());

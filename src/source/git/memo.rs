@@ -105,7 +105,7 @@ pub(crate) struct Installed {
 /// the guard that saves it. `None` when the repository replaces objects.
 pub(crate) fn install(repo: &gix::Repository) -> Option<(gix::Repository, Installed)> {
     let store = repo.objects.store_ref();
-    if super::replaces_objects(&store) {
+    if super::replaces_objects(store) {
         return None;
     }
     let memo = Arc::new(Memo::open(
@@ -130,7 +130,7 @@ pub(crate) fn adopt(repo: &mut gix::Repository) {
             // handle of the same store): the memo holds the originals.
             Some(m)
                 if m.objects_dir == repo.objects.store_ref().path()
-                    && !super::replaces_objects(&repo.objects.store_ref()) =>
+                    && !super::replaces_objects(repo.objects.store_ref()) =>
             {
                 Arc::clone(m)
             }
@@ -174,7 +174,7 @@ pub(crate) fn header(odb: &gix::OdbHandle, id: &ObjectId) -> Option<(Kind, u64)>
     let active = ACTIVE.read().unwrap_or_else(|e| e.into_inner());
     let memo = active.as_ref()?;
     let store = odb.store_ref();
-    if memo.objects_dir != store.path() || super::replaces_objects(&store) {
+    if memo.objects_dir != store.path() || super::replaces_objects(store) {
         return None;
     }
     memo.sound(id)
