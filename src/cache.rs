@@ -295,7 +295,7 @@ impl FingerprintCache {
         keys.sort();
         let whole: usize = keys
             .iter()
-            .map(|k| k.len() + entries[*k].len() + 2 + CHECK_LEN)
+            .map(|k| k.len() + entries[*k].len() + 3 + CHECK_LEN)
             .sum();
         let mut text = String::with_capacity(whole.min(limit));
         if whole <= limit {

@@ -208,7 +208,12 @@ fn replace_in(
         Some(_) => {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                "not a regular file (a link, directory or device is never replaced)",
+                match occupied {
+                    Occupied::Replace => "a directory, which is never replaced",
+                    Occupied::Refuse => {
+                        "not a regular file (a link, directory or device is never replaced)"
+                    }
+                },
             ))
         }
         None => None,
