@@ -511,16 +511,10 @@ fn only_python_source_names_are_parsed() {
     .write("version.json", "{\"version\": \"1.0.0\"}\n");
     repo.commit_and_tag("1.0.0", "v1.0.0");
     let edited = text.replace("# one", "# two");
-    for (version, paths) in [
-        ("1.1.0", &["src/words.txt"][..]),
-        ("1.2.0", &["src/app.py", "src/app.pyi"][..]),
-    ] {
-        for path in paths {
-            repo.write(path, &edited);
-        }
-        repo.write("version.json", format!("{{\"version\": \"{version}\"}}\n"));
-        repo.commit_and_tag(version, &format!("v{version}"));
-    }
+    repo.release_updates(&[
+        vec![("src/words.txt", edited.clone())],
+        vec![("src/app.py", edited.clone()), ("src/app.pyi", edited)],
+    ]);
     let kinds = |range: &str| {
         let run = repo.fpcheck(&[range, "--format", "json", "--no-cache"]);
         assert_eq!(run.code, 0, "{}", run.stderr);

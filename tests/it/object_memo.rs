@@ -18,15 +18,12 @@ fn three_releases() -> TestRepo {
         .write("README.md", "# readme\n")
         .write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1");
+    repo.commit_and_tag("1.0.0", "v1");
     repo.write("src/server.py", "def main(): return 1\n")
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("1.1.0");
-    repo.tag("v2");
+    repo.commit_and_tag("1.1.0", "v2");
     repo.write("README.md", "# docs only\n");
-    repo.commit("docs");
-    repo.tag("v3");
+    repo.commit_and_tag("docs", "v3");
     repo
 }
 
