@@ -149,9 +149,7 @@ pub(crate) fn annotate_with(
                         .or_else(|| {
                             let (old, new) = (old()?, new()?);
                             let classifier = classifier.get_or_insert_with(Classifier::new);
-                            let old = classifier.parse(old, None);
-                            let new = classifier.parse(new, Some(&old));
-                            let kind = super::compare_parsed(&old, &new);
+                            let kind = classifier.classify(old, new);
                             kinds.put(old_id, new_id, kind);
                             Some(kind)
                         })

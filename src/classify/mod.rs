@@ -218,9 +218,13 @@ impl Classifier {
     }
 
     /// How `new` differs from `old` (`new` parsed where it changed).
-    pub fn classify(&mut self, old: &[u8], new: &[u8]) -> ChangeKind {
-        let old = self.parse(old.to_vec(), None);
-        let new = self.parse(new.to_vec(), Some(&old));
+    pub fn classify(
+        &mut self,
+        old: impl Into<Arc<Vec<u8>>>,
+        new: impl Into<Arc<Vec<u8>>>,
+    ) -> ChangeKind {
+        let old = self.parse(old, None);
+        let new = self.parse(new, Some(&old));
         compare_parsed(&old, &new)
     }
 }
@@ -273,7 +277,7 @@ pub fn compare(a: &Stream, b: &Stream) -> ChangeKind {
 
 /// Classifies one pair of files with a fresh parser.
 pub fn classify(old: &[u8], new: &[u8]) -> ChangeKind {
-    Classifier::new().classify(old, new)
+    Classifier::new().classify(old.to_vec(), new.to_vec())
 }
 
 #[cfg(test)]
