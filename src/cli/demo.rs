@@ -33,10 +33,10 @@ pub(super) struct DemoArgs {
     /// Build the repository in DIR (created, must be empty) and keep it.
     #[arg(long, value_name = "DIR")]
     keep: Option<PathBuf>,
-    /// Print JSON: one object per release with the expectation and the
-    /// full analysis.
-    #[arg(long)]
-    json: bool,
+    // Print JSON: one object per release with the expectation and the
+    // full analysis.
+    #[command(flatten)]
+    json: super::JsonArg,
 }
 
 #[derive(Serialize)]
@@ -74,7 +74,7 @@ pub(super) fn run(args: DemoArgs) -> Result<u8, Failure> {
         demo::check_out_head(&dir)?;
     }
     let all_agree = rows.iter().all(Row::agrees);
-    if args.json {
+    if args.json.on() {
         let out: Vec<JsonRow> = rows
             .iter()
             .map(|r| JsonRow {

@@ -50,9 +50,9 @@ pub(super) struct FingerprintArgs {
     /// Also print the selected files, in hash order.
     #[arg(long)]
     list: bool,
-    /// Print JSON (documented in the README).
-    #[arg(long)]
-    json: bool,
+    // Print JSON (documented in the README).
+    #[command(flatten)]
+    json: super::JsonArg,
 }
 
 #[derive(Serialize)]
@@ -105,7 +105,7 @@ pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
         Some(d) => d.display().to_string(),
         None => source.root_display(),
     };
-    if args.json {
+    if args.json.on() {
         print(&json(
             &fp,
             &origin,

@@ -53,9 +53,9 @@ pub(super) struct SnapshotArgs {
     out: Option<PathBuf>,
     #[command(flatten)]
     runtime: RuntimeFlags,
-    /// With --out, print the snapshot JSON instead of the summary.
-    #[arg(long)]
-    json: bool,
+    // With --out, print the snapshot JSON instead of the summary.
+    #[command(flatten)]
+    json: super::JsonArg,
 }
 
 /// After an update: decide whether running processes must restart, and
@@ -113,9 +113,9 @@ pub(super) struct GateArgs {
     /// Seconds to wait for another gate holding the marker's lock.
     #[arg(long, value_name = "SECS", default_value_t = lock::DEFAULT_TIMEOUT.as_secs())]
     lock_timeout: u64,
-    /// Print the decision as JSON.
-    #[arg(long)]
-    json: bool,
+    // Print the decision as JSON.
+    #[command(flatten)]
+    json: super::JsonArg,
 }
 
 /// The running process's question: must I restart?
@@ -169,9 +169,9 @@ pub(super) struct StatusArgs {
     cache: Option<PathBuf>,
     #[command(flatten)]
     runtime: RuntimeFlags,
-    /// Print the answer as JSON.
-    #[arg(long)]
-    json: bool,
+    // Print the answer as JSON.
+    #[command(flatten)]
+    json: super::JsonArg,
 }
 
 /// A client confirms it restarted.
@@ -218,9 +218,9 @@ pub(super) struct AckArgs {
     /// Seconds to wait for a gate holding the marker's lock.
     #[arg(long, value_name = "SECS", default_value_t = lock::DEFAULT_TIMEOUT.as_secs())]
     lock_timeout: u64,
-    /// Print the outcome as JSON.
-    #[arg(long)]
-    json: bool,
+    // Print the outcome as JSON.
+    #[command(flatten)]
+    json: super::JsonArg,
 }
 
 fn json<T: serde::Serialize>(body: &T) -> String {
@@ -249,7 +249,7 @@ pub(super) fn run_snapshot(args: SnapshotArgs) -> Result<u8, Failure> {
             atomic::write_atomic(out, &bytes).map_err(|e| {
                 Failure::output(format!("cannot write {}: {}", out.display(), io_reason(&e)))
             })?;
-            if args.json {
+            if args.json.on() {
                 print(&String::from_utf8_lossy(&bytes))?;
             } else {
                 print(&snapshot_summary(&snap, out))?;
@@ -312,7 +312,7 @@ pub(super) fn run_gate(args: GateArgs) -> Result<u8, Failure> {
         before_rename: &hook,
     });
     warn_all(&report.warnings);
-    if args.json {
+    if args.json.on() {
         print(&json(&report))?;
     } else {
         print(&gate_text(&report))?;
@@ -446,7 +446,7 @@ pub(super) fn run_status(args: StatusArgs) -> Result<u8, Failure> {
         cache: args.cache.as_deref(),
     })?;
     warn_all(&report.warnings);
-    if args.json {
+    if args.json.on() {
         print(&json(&report))?;
     } else {
         print(&status_text(&report))?;
@@ -513,7 +513,7 @@ pub(super) fn run_ack(args: AckArgs) -> Result<u8, Failure> {
         runtime: args.dir.as_deref().map(|dir| (dir, &rt.rules)),
         lock_timeout: Duration::from_secs(args.lock_timeout),
     })?;
-    if args.json {
+    if args.json.on() {
         print(&json(&report))?;
     } else {
         let because = report.because.as_ref().map(ToString::to_string);

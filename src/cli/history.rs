@@ -52,6 +52,9 @@ pub(super) struct HistoryArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     format: HistoryFormat,
+    /// The same as --format json.
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
     /// Write to FILE instead of stdout.
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
@@ -81,7 +84,10 @@ enum HistoryFormat {
     Html,
 }
 
-pub(super) fn run(args: HistoryArgs) -> Result<u8, Failure> {
+pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
+    if args.json {
+        args.format = HistoryFormat::Json;
+    }
     let span = match &args.span {
         Some(text) => match text.split_once("..") {
             Some((a, b)) if !a.is_empty() && !b.is_empty() && !b.starts_with('.') => {

@@ -22,6 +22,36 @@ mod outputs;
 mod patch;
 mod range;
 
+/// `--json`, or `--format json`: the two spellings every command accepts
+/// (`--format text` is the default, human output).
+#[derive(Args, Debug, Clone, Copy)]
+pub(crate) struct JsonArg {
+    /// Print JSON (the same as --format json).
+    #[arg(long = "json")]
+    json: bool,
+    /// text (default) or json (the same as --json).
+    #[arg(
+        long = "format",
+        value_enum,
+        value_name = "FORMAT",
+        conflicts_with = "json"
+    )]
+    json_format: Option<TextOrJson>,
+}
+
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum TextOrJson {
+    Text,
+    Json,
+}
+
+impl JsonArg {
+    /// Whether JSON was asked for, in either spelling.
+    pub(crate) fn on(&self) -> bool {
+        self.json || self.json_format == Some(TextOrJson::Json)
+    }
+}
+
 /// Exit codes, documented in the README and in `--help`.
 pub mod exit {
     /// Success; for `--exit-code`: no restart.

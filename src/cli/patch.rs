@@ -64,9 +64,9 @@ pub(super) struct PatchArgs {
     /// Use the working tree as TO (give only FROM.. or nothing).
     #[arg(long)]
     worktree: bool,
-    /// Print one JSON object: the patch, the file, `explanations`, `written`.
-    #[arg(long)]
-    json: bool,
+    // Print one JSON object: the patch, the file, `explanations`, `written`.
+    #[command(flatten)]
+    json: super::JsonArg,
     /// The repository (default: the one around the current directory).
     #[arg(long, value_name = "PATH")]
     repo: Option<PathBuf>,
@@ -156,7 +156,7 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
         false
     };
     let format = PatchFormat::from(args.patch_format);
-    if args.json {
+    if args.json.on() {
         let out = Output {
             schema_version: 1,
             from: &analysis.from.reference,

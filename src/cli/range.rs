@@ -57,6 +57,9 @@ pub(super) struct RangeArgs {
     /// Output format [default: table].
     #[arg(long, value_enum, value_name = "FORMAT")]
     format: Option<FormatArg>,
+    /// The same as --format json.
+    #[arg(long, conflicts_with_all = ["format", "template"])]
+    json: bool,
     /// Render this tera template instead (same context as --format json).
     #[arg(long, value_name = "FILE", conflicts_with = "format")]
     template: Option<PathBuf>,
@@ -102,7 +105,10 @@ enum FormatArg {
     Markdown,
 }
 
-pub(super) fn run(args: RangeArgs) -> Result<u8, Failure> {
+pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
+    if args.json {
+        args.format = Some(FormatArg::Json);
+    }
     super::check_range_words(args.range.as_deref(), args.stray.as_deref())?;
     let mut spec = RangeSpec::parse(args.range.as_deref())?;
     spec.tags = range::TagFilter {

@@ -17,6 +17,7 @@ mod history_settings;
 mod hostile_files;
 mod hostile_git;
 mod init;
+mod json_flag;
 mod monorepo;
 mod newcomer;
 mod object_memo;
