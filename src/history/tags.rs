@@ -16,13 +16,13 @@ use crate::warning::{Code, Warning};
 pub(super) struct Tag {
     pub(super) name: String,
     pub(super) aliases: Vec<String>,
-    pub(super) version: semver::Version,
+    pub(super) version: crate::version::TagVersion,
     pub(super) commit: ObjectId,
 }
 
-/// Parses a tag name as a version: semver with an optional `v`, or one to
-/// three dotted numbers (`v7.10` is 7.10.0).
-pub fn tag_version(name: &str) -> Option<semver::Version> {
+/// Parses a tag name as a version: semver with an optional `v`, one or two
+/// dotted numbers (`v7.10` is 7.10.0), or PEP 440 (`v2.0.0rc1`).
+pub fn tag_version(name: &str) -> Option<crate::version::TagVersion> {
     crate::version::parse_tag(name)
 }
 
@@ -56,7 +56,7 @@ pub(super) fn release_tags(
             });
             continue;
         };
-        if opts.skip_prereleases && !version.pre.is_empty() {
+        if opts.skip_prereleases && version.is_prerelease() {
             skipped.push(Skipped {
                 tag: name,
                 why: "pre-release".into(),
@@ -203,7 +203,7 @@ fn order_by_ancestry(
     }
     let names: Vec<String> = ordered.iter().map(|t| format!("`{}`", t.name)).collect();
     let mut message = format!(
-        "tags {} name versions of equal precedence ({}) on different commits: semver cannot \
+        "tags {} name versions of equal precedence ({}) on different commits: their versions cannot \
          order them, so they are ordered by commit ancestry, oldest first",
         names.join(", "),
         ordered[0].version
@@ -254,13 +254,21 @@ mod tests {
 
     #[test]
     fn tag_versions() {
-        assert_eq!(tag_version("v7.10.0"), Some(semver::Version::new(7, 10, 0)));
-        assert_eq!(tag_version("7.10"), Some(semver::Version::new(7, 10, 0)));
+        let v = |a, b, c| {
+            Some(crate::version::TagVersion::Semver(semver::Version::new(
+                a, b, c,
+            )))
+        };
+        assert_eq!(tag_version("v7.10.0"), v(7, 10, 0));
+        assert_eq!(tag_version("7.10"), v(7, 10, 0));
         assert_eq!(
-            tag_version("v2.0.0-rc.1").map(|v| v.pre.to_string()),
-            Some("rc.1".to_string())
+            tag_version("v2.0.0-rc.1").map(|v| v.to_string()),
+            Some("2.0.0-rc.1".to_string())
+        );
+        assert_eq!(
+            tag_version("v2.0.0rc1").map(|v| v.to_string()),
+            Some("2.0.0rc1".to_string())
         );
         assert_eq!(tag_version("release-1"), None);
-        assert_eq!(tag_version("1.2.3.4"), None);
     }
 }

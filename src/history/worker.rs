@@ -126,7 +126,7 @@ impl<'a> Worker<'a> {
                 tag: tag.name.clone(),
                 aliases: tag.aliases.clone(),
                 tag_version: tag.version.to_string(),
-                prerelease: !tag.version.pre.is_empty(),
+                prerelease: tag.version.is_prerelease(),
                 commit: tag.commit.to_string(),
                 version: rel.version,
                 force_restart: rel.force_restart,

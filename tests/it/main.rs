@@ -22,6 +22,7 @@ mod monorepo;
 mod newcomer;
 mod object_memo;
 mod patch;
+mod pep440;
 mod property;
 mod pyjson;
 mod range;
