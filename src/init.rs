@@ -48,12 +48,19 @@ pub struct Proposal {
     pub root: String,
     /// What was found there, for the comment.
     pub evidence: Vec<String>,
+    /// Why it is proposed commented out (an example, the docs, tests, a
+    /// benchmark, vendored code, or not the project's own package), or
+    /// `None` for an active runtime.
+    pub left_out: Option<String>,
+    /// The strength of the evidence: higher first in the file.
+    pub rank: u32,
 }
 
 /// What the scan found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Scan {
-    /// Proposals, in root order.
+    /// Proposals: the active ones first, then those left out, each by
+    /// rank (strongest evidence first), then root.
     pub proposals: Vec<Proposal>,
     /// The scan stopped at a limit (said in the file and on stderr).
     pub truncated: bool,
@@ -121,7 +128,12 @@ pub fn scan(top: &Path, limits: Limits) -> Scan {
                 }
             } else if kind.is_file() {
                 if ENTRY_FILES.contains(&name) {
-                    found.entry(rel.clone()).or_default().push(child);
+                    let imports = framework_import(&entry.path());
+                    let list = found.entry(rel.clone()).or_default();
+                    list.push(child.clone());
+                    if let Some(framework) = imports {
+                        list.push(format!("{child} imports {framework} (a server framework)"));
+                    }
                 } else if name == "pyproject.toml" {
                     scripts(&dir, &rel, &mut found, &mut scan.notes);
                 }
@@ -135,8 +147,184 @@ pub fn scan(top: &Path, limits: Limits) -> Scan {
         subdirs.sort_by(|a, b| b.1.cmp(&a.1));
         stack.extend(subdirs);
     }
-    scan.proposals = name_all(found);
+    let own = own_package(top, &mut scan.notes);
+    if let Some((root, evidence)) = &own {
+        found
+            .entry(root.clone())
+            .or_default()
+            .insert(0, evidence.clone());
+    }
+    scan.proposals = arrange(name_all(found), own.as_ref().map(|o| o.0.as_str()));
     scan
+}
+
+/// Server frameworks whose top-level import marks an entry point as a
+/// server (ranked above one that imports none).
+const FRAMEWORKS: [&str; 9] = [
+    "mcp",
+    "fastmcp",
+    "fastapi",
+    "flask",
+    "starlette",
+    "aiohttp",
+    "django",
+    "uvicorn",
+    "tornado",
+];
+
+/// The first server framework that `file` imports at the top level (an
+/// unindented `import X` or `from X...`), read without following a link.
+fn framework_import(file: &Path) -> Option<&'static str> {
+    let bytes = safe_io::read_regular(file, Links::Refuse, 1024 * 1024).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    text.lines().find_map(|line| {
+        let rest = line
+            .strip_prefix("import ")
+            .or_else(|| line.strip_prefix("from "))?;
+        let module = rest
+            .trim_start()
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .next()?;
+        FRAMEWORKS.iter().copied().find(|f| *f == module)
+    })
+}
+
+/// The project's own package: the one the top-level `pyproject.toml`
+/// names (`[project] name`, normalised as an import name: `my-sdk` is
+/// `my_sdk`), when it is a directory under `src/` or at the top.
+fn own_package(top: &Path, notes: &mut Vec<String>) -> Option<(String, String)> {
+    let bytes = match safe_io::read_regular(
+        &top.join("pyproject.toml"),
+        Links::Refuse,
+        safe_io::JSON_LIMIT,
+    ) {
+        Ok(bytes) => bytes,
+        // Absent, or already reported by the scan's own read.
+        Err(_) => return None,
+    };
+    let doc = toml::from_str::<toml::Table>(std::str::from_utf8(&bytes).ok()?).ok()?;
+    let name = doc.get("project")?.get("name")?.as_str()?;
+    let package: String = name
+        .trim()
+        .chars()
+        .map(|c| match c {
+            '-' | '.' => '_',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect();
+    if package.is_empty()
+        || !package
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        notes.push(format!(
+            "pyproject.toml names `{name}`, which is not a package directory name"
+        ));
+        return None;
+    }
+    for base in ["src", ""] {
+        let candidate = top.join(base).join(&package);
+        if std::fs::symlink_metadata(&candidate).is_ok_and(|m| m.is_dir()) {
+            return Some((
+                join(base, &package),
+                format!(
+                    "pyproject.toml [project] name = {} (the project's own package)",
+                    toml_str(name)
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// Directory names whose code is not the project's runtime, and why.
+const LEFT_OUT: [(&[&str], &str); 5] = [
+    (
+        &["examples", "example", "samples", "sample"],
+        "an example, not the project's runtime",
+    ),
+    (
+        &["docs", "doc", "documentation"],
+        "documentation, not the project's runtime",
+    ),
+    (
+        &["tests", "test", "testing"],
+        "tests, not the project's runtime",
+    ),
+    (
+        &["benchmarks", "benchmark", "benches", "bench"],
+        "a benchmark, not the project's runtime",
+    ),
+    (
+        &["vendor", "vendored", "_vendor", "third_party", "external"],
+        "vendored code, not the project's runtime",
+    ),
+];
+
+/// Why a root is left out by where it lies, if it is.
+fn left_out_by_place(root: &str) -> Option<String> {
+    root.split('/').find_map(|part| {
+        LEFT_OUT
+            .iter()
+            .find(|(names, _)| names.contains(&part))
+            .map(|(_, why)| format!("under {part}/: {why}"))
+    })
+}
+
+/// Ranks by evidence: the project's own package, then `[project.scripts]`,
+/// then an entry point importing a server framework, then any entry point.
+fn rank_of(evidence: &[String]) -> u32 {
+    evidence
+        .iter()
+        .map(|e| {
+            if e.ends_with("(the project's own package)") {
+                100
+            } else if e.contains(" [project.scripts] ") {
+                10
+            } else if e.ends_with("(a server framework)") {
+                5
+            } else {
+                1
+            }
+        })
+        .sum()
+}
+
+/// Marks what is left out and orders the proposals. With the project's
+/// own package found, it is the one active runtime and every other is
+/// listed commented out; without it, everything not under an example,
+/// docs, tests, benchmark or vendored directory stays active.
+fn arrange(mut proposals: Vec<Proposal>, own: Option<&str>) -> Vec<Proposal> {
+    for p in &mut proposals {
+        p.rank = rank_of(&p.evidence);
+        p.left_out = match own {
+            Some(root) if p.root == root => None,
+            _ => left_out_by_place(&p.root).or_else(|| {
+                own.map(|_| "not the project's own package (named by pyproject.toml)".to_string())
+            }),
+        };
+    }
+    // Active first; then what is left out only for not being the
+    // project's package, before what lies under an example or the like.
+    let group = |p: &Proposal| match &p.left_out {
+        None => 0,
+        Some(why) if !why.starts_with("under ") => 1,
+        Some(_) => 2,
+    };
+    proposals.sort_by(|a, b| {
+        group(a)
+            .cmp(&group(b))
+            .then(b.rank.cmp(&a.rank))
+            .then_with(|| a.root.cmp(&b.root))
+    });
+    proposals
+}
+
+impl Scan {
+    /// The runtimes the file declares (the others are commented out).
+    pub fn active(&self) -> impl Iterator<Item = &Proposal> {
+        self.proposals.iter().filter(|p| p.left_out.is_none())
+    }
 }
 
 /// The `[project.scripts]` entries of `dir/pyproject.toml`: each
@@ -219,6 +407,8 @@ fn name_all(found: BTreeMap<String, Vec<String>>) -> Vec<Proposal> {
                 name,
                 root,
                 evidence,
+                left_out: None,
+                rank: 0,
             }
         })
         .collect()
@@ -307,39 +497,70 @@ pub fn render(scan: &Scan) -> String {
              # tree may be missing; add them by hand.\n",
         );
     }
-    let keys = |out: &mut String, p: &Proposal| {
+    let keys = |out: &mut String, p: &Proposal, lead: &str| {
         for e in &p.evidence {
             out.push_str(&format!("# found: {}\n", comment(e)));
         }
         out.push_str(&format!(
-            "root = {}\n",
+            "{lead}root = {}\n",
             toml_str(crate::select::show_root(&p.root))
         ));
-        out.push_str(&format!("# extensions = {}\n", list(&defaults.extensions)));
-        out.push_str(&format!("# exclude = {}\n", list(&defaults.exclude)));
-        out.push_str("# version_file = \"version.json\"  # where `fpcheck patch` writes\n");
+        if lead.is_empty() {
+            out.push_str(&format!("# extensions = {}\n", list(&defaults.extensions)));
+            out.push_str(&format!("# exclude = {}\n", list(&defaults.exclude)));
+            out.push_str("# version_file = \"version.json\"  # where `fpcheck patch` writes\n");
+        }
     };
-    match scan.proposals.as_slice() {
+    let active: Vec<&Proposal> = scan.active().collect();
+    let left_out: Vec<&Proposal> = scan
+        .proposals
+        .iter()
+        .filter(|p| p.left_out.is_some())
+        .collect();
+    match active.as_slice() {
         [] => {
             out.push_str(
                 "\n# No entry point (server.py, __main__.py, [project.scripts]) was found:\n\
+                 # (none outside examples, docs, tests, benchmarks and vendored code)\n\
                  # set root to the directory your server loads its code from.\n\
                  [runtime]\nroot = \"src\"\n",
             );
         }
         [one] => {
             out.push_str("\n[runtime]\n");
-            keys(&mut out, one);
+            keys(&mut out, one, "");
         }
         several => {
             out.push_str(
                 "\n# Several runtimes: `fpcheck FROM..TO` gives a verdict for each;\n\
-                 # --runtime NAME narrows it to one. Remove the ones that are not servers.\n",
+                 # --runtime NAME narrows it to one. Remove the ones that are not servers.\n\
+                 # Ranked by evidence: the project's own package, [project.scripts],\n\
+                 # an entry point importing a server framework, any entry point.\n",
             );
             for p in several {
                 out.push_str(&format!("\n[runtimes.{}]\n", p.name));
-                keys(&mut out, p);
+                keys(&mut out, p, "");
             }
+        }
+    }
+    if !left_out.is_empty() {
+        out.push_str(&format!(
+            "\n# Left out, ranked by evidence: {} more entry point{} found where a\n\
+             # long-running runtime is unlikely. To check one too, declare it as a\n\
+             # [runtimes.NAME] table{}.\n",
+            left_out.len(),
+            if left_out.len() == 1 { "" } else { "s" },
+            if active.len() == 1 {
+                " (and turn [runtime] above into one)"
+            } else {
+                ""
+            }
+        ));
+        for p in left_out {
+            let why = p.left_out.as_deref().unwrap_or_default();
+            out.push_str(&format!("\n# left out: {}\n", comment(why)));
+            out.push_str(&format!("# [runtimes.{}]\n", p.name));
+            keys(&mut out, p, "# ");
         }
     }
     out
@@ -409,11 +630,15 @@ mod tests {
                     name: "a".into(),
                     root: "we\"ird\\dir\n".into(),
                     evidence: vec!["x\ny # z".into()],
+                    left_out: None,
+                    rank: 0,
                 },
                 Proposal {
                     name: "b".into(),
                     root: String::new(),
                     evidence: vec![],
+                    left_out: None,
+                    rank: 0,
                 },
             ],
             truncated: true,

@@ -68,7 +68,7 @@ pub(super) fn run(args: InitArgs) -> Result<u8, Failure> {
         return Ok(exit::OK);
     }
     let path = init::create(&top, &text)?;
-    let count = scan.proposals.len();
+    let count = scan.active().count();
     eprintln!(
         "fpcheck: wrote {} with {} runtime{}",
         fpcheck::term::escape(&path.display().to_string()),

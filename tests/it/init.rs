@@ -194,3 +194,133 @@ fn nothing_found_proposes_the_default_root() {
         .stdout
         .contains("# No entry point (server.py, __main__.py, [project.scripts]) was found:"));
 }
+
+/// An SDK's layout: the top-level pyproject.toml names the package under
+/// src/, and examples, docs and benchmarks hold servers of their own.
+fn sdk() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write(
+        "pyproject.toml",
+        "[project]\nname = \"my-sdk\"\n[project.scripts]\nmy-sdk = \"my_sdk.cli:main\"\n",
+    )
+    .write("src/my_sdk/__init__.py", "")
+    .write("src/my_sdk/cli.py", "def main(): pass\n")
+    .write("src/my_sdk/server/__main__.py", "import mcp\n")
+    .write("docs/snippets/server.py", "print()\n")
+    .write("benchmarks/load/server.py", "print()\n")
+    .write("vendor/thing/__main__.py", "print()\n");
+    for (n, name) in ["weather", "notes", "echo"].iter().enumerate() {
+        repo.write(
+            &format!("examples/servers/{name}/pyproject.toml"),
+            format!("[project]\nname = \"{name}\"\n[project.scripts]\n{name} = \"{name}.server:main\"\n"),
+        )
+        .write(&format!("examples/servers/{name}/{name}/server.py"), if n == 0 {
+            "from mcp.server import FastMCP\n"
+        } else {
+            "def main(): pass\n"
+        });
+    }
+    repo.commit("sdk");
+    repo
+}
+
+#[test]
+fn an_sdk_repository_gets_its_own_package_as_the_one_runtime() {
+    let repo = sdk();
+    let run = repo.fpcheck(&["init", "--stdout"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Exactly one active runtime: the package pyproject.toml names.
+    assert_eq!(runtimes(&run.stdout), [pair("", "src/my_sdk")]);
+    let out = &run.stdout;
+    assert!(
+        out.contains(
+            "\n[runtime]\n# found: pyproject.toml [project] name = \"my-sdk\" (the project's own package)\n\
+             # found: pyproject.toml [project.scripts] my-sdk\nroot = \"src/my_sdk\"\n"
+        ),
+        "{out}"
+    );
+    // Every other candidate is listed commented out, with why, strongest
+    // evidence first.
+    let left: Vec<(&str, &str)> = out
+        .lines()
+        .zip(out.lines().skip(1))
+        .filter_map(|(a, b)| {
+            Some((
+                a.strip_prefix("# left out: ")?,
+                b.strip_prefix("# [runtimes.")?,
+            ))
+        })
+        .collect();
+    let example = "an example, not the project's runtime";
+    assert_eq!(
+        left,
+        [
+            (
+                "not the project's own package (named by pyproject.toml)",
+                "server]"
+            ),
+            (
+                "under examples/: an example, not the project's runtime",
+                "weather]"
+            ),
+            (
+                "under examples/: an example, not the project's runtime",
+                "echo]"
+            ),
+            (
+                "under examples/: an example, not the project's runtime",
+                "notes]"
+            ),
+            (
+                "under benchmarks/: a benchmark, not the project's runtime",
+                "load]"
+            ),
+            (
+                "under docs/: documentation, not the project's runtime",
+                "snippets]"
+            ),
+            (
+                "under vendor/: vendored code, not the project's runtime",
+                "thing]"
+            ),
+        ],
+        "{out}"
+    );
+    assert!(out.contains(example));
+    assert!(out.contains(
+        "# found: examples/servers/weather/weather/server.py imports mcp (a server framework)\n"
+    ));
+    assert!(out.contains("# root = \"examples/servers/weather/weather\"\n"));
+
+    let run = repo.fpcheck(&["init"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.trim_end().ends_with("with 1 runtime"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn without_a_project_package_examples_are_still_left_out() {
+    let repo = TestRepo::new();
+    repo.write("server/src/server.py", "import fastapi\n")
+        .write("worker/worker/__main__.py", "work()\n")
+        .write("examples/demo/server.py", "");
+    repo.commit("mono");
+    let run = repo.fpcheck(&["init", "--stdout"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        runtimes(&run.stdout),
+        [
+            pair("server", "server/src"),
+            pair("worker", "worker/worker")
+        ]
+    );
+    // The framework import ranks the server first.
+    let server = run.stdout.find("[runtimes.server]").unwrap();
+    assert!(server < run.stdout.find("[runtimes.worker]").unwrap());
+    assert!(run.stdout.contains(
+        "\n# left out: under examples/: an example, not the project's runtime\n# [runtimes.demo]\n"
+    ));
+}
