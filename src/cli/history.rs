@@ -311,8 +311,8 @@ fn table(h: &Record, color: bool, width: Option<u16>) -> String {
             )),
             Cell::new(format!(
                 "{} → {}",
-                fpcheck::term::escape(s.from_version.as_deref().unwrap_or("none")),
-                fpcheck::term::escape(s.to_version.as_deref().unwrap_or("none"))
+                fpcheck::term::escape(&s.from_release.shown),
+                fpcheck::term::escape(&s.to_release.shown)
             )),
             Cell::new(format!(
                 "{} → {}",
@@ -356,6 +356,22 @@ fn table(h: &Record, color: bool, width: Option<u16>) -> String {
         out.push_str(&format!(
             " {n} restart{} forced only by comments or docstrings (avoidable).",
             if n == 1 { " was" } else { "s were" }
+        ));
+    }
+    if m.versions_from_tags > 0 {
+        out.push_str(&format!(
+            " {} no version file: {} tag's version is shown (tag) and counted; \
+             the reference updater reads version.json only and sees none.",
+            if m.versions_from_tags == 1 {
+                "1 release has".to_string()
+            } else {
+                format!("{} releases have", m.versions_from_tags)
+            },
+            if m.versions_from_tags == 1 {
+                "its"
+            } else {
+                "their"
+            }
         ));
     }
     if m.unavailable_fingerprints > 0 {

@@ -104,6 +104,47 @@ pub struct ReleaseInfo {
     pub reading: crate::verdict::Reading,
 }
 
+/// Where a release's version, as reported, comes from.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum VersionSource {
+    /// The version file the gate reads (version.json, package.json).
+    VersionFile,
+    /// No version file: the version the tag names.
+    Tag,
+}
+
+/// A release's version for reporting and for `restarts_saved`: the
+/// version file's when there is one, else the tag's. The reference
+/// updater reads the version file only (`from_version`, `to_version`).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct ReleaseVersion {
+    /// The version.
+    pub version: String,
+    /// Where it comes from.
+    pub source: VersionSource,
+    /// As shown: `1.21.0`, or `1.21.0 (tag)` when it is the tag's.
+    pub shown: String,
+}
+
+impl ReleaseVersion {
+    /// The version of the release `info` describes.
+    pub fn of(info: &ReleaseInfo) -> ReleaseVersion {
+        match &info.version {
+            Some(v) => ReleaseVersion {
+                version: v.clone(),
+                source: VersionSource::VersionFile,
+                shown: v.clone(),
+            },
+            None => ReleaseVersion {
+                version: info.tag_version.clone(),
+                source: VersionSource::Tag,
+                shown: format!("{} (tag)", info.tag_version),
+            },
+        }
+    }
+}
+
 /// One update, from a release to the next.
 #[derive(Clone, Debug, Serialize)]
 pub struct Step {
@@ -115,6 +156,14 @@ pub struct Step {
     pub from_version: Option<String>,
     /// Versions as the gate reads them.
     pub to_version: Option<String>,
+    /// The older release's version for reporting: its version file's, or
+    /// its tag's when it has none (the updater still reads `from_version`).
+    pub from_release: ReleaseVersion,
+    /// The newer release's version for reporting.
+    pub to_release: ReleaseVersion,
+    /// The reported version changed (what `restarts_saved` counts; the
+    /// updater's own test is `version_changed`).
+    pub release_version_changed: bool,
     /// Fingerprints (`""` when unavailable).
     pub from_fingerprint: String,
     /// Fingerprints (`""` when unavailable).
@@ -162,8 +211,11 @@ pub struct Summary {
     /// Releases whose fingerprint is unavailable.
     pub unavailable_fingerprints: usize,
     /// Restarts the fingerprint saved compared with restarting on every
-    /// version bump.
+    /// version bump (of the reported versions: a release without a version
+    /// file counts its tag's).
     pub restarts_saved: usize,
+    /// Releases without a version file, whose version is their tag's.
+    pub versions_from_tags: usize,
     /// Restarts forced only by comment, whitespace or docstring changes;
     /// `null` when not classified.
     pub avoidable_restarts: Option<usize>,

@@ -82,6 +82,13 @@ pub(super) fn step(
         to: to.info.tag.clone(),
         from_version: from.info.version.clone(),
         to_version: to.info.version.clone(),
+        release_version_changed: {
+            let (a, b) = (ReleaseVersion::of(&from.info), ReleaseVersion::of(&to.info));
+            crate::version::compare(&a.version, &b.version)
+                .map_or(a.version != b.version, |o| o.is_ne())
+        },
+        from_release: ReleaseVersion::of(&from.info),
+        to_release: ReleaseVersion::of(&to.info),
         from_fingerprint,
         to_fingerprint: to.info.fingerprint.clone(),
         restart_required: d.restart_required,
@@ -146,8 +153,9 @@ pub(super) fn summarise(reads: &[Read], steps: &[Step]) -> Summary {
             .count(),
         restarts_saved: steps
             .iter()
-            .filter(|s| s.version_changed && !s.restart_required)
+            .filter(|s| s.release_version_changed && !s.restart_required)
             .count(),
+        versions_from_tags: reads.iter().filter(|r| r.info.version.is_none()).count(),
         avoidable_restarts: steps
             .iter()
             .map(|s| s.avoidable)

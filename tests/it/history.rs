@@ -85,7 +85,7 @@ fn every_update_gets_its_verdict_in_version_order() {
         j["summary"],
         json!({
             "releases": 6, "updates": 5, "restarts_forced": 3, "free_releases": 2,
-            "forced_only_by_force_restart": 1, "unavailable_fingerprints": 1, "restarts_saved": 2,
+            "forced_only_by_force_restart": 1, "unavailable_fingerprints": 1, "restarts_saved": 2, "versions_from_tags": 0,
             "avoidable_restarts": 0
         })
     );

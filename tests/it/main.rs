@@ -29,6 +29,7 @@ mod range;
 mod readme;
 mod report_out;
 mod settings_check;
+mod tag_versions;
 mod tags;
 mod trust;
 mod trust_review;
