@@ -21,6 +21,10 @@ pub struct Side {
     pub version: Option<String>,
     /// The file the version came from.
     pub version_file: Option<String>,
+    /// The version reported: the version file's, else the version of the
+    /// release tag this side was given as (`source: "tag"`); `null` for
+    /// neither. The reference updater reads `version` only.
+    pub release_version: Option<crate::version::ReleaseVersion>,
     /// Whether the gate considers `force_restart` on.
     pub force_restart: bool,
     /// Its raw JSON value (`null` when absent).
@@ -65,6 +69,10 @@ impl Side {
             worktree,
             version: release.version.clone(),
             version_file: release.version_file.clone(),
+            release_version: release
+                .version
+                .as_deref()
+                .map(|v| crate::version::ReleaseVersion::of(Some(v), v)),
             force_restart: release.force_restart,
             force_restart_raw: release.force_restart_raw.clone(),
             fingerprint: Some(fp.as_gate_str().to_string()),
@@ -73,6 +81,15 @@ impl Side {
             runtime_files: fp.files().len(),
             reading: crate::verdict::Reading::of(release),
         }
+    }
+
+    /// This side given as a release tag naming `tag_version`: without a
+    /// version file, its reported version is the tag's.
+    pub fn with_tag_version(mut self, tag_version: Option<String>) -> Self {
+        if let (None, Some(t)) = (&self.version, tag_version) {
+            self.release_version = Some(crate::version::ReleaseVersion::of(None, &t));
+        }
+        self
     }
 
     /// This side with its fingerprint not computed: its selection, of

@@ -150,6 +150,48 @@ pub fn compare(a: &str, b: &str) -> Option<Ordering> {
     Some(dotted(a)?.cmp(&dotted(b)?))
 }
 
+/// Where a release's version, as reported, comes from.
+#[derive(Clone, Copy, Debug, serde::Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum VersionSource {
+    /// The version file the gate reads (version.json, package.json).
+    VersionFile,
+    /// No version file: the version the tag names.
+    Tag,
+}
+
+/// A release's version for reporting and for `restarts_saved`: the
+/// version file's when there is one, else the tag's. The reference
+/// updater reads the version file only (`from_version`, `to_version`).
+#[derive(Clone, Debug, serde::Serialize, PartialEq, Eq)]
+pub struct ReleaseVersion {
+    /// The version.
+    pub version: String,
+    /// Where it comes from.
+    pub source: VersionSource,
+    /// As shown: `1.21.0`, or `1.21.0 (tag)` when it is the tag's.
+    pub shown: String,
+}
+
+impl ReleaseVersion {
+    /// The version of a release of `version` (its version file's), tagged
+    /// with a tag naming `tag_version`.
+    pub fn of(version: Option<&str>, tag_version: &str) -> ReleaseVersion {
+        match version {
+            Some(v) => ReleaseVersion {
+                version: v.to_string(),
+                source: VersionSource::VersionFile,
+                shown: v.to_string(),
+            },
+            None => ReleaseVersion {
+                version: tag_version.to_string(),
+                source: VersionSource::Tag,
+                shown: format!("{tag_version} (tag)"),
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

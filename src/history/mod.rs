@@ -104,46 +104,7 @@ pub struct ReleaseInfo {
     pub reading: crate::verdict::Reading,
 }
 
-/// Where a release's version, as reported, comes from.
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum VersionSource {
-    /// The version file the gate reads (version.json, package.json).
-    VersionFile,
-    /// No version file: the version the tag names.
-    Tag,
-}
-
-/// A release's version for reporting and for `restarts_saved`: the
-/// version file's when there is one, else the tag's. The reference
-/// updater reads the version file only (`from_version`, `to_version`).
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub struct ReleaseVersion {
-    /// The version.
-    pub version: String,
-    /// Where it comes from.
-    pub source: VersionSource,
-    /// As shown: `1.21.0`, or `1.21.0 (tag)` when it is the tag's.
-    pub shown: String,
-}
-
-impl ReleaseVersion {
-    /// The version of the release `info` describes.
-    pub fn of(info: &ReleaseInfo) -> ReleaseVersion {
-        match &info.version {
-            Some(v) => ReleaseVersion {
-                version: v.clone(),
-                source: VersionSource::VersionFile,
-                shown: v.clone(),
-            },
-            None => ReleaseVersion {
-                version: info.tag_version.clone(),
-                source: VersionSource::Tag,
-                shown: format!("{} (tag)", info.tag_version),
-            },
-        }
-    }
-}
+pub use crate::version::{ReleaseVersion, VersionSource};
 
 /// One update, from a release to the next.
 #[derive(Clone, Debug, Serialize)]

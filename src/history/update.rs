@@ -3,6 +3,10 @@
 
 use super::*;
 
+fn release_version(info: &ReleaseInfo) -> ReleaseVersion {
+    ReleaseVersion::of(info.version.as_deref(), &info.tag_version)
+}
+
 pub(super) fn facts(info: &ReleaseInfo) -> SideFacts {
     info.reading
         .facts(info.force_restart, info.fingerprint.clone())
@@ -83,12 +87,12 @@ pub(super) fn step(
         from_version: from.info.version.clone(),
         to_version: to.info.version.clone(),
         release_version_changed: {
-            let (a, b) = (ReleaseVersion::of(&from.info), ReleaseVersion::of(&to.info));
+            let (a, b) = (release_version(&from.info), release_version(&to.info));
             crate::version::compare(&a.version, &b.version)
                 .map_or(a.version != b.version, |o| o.is_ne())
         },
-        from_release: ReleaseVersion::of(&from.info),
-        to_release: ReleaseVersion::of(&to.info),
+        from_release: release_version(&from.info),
+        to_release: release_version(&to.info),
         from_fingerprint,
         to_fingerprint: to.info.fingerprint.clone(),
         restart_required: d.restart_required,

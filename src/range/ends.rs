@@ -281,7 +281,8 @@ pub(super) fn read_git(
         false,
         &release,
         &fp,
-    );
+    )
+    .with_tag_version(src.tag_version());
     let side = match skipped {
         Some(files) => side.skipped(files),
         None => side,

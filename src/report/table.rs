@@ -86,7 +86,10 @@ fn sides(a: &Analysis, opts: &RenderOptions) -> Table {
     table.add_row(row("version", &|s| match (&s.version, &s.version_file) {
         (Some(v), Some(f)) => format!("{v} ({f})"),
         (Some(v), None) => v.clone(),
-        _ => "none".into(),
+        _ => match &s.release_version {
+            Some(r) => r.shown.clone(),
+            None => "none".into(),
+        },
     }));
     table.add_row(row("force_restart", &|s| match &s.force_restart_raw {
         Some(serde_json::Value::Bool(b)) => b.to_string(),

@@ -83,3 +83,27 @@ fn a_release_without_a_version_file_has_its_tags_version() {
     assert_eq!(last["to_version"], "9.9.9");
     assert_eq!(j["summary"]["versions_from_tags"], 4);
 }
+
+#[test]
+fn a_range_between_tags_without_a_version_file_reports_the_tags_versions() {
+    let repo = tags_only();
+    let j = repo.verdict_json(&["v1.1.0..v1.2.0"]);
+    assert_eq!(j["from"]["version"], serde_json::Value::Null);
+    assert_eq!(
+        j["from"]["release_version"],
+        serde_json::json!({"version": "1.1.0", "source": "tag", "shown": "1.1.0 (tag)"})
+    );
+    assert_eq!(j["to"]["release_version"]["shown"], "1.2.0 (tag)");
+    let table = repo.fpcheck(&["v1.1.0..v1.2.0"]).stdout;
+    assert!(table.contains("1.1.0 (tag)"), "{table}");
+    let md = repo
+        .fpcheck(&["v1.1.0..v1.2.0", "--format", "markdown"])
+        .stdout;
+    assert!(
+        md.contains("| version | 1.1.0 (tag) | 1.2.0 (tag) |"),
+        "{md}"
+    );
+    // A commit that is not given as a tag has no tag version.
+    let j = repo.verdict_json(&["v1.1.0..HEAD"]);
+    assert_eq!(j["to"]["release_version"], serde_json::Value::Null);
+}

@@ -122,6 +122,24 @@ impl GitSource {
         *self.gitattributes.borrow_mut() = other.gitattributes.borrow().clone();
     }
 
+    /// The version a release tag names, when the revision was given as a
+    /// tag (`v1.21.0`, `refs/tags/v1.21.0`) that names a version and points
+    /// at this revision's commit.
+    pub fn tag_version(&self) -> Option<String> {
+        let name = self
+            .rev
+            .spec
+            .strip_prefix("refs/tags/")
+            .unwrap_or(&self.rev.spec);
+        let version = crate::version::parse_tag(name)?;
+        let mut tag = self
+            .repo
+            .find_reference(&format!("refs/tags/{name}"))
+            .ok()?;
+        let commit = tag.peel_to_commit().ok()?.id;
+        (Some(commit) == self.rev.commit).then(|| version.to_string())
+    }
+
     /// The revision this source reads.
     pub fn revision(&self) -> &Revision {
         &self.rev
