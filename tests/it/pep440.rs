@@ -101,3 +101,45 @@ fn pep440_tags_are_releases_in_precedence_order_with_semver_ones() {
     let j = repo.history_json(&["v2.0.0a1..v2.0.0rc1", "--no-cache"]);
     assert_eq!(names(&j), ["v2.0.0a1", "v2.0.0b2", "v2.0.0rc1"]);
 }
+
+/// Two runtimes of a monorepo, each released under its own tag prefix.
+#[test]
+fn prefixed_monorepo_tags_are_releases_of_their_glob() {
+    let repo = TestRepo::new();
+    for (n, tag) in [
+        "server-v1.0.0",
+        "worker-v1.0.0",
+        "server-v1.2.0rc1",
+        "mcp@1.0.0",
+        "server-v1.2.0",
+        "worker-v1.1.0",
+        "mcp@1.2.0",
+    ]
+    .iter()
+    .enumerate()
+    {
+        repo.write("src/app.py", format!("A = {n}\n"));
+        repo.commit(tag);
+        repo.tag(tag);
+    }
+    let j = repo.history_json(&["--tags", "server-v*", "--no-cache"]);
+    assert_eq!(
+        names(&j),
+        ["server-v1.0.0", "server-v1.2.0rc1", "server-v1.2.0"]
+    );
+    assert_eq!(j["tags"][1]["tag_version"], "1.2.0rc1");
+    assert_eq!(j["tags"][1]["prerelease"], true);
+    let j = repo.history_json(&["--tags", "worker-v*", "--no-cache"]);
+    assert_eq!(names(&j), ["worker-v1.0.0", "worker-v1.1.0"]);
+    let j = repo.history_json(&["--tags", "mcp@*", "--no-cache"]);
+    assert_eq!(names(&j), ["mcp@1.0.0", "mcp@1.2.0"]);
+    assert_eq!(j["releases"][0]["to_release"]["shown"], "1.2.0 (tag)");
+    // Without the glob, a prefixed tag is not a version.
+    let run = repo.fpcheck(&["history", "--no-cache"]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("with --tags 'server-v*'"),
+        "{}",
+        run.stderr
+    );
+}
