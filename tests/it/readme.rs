@@ -164,6 +164,7 @@ fn the_first_five_minutes_run_as_written() {
         "fpcheck fingerprint",
         "fpcheck patch",
         "--worktree",
+        "fpcheck init",
     ] {
         assert!(
             commands.iter().any(|c| c.contains(needed)),
