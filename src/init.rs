@@ -67,6 +67,41 @@ pub struct Scan {
     /// Things the user should know (an unreadable pyproject.toml, a name
     /// that is not UTF-8).
     pub notes: Vec<String>,
+    /// Tag globs of prefixed release tags (`server-v*` for
+    /// `server-v1.2.0`), with how many tags each matches: see
+    /// [`tag_patterns`].
+    pub tag_patterns: Vec<(String, usize)>,
+}
+
+/// The globs that read a monorepo's prefixed release tags (`server-v1.2.0`,
+/// `mcp@1.2.0`) as versions: for each tag that is not a version itself,
+/// its shortest prefix whose rest is one, as `PREFIX*`; with the number
+/// of tags each matches, most first.
+pub fn tag_patterns<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<(String, usize)> {
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for name in names {
+        if crate::version::parse_tag(name).is_some() {
+            continue;
+        }
+        let prefix = (1..name.len())
+            .filter(|&i| name.is_char_boundary(i))
+            .find(|&i| {
+                let rest = &name[i..];
+                let head = rest.strip_prefix('v').unwrap_or(rest);
+                head.starts_with(|c: char| c.is_ascii_digit())
+                    && !name[..i].ends_with(|c: char| c.is_ascii_digit())
+                    && crate::version::parse_tag(rest).is_some()
+            });
+        if let Some(i) = prefix {
+            let rest = &name[i..];
+            // `server-v1.2.0` gives `server-v*`, as such tags are written.
+            let cut = if rest.starts_with('v') { i + 1 } else { i };
+            *counts.entry(format!("{}*", &name[..cut])).or_insert(0) += 1;
+        }
+    }
+    let mut out: Vec<(String, usize)> = counts.into_iter().collect();
+    out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out
 }
 
 /// Why `init` could not write.
@@ -543,6 +578,21 @@ pub fn render(scan: &Scan) -> String {
             }
         }
     }
+    if !scan.tag_patterns.is_empty() {
+        out.push_str(
+            "\n# Release tags with a prefix were found (a monorepo's, one prefix per\n\
+             # runtime): give each its glob, which strips the prefix before the\n\
+             # version is read, to `fpcheck history --tags GLOB` and to a range's\n\
+             # --tag-match GLOB (the Action's tag-pattern).\n",
+        );
+        for (glob, n) in &scan.tag_patterns {
+            out.push_str(&format!(
+                "#   {}  ({n} tag{})\n",
+                comment(glob),
+                if *n == 1 { "" } else { "s" }
+            ));
+        }
+    }
     if !left_out.is_empty() {
         out.push_str(&format!(
             "\n# Left out, ranked by evidence: {} more entry point{} found where a\n\
@@ -614,6 +664,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn prefixed_tags_give_their_globs() {
+        let names = [
+            "server-v1.2.0",
+            "server-v1.3.0rc1",
+            "worker-v1.0.0",
+            "mcp@1.2.0",
+            "v1.0.0",
+            "release-candidate",
+            "py3-build",
+        ];
+        assert_eq!(
+            tag_patterns(names),
+            [
+                ("server-v*".to_string(), 2),
+                ("mcp@*".to_string(), 1),
+                ("worker-v*".to_string(), 1),
+            ]
+        );
+    }
+
+    #[test]
     fn names_skip_layout_directories_and_stay_bare_keys() {
         assert_eq!(base_name("server/src"), "server");
         assert_eq!(base_name("services/Billing API/src/app"), "billing_api");
@@ -643,6 +714,7 @@ mod tests {
             ],
             truncated: true,
             notes: vec![],
+            tag_patterns: vec![("we\nird*".into(), 1)],
         };
         let text = render(&scan);
         let file = check(&text).unwrap();

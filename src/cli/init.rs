@@ -47,6 +47,19 @@ pub(super) fn run(args: InitArgs) -> Result<u8, Failure> {
             max_entries: args.max_entries,
         },
     );
+    let mut scan = scan;
+    let names: Vec<String> = repo
+        .references()
+        .ok()
+        .and_then(|r| {
+            r.tags().ok().map(|tags| {
+                tags.flatten()
+                    .map(|t| t.name().shorten().to_string())
+                    .collect()
+            })
+        })
+        .unwrap_or_default();
+    scan.tag_patterns = init::tag_patterns(names.iter().map(String::as_str));
     for note in &scan.notes {
         eprintln!("fpcheck: {}", fpcheck::term::escape(note));
     }

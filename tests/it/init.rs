@@ -324,3 +324,30 @@ fn without_a_project_package_examples_are_still_left_out() {
         "\n# left out: under examples/: an example, not the project's runtime\n# [runtimes.demo]\n"
     ));
 }
+
+#[test]
+fn prefixed_release_tags_are_proposed_as_tag_globs() {
+    let repo = monorepo();
+    repo.tag("server-v1.2.0")
+        .tag("worker-v1.0.0")
+        .tag("mcp@1.2.0");
+    let run = repo.fpcheck(&["init", "--stdout"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for glob in ["server-v*", "worker-v*", "mcp@*"] {
+        assert!(
+            run.stdout.contains(&format!("#   {glob}  (1 tag)\n")),
+            "{glob}: {}",
+            run.stdout
+        );
+    }
+    assert!(run.stdout.contains("`fpcheck history --tags GLOB`"));
+    // The proposal still declares the same runtimes.
+    assert_eq!(runtimes(&run.stdout).len(), 3);
+    // No prefixed tag, no such comment.
+    let plain = monorepo();
+    plain.tag("v1.0.0");
+    assert!(!plain
+        .fpcheck(&["init", "--stdout"])
+        .stdout
+        .contains("with a prefix"));
+}
