@@ -80,18 +80,7 @@ pub struct Scan {
 pub fn tag_patterns<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<(String, usize)> {
     let mut counts: BTreeMap<String, usize> = BTreeMap::new();
     for name in names {
-        if crate::version::parse_tag(name).is_some() {
-            continue;
-        }
-        let prefix = (1..name.len())
-            .filter(|&i| name.is_char_boundary(i))
-            .find(|&i| {
-                let rest = &name[i..];
-                let head = rest.strip_prefix('v').unwrap_or(rest);
-                head.starts_with(|c: char| c.is_ascii_digit())
-                    && !name[..i].ends_with(|c: char| c.is_ascii_digit())
-                    && crate::version::parse_tag(rest).is_some()
-            });
+        let prefix = crate::version::parse_prefixed(name).map(|(i, _)| i);
         if let Some(i) = prefix {
             let rest = &name[i..];
             // `server-v1.2.0` gives `server-v*`, as such tags are written.

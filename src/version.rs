@@ -141,6 +141,24 @@ pub fn parse_tag(name: &str) -> Option<TagVersion> {
         .map(TagVersion::Pep440)
 }
 
+/// A prefixed release tag (`server-v1.2.0`, `mcp@1.2.0`) that is not a
+/// version itself: the length of its shortest prefix whose rest is one
+/// (never cutting inside a number), and that version.
+pub fn parse_prefixed(name: &str) -> Option<(usize, TagVersion)> {
+    if parse_tag(name).is_some() {
+        return None;
+    }
+    (1..name.len())
+        .filter(|&i| name.is_char_boundary(i))
+        .find_map(|i| {
+            let rest = &name[i..];
+            let head = rest.strip_prefix('v').unwrap_or(rest);
+            let fits = head.starts_with(|c: char| c.is_ascii_digit())
+                && !name[..i].ends_with(|c: char| c.is_ascii_digit());
+            fits.then(|| parse_tag(rest)).flatten().map(|v| (i, v))
+        })
+}
+
 /// Compares two version strings by precedence: as tags (above), else as
 /// dotted numbers of any length.
 pub fn compare(a: &str, b: &str) -> Option<Ordering> {

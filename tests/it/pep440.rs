@@ -143,3 +143,19 @@ fn prefixed_monorepo_tags_are_releases_of_their_glob() {
         run.stderr
     );
 }
+
+#[test]
+fn a_range_takes_the_runtimes_prefixed_tags_by_glob() {
+    let repo = TestRepo::new();
+    repo.write("src/app.py", "A = 1\n");
+    repo.commit_and_tag("one", "server-v1.0.0");
+    repo.write("src/app.py", "A = 2\n");
+    repo.commit_and_tag("two", "worker-v1.0.0");
+    repo.write("src/app.py", "A = 3\n");
+    repo.commit("three");
+    let j = repo.verdict_json(&["--tag-match", "server-v*"]);
+    assert_eq!(j["from"]["ref"], "server-v1.0.0");
+    assert_eq!(j["from"]["release_version"]["shown"], "1.0.0 (tag)");
+    let j = repo.verdict_json(&["server-v1.0.0..worker-v1.0.0"]);
+    assert_eq!(j["to"]["release_version"]["shown"], "1.0.0 (tag)");
+}

@@ -123,7 +123,8 @@ impl GitSource {
     }
 
     /// The version a release tag names, when the revision was given as a
-    /// tag (`v1.21.0`, `refs/tags/v1.21.0`) that names a version and points
+    /// tag (`v1.21.0`, `refs/tags/v1.21.0`, a monorepo's `server-v1.21.0`)
+    /// that names a version and points
     /// at this revision's commit.
     pub fn tag_version(&self) -> Option<String> {
         let name = self
@@ -131,7 +132,8 @@ impl GitSource {
             .spec
             .strip_prefix("refs/tags/")
             .unwrap_or(&self.rev.spec);
-        let version = crate::version::parse_tag(name)?;
+        let version = crate::version::parse_tag(name)
+            .or_else(|| crate::version::parse_prefixed(name).map(|(_, v)| v))?;
         let mut tag = self
             .repo
             .find_reference(&format!("refs/tags/{name}"))
