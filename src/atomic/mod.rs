@@ -95,6 +95,46 @@ fn replace_with_temp(
     sync_dir(&dir)
 }
 
+/// Replaces fpcheck's own file `path` (a restart marker) atomically,
+/// never writing through what is at the name: unlike [`write_atomic`],
+/// which writes a device or FIFO in place as a shell redirection would,
+/// the marker is fpcheck's to own, not a stream the user redirects. A
+/// link, FIFO or socket there is replaced by the new file (a rename
+/// replaces the directory entry and never opens the node, so a link's
+/// target is untouched); a device or a directory cannot be replaced
+/// without destroying something (`--marker /dev/null` names the machine's
+/// own), so it is refused with an error naming what is there, for the
+/// caller to answer conservatively. Calls `before_rename` as
+/// [`write_atomic_with`] does.
+pub(crate) fn replace_own_with(
+    path: &Path,
+    bytes: &[u8],
+    before_rename: impl FnOnce(&Path) -> io::Result<()>,
+) -> io::Result<()> {
+    let mode = match fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_file() => Some(meta.permissions()),
+        Ok(meta) if meta.file_type().is_symlink() => fs::metadata(path)
+            .ok()
+            .filter(|t| t.is_file())
+            .map(|t| t.permissions()),
+        Ok(meta) if meta.is_dir() || is_device(&meta.file_type()) => {
+            return Err(io::Error::other(format!(
+                "it is a {}, not a regular file, and is never written through or replaced",
+                crate::safe_io::kind_name(&meta.file_type())
+            )))
+        }
+        Ok(_) => None,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e),
+    };
+    replace_with_temp(path, bytes, mode, before_rename)
+}
+
+/// [`replace_own_with`] with nothing to do before the rename.
+pub(crate) fn replace_own(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    replace_own_with(path, bytes, |_| Ok(()))
+}
+
 /// What [`replace_private`] may find at the name of a file that is
 /// fpcheck's own data (a cache), and only ever a regular file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -298,7 +298,7 @@ pub fn run(req: &Request<'_>) -> Result<Report, GateError> {
     match acknowledge(&current, client, req.process, installed.as_ref()) {
         Outcome::Keep { marker, because } => {
             let bytes = crate::pretty::json_bytes(&marker);
-            atomic::write_atomic(path, &bytes).map_err(write_err)?;
+            atomic::replace_own(path, &bytes).map_err(write_err)?;
             report.action = Action::Acknowledged;
             report.clients = marker.get("clients").and_then(Value::as_object).cloned();
             let all_ok = report

@@ -338,7 +338,7 @@ fn write_marker(
         updated_at: clock::now_utc(),
         clients: clients.clone(),
     };
-    atomic::write_atomic_with(req.marker, &m.to_bytes(), req.before_rename).map_err(|e| {
+    atomic::replace_own_with(req.marker, &m.to_bytes(), req.before_rename).map_err(|e| {
         GateError::Write {
             path: req.marker.display().to_string(),
             why: super::io_reason(&e),

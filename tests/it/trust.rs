@@ -233,7 +233,7 @@ fn outputs_to_a_device_or_a_fifo_are_written_in_place() {
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 
-    // The gate's marker, when a restart is required.
+    // The gate's marker, when a restart is required, is refused.
     let before = dir.path().join("before.json");
     repo.write("src/version.json", "{\"version\": \"2.0.0\"}\n");
     let run = repo.fpcheck(&[
@@ -255,11 +255,19 @@ fn outputs_to_a_device_or_a_fifo_are_written_in_place() {
         "--marker",
         null_s,
     ]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    // The marker is fpcheck's own file, not an output stream: a device
+    // there is neither written nor replaced, and the gate asks for a
+    // restart (exit 5) saying what is there.
+    assert_eq!(run.code, 5, "{}", run.stderr);
     assert!(
-        run.stdout.contains("marker       written"),
+        run.stdout.contains("marker       NOT written"),
         "{}",
         run.stdout
+    );
+    assert!(
+        run.stderr.contains("it is a character device, not a regular file"),
+        "{}",
+        run.stderr
     );
     assert!(is_char_device(&null), "gate --marker replaced the device");
 

@@ -476,3 +476,158 @@ fn only_a_gate_that_writes_waits_for_the_lock() {
     assert_eq!(h.gate(&[]).code, 0);
     assert!(h.marker().is_some());
 }
+
+/// A socket bound at `p` (anyone can make one where they can write).
+fn mksocket(p: &Path) {
+    let _ = std::fs::remove_file(p);
+    let listener = std::os::unix::net::UnixListener::bind(p).unwrap();
+    // The node stays after the listener is gone; nobody accepts on it.
+    drop(listener);
+}
+
+fn mkdir(p: &Path) {
+    let _ = std::fs::remove_file(p);
+    std::fs::create_dir(p).unwrap();
+}
+
+/// Each node that is not a regular file, made at `at`, directly or as a
+/// link (in `elsewhere`) to it; the name says which.
+fn hostile_nodes(elsewhere: &Path) -> Vec<(String, Box<dyn Fn(&Path)>)> {
+    let kinds: [(&str, fn(&Path)); 4] = [
+        ("FIFO", mkfifo),
+        ("character device", mkzero),
+        ("socket", mksocket),
+        ("directory", mkdir),
+    ];
+    let mut nodes: Vec<(String, Box<dyn Fn(&Path)>)> = Vec::new();
+    for (kind, make) in kinds {
+        nodes.push((kind.to_string(), Box::new(make)));
+        let target = elsewhere.join(kind.replace(' ', "-"));
+        nodes.push((
+            format!("link to a {kind}"),
+            Box::new(move |at: &Path| {
+                if std::fs::symlink_metadata(&target).is_err() {
+                    make(&target);
+                }
+                let _ = std::fs::remove_file(at);
+                std::os::unix::fs::symlink(&target, at).unwrap();
+            }),
+        ));
+    }
+    nodes
+}
+
+/// Removes whatever `make` put at `p` (a directory included).
+fn clear(p: &Path) {
+    if std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
+        std::fs::remove_dir_all(p).unwrap();
+    } else {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+fn node_kind(p: &Path) -> String {
+    use std::os::unix::fs::FileTypeExt;
+    let t = std::fs::symlink_metadata(p).unwrap().file_type();
+    let kind = if t.is_symlink() {
+        "link"
+    } else if t.is_fifo() {
+        "FIFO"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_dir() {
+        "directory"
+    } else {
+        "file"
+    };
+    kind.into()
+}
+
+#[test]
+fn gate_replaces_or_refuses_a_marker_that_is_not_a_regular_file() {
+    let h = host_at_a();
+    h.install(&release_b());
+    let elsewhere = tempfile::tempdir().unwrap();
+    let m = h.join(MARKER);
+    for (name, make) in hostile_nodes(elsewhere.path()) {
+        make(&m);
+        let before = node_kind(&m);
+        let target_before = std::fs::metadata(&m)
+            .ok()
+            .map(|_| node_kind(&std::fs::canonicalize(&m).unwrap()));
+        let start = Instant::now();
+        let run = run_bounded(&h, &Host::gate_args(&[]));
+        assert!(start.elapsed() < Duration::from_secs(5), "{name}: slow");
+        let j = run.json();
+        if name == "character device" || name == "directory" {
+            // Replacing it would destroy something: refused, restart.
+            assert_eq!(
+                (run.code, &j["restart_required"], &j["marker_written"]),
+                (5, &json!(true), &json!(false)),
+                "{name}: {}",
+                run.stderr
+            );
+            let error = j["error"].as_str().unwrap();
+            assert!(
+                error.contains(&format!("it is a {name}, not a regular file")),
+                "{name}: {error}"
+            );
+            assert_eq!(node_kind(&m), before, "{name}: the node was replaced");
+        } else {
+            // A FIFO, a socket or a link is replaced, never opened.
+            assert_eq!(
+                (run.code, &j["restart_required"], &j["marker_written"]),
+                (0, &json!(true), &json!(true)),
+                "{name}: {}",
+                run.stderr
+            );
+            assert_eq!(node_kind(&m), "file", "{name}");
+            let marker: Value = serde_json::from_slice(&std::fs::read(&m).unwrap()).unwrap();
+            assert_eq!(marker["required"], true, "{name}");
+        }
+        if let Some(kind) = target_before.filter(|_| name.starts_with("link")) {
+            let target = elsewhere
+                .path()
+                .join(name.trim_start_matches("link to a ").replace(' ', "-"));
+            assert_eq!(
+                node_kind(&target),
+                kind,
+                "{name}: the link's target changed"
+            );
+        }
+        clear(&m);
+    }
+}
+
+#[test]
+fn ack_and_status_never_read_or_write_through_a_hostile_marker() {
+    let h = host_at_a();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let m = h.join(MARKER);
+    for (name, make) in hostile_nodes(elsewhere.path()) {
+        make(&m);
+        let before = node_kind(&m);
+        let ack = run_bounded(
+            &h,
+            &[
+                "ack", "--marker", MARKER, "--client", "codex", "--dir", "app/src", "--json",
+            ],
+        );
+        assert_ne!(ack.code, 0, "{name}: ack accepted it");
+        assert_eq!(node_kind(&m), before, "{name}: ack replaced it");
+        let status = run_bounded(
+            &h,
+            &Host::status_args(MARKER, BASE_FP, "1.0.0", &["--json"]),
+        );
+        assert_eq!(
+            (status.code, &status.json()["reason"]),
+            (1, &json!("marker_corrupt")),
+            "{name}: {}",
+            status.stderr
+        );
+        assert_eq!(node_kind(&m), before, "{name}: status replaced it");
+        clear(&m);
+    }
+}
