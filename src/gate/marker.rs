@@ -103,13 +103,30 @@ pub fn read(path: &Path) -> MarkerState {
 pub fn parse(bytes: &[u8]) -> MarkerState {
     match crate::pyjson::loads(bytes) {
         Ok(v) => match crate::release::to_report_json(&v) {
-            Value::Object(map) => MarkerState::Present(map),
+            Value::Object(map) => match shape_problem(&map) {
+                Some(why) => MarkerState::Corrupt(why),
+                None => MarkerState::Present(map),
+            },
             other => MarkerState::Corrupt(format!(
                 "is not a JSON object (found {})",
                 crate::pretty::kind(&other)
             )),
         },
         Err(e) => MarkerState::Corrupt(format!("is not valid JSON: {e}")),
+    }
+}
+
+/// What makes a JSON object not a marker of section 6's shape. `clients`
+/// must be an object: the reference builds a dict of it, which fails on a
+/// list of names or a number, and a server sees that failure as an error,
+/// not as "no restart"; so must fpcheck, whatever `required` says.
+fn shape_problem(marker: &Map<String, Value>) -> Option<String> {
+    match marker.get("clients") {
+        None | Some(Value::Object(_)) => None,
+        Some(other) => Some(format!(
+            "has `clients` that is not a JSON object (found {})",
+            crate::pretty::kind(other)
+        )),
     }
 }
 

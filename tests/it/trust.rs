@@ -265,7 +265,8 @@ fn outputs_to_a_device_or_a_fifo_are_written_in_place() {
         run.stdout
     );
     assert!(
-        run.stderr.contains("it is a character device, not a regular file"),
+        run.stderr
+            .contains("it is a character device, not a regular file"),
         "{}",
         run.stderr
     );

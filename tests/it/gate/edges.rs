@@ -631,3 +631,36 @@ fn ack_and_status_never_read_or_write_through_a_hostile_marker() {
         clear(&m);
     }
 }
+
+#[test]
+fn a_marker_whose_clients_is_not_an_object_is_corrupt() {
+    let h = host_at_a();
+    for clients in [
+        "[\"codex\"]",
+        "[[\"codex\", \"ok\"]]",
+        "\"codex\"",
+        "7",
+        "true",
+        "null",
+    ] {
+        h.write(
+            MARKER,
+            &format!("{{\"required\": false, \"clients\": {clients}}}"),
+        );
+        let run = h.status(BASE_FP, "1.0.0", &["--client", "codex"]);
+        let j = run.json();
+        assert_eq!(
+            (run.code, &j["restart_required"], &j["reason"]),
+            (1, &json!(true), &json!("marker_corrupt")),
+            "clients {clients}: {}",
+            run.stdout
+        );
+        let ack = h.fpcheck(&["ack", "--marker", MARKER, "--client", "codex", "--json"]);
+        assert_ne!(ack.code, 0, "clients {clients}: ack took it");
+        assert!(
+            ack.stderr.contains("`clients` that is not a JSON object"),
+            "{}",
+            ack.stderr
+        );
+    }
+}

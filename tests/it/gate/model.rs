@@ -83,7 +83,12 @@ fn model(
         (restart, reason) = (true, "marker_required");
     }
     let keep = |reason: &'static str, own| if reason.is_empty() { own } else { reason };
-    if matches!(m, Marker::Corrupt) {
+    // A `clients` that is not an object is not a marker of section 6's
+    // shape (the reference's dict of it fails): corrupt, whatever else.
+    let misshapen = obj
+        .and_then(|o| o.get("clients"))
+        .is_some_and(|c| !c.is_object());
+    if matches!(m, Marker::Corrupt) || misshapen {
         (restart, reason) = (true, "marker_corrupt");
     } else if usable && ifp != pfp {
         (restart, reason) = (true, keep(reason, "fingerprint_mismatch"));
@@ -131,6 +136,8 @@ fn marker_strategy(fp: &'static str) -> impl Strategy<Value = Marker> {
     let clients = prop_oneof![
         Just(None),
         Just(Some(json!(["codex"]))),
+        Just(Some(json!("codex"))),
+        Just(Some(json!(null))),
         prop::collection::vec((names, entry), 0..4).prop_map(|es| Some(Value::Object(
             es.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
         ))),
@@ -191,7 +198,9 @@ fn the_library_check_follows_the_model() {
             let state = match &m {
                 Marker::Absent => MarkerState::Absent,
                 Marker::Corrupt => MarkerState::Corrupt("x".into()),
-                Marker::Present(o) => MarkerState::Present(o.clone()),
+                Marker::Present(o) => {
+                    fpcheck::gate::marker::parse(Value::Object(o.clone()).to_string().as_bytes())
+                }
             };
             let got = check::check(&Inputs {
                 marker: &state,
