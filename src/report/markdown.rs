@@ -111,6 +111,11 @@ pub fn render_template<T: Serialize>(
     tera.register_filter("md_code", md_code);
     tera.register_filter("short", short);
     tera.register_filter("avoidable", avoidable);
+    // A template may come with a pull request and be rendered in CI, where
+    // the environment holds secrets (`GITHUB_TOKEN`): it sees the report
+    // and nothing else. tera registers `get_env` whatever its features,
+    // with no way to remove it, so it is replaced by one that refuses.
+    tera.register_function("get_env", refuse_get_env);
     tera.add_raw_templates([("section.md", SECTION_MARKDOWN), (name, template)])
         .map_err(|e| ReportError(format!("template {name} does not parse: {}", chain(&e))))?;
     let mut context = Context::from_serialize(data).map_err(|e| ReportError(chain(&e)))?;
@@ -122,6 +127,12 @@ pub fn render_template<T: Serialize>(
     // A leading template comment leaves blank lines; the hidden marker that
     // finds a sticky comment must be the first line.
     Ok(text.trim_start_matches(['\n', '\r']).to_string())
+}
+
+fn refuse_get_env(_: &std::collections::HashMap<String, Value>) -> tera::Result<Value> {
+    Err(tera::Error::msg(
+        "get_env is not available: a template sees the report only, never the environment",
+    ))
 }
 
 /// tera's errors keep the useful part in their sources.

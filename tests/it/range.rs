@@ -628,3 +628,34 @@ fn the_table_escapes_control_characters_in_names() {
         run.stdout
     );
 }
+
+/// A template may come with a pull request and be rendered in CI: it sees
+/// the report, never the environment (where `GITHUB_TOKEN` lives).
+#[test]
+fn a_template_cannot_read_the_environment() {
+    let repo = released();
+    repo.write(
+        "leak.tera",
+        "E={{ get_env(name=\"SECRET_TOKEN\", default=\"none\") }}\n",
+    );
+    for args in [
+        vec!["v1.0.0..", "--template", "leak.tera"],
+        vec!["v1.0.0..", "--template", "leak.tera", "-o", "out.md"],
+    ] {
+        let out = crate::support::fpcheck_command(repo.path())
+            .args(&args)
+            .env("SECRET_TOKEN", "hunter2")
+            .output()
+            .unwrap();
+        let run = crate::support::Run::finished(out);
+        assert_ne!(run.code, 0, "{args:?}: {}", run.stdout);
+        assert!(!run.stdout.contains("hunter2"), "{args:?}: {}", run.stdout);
+        assert!(
+            run.stderr.contains("get_env is not available"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        let written = std::fs::read_to_string(repo.join("out.md")).unwrap_or_default();
+        assert!(!written.contains("hunter2"), "{args:?}: {written}");
+    }
+}
