@@ -57,10 +57,12 @@ impl GitSource {
         Ok(found)
     }
 
-    /// Whether any `.gitattributes` can apply.
+    /// Whether any `.gitattributes` of this tree is known to apply (above
+    /// the root, below it where the walk went, on the way to a selected
+    /// link's target). `info/attributes` is not read: an installer's clone
+    /// has none.
     pub(crate) fn may_have_attributes(&self) -> Result<bool, SourceError> {
-        let info = self.repo.common_dir().join("info").join("attributes");
-        Ok(info.is_file() || !self.attribute_files()?.is_empty())
+        Ok(!self.known_attribute_files()?.is_empty())
     }
 
     pub(super) fn attribute_warnings(
@@ -152,6 +154,400 @@ impl GitSource {
         }));
         Ok(warnings)
     }
+}
+
+/// The attributes a checkout's conversions read (gix's filter pipeline
+/// looks at the same list).
+const CHECKOUT_ATTRIBUTES: [&str; 6] = ["crlf", "ident", "filter", "eol", "text", "working-tree-encoding"];
+
+/// The largest runtime file converted: a conversion needs the file whole.
+const MAX_CONVERTED: u64 = super::blob::WHOLE_LIMIT;
+
+/// The converted files' bytes kept between the selection and the hash, at
+/// most this much in all; beyond it a file is converted again when read.
+const KEEP_CONVERTED: usize = 64 << 20;
+
+/// A file whose checkout bytes differ from its blob's.
+pub(super) struct Converted {
+    /// The stored blob.
+    pub(super) blob: ObjectId,
+    /// The path its attributes were looked up at (from the top).
+    pub(super) path: String,
+    /// Whether `ident` is set on it.
+    pub(super) ident: bool,
+    /// The checkout's bytes, when kept.
+    pub(super) bytes: Option<std::sync::Arc<Vec<u8>>>,
+}
+
+/// The attribute look-up and filter pipeline of one tree, rebuilt when
+/// more `.gitattributes` files are known.
+pub(super) struct Checkout {
+    stack: gix::worktree::Stack,
+    outcome: gix::attrs::search::Outcome,
+    pipeline: gix::filter::plumbing::Pipeline,
+    /// How many attribute files the stack was built from.
+    files: usize,
+    kept: usize,
+}
+
+/// What a checkout of one file holds.
+pub(super) enum CheckoutBytes {
+    /// The blob's own bytes.
+    Blob,
+    /// Other bytes, named by the id git would give them as a blob.
+    Converted(ObjectId),
+    /// No agreed bytes: a sentence fragment after the path.
+    Unavailable(String),
+}
+
+impl GitSource {
+    /// Every known `.gitattributes` that can apply: above the root, below
+    /// it where the walk went, and on the way to selected links' targets.
+    fn known_attribute_files(&self) -> Result<Vec<(String, ObjectId)>, SourceError> {
+        let mut all = self.attribute_files()?;
+        all.extend(self.target_attributes.borrow().iter().map(|(p, id)| (p.clone(), *id)));
+        all.sort();
+        all.dedup();
+        Ok(all)
+    }
+
+    /// Records the `.gitattributes` of each directory from the top down to
+    /// the file at `path` (a real path from the top: no links in it).
+    pub(super) fn note_target_path(&self, path: &str) -> Result<(), SourceError> {
+        let mut tree = self.rev.tree;
+        let mut dir = String::new();
+        let parts: Vec<&str> = path.split('/').collect();
+        for (i, part) in parts.iter().enumerate() {
+            let entries = self.tree_entries(tree, "a directory of a link target")?;
+            if let Some((_, _, attr)) = entries.iter().find(|(name, kind, _)| {
+                name == b".gitattributes" && matches!(kind, GitKind::Blob | GitKind::BlobExecutable)
+            }) {
+                let at = if dir.is_empty() {
+                    ".gitattributes".to_string()
+                } else {
+                    format!("{dir}/.gitattributes")
+                };
+                self.target_attributes.borrow_mut().insert(at, *attr);
+            }
+            if i + 1 == parts.len() {
+                break;
+            }
+            match entries
+                .iter()
+                .find(|(name, kind, _)| name == part.as_bytes() && *kind == GitKind::Tree)
+            {
+                Some((_, _, id)) => tree = *id,
+                None => break,
+            }
+            if !dir.is_empty() {
+                dir.push('/');
+            }
+            dir.push_str(part);
+        }
+        Ok(())
+    }
+
+    fn build_checkout(&self, files: Vec<(String, ObjectId)>) -> Result<Checkout, SourceError> {
+        let mut index = gix::index::State::new(self.repo.object_hash());
+        let n = files.len();
+        for (path, id) in files {
+            let size = gix::odb::Header::try_header(&self.repo.objects, &id)
+                .ok()
+                .flatten()
+                .map_or(0, |h| h.size());
+            if size > MAX_ATTRIBUTES {
+                return Err(SourceError::Unreadable {
+                    path,
+                    why: format!(
+                        "is {size} bytes, more than the {MAX_ATTRIBUTES} fpcheck reads of a \
+                         .gitattributes, so the bytes a checkout writes cannot be known"
+                    ),
+                });
+            }
+            index.dangerously_push_entry(
+                Default::default(),
+                id,
+                gix::index::entry::Flags::empty(),
+                gix::index::entry::Mode::FILE,
+                path.as_str().into(),
+            );
+        }
+        index.sort_entries();
+        // The tree's own `.gitattributes` only, with git's built-in macro
+        // (`binary`): no `info/attributes`, no `core.attributesFile`, which
+        // an installer's clone elsewhere does not have.
+        let mut collection = gix::attrs::search::MetadataCollection::default();
+        let globals = gix::attrs::Search::new_globals(
+            std::iter::empty::<std::path::PathBuf>(),
+            &mut Vec::new(),
+            &mut collection,
+        )
+        .map_err(|e| SourceError::Git {
+            message: "cannot set up git's attribute macros".into(),
+            source: Box::new(e),
+        })?;
+        let state = gix::worktree::stack::State::AttributesStack(
+            gix::worktree::stack::state::Attributes::new(
+                globals,
+                None,
+                gix::worktree::stack::state::attributes::Source::IdMapping,
+                collection,
+            ),
+        );
+        let case = gix::glob::pattern::Case::Sensitive;
+        let mappings = state.id_mappings_from_index(&index, index.path_backing(), case);
+        let stack = gix::worktree::Stack::new(
+            self.repo.git_dir(),
+            state,
+            case,
+            Vec::with_capacity(512),
+            mappings,
+        );
+        let mut outcome = gix::attrs::search::Outcome::default();
+        outcome.initialize_with_selection(&Default::default(), CHECKOUT_ATTRIBUTES);
+        // git's defaults on Linux: no `core.autocrlf`, `core.eol` lf, no
+        // filter driver configured (none is ever run).
+        let pipeline = gix::filter::plumbing::Pipeline::new(
+            Default::default(),
+            self.repo.object_hash(),
+            Default::default(),
+        );
+        Ok(Checkout {
+            stack,
+            outcome,
+            pipeline,
+            files: n,
+            kept: 0,
+        })
+    }
+
+    /// The checkout's attribute state, up to date with every known
+    /// `.gitattributes`; `None` when there is none (bytes are the blobs').
+    fn with_checkout<T>(
+        &self,
+        f: impl FnOnce(&GitSource, &mut Checkout) -> Result<T, SourceError>,
+    ) -> Result<Option<T>, SourceError> {
+        let files = self.known_attribute_files()?;
+        if files.is_empty() {
+            return Ok(None);
+        }
+        let mut slot = self.checkout.borrow_mut();
+        if slot.as_ref().is_none_or(|c| c.files != files.len()) {
+            let kept = slot.as_ref().map_or(0, |c| c.kept);
+            let mut fresh = self.build_checkout(files)?;
+            fresh.kept = kept;
+            *slot = Some(fresh);
+        }
+        f(self, slot.as_mut().expect("just made")).map(Some)
+    }
+
+    /// What a checkout writes for blob `blob` at `path` (from the top).
+    pub(super) fn checkout_bytes(
+        &self,
+        blob: ObjectId,
+        path: &str,
+    ) -> Result<CheckoutBytes, SourceError> {
+        let out = self.with_checkout(|src, co| {
+            let objects = &src.repo.objects;
+            let platform = co
+                .stack
+                .at_entry(path, Some(gix::index::entry::Mode::FILE), objects)
+                .map_err(|e| SourceError::Git {
+                    message: format!("cannot read .gitattributes for {path}").into(),
+                    source: Box::new(e),
+                })?;
+            platform.matching_attributes(&mut co.outcome);
+            let mut any = false;
+            let mut ident = false;
+            for m in co.outcome.iter_selected() {
+                let name = m.assignment.name.as_str();
+                if name == "ident" && m.assignment.state == gix::attrs::StateRef::Set {
+                    ident = true;
+                }
+                match m.assignment.state {
+                    gix::attrs::StateRef::Unspecified => {}
+                    gix::attrs::StateRef::Value(v) if name == "filter" => {
+                        return Ok(CheckoutBytes::Unavailable(format!(
+                            ": its attributes name the filter driver `filter={}`, a program \
+                             fpcheck never runs, so the bytes a checkout writes cannot be known",
+                            v.as_bstr()
+                        )))
+                    }
+                    gix::attrs::StateRef::Set if name == "filter" => {
+                        return Ok(CheckoutBytes::Unavailable(
+                            ": its attributes set `filter` without a driver's name, which git \
+                             does not define"
+                                .into(),
+                        ))
+                    }
+                    _ => any = true,
+                }
+            }
+            if !any {
+                return Ok(CheckoutBytes::Blob);
+            }
+            let what = format!("{path} (as a checkout writes it)");
+            let size = src.blob_size(src.runtime_objects(), blob, &what)?;
+            if size > MAX_CONVERTED {
+                return Ok(CheckoutBytes::Unavailable(format!(
+                    ": its attributes convert it on checkout, and fpcheck converts at most \
+                     {MAX_CONVERTED} bytes (it is {size})"
+                )));
+            }
+            let mut data = Vec::with_capacity(size as usize);
+            src.inflate_whole(src.runtime_objects(), blob, &what, &mut |b| {
+                data.extend_from_slice(b)
+            })?;
+            let converted = match convert(co, src, &data, path, ident) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => return Ok(CheckoutBytes::Blob),
+                Err(why) => return Ok(CheckoutBytes::Unavailable(why)),
+            };
+            let id = gix::objs::compute_hash(src.repo.object_hash(), gix::object::Kind::Blob, &converted)
+                .map_err(|e| SourceError::Git {
+                    message: format!("cannot hash {what}").into(),
+                    source: Box::new(e),
+                })?;
+            let bytes = (co.kept + converted.len() <= KEEP_CONVERTED).then(|| {
+                co.kept += converted.len();
+                std::sync::Arc::new(converted)
+            });
+            src.converted.borrow_mut().insert(
+                id,
+                Converted {
+                    blob,
+                    path: path.to_string(),
+                    ident,
+                    bytes,
+                },
+            );
+            Ok(CheckoutBytes::Converted(id))
+        })?;
+        Ok(out.unwrap_or(CheckoutBytes::Blob))
+    }
+
+    /// The checkout's bytes of a file [`GitSource::checkout_bytes`] found
+    /// converted, when `id` names one.
+    pub(super) fn converted_bytes(
+        &self,
+        id: ObjectId,
+        what: &str,
+    ) -> Result<Option<std::sync::Arc<Vec<u8>>>, SourceError> {
+        let (blob, path, ident) = match self.converted.borrow().get(&id) {
+            None => return Ok(None),
+            Some(Converted { bytes: Some(b), .. }) => return Ok(Some(b.clone())),
+            Some(c) => (c.blob, c.path.clone(), c.ident),
+        };
+        let mut data = Vec::new();
+        self.inflate_whole(self.runtime_objects(), blob, what, &mut |b| data.extend_from_slice(b))?;
+        let out = self.with_checkout(|src, co| match convert(co, src, &data, &path, ident) {
+            Ok(Some(bytes)) => Ok(bytes),
+            Ok(None) => Ok(data.clone()),
+            Err(why) => Err(SourceError::Unreadable {
+                path: what.to_string(),
+                why: why.trim_start_matches(": ").to_string(),
+            }),
+        })?;
+        Ok(out.map(std::sync::Arc::new))
+    }
+}
+
+/// `data` as a checkout writes it at `path`: `None` when unchanged, or why
+/// it cannot be known (a sentence fragment after the path).
+fn convert(
+    co: &mut Checkout,
+    src: &GitSource,
+    data: &[u8],
+    path: &str,
+    ident: bool,
+) -> Result<Option<Vec<u8>>, String> {
+    use gix::filter::plumbing::pipeline::convert::{to_worktree, ToWorktreeOutcome};
+    // gix writes `$Id: <id>$` where git writes `$Id: <id> $`: the `ident`
+    // step is git's, done here, before gix's pipeline (which runs `ident`
+    // first too, and then finds no `$Id$` left to expand).
+    let expanded = if ident {
+        let id = gix::objs::compute_hash(src.repo.object_hash(), gix::object::Kind::Blob, data)
+            .map_err(|e| format!(": cannot hash it for `ident` ({e})"))?;
+        ident_to_worktree(data, &id.to_string())
+    } else {
+        None
+    };
+    if expanded.as_ref().is_some_and(|e| e.windows(4).any(|w| w == b"$Id$")) {
+        return Err(": its `ident` expansion leaves a `$Id$` that gix would expand again,              so fpcheck cannot reproduce what git writes"
+            .into());
+    }
+    let original = data;
+    let data: &[u8] = expanded.as_deref().unwrap_or(data);
+    let objects = &src.repo.objects;
+    let stack = &mut co.stack;
+    let mut lookup = |p: &gix::bstr::BStr, out: &mut gix::attrs::search::Outcome| {
+        if let Ok(platform) = stack.at_entry(p, Some(gix::index::entry::Mode::FILE), objects) {
+            platform.matching_attributes(out);
+        }
+    };
+    let result = co.pipeline.convert_to_worktree(
+        data,
+        path.into(),
+        &mut lookup,
+        to_worktree::Options {
+            can_delay: gix::filter::plumbing::driver::apply::Delay::Forbid,
+            unknown_encoding: to_worktree::UnknownEncoding::Fail,
+        },
+    );
+    match result {
+        Ok(ToWorktreeOutcome::Unchanged(b)) | Ok(ToWorktreeOutcome::Buffer(b)) => {
+            Ok((b != original).then(|| b.to_vec()))
+        }
+        Ok(ToWorktreeOutcome::Process(_)) => {
+            Err(": its attributes name a filter driver, which fpcheck never runs".into())
+        }
+        Err(e) => Err(format!(
+            ": its attributes convert it on checkout in a way fpcheck cannot reproduce ({e})"
+        )),
+    }
+}
+
+/// git's `ident` on checkout (convert.c, `ident_to_worktree`): each
+/// `$Id$`, and each `$Id:...$` on one line without a space before its last
+/// character, becomes `$Id: <blob id> $`. `None` when there is none.
+fn ident_to_worktree(src: &[u8], id: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(src.len() + id.len() + 8);
+    let mut rest = src;
+    let mut changed = false;
+    while let Some(d) = rest.iter().position(|b| *b == b'$') {
+        out.extend_from_slice(&rest[..=d]);
+        rest = &rest[d + 1..];
+        if rest.len() < 3 || &rest[..2] != b"Id" {
+            continue;
+        }
+        if rest[2] == b'$' {
+            rest = &rest[3..];
+        } else if rest[2] == b':' {
+            let Some(end) = rest[3..].iter().position(|b| *b == b'$').map(|i| i + 3) else {
+                break;
+            };
+            if rest[3..end].contains(&b'\n') {
+                continue;
+            }
+            // A space before the last character: a foreign ident, kept.
+            if end > 4 {
+                if let Some(sp) = rest[4..end].iter().position(|b| *b == b' ') {
+                    if 4 + sp < end - 1 {
+                        continue;
+                    }
+                }
+            }
+            rest = &rest[end + 1..];
+        } else {
+            continue;
+        }
+        out.extend_from_slice(b"Id: ");
+        out.extend_from_slice(id.as_bytes());
+        out.extend_from_slice(b" $");
+        changed = true;
+    }
+    out.extend_from_slice(rest);
+    changed.then_some(out)
 }
 
 #[cfg(test)]
