@@ -1,6 +1,10 @@
-//! `.gitattributes` that make a checkout's bytes differ from the stored
-//! blobs fpcheck hashes (`text`, `eol`, `filter=lfs`...): warned about,
-//! never applied, as the gate reads the checkout's bytes.
+//! `.gitattributes`: a revision's fingerprint is of the bytes a fresh
+//! checkout writes (docs/spec.md section 4), so the conversions git applies
+//! on checkout (`ident`, `text`, `eol`, `crlf`, `working-tree-encoding`, and
+//! macros that set them) are applied here too, through gix's filter
+//! pipeline, with git's defaults on Linux and the attributes of the
+//! revision's own tree alone. A filter driver (`filter=lfs`) is never run:
+//! a selected file that names one has no known bytes.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +17,7 @@ use crate::source::SourceError;
 use crate::warning::{Code, Warning};
 
 /// Attributes that make a checkout's bytes differ from the stored blob.
-const CONVERTING_ATTRIBUTES: [&str; 5] = ["text", "eol", "crlf", "filter", "working-tree-encoding"];
+const CONVERTING_ATTRIBUTES: [&str; 5] = ["text", "eol", "crlf", "ident", "working-tree-encoding"];
 
 /// The largest `.gitattributes` read: gix reads the file whole.
 const MAX_ATTRIBUTES: u64 = crate::safe_io::JSON_LIMIT;
@@ -89,7 +93,7 @@ impl GitSource {
                     Code::GitattributesConversion,
                     format!(
                         "{path} at `{}` is {size} bytes, more than the {MAX_ATTRIBUTES} fpcheck \
-                     reads: the conversions it may set are not reported",
+                     reads: the bytes a checkout writes cannot be known",
                         self.rev.spec
                     ),
                 ));
@@ -145,7 +149,7 @@ impl GitSource {
                 Code::GitattributesConversion,
                 format!(
                     ".gitattributes at `{}` sets {setting} on {n} runtime file{} ({}{more}): \
-                     a checkout may hold other bytes than the stored blobs fpcheck hashes",
+                     the fingerprint is of the bytes a checkout writes, converted as git does",
                     self.rev.spec,
                     if n == 1 { "" } else { "s" },
                     shown.join(", ")
@@ -426,6 +430,12 @@ impl GitSource {
         Ok(out.unwrap_or(CheckoutBytes::Blob))
     }
 
+    /// The stored blob behind `id`, an id [`GitSource::checkout_bytes`]
+    /// gave (itself, when the checkout writes the blob's own bytes).
+    pub fn stored_blob(&self, id: ObjectId) -> ObjectId {
+        self.converted.borrow().get(&id).map_or(id, |c| c.blob)
+    }
+
     /// The checkout's bytes of a file [`GitSource::checkout_bytes`] found
     /// converted, when `id` names one.
     pub(super) fn converted_bytes(
@@ -450,6 +460,34 @@ impl GitSource {
         })?;
         Ok(out.map(std::sync::Arc::new))
     }
+}
+
+/// The checkout's bytes of the regular file at `path` (from the top) of
+/// `tree`, whose blob is `blob`: the id git would give them, and the bytes
+/// when they are not the blob's own (`None`: read the blob); `None` when
+/// no checkout's bytes can be known (a filter driver, an encoding fpcheck
+/// cannot reproduce), the tree cannot be read or the bytes exceed `limit`.
+pub(crate) fn checkout_of(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    path: &str,
+    blob: ObjectId,
+    limit: u64,
+) -> Option<(ObjectId, Option<Vec<u8>>)> {
+    let rev = super::Revision {
+        spec: tree.to_string(),
+        commit: None,
+        tree,
+    };
+    let src = GitSource::new(repo.clone(), rev, "").ok()?;
+    src.note_target_path(path).ok()?;
+    let id = match src.checkout_bytes(blob, path).ok()? {
+        CheckoutBytes::Blob => return Some((blob, None)),
+        CheckoutBytes::Converted(id) => id,
+        CheckoutBytes::Unavailable(_) => return None,
+    };
+    let bytes = src.converted_bytes(id, path).ok()??;
+    (bytes.len() as u64 <= limit).then(|| (id, Some(bytes.as_ref().clone())))
 }
 
 /// `data` as a checkout writes it at `path`: `None` when unchanged, or why

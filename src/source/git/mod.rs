@@ -25,6 +25,7 @@ mod repo;
 mod scan;
 mod tree;
 
+pub(crate) use attributes::checkout_of;
 pub use repo::{open_repo, peel_to_commit, repo_display, Revision};
 
 /// Whether the object store replaces objects (`git replace`): an object id
