@@ -177,8 +177,8 @@ pub(super) struct Converted {
     pub(super) blob: ObjectId,
     /// The path its attributes were looked up at (from the top).
     pub(super) path: String,
-    /// Whether `ident` is set on it.
-    pub(super) ident: bool,
+    /// What fpcheck does itself around gix's pipeline.
+    pub(super) steps: Steps,
     /// The checkout's bytes, when kept.
     pub(super) bytes: Option<std::sync::Arc<Vec<u8>>>,
 }
@@ -363,10 +363,19 @@ impl GitSource {
             platform.matching_attributes(&mut co.outcome);
             let mut any = false;
             let mut ident = false;
+            let mut utf16 = None;
             for m in co.outcome.iter_selected() {
                 let name = m.assignment.name.as_str();
                 if name == "ident" && m.assignment.state == gix::attrs::StateRef::Set {
                     ident = true;
+                }
+                if let ("working-tree-encoding", gix::attrs::StateRef::Value(v)) =
+                    (name, m.assignment.state)
+                {
+                    match utf16_form(&v.as_bstr().to_string()) {
+                        Ok(form) => utf16 = form,
+                        Err(why) => return Ok(CheckoutBytes::Unavailable(why)),
+                    }
                 }
                 match m.assignment.state {
                     gix::attrs::StateRef::Unspecified => {}
@@ -402,7 +411,7 @@ impl GitSource {
             src.inflate_whole(src.runtime_objects(), blob, &what, &mut |b| {
                 data.extend_from_slice(b)
             })?;
-            let converted = match convert(co, src, &data, path, ident) {
+            let converted = match convert(co, src, &data, path, Steps { ident, utf16 }) {
                 Ok(Some(bytes)) => bytes,
                 Ok(None) => return Ok(CheckoutBytes::Blob),
                 Err(why) => return Ok(CheckoutBytes::Unavailable(why)),
@@ -421,7 +430,7 @@ impl GitSource {
                 Converted {
                     blob,
                     path: path.to_string(),
-                    ident,
+                    steps: Steps { ident, utf16 },
                     bytes,
                 },
             );
@@ -443,14 +452,14 @@ impl GitSource {
         id: ObjectId,
         what: &str,
     ) -> Result<Option<std::sync::Arc<Vec<u8>>>, SourceError> {
-        let (blob, path, ident) = match self.converted.borrow().get(&id) {
+        let (blob, path, steps) = match self.converted.borrow().get(&id) {
             None => return Ok(None),
             Some(Converted { bytes: Some(b), .. }) => return Ok(Some(b.clone())),
-            Some(c) => (c.blob, c.path.clone(), c.ident),
+            Some(c) => (c.blob, c.path.clone(), c.steps),
         };
         let mut data = Vec::new();
         self.inflate_whole(self.runtime_objects(), blob, what, &mut |b| data.extend_from_slice(b))?;
-        let out = self.with_checkout(|src, co| match convert(co, src, &data, &path, ident) {
+        let out = self.with_checkout(|src, co| match convert(co, src, &data, &path, steps) {
             Ok(Some(bytes)) => Ok(bytes),
             Ok(None) => Ok(data.clone()),
             Err(why) => Err(SourceError::Unreadable {
@@ -497,7 +506,7 @@ fn convert(
     src: &GitSource,
     data: &[u8],
     path: &str,
-    ident: bool,
+    Steps { ident, utf16 }: Steps,
 ) -> Result<Option<Vec<u8>>, String> {
     use gix::filter::plumbing::pipeline::convert::{to_worktree, ToWorktreeOutcome};
     // gix writes `$Id: <id>$` where git writes `$Id: <id> $`: the `ident`
@@ -534,7 +543,20 @@ fn convert(
     );
     match result {
         Ok(ToWorktreeOutcome::Unchanged(b)) | Ok(ToWorktreeOutcome::Buffer(b)) => {
-            Ok((b != original).then(|| b.to_vec()))
+            let out = match utf16 {
+                // gix encodes UTF-16 as UTF-8 (the WHATWG output encoding of
+                // `encoding_rs`): the pipeline left the text as it was.
+                Some(form) => match std::str::from_utf8(b) {
+                    Ok(text) => form.encode(text),
+                    Err(_) => {
+                        return Err(": its attributes ask for working-tree-encoding UTF-16, \
+                             and it is not UTF-8, which git refuses to convert"
+                            .into())
+                    }
+                },
+                None => b.to_vec(),
+            };
+            Ok((out != original).then_some(out))
         }
         Ok(ToWorktreeOutcome::Process(_)) => {
             Err(": its attributes name a filter driver, which fpcheck never runs".into())
@@ -543,6 +565,72 @@ fn convert(
             ": its attributes convert it on checkout in a way fpcheck cannot reproduce ({e})"
         )),
     }
+}
+
+/// The steps of a checkout fpcheck does itself, where gix's differ from
+/// git's.
+#[derive(Clone, Copy)]
+pub(super) struct Steps {
+    /// `ident`: gix writes `$Id: <id>$`, git `$Id: <id> $`.
+    ident: bool,
+    /// A UTF-16 `working-tree-encoding`.
+    utf16: Option<Utf16>,
+}
+
+/// The UTF-16 forms git writes on Linux (through glibc's iconv).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Utf16 {
+    /// `UTF-16`: a byte-order mark, then little-endian (the machine's order
+    /// on every Linux that git is built for here).
+    WithBom,
+    /// `UTF-16LE`.
+    Le,
+    /// `UTF-16BE`.
+    Be,
+}
+
+impl Utf16 {
+    fn encode(self, text: &str) -> Vec<u8> {
+        let mut out = Vec::with_capacity(text.len() * 2 + 2);
+        if self == Utf16::WithBom {
+            out.extend_from_slice(&[0xff, 0xfe]);
+        }
+        for unit in text.encode_utf16() {
+            match self {
+                Utf16::Be => out.extend_from_slice(&unit.to_be_bytes()),
+                _ => out.extend_from_slice(&unit.to_le_bytes()),
+            }
+        }
+        out
+    }
+}
+
+/// The UTF-16 form a `working-tree-encoding` names, `None` for an encoding
+/// gix's pipeline converts to as git does; `Err` (a fragment after the
+/// path) for a UTF-16 or UTF-32 name fpcheck does not reproduce.
+fn utf16_form(label: &str) -> Result<Option<Utf16>, String> {
+    let norm = label.trim().to_ascii_lowercase().replace(['-', '_'], "");
+    let form = match norm.as_str() {
+        "utf16" => Some(Utf16::WithBom),
+        "utf16le" => Some(Utf16::Le),
+        "utf16be" => Some(Utf16::Be),
+        _ => None,
+    };
+    if form.is_some() {
+        return Ok(form);
+    }
+    let utf16_like = norm.starts_with("utf16")
+        || norm.starts_with("utf32")
+        || norm.starts_with("ucs")
+        || gix::filter::plumbing::encoding::Encoding::for_label(label.trim().as_bytes())
+            .is_some_and(|e| e.output_encoding() != e);
+    if utf16_like {
+        return Err(format!(
+            ": its attributes set working-tree-encoding={label}, which fpcheck does not \
+             reproduce, so the bytes a checkout writes cannot be known"
+        ));
+    }
+    Ok(None)
 }
 
 /// git's `ident` on checkout (convert.c, `ident_to_worktree`): each
