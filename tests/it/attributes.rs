@@ -264,3 +264,27 @@ fn local_attributes_and_config_are_not_read() {
     repo.git(&["config", "core.eol", "crlf"]);
     assert_eq!(fingerprint_at(&repo, "v1")["fingerprint"], want.as_str());
 }
+
+/// `history` and `patch` read the same bytes: the checkout's.
+#[test]
+fn history_and_patch_record_the_checkouts_fingerprint() {
+    let repo = TestRepo::new();
+    repo.write("src/a.py", "REV = \"$Id$\"\n");
+    repo.commit_and_tag("v1", "v1.0.0");
+    repo.write(".gitattributes", "*.py ident eol=crlf\n");
+    repo.commit_and_tag("v2", "v1.1.0");
+    let want = checkout_fingerprint(repo.path(), "v1.1.0");
+    let h = repo.history_json(&[]);
+    let tag = h["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tag"] == "v1.1.0")
+        .unwrap()
+        .clone();
+    assert_eq!(tag["fingerprint"], want.as_str(), "{h}");
+    assert_eq!(h["releases"][0]["restart_required"], true, "{h}");
+    let run = repo.fpcheck(&["patch", "v1.0.0..v1.1.0"]);
+    let patch: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(patch["runtime_fingerprint"], want.as_str(), "{}", run.stdout);
+}
