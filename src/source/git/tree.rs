@@ -172,6 +172,22 @@ impl GitSource {
         what: &str,
         watch: bool,
     ) -> Result<(Found, Vec<ObjectId>), SourceError> {
+        self.walk_paths(stack, None, path, what, watch)
+            .map(|(found, stack, _)| (found, stack))
+    }
+
+    /// [`GitSource::walk`], also giving the path from the top of each tree
+    /// of the stack it returns (`None` where unknown); `paths`, those of
+    /// `stack`'s trees when the caller knows them.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn walk_paths(
+        &self,
+        stack: Vec<ObjectId>,
+        given: Option<Vec<Option<Rc<[u8]>>>>,
+        path: &[u8],
+        what: &str,
+        watch: bool,
+    ) -> Result<(Found, Vec<ObjectId>, Vec<Option<Rc<[u8]>>>), SourceError> {
         let root_depth = self.root_stack.as_ref().map_or(0, |s| s.len() - 1);
         let paths = self.root_paths.borrow();
         let known = self.root_stack.as_ref() == Some(&stack) || stack.len() == 1;
@@ -182,7 +198,9 @@ impl GitSource {
                 id: *id,
                 submodule: false,
                 depth,
-                path: if depth == 0 {
+                path: if let Some(given) = &given {
+                    given.get(depth).cloned().flatten()
+                } else if depth == 0 {
                     Some(Rc::from(&b""[..]))
                 } else if known {
                     paths.get(depth).cloned()
@@ -202,27 +220,28 @@ impl GitSource {
         let found = match found {
             Ok(found) => found,
             Err(Stop::Source(e)) => return Err(e),
-            Err(Stop::Malformed(clause)) => return Ok((Found::Malformed(clause), stack)),
+            Err(Stop::Malformed(clause)) => return Ok((Found::Malformed(clause), stack, Vec::new())),
         };
         Ok(match found {
             links::Found::Dir(dirs) => {
                 let top = dirs.last().expect("the stack always holds the top tree");
                 if top.submodule {
-                    (Found::Submodule, stack)
+                    (Found::Submodule, stack, Vec::new())
                 } else {
                     let id = top.id;
                     if stack.len() == 1 && self.root_stack.is_none() {
                         *self.root_paths.borrow_mut() =
                             dirs.iter().map(|d| d.path.clone().unwrap_or_default()).collect();
                     }
-                    (Found::Tree(id), dirs.into_iter().map(|d| d.id).collect())
+                    let paths = dirs.iter().map(|d| d.path.clone()).collect();
+                    (Found::Tree(id), dirs.into_iter().map(|d| d.id).collect(), paths)
                 }
             }
-            links::Found::File(id) => (Found::Blob(id), stack),
-            links::Found::Missing | links::Found::Other => (Found::Missing, stack),
-            links::Found::LeavesRepository => (Found::LeavesRepository, stack),
-            links::Found::Absolute => (Found::Absolute, stack),
-            links::Found::Loop => (Found::Loop, stack),
+            links::Found::File(id) => (Found::Blob(id), stack, Vec::new()),
+            links::Found::Missing | links::Found::Other => (Found::Missing, stack, Vec::new()),
+            links::Found::LeavesRepository => (Found::LeavesRepository, stack, Vec::new()),
+            links::Found::Absolute => (Found::Absolute, stack, Vec::new()),
+            links::Found::Loop => (Found::Loop, stack, Vec::new()),
         })
     }
 
@@ -287,11 +306,12 @@ impl GitSource {
         let Some(root) = self.root_stack.clone() else {
             return Ok(Err("is outside the runtime root's tree".into()));
         };
-        let stack = match self.walk(root, dir, "a runtime directory", true)? {
-            (Found::Tree(_), stack) => stack,
-            (other, _) => return Ok(Err(link_failure(&other))),
+        let (stack, paths) = match self.walk_paths(root, None, dir, "a runtime directory", true)? {
+            (Found::Tree(_), stack, paths) => (stack, paths),
+            (other, _, _) => return Ok(Err(link_failure(&other))),
         };
-        let (found, _) = self.walk(stack, target, "a link target", true)?;
+        let (found, _, _) =
+            self.walk_paths(stack, Some(paths), target, "a link target", true)?;
         Ok(match found {
             Found::Blob(id) => {
                 let path = String::from_utf8_lossy(&self.walked_file.borrow()).into_owned();
