@@ -383,7 +383,12 @@ fn analyse_with(
                 Err(_) => changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root),
             };
             let mut changes = changes;
-            attributes_changes(&mut changes, (&from_src, &from_read), (&to_src, &mut to_read), &to_rt.root);
+            attributes_changes(
+                &mut changes,
+                (&from_src, &from_read),
+                (&to_src, &mut to_read),
+                &to_rt.root,
+            );
             let check = cross_check(
                 (repo, &from_rev, cache),
                 (absent.from_own.as_ref(), &from_end, &from_read.fp, &to_end),
@@ -545,13 +550,20 @@ fn attributes_changes(
 ) {
     let mut paths = Vec::new();
     for change in &mut changes.runtime {
-        if !matches!(change.status, changes::Status::TargetChanged | changes::Status::Modified) {
+        if !matches!(
+            change.status,
+            changes::Status::TargetChanged | changes::Status::Modified
+        ) {
             continue;
         }
         let below = if root.is_empty() {
             change.path.as_str()
         } else {
-            match change.path.strip_prefix(root).and_then(|p| p.strip_prefix('/')) {
+            match change
+                .path
+                .strip_prefix(root)
+                .and_then(|p| p.strip_prefix('/'))
+            {
                 Some(p) => p,
                 None => continue,
             }
@@ -569,7 +581,11 @@ fn attributes_changes(
     }
     let n = paths.len();
     let shown: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
-    let more = if n > 3 { format!(" and {} more", n - 3) } else { String::new() };
+    let more = if n > 3 {
+        format!(" and {} more", n - 3)
+    } else {
+        String::new()
+    };
     to_read.fp.warnings.push(crate::warning::Warning::new(
         crate::warning::Code::GitattributesConversion,
         format!(

@@ -25,7 +25,10 @@ fn checkout_fingerprint(repo: &Path, rev: &str) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     let out = Command::new("python3")
-        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/reference_fingerprint.py"))
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/reference_fingerprint.py"
+        ))
         .arg(dest.join("src"))
         .output()
         .unwrap();
@@ -43,7 +46,8 @@ fn settle(repo: &TestRepo) {
 
 /// `fingerprint --rev rev --json`.
 fn fingerprint_at(repo: &TestRepo, rev: &str) -> serde_json::Value {
-    repo.fpcheck(&["fingerprint", "--rev", rev, "--json"]).json()
+    repo.fpcheck(&["fingerprint", "--rev", rev, "--json"])
+        .json()
 }
 
 /// Both ends' `fingerprint --rev` equal their checkouts', and the range
@@ -52,7 +56,11 @@ fn agrees_with_checkouts(repo: &TestRepo, from: &str, to: &str) -> serde_json::V
     let a = checkout_fingerprint(repo.path(), from);
     let b = checkout_fingerprint(repo.path(), to);
     assert!(!a.is_empty() && !b.is_empty());
-    assert_eq!(fingerprint_at(repo, from)["fingerprint"], a.as_str(), "{from}");
+    assert_eq!(
+        fingerprint_at(repo, from)["fingerprint"],
+        a.as_str(),
+        "{from}"
+    );
     assert_eq!(fingerprint_at(repo, to)["fingerprint"], b.as_str(), "{to}");
     let j = repo.verdict_json(&[&format!("{from}..{to}")]);
     assert_eq!(j["restart_required"], a != b, "{j}");
@@ -94,10 +102,14 @@ fn attributes_alone(files: &[(&str, &str)], attributes: &[(&str, &str)], changed
         .collect();
     assert_eq!(listed, want, "{j}");
     assert!(
-        j["warnings"].as_array().unwrap().iter().any(|w| w["message"]
-            .as_str()
+        j["warnings"]
+            .as_array()
             .unwrap()
-            .contains("changed through .gitattributes alone")),
+            .iter()
+            .any(|w| w["message"]
+                .as_str()
+                .unwrap()
+                .contains("changed through .gitattributes alone")),
         "{j}"
     );
 }
@@ -122,7 +134,11 @@ fn ident_added_by_a_macro_restarts() {
 
 #[test]
 fn eol_crlf_at_the_top_restarts() {
-    for line in ["*.py eol=crlf\n", "*.py text eol=crlf\n", "src/** eol=crlf\n"] {
+    for line in [
+        "*.py eol=crlf\n",
+        "*.py text eol=crlf\n",
+        "src/** eol=crlf\n",
+    ] {
         attributes_alone(
             &[("src/a.py", "a = 1\n"), ("src/b.py", "")],
             &[(".gitattributes", line)],
@@ -186,12 +202,18 @@ fn an_unknown_working_tree_encoding_is_unavailable() {
     repo.write("src/a.py", "a = 1\n");
     repo.commit("v1");
     settle(&repo);
-    repo.write(".gitattributes", "*.py working-tree-encoding=no-such-encoding\n");
+    repo.write(
+        ".gitattributes",
+        "*.py working-tree-encoding=no-such-encoding\n",
+    );
     repo.commit("v2");
     let j = fingerprint_at(&repo, "HEAD");
     assert_eq!(j["fingerprint"], "", "{j}");
     let why = j["unavailable_reason"].as_str().unwrap();
-    assert!(why.contains("src/a.py") && why.contains("no-such-encoding"), "{why}");
+    assert!(
+        why.contains("src/a.py") && why.contains("no-such-encoding"),
+        "{why}"
+    );
 }
 
 /// A filter driver is never run, configured or not: the value is
@@ -199,22 +221,35 @@ fn an_unknown_working_tree_encoding_is_unavailable() {
 #[test]
 fn a_filter_driver_makes_the_fingerprint_unavailable() {
     let repo = TestRepo::new();
-    repo.write("src/a.py", "a = 1\n").write("src/b.py", "b = 1\n");
+    repo.write("src/a.py", "a = 1\n")
+        .write("src/b.py", "b = 1\n");
     repo.commit_and_tag("v1", "v1");
     repo.write(".gitattributes", "src/b.py filter=lfs\n");
     repo.commit_and_tag("v2", "v2");
     let expect = "src/b.py: its attributes name the filter driver `filter=lfs`";
     let j = fingerprint_at(&repo, "v2");
     assert_eq!(j["fingerprint"], "", "{j}");
-    assert!(j["unavailable_reason"].as_str().unwrap().contains(expect), "{j}");
+    assert!(
+        j["unavailable_reason"].as_str().unwrap().contains(expect),
+        "{j}"
+    );
     // Configured in the clone (a program that would change the bytes):
     // still never run, still unavailable.
     repo.git(&["config", "filter.lfs.smudge", "tr a-z A-Z"]);
     let j = fingerprint_at(&repo, "v2");
     assert_eq!(j["fingerprint"], "", "{j}");
-    assert!(j["unavailable_reason"].as_str().unwrap().contains(expect), "{j}");
+    assert!(
+        j["unavailable_reason"].as_str().unwrap().contains(expect),
+        "{j}"
+    );
     let j = repo.verdict_json(&["v1..v2"]);
-    assert!(j["to"]["unavailable_reason"].as_str().unwrap().contains(expect), "{j}");
+    assert!(
+        j["to"]["unavailable_reason"]
+            .as_str()
+            .unwrap()
+            .contains(expect),
+        "{j}"
+    );
 }
 
 #[test]
@@ -244,7 +279,10 @@ fn attributes_at_both_ends_follow_the_code() {
     repo.commit_and_tag("v3", "v3");
     let j = agrees_with_checkouts(&repo, "v1", "v2");
     assert_eq!(j["restart_required"], false, "{j}");
-    assert!(warning_codes(&j).contains(&"gitattributes_conversion"), "{j}");
+    assert!(
+        warning_codes(&j).contains(&"gitattributes_conversion"),
+        "{j}"
+    );
     let j = agrees_with_checkouts(&repo, "v2", "v3");
     assert_eq!(j["restart_required"], true, "{j}");
 }
@@ -286,5 +324,10 @@ fn history_and_patch_record_the_checkouts_fingerprint() {
     assert_eq!(h["releases"][0]["restart_required"], true, "{h}");
     let run = repo.fpcheck(&["patch", "v1.0.0..v1.1.0"]);
     let patch: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(patch["runtime_fingerprint"], want.as_str(), "{}", run.stdout);
+    assert_eq!(
+        patch["runtime_fingerprint"],
+        want.as_str(),
+        "{}",
+        run.stdout
+    );
 }

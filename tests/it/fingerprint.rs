@@ -373,7 +373,10 @@ fn gitattributes_conversions_are_applied_and_noted() {
         "{warnings:?}"
     );
 
-    repo.write(".gitattributes", "*.py text eol=crlf\nsrc/b.py filter=lfs\n");
+    repo.write(
+        ".gitattributes",
+        "*.py text eol=crlf\nsrc/b.py filter=lfs\n",
+    );
     repo.commit("lfs");
     let run = repo.fpcheck(&["fingerprint", "--json"]);
     assert_eq!(run.code, 3, "{}", run.stderr);

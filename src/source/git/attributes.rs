@@ -162,7 +162,14 @@ impl GitSource {
 
 /// The attributes a checkout's conversions read (gix's filter pipeline
 /// looks at the same list).
-const CHECKOUT_ATTRIBUTES: [&str; 6] = ["crlf", "ident", "filter", "eol", "text", "working-tree-encoding"];
+const CHECKOUT_ATTRIBUTES: [&str; 6] = [
+    "crlf",
+    "ident",
+    "filter",
+    "eol",
+    "text",
+    "working-tree-encoding",
+];
 
 /// The largest runtime file converted: a conversion needs the file whole.
 const MAX_CONVERTED: u64 = super::blob::WHOLE_LIMIT;
@@ -209,7 +216,12 @@ impl GitSource {
     /// it where the walk went, and on the way to selected links' targets.
     fn known_attribute_files(&self) -> Result<Vec<(String, ObjectId)>, SourceError> {
         let mut all = self.attribute_files()?;
-        all.extend(self.target_attributes.borrow().iter().map(|(p, id)| (p.clone(), *id)));
+        all.extend(
+            self.target_attributes
+                .borrow()
+                .iter()
+                .map(|(p, id)| (p.clone(), *id)),
+        );
         all.sort();
         all.dedup();
         Ok(all)
@@ -416,11 +428,15 @@ impl GitSource {
                 Ok(None) => return Ok(CheckoutBytes::Blob),
                 Err(why) => return Ok(CheckoutBytes::Unavailable(why)),
             };
-            let id = gix::objs::compute_hash(src.repo.object_hash(), gix::object::Kind::Blob, &converted)
-                .map_err(|e| SourceError::Git {
-                    message: format!("cannot hash {what}").into(),
-                    source: Box::new(e),
-                })?;
+            let id = gix::objs::compute_hash(
+                src.repo.object_hash(),
+                gix::object::Kind::Blob,
+                &converted,
+            )
+            .map_err(|e| SourceError::Git {
+                message: format!("cannot hash {what}").into(),
+                source: Box::new(e),
+            })?;
             let bytes = (co.kept + converted.len() <= KEEP_CONVERTED).then(|| {
                 co.kept += converted.len();
                 std::sync::Arc::new(converted)
@@ -458,7 +474,9 @@ impl GitSource {
             Some(c) => (c.blob, c.path.clone(), c.steps),
         };
         let mut data = Vec::new();
-        self.inflate_whole(self.runtime_objects(), blob, what, &mut |b| data.extend_from_slice(b))?;
+        self.inflate_whole(self.runtime_objects(), blob, what, &mut |b| {
+            data.extend_from_slice(b)
+        })?;
         let out = self.with_checkout(|src, co| match convert(co, src, &data, &path, steps) {
             Ok(Some(bytes)) => Ok(bytes),
             Ok(None) => Ok(data.clone()),
@@ -519,7 +537,10 @@ fn convert(
     } else {
         None
     };
-    if expanded.as_ref().is_some_and(|e| e.windows(4).any(|w| w == b"$Id$")) {
+    if expanded
+        .as_ref()
+        .is_some_and(|e| e.windows(4).any(|w| w == b"$Id$"))
+    {
         return Err(": its `ident` expansion leaves a `$Id$` that gix would expand again,              so fpcheck cannot reproduce what git writes"
             .into());
     }

@@ -170,7 +170,17 @@ impl GitSource {
     /// A selected file as a checkout writes it: blob `blob` at `path`
     /// (from the top of the repository).
     fn checkout_target(&self, blob: ObjectId, path: &str) -> Result<Target, SourceError> {
-        Ok(match self.checkout_bytes(blob, path)? {
+        let bytes = match self.checkout_bytes(blob, path) {
+            // A `.gitattributes` too large to read: the checkout's bytes
+            // cannot be known.
+            Err(SourceError::Unreadable { path, why }) => {
+                return Ok(Target::Unavailable(format!(
+                    ": its attributes cannot be read ({path} {why})"
+                )))
+            }
+            other => other?,
+        };
+        Ok(match bytes {
             attributes::CheckoutBytes::Blob => Target::File(Node::Object(blob)),
             attributes::CheckoutBytes::Converted(id) => Target::File(Node::Object(id)),
             attributes::CheckoutBytes::Unavailable(why) => Target::Unavailable(why),

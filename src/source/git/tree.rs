@@ -220,7 +220,9 @@ impl GitSource {
         let found = match found {
             Ok(found) => found,
             Err(Stop::Source(e)) => return Err(e),
-            Err(Stop::Malformed(clause)) => return Ok((Found::Malformed(clause), stack, Vec::new())),
+            Err(Stop::Malformed(clause)) => {
+                return Ok((Found::Malformed(clause), stack, Vec::new()))
+            }
         };
         Ok(match found {
             links::Found::Dir(dirs) => {
@@ -230,11 +232,17 @@ impl GitSource {
                 } else {
                     let id = top.id;
                     if stack.len() == 1 && self.root_stack.is_none() {
-                        *self.root_paths.borrow_mut() =
-                            dirs.iter().map(|d| d.path.clone().unwrap_or_default()).collect();
+                        *self.root_paths.borrow_mut() = dirs
+                            .iter()
+                            .map(|d| d.path.clone().unwrap_or_default())
+                            .collect();
                     }
                     let paths = dirs.iter().map(|d| d.path.clone()).collect();
-                    (Found::Tree(id), dirs.into_iter().map(|d| d.id).collect(), paths)
+                    (
+                        Found::Tree(id),
+                        dirs.into_iter().map(|d| d.id).collect(),
+                        paths,
+                    )
                 }
             }
             links::Found::File(id) => (Found::Blob(id), stack, Vec::new()),
@@ -310,8 +318,7 @@ impl GitSource {
             (Found::Tree(_), stack, paths) => (stack, paths),
             (other, _, _) => return Ok(Err(link_failure(&other))),
         };
-        let (found, _, _) =
-            self.walk_paths(stack, Some(paths), target, "a link target", true)?;
+        let (found, _, _) = self.walk_paths(stack, Some(paths), target, "a link target", true)?;
         Ok(match found {
             Found::Blob(id) => {
                 let path = String::from_utf8_lossy(&self.walked_file.borrow()).into_owned();
