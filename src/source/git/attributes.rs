@@ -27,6 +27,19 @@ impl GitSource {
     /// directories above the root and in those the selection walked (path
     /// from the top, blob id).
     fn attribute_files(&self) -> Result<Vec<(String, ObjectId)>, SourceError> {
+        let mut found = match self.above_root.get() {
+            Some(above) => above.clone(),
+            None => {
+                let above = self.attribute_files_above_root()?;
+                self.above_root.get_or_init(|| above).clone()
+            }
+        };
+        found.extend(self.gitattributes.borrow().iter().cloned());
+        Ok(found)
+    }
+
+    /// The `.gitattributes` files in the directories above the root.
+    fn attribute_files_above_root(&self) -> Result<Vec<(String, ObjectId)>, SourceError> {
         let mut found = Vec::new();
         if let Some(stack) = &self.root_stack {
             // The real path of each tree, found from its parent: the root's
@@ -57,7 +70,6 @@ impl GitSource {
                 }
             }
         }
-        found.extend(self.gitattributes.borrow().iter().cloned());
         Ok(found)
     }
 
@@ -405,6 +417,13 @@ impl GitSource {
                                 .into(),
                         ))
                     }
+                    // On Linux with git's defaults a checkout changes line
+                    // endings only to write CRLF: `text`, `text=auto`,
+                    // `eol=lf`, `crlf` alone leave the blob as stored.
+                    gix::attrs::StateRef::Value(v) if name == "eol" => {
+                        any |= v.as_bstr() == "crlf";
+                    }
+                    _ if matches!(name, "text" | "crlf" | "eol") => {}
                     _ => any = true,
                 }
             }

@@ -66,6 +66,8 @@ pub struct GitSource {
     walked_file: RefCell<Vec<u8>>,
     /// The path from the top of each tree of `root_stack`.
     root_paths: RefCell<Vec<std::rc::Rc<[u8]>>>,
+    /// The `.gitattributes` above the root, once looked up.
+    above_root: OnceCell<Vec<(String, ObjectId)>>,
 }
 
 impl GitSource {
@@ -89,6 +91,7 @@ impl GitSource {
             converted: RefCell::default(),
             walked_file: RefCell::default(),
             root_paths: RefCell::default(),
+            above_root: OnceCell::new(),
         };
         let top = vec![source.rev.tree];
         let (found, stack) = source.walk(top, source.root.as_bytes(), "the runtime root", false)?;

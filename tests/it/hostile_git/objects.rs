@@ -390,7 +390,7 @@ fn a_tampered_cache_line_is_a_miss_not_a_verdict() {
         j["from"]["fingerprint"].as_str().unwrap().to_string(),
         j["to"]["fingerprint"].as_str().unwrap().to_string(),
     );
-    let cache = repo.join(".git/fpcheck/fingerprints-v2");
+    let cache = repo.join(".git/fpcheck/fingerprints-v3");
     let text = std::fs::read_to_string(&cache).unwrap();
     assert_eq!(text.lines().count(), 2, "{text}");
     assert!(text.contains(&new), "{text}");
