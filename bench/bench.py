@@ -299,7 +299,7 @@ def main():
                 and s["from_fingerprint"] == s["to_fingerprint"]][-1]
         diff = [s for s in steps if s["runtime_files_changed"] > 0][-1]
         A, B = same["from"], same["to"]
-        cache_file = os.path.join(repo, "fpcheck", "fingerprints-v2")
+        cache_file = os.path.join(repo, "fpcheck", "fingerprints-v3")
         rm_cache = lambda: os.path.exists(cache_file) and os.remove(cache_file)
         verdict = lambda out: json.loads(out)["reason"]
         cmds = [

@@ -1,5 +1,5 @@
 //! A persistent cache of fingerprints by selection, inside the repository's
-//! git directory (`fpcheck/fingerprints-v2`).
+//! git directory (`fpcheck/fingerprints-v3`).
 //!
 //! A fingerprint is a function of the selected paths and their bytes, and a
 //! blob id names the bytes, so (paths, blob ids) → fingerprint never goes
@@ -32,7 +32,7 @@ const SPEC_VERSION: &str = "fpcheck-fingerprint-v1";
 
 /// The cache file, relative to the git directory. Version 1 had no
 /// checksums; its files are left alone and never read.
-const FILE: &str = "fpcheck/fingerprints-v2";
+const FILE: &str = "fpcheck/fingerprints-v3";
 
 /// The largest cache file read: about 190 bytes a line, so over 300,000
 /// fingerprints. A larger file is ignored (and rewritten on the next save).

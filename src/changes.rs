@@ -27,6 +27,9 @@ pub enum Status {
     TypeChanged,
     /// A runtime symbolic link whose target's bytes changed elsewhere.
     TargetChanged,
+    /// The stored blob is the same, but `.gitattributes` make a checkout
+    /// write other bytes.
+    AttributesChanged,
 }
 
 impl Status {
@@ -40,6 +43,7 @@ impl Status {
             Status::ModeChanged => "m",
             Status::TypeChanged => "T",
             Status::TargetChanged => "L",
+            Status::AttributesChanged => "G",
         }
     }
 }

@@ -195,9 +195,15 @@ impl Bytes {
     /// unreadable), its id computed from its bytes.
     fn read<'a>(&self, repo: &'a gix::Repository, path: &str) -> Option<(ObjectId, Lazy<'a>)> {
         match self {
+            // The bytes a checkout writes (`.gitattributes` applied), named
+            // by the id git would give them: the bytes the gate hashes.
             Bytes::Tree(tree) => {
-                let id = blob_at(repo, (*tree)?, path)?;
-                Some((id, Box::new(move || read_blob(repo, id))))
+                let tree = (*tree)?;
+                let blob = blob_at(repo, tree, path)?;
+                match crate::source::git::checkout_of(repo, tree, path, blob, FILE_LIMIT)? {
+                    (id, Some(bytes)) => Some((id, Box::new(move || Some(bytes)))),
+                    (id, None) => Some((id, Box::new(move || read_blob(repo, id)))),
+                }
             }
             Bytes::Worktree(dir) => {
                 let bytes =

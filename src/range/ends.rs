@@ -58,7 +58,10 @@ pub(super) fn read_pair(
         }
     }
     let from_sel = select(from_src, &from_rt.rules)?;
-    let to_sel = if same_root && !from_src.links_left_root() {
+    // The same root tree selects the same files, but not the same bytes
+    // when `.gitattributes` may convert them: those ends are read apart.
+    let plain = !from_src.may_have_attributes()? && !to_src.may_have_attributes()?;
+    let to_sel = if same_root && !from_src.links_left_root() && plain {
         to_src.adopt_walk(from_src);
         let worth =
             cache.is_persistent() && from_sel.is_available() && !from_src.saw_gitattributes();

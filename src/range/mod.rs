@@ -347,7 +347,7 @@ fn analyse_with(
             } else {
                 Digests::Always
             };
-            let (from_read, to_read) = ends::read_pair(
+            let (from_read, mut to_read) = ends::read_pair(
                 (&from_src, from_rt),
                 (&to_src, to_rt),
                 same_settings && absent.to.is_none(),
@@ -382,6 +382,13 @@ fn analyse_with(
                 // ignored changes is marked incomplete.
                 Err(_) => changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root),
             };
+            let mut changes = changes;
+            attributes_changes(
+                &mut changes,
+                (&from_src, &from_read),
+                (&to_src, &mut to_read),
+                &to_rt.root,
+            );
             let check = cross_check(
                 (repo, &from_rev, cache),
                 (absent.from_own.as_ref(), &from_end, &from_read.fp, &to_end),
@@ -530,4 +537,62 @@ fn conclude(
         warnings,
         notes: Vec::new(),
     }
+}
+
+/// Marks the runtime files whose stored blob is the same at both ends but
+/// whose checkout bytes differ (`.gitattributes` changed what a checkout
+/// writes), and says so in a note on the `to` end.
+fn attributes_changes(
+    changes: &mut changes::Changes,
+    (from_src, from_read): (&GitSource, &ends::Read),
+    (to_src, to_read): (&GitSource, &mut ends::Read),
+    root: &str,
+) {
+    let mut paths = Vec::new();
+    for change in &mut changes.runtime {
+        if !matches!(
+            change.status,
+            changes::Status::TargetChanged | changes::Status::Modified
+        ) {
+            continue;
+        }
+        let below = if root.is_empty() {
+            change.path.as_str()
+        } else {
+            match change
+                .path
+                .strip_prefix(root)
+                .and_then(|p| p.strip_prefix('/'))
+            {
+                Some(p) => p,
+                None => continue,
+            }
+        };
+        let (Some(old), Some(new)) = (from_read.ids.get(below), to_read.ids.get(below)) else {
+            continue;
+        };
+        if old != new && from_src.stored_blob(*old) == to_src.stored_blob(*new) {
+            change.status = changes::Status::AttributesChanged;
+            paths.push(change.path.clone());
+        }
+    }
+    if paths.is_empty() {
+        return;
+    }
+    let n = paths.len();
+    let shown: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
+    let more = if n > 3 {
+        format!(" and {} more", n - 3)
+    } else {
+        String::new()
+    };
+    to_read.fp.warnings.push(crate::warning::Warning::new(
+        crate::warning::Code::GitattributesConversion,
+        format!(
+            "the bytes a checkout writes changed through .gitattributes alone for {n} runtime \
+             file{} ({}{more}): the stored blobs are the same, the installed bytes are not",
+            if n == 1 { "" } else { "s" },
+            shown.join(", ")
+        ),
+    ));
 }

@@ -155,7 +155,7 @@ fn a_damaged_cache_is_ignored_safely() {
     // Not a regular file: never opened for reading (a FIFO would block),
     // and replaced by the run's own file, never written through (nor is
     // the fingerprint cache's).
-    let fingerprints = repo.join(".git/fpcheck/fingerprints-v2");
+    let fingerprints = repo.join(".git/fpcheck/fingerprints-v3");
     for fifo in [repo.join(FILE), fingerprints.clone()] {
         std::fs::remove_file(&fifo).unwrap();
         crate::support::mkfifo(&fifo, 0o600);

@@ -338,26 +338,30 @@ fn submodules_below_the_root_make_it_unavailable_unless_excluded() {
     assert_eq!(run.code, 0, "{}", run.stderr);
 }
 
+/// Conversions a checkout applies are applied, and noted; a filter
+/// driver makes the value unavailable.
 #[test]
-fn gitattributes_conversions_are_warned_about() {
+fn gitattributes_conversions_are_applied_and_noted() {
     let repo = TestRepo::new();
     repo.write("src/a.py", "a\n")
         .write("src/b.py", "b\n")
         .write("src/c.txt", "c\n");
-    repo.write(
-        ".gitattributes",
-        "*.py text eol=crlf\nsrc/b.py filter=lfs\n",
-    );
+    repo.write(".gitattributes", "*.py text eol=crlf\n");
     repo.commit("attributes");
     let run = repo.fpcheck(&["fingerprint", "--json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let warnings: Vec<String> = run.json()["warnings"]
+    let j = run.json();
+    let mut want = sha2::Sha256::new();
+    use sha2::Digest;
+    want.update(b"a.py\0a\r\n\nb.py\0b\r\n\n");
+    assert_eq!(j["fingerprint"], hex::encode(want.finalize()));
+    let warnings: Vec<String> = j["warnings"]
         .as_array()
         .unwrap()
         .iter()
         .map(|w| w.as_str().unwrap().to_string())
         .collect();
-    assert_eq!(warnings.len(), 3, "{warnings:?}");
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert!(
         warnings[0].starts_with(
             ".gitattributes at `HEAD` sets eol=crlf on 2 runtime files (src/a.py, src/b.py)"
@@ -365,23 +369,21 @@ fn gitattributes_conversions_are_warned_about() {
         "{warnings:?}"
     );
     assert!(
-        warnings[1]
-            .starts_with(".gitattributes at `HEAD` sets filter=lfs on 1 runtime file (src/b.py)"),
+        warnings[1].starts_with(".gitattributes at `HEAD` sets text on 2 runtime files"),
         "{warnings:?}"
     );
-    assert!(
-        warnings[2].starts_with(".gitattributes at `HEAD` sets text on 2 runtime files"),
-        "{warnings:?}"
+
+    repo.write(
+        ".gitattributes",
+        "*.py text eol=crlf\nsrc/b.py filter=lfs\n",
     );
-    let plain = repo.fpcheck(&["fingerprint"]);
-    assert_eq!(
-        plain
-            .stderr
-            .lines()
-            .filter(|l| l.starts_with("fpcheck: warning: .gitattributes"))
-            .count(),
-        3
-    );
+    repo.commit("lfs");
+    let run = repo.fpcheck(&["fingerprint", "--json"]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(run.json()["unavailable_reason"]
+        .as_str()
+        .unwrap()
+        .starts_with("src/b.py: its attributes name the filter driver `filter=lfs`"));
 
     repo.write(".gitattributes", "*.py -text\n");
     repo.commit("binary");

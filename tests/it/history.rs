@@ -131,7 +131,7 @@ fn a_second_run_reads_no_blob_and_a_corrupt_cache_is_ignored() {
     assert_eq!(second["stats"]["cached"], 5);
     assert_eq!(first["tags"], second["tags"]);
 
-    let cache = repo.join(".git/fpcheck/fingerprints-v2");
+    let cache = repo.join(".git/fpcheck/fingerprints-v3");
     std::fs::write(&cache, "garbage\n\u{0}not a line\n").unwrap();
     let third = repo.history_json(&[]);
     assert_eq!(third["tags"], first["tags"]);

@@ -3,6 +3,7 @@
 mod support;
 
 mod action;
+mod attributes;
 mod classify;
 mod classify_cache;
 mod classify_corpus;

@@ -76,3 +76,41 @@ fn vectors_as_commits() {
         assert_eq!(got(&fp), expected(&case), "case {}", case["name"]);
     }
 }
+
+/// The checkout cases: stored blobs plus `.gitattributes`, committed in two
+/// steps, give the fingerprint of a fresh clone.
+#[test]
+fn checkout_vectors_as_commits() {
+    let all: Value = serde_json::from_str(include_str!("../data/vectors.json")).unwrap();
+    let cases = all["checkout_cases"].as_array().unwrap();
+    assert!(cases.len() >= 10, "the checkout vectors lost cases");
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        let repo = TestRepo::new();
+        let files = case["files"].as_object().unwrap();
+        for (path, text) in files.iter().filter(|(p, _)| !p.ends_with(".gitattributes")) {
+            repo.write(&format!("src/{path}"), text.as_str().unwrap());
+        }
+        repo.commit("blobs");
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        repo.git(&["update-index", "--refresh"]);
+        for (path, text) in files.iter().filter(|(p, _)| p.ends_with(".gitattributes")) {
+            repo.write(&format!("src/{path}"), text.as_str().unwrap());
+        }
+        let top = case["gitattributes"].as_str().unwrap();
+        if !top.is_empty() {
+            repo.write(".gitattributes", top);
+        }
+        let commit = repo.commit(name);
+        let git = open_repo(Some(repo.path())).unwrap();
+        let rev = Revision::parse(&git, &commit[..10]).unwrap();
+        let source = GitSource::new(git, rev, "src").unwrap();
+        let fp = fpcheck::compute(&source, &Rules::default()).unwrap();
+        assert_eq!(
+            fp.as_gate_str(),
+            case["fingerprint"].as_str().unwrap(),
+            "case {name}: {:?}",
+            fp.unavailable_reason
+        );
+    }
+}

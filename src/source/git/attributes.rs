@@ -1,6 +1,10 @@
-//! `.gitattributes` that make a checkout's bytes differ from the stored
-//! blobs fpcheck hashes (`text`, `eol`, `filter=lfs`...): warned about,
-//! never applied, as the gate reads the checkout's bytes.
+//! `.gitattributes`: a revision's fingerprint is of the bytes a fresh
+//! checkout writes (docs/spec.md section 4), so the conversions git applies
+//! on checkout (`ident`, `text`, `eol`, `crlf`, `working-tree-encoding`, and
+//! macros that set them) are applied here too, through gix's filter
+//! pipeline, with git's defaults on Linux and the attributes of the
+//! revision's own tree alone. A filter driver (`filter=lfs`) is never run:
+//! a selected file that names one has no known bytes.
 
 use std::collections::BTreeMap;
 
@@ -13,7 +17,7 @@ use crate::source::SourceError;
 use crate::warning::{Code, Warning};
 
 /// Attributes that make a checkout's bytes differ from the stored blob.
-const CONVERTING_ATTRIBUTES: [&str; 5] = ["text", "eol", "crlf", "filter", "working-tree-encoding"];
+const CONVERTING_ATTRIBUTES: [&str; 5] = ["text", "eol", "crlf", "ident", "working-tree-encoding"];
 
 /// The largest `.gitattributes` read: gix reads the file whole.
 const MAX_ATTRIBUTES: u64 = crate::safe_io::JSON_LIMIT;
@@ -23,6 +27,19 @@ impl GitSource {
     /// directories above the root and in those the selection walked (path
     /// from the top, blob id).
     fn attribute_files(&self) -> Result<Vec<(String, ObjectId)>, SourceError> {
+        let mut found = match self.above_root.get() {
+            Some(above) => above.clone(),
+            None => {
+                let above = self.attribute_files_above_root()?;
+                self.above_root.get_or_init(|| above).clone()
+            }
+        };
+        found.extend(self.gitattributes.borrow().iter().cloned());
+        Ok(found)
+    }
+
+    /// The `.gitattributes` files in the directories above the root.
+    fn attribute_files_above_root(&self) -> Result<Vec<(String, ObjectId)>, SourceError> {
         let mut found = Vec::new();
         if let Some(stack) = &self.root_stack {
             // The real path of each tree, found from its parent: the root's
@@ -53,14 +70,15 @@ impl GitSource {
                 }
             }
         }
-        found.extend(self.gitattributes.borrow().iter().cloned());
         Ok(found)
     }
 
-    /// Whether any `.gitattributes` can apply.
+    /// Whether any `.gitattributes` of this tree is known to apply (above
+    /// the root, below it where the walk went, on the way to a selected
+    /// link's target). `info/attributes` is not read: an installer's clone
+    /// has none.
     pub(crate) fn may_have_attributes(&self) -> Result<bool, SourceError> {
-        let info = self.repo.common_dir().join("info").join("attributes");
-        Ok(info.is_file() || !self.attribute_files()?.is_empty())
+        Ok(!self.known_attribute_files()?.is_empty())
     }
 
     pub(super) fn attribute_warnings(
@@ -87,7 +105,7 @@ impl GitSource {
                     Code::GitattributesConversion,
                     format!(
                         "{path} at `{}` is {size} bytes, more than the {MAX_ATTRIBUTES} fpcheck \
-                     reads: the conversions it may set are not reported",
+                     reads: the bytes a checkout writes cannot be known",
                         self.rev.spec
                     ),
                 ));
@@ -143,7 +161,7 @@ impl GitSource {
                 Code::GitattributesConversion,
                 format!(
                     ".gitattributes at `{}` sets {setting} on {n} runtime file{} ({}{more}): \
-                     a checkout may hold other bytes than the stored blobs fpcheck hashes",
+                     the fingerprint is of the bytes a checkout writes, converted as git does",
                     self.rev.spec,
                     if n == 1 { "" } else { "s" },
                     shown.join(", ")
@@ -152,6 +170,550 @@ impl GitSource {
         }));
         Ok(warnings)
     }
+}
+
+/// The attributes a checkout's conversions read (gix's filter pipeline
+/// looks at the same list).
+const CHECKOUT_ATTRIBUTES: [&str; 6] = [
+    "crlf",
+    "ident",
+    "filter",
+    "eol",
+    "text",
+    "working-tree-encoding",
+];
+
+/// The largest runtime file converted: a conversion needs the file whole.
+const MAX_CONVERTED: u64 = super::blob::WHOLE_LIMIT;
+
+/// The converted files' bytes kept between the selection and the hash, at
+/// most this much in all; beyond it a file is converted again when read.
+const KEEP_CONVERTED: usize = 64 << 20;
+
+/// A file whose checkout bytes differ from its blob's.
+pub(super) struct Converted {
+    /// The stored blob.
+    pub(super) blob: ObjectId,
+    /// The path its attributes were looked up at (from the top).
+    pub(super) path: String,
+    /// What fpcheck does itself around gix's pipeline.
+    pub(super) steps: Steps,
+    /// The checkout's bytes, when kept.
+    pub(super) bytes: Option<std::sync::Arc<Vec<u8>>>,
+}
+
+/// The attribute look-up and filter pipeline of one tree, rebuilt when
+/// more `.gitattributes` files are known.
+pub(super) struct Checkout {
+    stack: gix::worktree::Stack,
+    outcome: gix::attrs::search::Outcome,
+    pipeline: gix::filter::plumbing::Pipeline,
+    /// How many attribute files the stack was built from.
+    files: usize,
+    kept: usize,
+}
+
+/// What a checkout of one file holds.
+pub(super) enum CheckoutBytes {
+    /// The blob's own bytes.
+    Blob,
+    /// Other bytes, named by the id git would give them as a blob.
+    Converted(ObjectId),
+    /// No agreed bytes: a sentence fragment after the path.
+    Unavailable(String),
+}
+
+impl GitSource {
+    /// Every known `.gitattributes` that can apply: above the root, below
+    /// it where the walk went, and on the way to selected links' targets.
+    fn known_attribute_files(&self) -> Result<Vec<(String, ObjectId)>, SourceError> {
+        let mut all = self.attribute_files()?;
+        all.extend(
+            self.target_attributes
+                .borrow()
+                .iter()
+                .map(|(p, id)| (p.clone(), *id)),
+        );
+        all.sort();
+        all.dedup();
+        Ok(all)
+    }
+
+    /// Records the `.gitattributes` of each directory from the top down to
+    /// the file at `path` (a real path from the top: no links in it).
+    pub(super) fn note_target_path(&self, path: &str) -> Result<(), SourceError> {
+        let mut tree = self.rev.tree;
+        let mut dir = String::new();
+        let parts: Vec<&str> = path.split('/').collect();
+        for (i, part) in parts.iter().enumerate() {
+            let entries = self.tree_entries(tree, "a directory of a link target")?;
+            if let Some((_, _, attr)) = entries.iter().find(|(name, kind, _)| {
+                name == b".gitattributes" && matches!(kind, GitKind::Blob | GitKind::BlobExecutable)
+            }) {
+                let at = if dir.is_empty() {
+                    ".gitattributes".to_string()
+                } else {
+                    format!("{dir}/.gitattributes")
+                };
+                self.target_attributes.borrow_mut().insert(at, *attr);
+            }
+            if i + 1 == parts.len() {
+                break;
+            }
+            match entries
+                .iter()
+                .find(|(name, kind, _)| name == part.as_bytes() && *kind == GitKind::Tree)
+            {
+                Some((_, _, id)) => tree = *id,
+                None => break,
+            }
+            if !dir.is_empty() {
+                dir.push('/');
+            }
+            dir.push_str(part);
+        }
+        Ok(())
+    }
+
+    fn build_checkout(&self, files: Vec<(String, ObjectId)>) -> Result<Checkout, SourceError> {
+        let mut index = gix::index::State::new(self.repo.object_hash());
+        let n = files.len();
+        for (path, id) in files {
+            let size = gix::odb::Header::try_header(&self.repo.objects, &id)
+                .ok()
+                .flatten()
+                .map_or(0, |h| h.size());
+            if size > MAX_ATTRIBUTES {
+                return Err(SourceError::Unreadable {
+                    path,
+                    why: format!(
+                        "is {size} bytes, more than the {MAX_ATTRIBUTES} fpcheck reads of a \
+                         .gitattributes, so the bytes a checkout writes cannot be known"
+                    ),
+                });
+            }
+            index.dangerously_push_entry(
+                Default::default(),
+                id,
+                gix::index::entry::Flags::empty(),
+                gix::index::entry::Mode::FILE,
+                path.as_str().into(),
+            );
+        }
+        index.sort_entries();
+        // The tree's own `.gitattributes` only, with git's built-in macro
+        // (`binary`): no `info/attributes`, no `core.attributesFile`, which
+        // an installer's clone elsewhere does not have.
+        let mut collection = gix::attrs::search::MetadataCollection::default();
+        let globals = gix::attrs::Search::new_globals(
+            std::iter::empty::<std::path::PathBuf>(),
+            &mut Vec::new(),
+            &mut collection,
+        )
+        .map_err(|e| SourceError::Git {
+            message: "cannot set up git's attribute macros".into(),
+            source: Box::new(e),
+        })?;
+        let state = gix::worktree::stack::State::AttributesStack(
+            gix::worktree::stack::state::Attributes::new(
+                globals,
+                None,
+                gix::worktree::stack::state::attributes::Source::IdMapping,
+                collection,
+            ),
+        );
+        let case = gix::glob::pattern::Case::Sensitive;
+        let mappings = state.id_mappings_from_index(&index, index.path_backing(), case);
+        let stack = gix::worktree::Stack::new(
+            self.repo.git_dir(),
+            state,
+            case,
+            Vec::with_capacity(512),
+            mappings,
+        );
+        let mut outcome = gix::attrs::search::Outcome::default();
+        outcome.initialize_with_selection(&Default::default(), CHECKOUT_ATTRIBUTES);
+        // git's defaults on Linux: no `core.autocrlf`, `core.eol` lf, no
+        // filter driver configured (none is ever run).
+        let pipeline = gix::filter::plumbing::Pipeline::new(
+            Default::default(),
+            self.repo.object_hash(),
+            Default::default(),
+        );
+        Ok(Checkout {
+            stack,
+            outcome,
+            pipeline,
+            files: n,
+            kept: 0,
+        })
+    }
+
+    /// The checkout's attribute state, up to date with every known
+    /// `.gitattributes`; `None` when there is none (bytes are the blobs').
+    fn with_checkout<T>(
+        &self,
+        f: impl FnOnce(&GitSource, &mut Checkout) -> Result<T, SourceError>,
+    ) -> Result<Option<T>, SourceError> {
+        let files = self.known_attribute_files()?;
+        if files.is_empty() {
+            return Ok(None);
+        }
+        let mut slot = self.checkout.borrow_mut();
+        if slot.as_ref().is_none_or(|c| c.files != files.len()) {
+            let kept = slot.as_ref().map_or(0, |c| c.kept);
+            let mut fresh = self.build_checkout(files)?;
+            fresh.kept = kept;
+            *slot = Some(fresh);
+        }
+        f(self, slot.as_mut().expect("just made")).map(Some)
+    }
+
+    /// What a checkout writes for blob `blob` at `path` (from the top).
+    pub(super) fn checkout_bytes(
+        &self,
+        blob: ObjectId,
+        path: &str,
+    ) -> Result<CheckoutBytes, SourceError> {
+        let out = self.with_checkout(|src, co| {
+            let objects = &src.repo.objects;
+            let platform = co
+                .stack
+                .at_entry(path, Some(gix::index::entry::Mode::FILE), objects)
+                .map_err(|e| SourceError::Git {
+                    message: format!("cannot read .gitattributes for {path}").into(),
+                    source: Box::new(e),
+                })?;
+            platform.matching_attributes(&mut co.outcome);
+            let mut any = false;
+            let mut ident = false;
+            let mut utf16 = None;
+            for m in co.outcome.iter_selected() {
+                let name = m.assignment.name.as_str();
+                if name == "ident" && m.assignment.state == gix::attrs::StateRef::Set {
+                    ident = true;
+                }
+                if let ("working-tree-encoding", gix::attrs::StateRef::Value(v)) =
+                    (name, m.assignment.state)
+                {
+                    match utf16_form(&v.as_bstr().to_string()) {
+                        Ok(form) => utf16 = form,
+                        Err(why) => return Ok(CheckoutBytes::Unavailable(why)),
+                    }
+                }
+                match m.assignment.state {
+                    gix::attrs::StateRef::Unspecified => {}
+                    gix::attrs::StateRef::Value(v) if name == "filter" => {
+                        return Ok(CheckoutBytes::Unavailable(format!(
+                            ": its attributes name the filter driver `filter={}`, a program \
+                             fpcheck never runs, so the bytes a checkout writes cannot be known",
+                            v.as_bstr()
+                        )))
+                    }
+                    gix::attrs::StateRef::Set if name == "filter" => {
+                        return Ok(CheckoutBytes::Unavailable(
+                            ": its attributes set `filter` without a driver's name, which git \
+                             does not define"
+                                .into(),
+                        ))
+                    }
+                    // On Linux with git's defaults a checkout changes line
+                    // endings only to write CRLF: `text`, `text=auto`,
+                    // `eol=lf`, `crlf` alone leave the blob as stored.
+                    gix::attrs::StateRef::Value(v) if name == "eol" => {
+                        any |= v.as_bstr() == "crlf";
+                    }
+                    _ if matches!(name, "text" | "crlf" | "eol") => {}
+                    _ => any = true,
+                }
+            }
+            if !any {
+                return Ok(CheckoutBytes::Blob);
+            }
+            let what = format!("{path} (as a checkout writes it)");
+            let size = src.blob_size(src.runtime_objects(), blob, &what)?;
+            if size > MAX_CONVERTED {
+                return Ok(CheckoutBytes::Unavailable(format!(
+                    ": its attributes convert it on checkout, and fpcheck converts at most \
+                     {MAX_CONVERTED} bytes (it is {size})"
+                )));
+            }
+            let mut data = Vec::with_capacity(size as usize);
+            src.inflate_whole(src.runtime_objects(), blob, &what, &mut |b| {
+                data.extend_from_slice(b)
+            })?;
+            let converted = match convert(co, src, &data, path, Steps { ident, utf16 }) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => return Ok(CheckoutBytes::Blob),
+                Err(why) => return Ok(CheckoutBytes::Unavailable(why)),
+            };
+            let id = gix::objs::compute_hash(
+                src.repo.object_hash(),
+                gix::object::Kind::Blob,
+                &converted,
+            )
+            .map_err(|e| SourceError::Git {
+                message: format!("cannot hash {what}").into(),
+                source: Box::new(e),
+            })?;
+            let bytes = (co.kept + converted.len() <= KEEP_CONVERTED).then(|| {
+                co.kept += converted.len();
+                std::sync::Arc::new(converted)
+            });
+            src.converted.borrow_mut().insert(
+                id,
+                Converted {
+                    blob,
+                    path: path.to_string(),
+                    steps: Steps { ident, utf16 },
+                    bytes,
+                },
+            );
+            Ok(CheckoutBytes::Converted(id))
+        })?;
+        Ok(out.unwrap_or(CheckoutBytes::Blob))
+    }
+
+    /// The stored blob behind `id`, an id [`GitSource::checkout_bytes`]
+    /// gave (itself, when the checkout writes the blob's own bytes).
+    pub fn stored_blob(&self, id: ObjectId) -> ObjectId {
+        self.converted.borrow().get(&id).map_or(id, |c| c.blob)
+    }
+
+    /// The checkout's bytes of a file [`GitSource::checkout_bytes`] found
+    /// converted, when `id` names one.
+    pub(super) fn converted_bytes(
+        &self,
+        id: ObjectId,
+        what: &str,
+    ) -> Result<Option<std::sync::Arc<Vec<u8>>>, SourceError> {
+        let (blob, path, steps) = match self.converted.borrow().get(&id) {
+            None => return Ok(None),
+            Some(Converted { bytes: Some(b), .. }) => return Ok(Some(b.clone())),
+            Some(c) => (c.blob, c.path.clone(), c.steps),
+        };
+        let mut data = Vec::new();
+        self.inflate_whole(self.runtime_objects(), blob, what, &mut |b| {
+            data.extend_from_slice(b)
+        })?;
+        let out = self.with_checkout(|src, co| match convert(co, src, &data, &path, steps) {
+            Ok(Some(bytes)) => Ok(bytes),
+            Ok(None) => Ok(data.clone()),
+            Err(why) => Err(SourceError::Unreadable {
+                path: what.to_string(),
+                why: why.trim_start_matches(": ").to_string(),
+            }),
+        })?;
+        Ok(out.map(std::sync::Arc::new))
+    }
+}
+
+/// The checkout's bytes of the regular file at `path` (from the top) of
+/// `tree`, whose blob is `blob`: the id git would give them, and the bytes
+/// when they are not the blob's own (`None`: read the blob); `None` when
+/// no checkout's bytes can be known (a filter driver, an encoding fpcheck
+/// cannot reproduce), the tree cannot be read or the bytes exceed `limit`.
+pub(crate) fn checkout_of(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    path: &str,
+    blob: ObjectId,
+    limit: u64,
+) -> Option<(ObjectId, Option<Vec<u8>>)> {
+    let rev = super::Revision {
+        spec: tree.to_string(),
+        commit: None,
+        tree,
+    };
+    let src = GitSource::new(repo.clone(), rev, "").ok()?;
+    src.note_target_path(path).ok()?;
+    let id = match src.checkout_bytes(blob, path).ok()? {
+        CheckoutBytes::Blob => return Some((blob, None)),
+        CheckoutBytes::Converted(id) => id,
+        CheckoutBytes::Unavailable(_) => return None,
+    };
+    let bytes = src.converted_bytes(id, path).ok()??;
+    (bytes.len() as u64 <= limit).then(|| (id, Some(bytes.as_ref().clone())))
+}
+
+/// `data` as a checkout writes it at `path`: `None` when unchanged, or why
+/// it cannot be known (a sentence fragment after the path).
+fn convert(
+    co: &mut Checkout,
+    src: &GitSource,
+    data: &[u8],
+    path: &str,
+    Steps { ident, utf16 }: Steps,
+) -> Result<Option<Vec<u8>>, String> {
+    use gix::filter::plumbing::pipeline::convert::{to_worktree, ToWorktreeOutcome};
+    // gix writes `$Id: <id>$` where git writes `$Id: <id> $`: the `ident`
+    // step is git's, done here, before gix's pipeline (which runs `ident`
+    // first too, and then finds no `$Id$` left to expand).
+    let expanded = if ident {
+        let id = gix::objs::compute_hash(src.repo.object_hash(), gix::object::Kind::Blob, data)
+            .map_err(|e| format!(": cannot hash it for `ident` ({e})"))?;
+        ident_to_worktree(data, &id.to_string())
+    } else {
+        None
+    };
+    if expanded
+        .as_ref()
+        .is_some_and(|e| e.windows(4).any(|w| w == b"$Id$"))
+    {
+        return Err(": its `ident` expansion leaves a `$Id$` that gix would expand again,              so fpcheck cannot reproduce what git writes"
+            .into());
+    }
+    let original = data;
+    let data: &[u8] = expanded.as_deref().unwrap_or(data);
+    let objects = &src.repo.objects;
+    let stack = &mut co.stack;
+    let mut lookup = |p: &gix::bstr::BStr, out: &mut gix::attrs::search::Outcome| {
+        if let Ok(platform) = stack.at_entry(p, Some(gix::index::entry::Mode::FILE), objects) {
+            platform.matching_attributes(out);
+        }
+    };
+    let result = co.pipeline.convert_to_worktree(
+        data,
+        path.into(),
+        &mut lookup,
+        to_worktree::Options {
+            can_delay: gix::filter::plumbing::driver::apply::Delay::Forbid,
+            unknown_encoding: to_worktree::UnknownEncoding::Fail,
+        },
+    );
+    match result {
+        Ok(ToWorktreeOutcome::Unchanged(b)) | Ok(ToWorktreeOutcome::Buffer(b)) => {
+            let out = match utf16 {
+                // gix encodes UTF-16 as UTF-8 (the WHATWG output encoding of
+                // `encoding_rs`): the pipeline left the text as it was.
+                Some(form) => match std::str::from_utf8(b) {
+                    Ok(text) => form.encode(text),
+                    Err(_) => {
+                        return Err(": its attributes ask for working-tree-encoding UTF-16, \
+                             and it is not UTF-8, which git refuses to convert"
+                            .into())
+                    }
+                },
+                None => b.to_vec(),
+            };
+            Ok((out != original).then_some(out))
+        }
+        Ok(ToWorktreeOutcome::Process(_)) => {
+            Err(": its attributes name a filter driver, which fpcheck never runs".into())
+        }
+        Err(e) => Err(format!(
+            ": its attributes convert it on checkout in a way fpcheck cannot reproduce ({e})"
+        )),
+    }
+}
+
+/// The steps of a checkout fpcheck does itself, where gix's differ from
+/// git's.
+#[derive(Clone, Copy)]
+pub(super) struct Steps {
+    /// `ident`: gix writes `$Id: <id>$`, git `$Id: <id> $`.
+    ident: bool,
+    /// A UTF-16 `working-tree-encoding`.
+    utf16: Option<Utf16>,
+}
+
+/// The UTF-16 forms git writes on Linux (through glibc's iconv).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Utf16 {
+    /// `UTF-16`: a byte-order mark, then little-endian (the machine's order
+    /// on every Linux that git is built for here).
+    WithBom,
+    /// `UTF-16LE`.
+    Le,
+    /// `UTF-16BE`.
+    Be,
+}
+
+impl Utf16 {
+    fn encode(self, text: &str) -> Vec<u8> {
+        let mut out = Vec::with_capacity(text.len() * 2 + 2);
+        if self == Utf16::WithBom {
+            out.extend_from_slice(&[0xff, 0xfe]);
+        }
+        for unit in text.encode_utf16() {
+            match self {
+                Utf16::Be => out.extend_from_slice(&unit.to_be_bytes()),
+                _ => out.extend_from_slice(&unit.to_le_bytes()),
+            }
+        }
+        out
+    }
+}
+
+/// The UTF-16 form a `working-tree-encoding` names, `None` for an encoding
+/// gix's pipeline converts to as git does; `Err` (a fragment after the
+/// path) for a UTF-16 or UTF-32 name fpcheck does not reproduce.
+fn utf16_form(label: &str) -> Result<Option<Utf16>, String> {
+    let norm = label.trim().to_ascii_lowercase().replace(['-', '_'], "");
+    let form = match norm.as_str() {
+        "utf16" => Some(Utf16::WithBom),
+        "utf16le" => Some(Utf16::Le),
+        "utf16be" => Some(Utf16::Be),
+        _ => None,
+    };
+    if form.is_some() {
+        return Ok(form);
+    }
+    let utf16_like = norm.starts_with("utf16")
+        || norm.starts_with("utf32")
+        || norm.starts_with("ucs")
+        || gix::filter::plumbing::encoding::Encoding::for_label(label.trim().as_bytes())
+            .is_some_and(|e| e.output_encoding() != e);
+    if utf16_like {
+        return Err(format!(
+            ": its attributes set working-tree-encoding={label}, which fpcheck does not \
+             reproduce, so the bytes a checkout writes cannot be known"
+        ));
+    }
+    Ok(None)
+}
+
+/// git's `ident` on checkout (convert.c, `ident_to_worktree`): each
+/// `$Id$`, and each `$Id:...$` on one line without a space before its last
+/// character, becomes `$Id: <blob id> $`. `None` when there is none.
+fn ident_to_worktree(src: &[u8], id: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(src.len() + id.len() + 8);
+    let mut rest = src;
+    let mut changed = false;
+    while let Some(d) = rest.iter().position(|b| *b == b'$') {
+        out.extend_from_slice(&rest[..=d]);
+        rest = &rest[d + 1..];
+        if rest.len() < 3 || &rest[..2] != b"Id" {
+            continue;
+        }
+        if rest[2] == b'$' {
+            rest = &rest[3..];
+        } else if rest[2] == b':' {
+            let Some(end) = rest[3..].iter().position(|b| *b == b'$').map(|i| i + 3) else {
+                break;
+            };
+            if rest[3..end].contains(&b'\n') {
+                continue;
+            }
+            // A space before the last character: a foreign ident, kept.
+            if end > 4 {
+                if let Some(sp) = rest[4..end].iter().position(|b| *b == b' ') {
+                    if 4 + sp < end - 1 {
+                        continue;
+                    }
+                }
+            }
+            rest = &rest[end + 1..];
+        } else {
+            continue;
+        }
+        out.extend_from_slice(b"Id: ");
+        out.extend_from_slice(id.as_bytes());
+        out.extend_from_slice(b" $");
+        changed = true;
+    }
+    out.extend_from_slice(rest);
+    changed.then_some(out)
 }
 
 #[cfg(test)]

@@ -69,6 +69,10 @@ impl GitSource {
         what: &str,
         sink: &mut dyn FnMut(&[u8]),
     ) -> Result<(), SourceError> {
+        if let Some(bytes) = self.converted_bytes(id, what)? {
+            sink(&bytes);
+            return Ok(());
+        }
         let size = match self.stream_large(odb, id, what, sink)? {
             Streamed::Yes => return Ok(()),
             Streamed::No(Some(size)) => size,
@@ -89,7 +93,7 @@ impl GitSource {
 
     /// Inflates blob `id` whole into `sink`, whatever its size: the caller
     /// has checked it.
-    fn inflate_whole(
+    pub(super) fn inflate_whole(
         &self,
         odb: &gix::OdbHandle,
         id: ObjectId,
@@ -112,7 +116,7 @@ impl GitSource {
     }
 
     /// The size of blob `id`, from its header alone.
-    fn blob_size(
+    pub(super) fn blob_size(
         &self,
         odb: &gix::OdbHandle,
         id: ObjectId,

@@ -25,6 +25,7 @@ mod repo;
 mod scan;
 mod tree;
 
+pub(crate) use attributes::checkout_of;
 pub use repo::{open_repo, peel_to_commit, repo_display, Revision};
 
 /// Whether the object store replaces objects (`git replace`): an object id
@@ -54,6 +55,19 @@ pub struct GitSource {
     /// (see [`GitSource::links_left_root`]).
     left_root: Cell<bool>,
     buf: RefCell<Vec<u8>>,
+    /// The `.gitattributes` on the way to selected links' targets.
+    target_attributes: RefCell<std::collections::BTreeMap<String, ObjectId>>,
+    /// The attribute look-up and filters of a checkout, once needed.
+    checkout: RefCell<Option<attributes::Checkout>>,
+    /// Files whose checkout bytes differ from their blobs', by the id of
+    /// the checkout's bytes.
+    converted: RefCell<std::collections::HashMap<ObjectId, attributes::Converted>>,
+    /// The path (from the top) of the file the last walk ended on.
+    walked_file: RefCell<Vec<u8>>,
+    /// The path from the top of each tree of `root_stack`.
+    root_paths: RefCell<Vec<std::rc::Rc<[u8]>>>,
+    /// The `.gitattributes` above the root, once looked up.
+    above_root: OnceCell<Vec<(String, ObjectId)>>,
 }
 
 impl GitSource {
@@ -72,6 +86,12 @@ impl GitSource {
             gitattributes: RefCell::new(Vec::new()),
             left_root: Cell::new(false),
             buf: RefCell::new(Vec::new()),
+            target_attributes: RefCell::default(),
+            checkout: RefCell::new(None),
+            converted: RefCell::default(),
+            walked_file: RefCell::default(),
+            root_paths: RefCell::default(),
+            above_root: OnceCell::new(),
         };
         let top = vec![source.rev.tree];
         let (found, stack) = source.walk(top, source.root.as_bytes(), "the runtime root", false)?;
@@ -111,7 +131,7 @@ impl GitSource {
 
     /// Whether the selection walk saw a `.gitattributes` below the root.
     pub fn saw_gitattributes(&self) -> bool {
-        !self.gitattributes.borrow().is_empty()
+        !self.gitattributes.borrow().is_empty() || !self.target_attributes.borrow().is_empty()
     }
 
     /// Takes what `other`'s selection walk saw below the root (its
@@ -170,6 +190,26 @@ impl GitSource {
         }
     }
 
+    /// A selected file as a checkout writes it: blob `blob` at `path`
+    /// (from the top of the repository).
+    fn checkout_target(&self, blob: ObjectId, path: &str) -> Result<Target, SourceError> {
+        let bytes = match self.checkout_bytes(blob, path) {
+            // A `.gitattributes` too large to read: the checkout's bytes
+            // cannot be known.
+            Err(SourceError::Unreadable { path, why }) => {
+                return Ok(Target::Unavailable(format!(
+                    ": its attributes cannot be read ({path} {why})"
+                )))
+            }
+            other => other?,
+        };
+        Ok(match bytes {
+            attributes::CheckoutBytes::Blob => Target::File(Node::Object(blob)),
+            attributes::CheckoutBytes::Converted(id) => Target::File(Node::Object(id)),
+            attributes::CheckoutBytes::Unavailable(why) => Target::Unavailable(why),
+        })
+    }
+
     fn display(&self, rel: &[u8]) -> String {
         display_path(&self.root_display(), rel)
     }
@@ -223,7 +263,10 @@ impl Source for GitSource {
 
     fn resolve(&self, rel: &[u8], entry: &Entry) -> Result<Target, SourceError> {
         if entry.kind == EntryKind::File {
-            return Ok(Target::File(entry.node.clone()));
+            let Node::Object(blob) = entry.node else {
+                unreachable!("a git source only hands out object ids")
+            };
+            return self.checkout_target(blob, &self.full_path(rel));
         }
         let Node::Object(link) = entry.node else {
             unreachable!("a git source only hands out object ids")
@@ -239,7 +282,12 @@ impl Source for GitSource {
             .rposition(|b| *b == b'/')
             .map_or(&rel[..0], |i| &rel[..i]);
         Ok(match self.resolve_link(dir, &target)? {
-            Ok(id) => Target::File(Node::Object(id)),
+            Ok((id, path)) => match self.checkout_target(id, &path)? {
+                Target::Unavailable(why) => {
+                    Target::Unavailable(format!(": symlink to {shown}, whose target{why}"))
+                }
+                found => found,
+            },
             Err(why) => Target::Unavailable(format!(": symlink to {shown} {why}")),
         })
     }

@@ -41,6 +41,9 @@ struct Dir {
     submodule: bool,
     /// Directories from the top of the repository down to it.
     depth: usize,
+    /// Its path from the top of the repository (`""` for the top), when
+    /// known: a walk that starts at the top or at the root knows it.
+    path: Option<Rc<[u8]>>,
 }
 
 /// Why a walk stopped short of an answer.
@@ -169,7 +172,25 @@ impl GitSource {
         what: &str,
         watch: bool,
     ) -> Result<(Found, Vec<ObjectId>), SourceError> {
+        self.walk_paths(stack, None, path, what, watch)
+            .map(|(found, stack, _)| (found, stack))
+    }
+
+    /// [`GitSource::walk`], also giving the path from the top of each tree
+    /// of the stack it returns (`None` where unknown); `paths`, those of
+    /// `stack`'s trees when the caller knows them.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn walk_paths(
+        &self,
+        stack: Vec<ObjectId>,
+        given: Option<Vec<Option<Rc<[u8]>>>>,
+        path: &[u8],
+        what: &str,
+        watch: bool,
+    ) -> Result<(Found, Vec<ObjectId>, Vec<Option<Rc<[u8]>>>), SourceError> {
         let root_depth = self.root_stack.as_ref().map_or(0, |s| s.len() - 1);
+        let paths = self.root_paths.borrow();
+        let known = self.root_stack.as_ref() == Some(&stack) || stack.len() == 1;
         let start: Vec<Dir> = stack
             .iter()
             .enumerate()
@@ -177,8 +198,19 @@ impl GitSource {
                 id: *id,
                 submodule: false,
                 depth,
+                path: if let Some(given) = &given {
+                    given.get(depth).cloned().flatten()
+                } else if depth == 0 {
+                    Some(Rc::from(&b""[..]))
+                } else if known {
+                    paths.get(depth).cloned()
+                } else {
+                    None
+                },
             })
             .collect();
+        drop(paths);
+        self.walked_file.borrow_mut().clear();
         let found = links::walk(start, path, |dir: &Dir, name: &[u8]| {
             if watch && dir.depth < root_depth {
                 self.left_root.set(true);
@@ -188,23 +220,36 @@ impl GitSource {
         let found = match found {
             Ok(found) => found,
             Err(Stop::Source(e)) => return Err(e),
-            Err(Stop::Malformed(clause)) => return Ok((Found::Malformed(clause), stack)),
+            Err(Stop::Malformed(clause)) => {
+                return Ok((Found::Malformed(clause), stack, Vec::new()))
+            }
         };
         Ok(match found {
             links::Found::Dir(dirs) => {
                 let top = dirs.last().expect("the stack always holds the top tree");
                 if top.submodule {
-                    (Found::Submodule, stack)
+                    (Found::Submodule, stack, Vec::new())
                 } else {
                     let id = top.id;
-                    (Found::Tree(id), dirs.into_iter().map(|d| d.id).collect())
+                    if stack.len() == 1 && self.root_stack.is_none() {
+                        *self.root_paths.borrow_mut() = dirs
+                            .iter()
+                            .map(|d| d.path.clone().unwrap_or_default())
+                            .collect();
+                    }
+                    let paths = dirs.iter().map(|d| d.path.clone()).collect();
+                    (
+                        Found::Tree(id),
+                        dirs.into_iter().map(|d| d.id).collect(),
+                        paths,
+                    )
                 }
             }
-            links::Found::File(id) => (Found::Blob(id), stack),
-            links::Found::Missing | links::Found::Other => (Found::Missing, stack),
-            links::Found::LeavesRepository => (Found::LeavesRepository, stack),
-            links::Found::Absolute => (Found::Absolute, stack),
-            links::Found::Loop => (Found::Loop, stack),
+            links::Found::File(id) => (Found::Blob(id), stack, Vec::new()),
+            links::Found::Missing | links::Found::Other => (Found::Missing, stack, Vec::new()),
+            links::Found::LeavesRepository => (Found::LeavesRepository, stack, Vec::new()),
+            links::Found::Absolute => (Found::Absolute, stack, Vec::new()),
+            links::Found::Loop => (Found::Loop, stack, Vec::new()),
         })
     }
 
@@ -227,6 +272,7 @@ impl GitSource {
                 id,
                 submodule,
                 depth: dir.depth + 1,
+                path: dir.path.as_ref().map(|p| join(p, name)),
             }))
         };
         match entries
@@ -236,7 +282,14 @@ impl GitSource {
         {
             None => Ok(Step::Missing),
             Some((GitKind::Tree, id)) => child(id, false),
-            Some((GitKind::Blob | GitKind::BlobExecutable, id)) => Ok(Step::File(id)),
+            Some((GitKind::Blob | GitKind::BlobExecutable, id)) => {
+                let mut walked = self.walked_file.borrow_mut();
+                walked.clear();
+                if let Some(p) = &dir.path {
+                    walked.extend_from_slice(&join(p, name));
+                }
+                Ok(Step::File(id))
+            }
             Some((GitKind::Commit, _)) => child(ObjectId::empty_tree(dir.id.kind()), true),
             Some((GitKind::Link, id)) => match self.link_target(id, what) {
                 Ok(Ok(target)) => Ok(Step::Link(target)),
@@ -254,22 +307,42 @@ impl GitSource {
         &self,
         dir: &[u8],
         target: &[u8],
-    ) -> Result<Result<ObjectId, String>, SourceError> {
+    ) -> Result<Result<(ObjectId, String), String>, SourceError> {
         if target.starts_with(b"/") {
             return Ok(Err(link_failure(&Found::Absolute)));
         }
         let Some(root) = self.root_stack.clone() else {
             return Ok(Err("is outside the runtime root's tree".into()));
         };
-        let stack = match self.walk(root, dir, "a runtime directory", true)? {
-            (Found::Tree(_), stack) => stack,
-            (other, _) => return Ok(Err(link_failure(&other))),
+        let (stack, paths) = match self.walk_paths(root, None, dir, "a runtime directory", true)? {
+            (Found::Tree(_), stack, paths) => (stack, paths),
+            (other, _, _) => return Ok(Err(link_failure(&other))),
         };
-        let (found, _) = self.walk(stack, target, "a link target", true)?;
+        let (found, _, _) = self.walk_paths(stack, Some(paths), target, "a link target", true)?;
         Ok(match found {
-            Found::Blob(id) => Ok(id),
+            Found::Blob(id) => {
+                let path = String::from_utf8_lossy(&self.walked_file.borrow()).into_owned();
+                if path.is_empty() {
+                    return Ok(Err("could not be placed in its tree".into()));
+                }
+                self.note_target_path(&path)?;
+                Ok((id, path))
+            }
             other => Err(link_failure(&other)),
         })
+    }
+}
+
+/// `name` in the directory at `dir` (from the top).
+fn join(dir: &[u8], name: &[u8]) -> Rc<[u8]> {
+    if dir.is_empty() {
+        Rc::from(name)
+    } else {
+        let mut p = Vec::with_capacity(dir.len() + 1 + name.len());
+        p.extend_from_slice(dir);
+        p.push(b'/');
+        p.extend_from_slice(name);
+        Rc::from(p)
     }
 }
 

@@ -334,8 +334,9 @@ fn trees_deeper_than_git_allows_are_unavailable() {
     commit_tree(&repo, top, "v1.0.0", "v4.0.0");
     let run = bounded(repo.path(), &["fingerprint", "--rev", "v4.0.0", "--json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    // The checkout's bytes: CRLF.
     let mut want = Sha256::new();
-    want.update(b"a.py\0a = 1\n\n");
+    want.update(b"a.py\0a = 1\r\n\n");
     let want = hex::encode(want.finalize());
     let j = json(&run);
     assert_eq!(j["fingerprint"], want.as_str());
@@ -390,7 +391,7 @@ fn a_tampered_cache_line_is_a_miss_not_a_verdict() {
         j["from"]["fingerprint"].as_str().unwrap().to_string(),
         j["to"]["fingerprint"].as_str().unwrap().to_string(),
     );
-    let cache = repo.join(".git/fpcheck/fingerprints-v2");
+    let cache = repo.join(".git/fpcheck/fingerprints-v3");
     let text = std::fs::read_to_string(&cache).unwrap();
     assert_eq!(text.lines().count(), 2, "{text}");
     assert!(text.contains(&new), "{text}");
@@ -440,10 +441,10 @@ fn deeply_nested_tags_are_refused_with_a_bound() {
     assert_eq!(run.stdout, base.stdout);
 }
 
-/// A `.gitattributes` blob larger than fpcheck reads whole is skipped with
-/// a warning, and the fingerprint is still given.
+/// A `.gitattributes` blob larger than fpcheck reads whole may change the
+/// bytes a checkout writes: the fingerprint is unavailable, naming it.
 #[test]
-fn an_oversized_gitattributes_is_skipped_with_a_warning() {
+fn an_oversized_gitattributes_makes_the_fingerprint_unavailable() {
     let repo = base();
     let g = open(&repo);
     let attributes = blob(&g, &vec![b'#'; (16 << 20) + 1]);
@@ -457,15 +458,13 @@ fn an_oversized_gitattributes_is_skipped_with_a_warning() {
     );
     commit_tree(&repo, top_with_src(&g, src, "2.0.0"), "v1.0.0", "v2.0.0");
     let run = bounded(repo.path(), &["fingerprint", "--rev", "v2.0.0", "--json"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.code, 3, "{}", run.stderr);
     let j = json(&run);
-    let mut want = Sha256::new();
-    want.update(b"a.py\0a = 1\n\n");
-    assert_eq!(j["fingerprint"], hex::encode(want.finalize()).as_str());
-    assert_eq!(
-        j["warnings"][0],
-        "src/.gitattributes at `v2.0.0` is 16777217 bytes, more than the 16777216 fpcheck reads: \
-         the conversions it may set are not reported"
+    assert_eq!(j["fingerprint"], "");
+    let why = j["unavailable_reason"].as_str().unwrap();
+    assert!(
+        why.contains("src/.gitattributes is 16777217 bytes, more than the 16777216"),
+        "{why}"
     );
 }
 

@@ -230,8 +230,55 @@ fn case() -> impl Strategy<Value = Case> {
             (any::<Index>(), any::<bool>(), name(), any::<Index>()),
         ),
         rate,
+        prop::option::weighted(0.3, (0..ATTRIBUTES.len(), 0..3usize)),
     )
-        .prop_map(|(root, submodule, rate)| build(root, submodule, rate))
+        .prop_map(|(root, submodule, rate, attributes)| {
+            let mut case = build(root, submodule, rate);
+            if let Some((text, at)) = attributes {
+                with_attributes(&mut case, ATTRIBUTES[text], at);
+            }
+            case
+        })
+}
+
+/// `.gitattributes` a share of the trees carry (git applies them on
+/// checkout, so tree mode must too); no `working-tree-encoding`, which git
+/// refuses to commit for files not in that encoding.
+const ATTRIBUTES: [&str; 7] = [
+    "*.py eol=crlf\n",
+    "* text=auto eol=crlf\n",
+    "*.py text eol=crlf ident\n",
+    "[attr]stamped ident eol=crlf\n*.py stamped\n",
+    "*.py ident\n**/x.py -text\n",
+    "* text eol=lf\n",
+    "*.py -text\nlib/** eol=crlf\n",
+];
+
+/// Puts `text` in a `.gitattributes` at the top (`at` 0), at the root (1)
+/// or in `lib/` outside it (2, where selected links may lead), with a file
+/// holding `$Id$` for `ident` to expand.
+fn with_attributes(case: &mut Case, text: &str, at: usize) {
+    let path = ["", "src/", "lib/"][at];
+    // Macros are only read from the top-level file.
+    let path = if text.starts_with("[attr]") { "" } else { path };
+    let taken = |entries: &[(String, Kind)], p: &str| {
+        entries.iter().any(|(e, _)| {
+            e == p || e.starts_with(&format!("{p}/")) || p.starts_with(&format!("{e}/"))
+        })
+    };
+    let file = format!("{path}.gitattributes");
+    if taken(&case.entries, &file) {
+        return;
+    }
+    case.entries
+        .push((file, Kind::File(text.as_bytes().to_vec())));
+    for stamp in ["src/stamp_id.py", "lib/stamp_id.py"] {
+        if !taken(&case.entries, stamp) {
+            let body = b"REV = \"$Id$\"\nA = 1\r\nB = 2\n".to_vec();
+            case.entries.push((stamp.to_string(), Kind::File(body)));
+        }
+    }
+    case.entries.sort_by(|a, b| a.0.cmp(&b.0));
 }
 
 /// Keeps a hazard with `rate` percent chance.
