@@ -67,7 +67,7 @@ pub(crate) struct Outcome {
 
 /// How many neighbouring updates a thread takes at a time: neighbours
 /// change the same files from the versions the thread just parsed.
-const RUN: usize = 4;
+const RUN: usize = 32;
 
 /// For each update, whether its restart was avoidable: a candidate whose
 /// runtime changes are all modifications of regular files, each `layout`
