@@ -4,7 +4,12 @@ side by side with the plain way, medians and ratios, checked against the
 targets. Run it through `bench/run`, which builds the binaries first.
 
     bench/bench.py --fpcheck BIN --limit BIN [--dir DIR] [--runs N] [--only GROUP ...]
-                   [--quick] [--no-wait] [--out bench/RESULTS.md]
+                   [--real REPO] [--quick] [--no-wait] [--out bench/RESULTS.md]
+
+`--real REPO` adds the group `real`: the history of a real project (the
+reference project, cloned), cold and warm, with and without the
+classification of avoidable restarts, beside one `git cat-file --batch`
+process reading every runtime blob of its release tags once.
 
 Every command's output is checked (all ways must print the same
 fingerprint), so a fast wrong answer cannot win.
@@ -16,6 +21,7 @@ import hashlib
 import json
 import os
 import platform
+import resource
 import re
 import shutil
 import statistics
@@ -99,14 +105,17 @@ class Cmd:
         # the others have warmed the page cache for the same repository.
         self.warm_up = runs is None
         self.times = []
+        self.cpu = []  # user + system seconds of the process and its children
 
     def run_once(self):
         if self.before:
             self.before()
         stdin = open(self.stdin, "rb") if self.stdin else subprocess.DEVNULL
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         p = subprocess.run(self.argv, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         dt = time.perf_counter() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if self.stdin:
             stdin.close()
         if p.returncode not in (0, 1):
@@ -116,6 +125,7 @@ class Cmd:
         if self.expect is not None and got != self.expect:
             raise SystemExit(f"{self.label}: printed {got!r}, expected {self.expect!r}\n{' '.join(self.argv)}")
         self.times.append(dt)
+        self.cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         return dt
 
     @property
@@ -203,13 +213,22 @@ def main():
     ap.add_argument("--no-wait", action="store_true", help="do not wait for a quiet machine")
     ap.add_argument("--max-wait", type=int, default=900, help="seconds to wait for a quiet machine per group")
     ap.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
+    ap.add_argument("--real", help="a real repository (a clone of the reference project): adds the group `real`")
     args = ap.parse_args()
     if args.quick:
         args.runs, args.slow_runs = 3, 1
-    only = set(args.only or ["small", "medium", "large", "range", "history", "dir", "memory"])
+    only = set(args.only or ["small", "medium", "large", "range", "history", "dir", "memory"]
+               + (["real"] if args.real else []))
+    if "real" in only and not args.real:
+        raise SystemExit("the group real needs --real REPO")
     F, L, D = args.fpcheck, args.limit, args.dir
-    subprocess.run([sys.executable, os.path.join(HERE, "gen.py"), "--dir", D, "small", "medium", "large", "rt300", "rt20k"],
-                   check=True, stdout=subprocess.DEVNULL)
+    # Only the repositories the chosen groups read are generated.
+    needs = {"small": {"small", "range", "history"}, "medium": {"medium"}, "large": {"large", "memory"},
+             "rt300": {"dir"}, "rt20k": {"dir"}}
+    wanted = [n for n, groups in needs.items() if groups & only]
+    if wanted:
+        subprocess.run([sys.executable, os.path.join(HERE, "gen.py"), "--dir", D, *wanted],
+                       check=True, stdout=subprocess.DEVNULL)
     repos = {n: os.path.join(D, f"{n}.git") for n in ("small", "medium", "large")}
     info = machine()
     results, targets, memory, shapes = [], [], [], {}
@@ -414,7 +433,77 @@ def main():
                         f"+{grow / 1e6:.0f} MB for a {big[2] / 1e6:.0f} MB file ((b): +{(s1 + c1 - s0 - c0) * 1024 / 1e6:.0f} MB)",
                         "flat (< 10% of the file)", grow < 0.1 * big[2]))
 
+    if "real" in only:
+        real_history(args, results, targets)
+
     report(args, info, shapes, results, targets, memory)
+
+
+def real_blobs(repo, settings, out):
+    """Writes to `out` the ids of every runtime blob of the repository's
+    release tags, each once (what one `git cat-file --batch` process reads
+    for the whole history); returns how many."""
+    root = settings["root"].strip("/")
+    exts, exclude = tuple(settings["extensions"]), set(settings["exclude"])
+    seen = set()
+    for tag in git(repo, "tag", "--list").split():
+        try:
+            listing = git(repo, "ls-tree", "-r", "-z", f"{tag}^{{commit}}:{root}" if root else f"{tag}^{{commit}}",
+                          text=False)
+        except subprocess.CalledProcessError:
+            continue
+        for rec in listing.split(b"\0"):
+            if not rec:
+                continue
+            meta, path = rec.split(b"\t", 1)
+            mode, kind, oid = meta.split()
+            parts = path.decode(errors="replace").split("/")
+            if kind == b"blob" and parts[-1].endswith(exts) and not exclude.intersection(parts):
+                seen.add(oid.decode())
+    with open(out, "w") as f:
+        f.write("".join(f"{oid}\n" for oid in sorted(seen)))
+    return len(seen)
+
+
+def real_history(args, results, targets):
+    """The history of a real repository: cold and warm, with and without
+    the classification, side by side in one run, beside one `git cat-file
+    --batch` process over its runtime blobs. Every classified run must
+    mark the same restarts avoidable."""
+    F, repo, N = args.fpcheck, os.path.abspath(args.real), args.runs
+    base = [F, "history", "--repo", repo, "--format", "json"]
+    first = json.loads(subprocess.run(base + ["--no-cache"], check=True, capture_output=True).stdout)
+    flags = json.dumps([u["avoidable"] for u in first["releases"]])
+    avoidable = lambda out: json.dumps([u["avoidable"] for u in json.loads(out)["releases"]])
+    none = json.dumps([None] * len(first["releases"]))
+    ids = os.path.join(args.dir, "real-blobs.txt")
+    n_blobs = real_blobs(repo, first["settings"], ids)
+    cmds = [
+        Cmd("fpcheck history --no-cache --no-classify (cold)", base + ["--no-cache", "--no-classify"], none, parse=avoidable),
+        Cmd("fpcheck history --no-cache (cold, classified)", base + ["--no-cache"], flags, parse=avoidable),
+        Cmd("fpcheck history --no-classify (caches warm)", base + ["--no-classify"], none, parse=avoidable),
+        Cmd("fpcheck history (caches warm, classified)", base, flags, parse=avoidable),
+        Cmd(f"git cat-file --batch of the {n_blobs:,} runtime blobs of all tags, one process",
+            ["git", "-C", repo, "cat-file", "--batch"], stdin=ids),
+    ]
+    subprocess.run(base, check=True, capture_output=True)  # fills the caches
+    name = os.path.basename(repo.rstrip("/"))
+    s = first["summary"]
+    g = time_group(args, f"history of a real repository ({name}: {s['releases']} releases, {s['updates']} updates, "
+                         f"{s['restarts_forced']} restarts, {s['avoidable_restarts']} avoidable)", cmds, N)
+    off, on, woff, won, cat = g["cmds"]
+    cpu = lambda c: statistics.median(c.cpu)
+    g["extra_text"] = (f"CPU (user + system, medians): cold {fmt(cpu(off))} / classified {fmt(cpu(on))} "
+                       f"({cpu(on) / cpu(off):.2f}x); warm {fmt(cpu(woff))} / classified {fmt(cpu(won))} "
+                       f"({cpu(won) / cpu(woff):.2f}x); git cat-file {fmt(cpu(cat))}. "
+                       f"Cold classified stats: {first['stats']}")
+    results.append(g)
+    targets.append((f"real history ({name}), cold: classified vs --no-classify", f"{on.median / off.median:.2f}x",
+                    "<= 1.25x", on.median / off.median <= 1.25))
+    targets.append((f"real history ({name}), warm: classified vs --no-classify", f"{won.median / woff.median:.2f}x",
+                    "<= 1.1x", won.median / woff.median <= 1.1))
+    targets.append((f"real history ({name}), cold --no-classify vs one git cat-file --batch",
+                    f"{off.median / cat.median:.2f}x ({fmt(off.median)} vs {fmt(cat.median)})", "(report)", None))
 
 
 def warm_page_cache(paths):

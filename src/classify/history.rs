@@ -1,20 +1,22 @@
 //! Classification of a whole history: which restarts were avoidable.
 //!
+//! History needs one bit per update (could its restart have waited?), not
+//! every file's kind, so an update is decided at its first `code` change.
 //! Only updates whose restart is caused by changed code are looked at, and
 //! an update with anything but modified files is decided without reading
 //! a byte. Kinds remembered from earlier runs (`cache.rs`) are looked up
 //! first, so that an update with a remembered `code` change is decided
-//! before anything is parsed. The files left are classified path by path,
-//! each path's versions in release order: a version is the older side of
-//! the path's next change, so it is parsed once, and only where it
-//! differs from the version before it (`window.rs`); each comparison
-//! walks only the units that parse did not share. Paths are spread over the threads, so no
-//! version is parsed twice. A path's change is skipped once its update is
-//! known to have changed code, and its versions are parsed only as long as
-//! a later change still needs them.
+//! before anything is parsed. The changes left are tried cheapest first:
+//! links (a link is `code`) and files too large to classify cost a tree
+//! lookup, then the changes with the fewest bytes left to parse, so that a
+//! large file is parsed whole only when every cheaper change of its update
+//! is cosmetic. Updates are spread over the threads in
+//! runs of neighbours; a thread keeps the last version it parsed of each
+//! path, so that a later change of that path is parsed where it differs
+//! from it (`window.rs`) rather than whole.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use gix::ObjectId;
@@ -42,7 +44,6 @@ pub(crate) struct Update<'a> {
 
 /// One modified file of a candidate update.
 struct Change {
-    update: usize,
     /// From the top of the repository.
     path: String,
     old: ObjectId,
@@ -64,6 +65,10 @@ pub(crate) struct Outcome {
     pub(crate) cached: usize,
 }
 
+/// How many neighbouring updates a thread takes at a time: neighbours
+/// change the same files from the versions the thread just parsed.
+const RUN: usize = 32;
+
 /// For each update, whether its restart was avoidable: a candidate whose
 /// runtime changes are all modifications of regular files, each `layout`
 /// or `docstrings`. `threads` 0 means one per core. Kinds remembered in
@@ -74,39 +79,38 @@ pub(crate) fn avoidable_updates(
     threads: usize,
     cache: &mut KindCache,
 ) -> Outcome {
-    let code: Vec<AtomicBool> = updates
-        .iter()
-        .map(|u| AtomicBool::new(!u.candidate))
-        .collect();
-    let (by_path, cached) = changes_by_path(updates, cache, &code);
-    let threads = crate::history::worker_threads(threads, by_path.len());
-    let shares = share(by_path.into_values().collect(), threads);
+    let mut avoidable: Vec<bool> = updates.iter().map(|u| u.candidate).collect();
+    let (open, cached) = open_updates(updates, cache, &mut avoidable);
+    let threads = crate::history::worker_threads(threads, open.len().div_ceil(RUN));
+    let next = AtomicUsize::new(0);
     let sync = repo.clone().into_sync();
     let done: Vec<Learnt> = std::thread::scope(|s| {
-        let handles: Vec<_> = shares
-            .into_iter()
-            .map(|share| {
-                let (sync, code) = (&sync, &code);
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let (sync, next, open) = (&sync, &next, &open);
                 s.spawn(move || {
                     let repo = crate::history::thread_repo(sync);
                     let blobs = Blobs {
                         repo: &repo,
                         inflated,
                     };
-                    let mut classifier = Classifier::new();
-                    let mut learnt = Learnt::default();
-                    for changes in share {
-                        classify_path(
-                            &blobs,
-                            &mut classifier,
-                            updates,
-                            &changes,
-                            code,
-                            &mut learnt,
-                        );
+                    let mut work = Work {
+                        classifier: Classifier::new(),
+                        kept: HashMap::new(),
+                        learnt: Learnt::default(),
+                    };
+                    loop {
+                        let start = next.fetch_add(RUN, Ordering::Relaxed);
+                        let Some(run) = open.get(start..(start + RUN).min(open.len())) else {
+                            break;
+                        };
+                        for (i, changes) in run {
+                            let cosmetic = all_cosmetic(&blobs, &updates[*i], changes, &mut work);
+                            work.learnt.decided.push((*i, cosmetic));
+                        }
                     }
-                    learnt.parsed = classifier.parses();
-                    learnt
+                    work.learnt.parsed = work.classifier.parses();
+                    work.learnt
                 })
             })
             .collect();
@@ -124,54 +128,70 @@ pub(crate) fn avoidable_updates(
         for (old, new, kind) in learnt.kinds {
             cache.put(old, new, kind);
         }
+        for (i, cosmetic) in learnt.decided {
+            avoidable[i] = cosmetic;
+        }
     }
     Outcome {
-        avoidable: code.into_iter().map(|c| !c.into_inner()).collect(),
+        avoidable,
         parsed,
         cached,
     }
 }
 
-/// The modified files of the candidate updates, by path, in release order,
-/// each with its remembered kind, and how many were remembered. Marks the
-/// updates already known to change code: anything but modified files, or
-/// a remembered `code` change (so that none of their other files is
-/// parsed).
-fn changes_by_path(
+/// The candidate updates still to be decided, in release order, each with
+/// its modified files and their remembered kinds, and how many kinds were
+/// remembered. Decides (not avoidable) the updates with anything but
+/// modified files, or with a remembered `code` change.
+fn open_updates(
     updates: &[Update<'_>],
     cache: &KindCache,
-    code: &[AtomicBool],
-) -> (BTreeMap<String, Vec<Change>>, usize) {
-    let mut by_path: BTreeMap<String, Vec<Change>> = BTreeMap::new();
+    avoidable: &mut [bool],
+) -> (Vec<(usize, Vec<Change>)>, usize) {
+    let mut open = Vec::new();
     let mut cached = 0;
     for (i, u) in updates.iter().enumerate().filter(|(_, u)| u.candidate) {
-        let Some(files) = modified(i, u) else {
-            code[i].store(true, Ordering::Relaxed);
+        let Some(mut files) = modified(u) else {
+            avoidable[i] = false;
             continue;
         };
-        for mut c in files {
+        let mut code = false;
+        for c in &mut files {
             c.known = cache.get(c.old, c.new);
             cached += usize::from(c.known.is_some());
-            if c.known == Some(ChangeKind::Code) {
-                code[i].store(true, Ordering::Relaxed);
-            }
-            by_path.entry(c.path.clone()).or_default().push(c);
+            code |= c.known == Some(ChangeKind::Code);
+        }
+        if code {
+            avoidable[i] = false;
+        } else {
+            open.push((i, files));
         }
     }
-    (by_path, cached)
+    (open, cached)
 }
 
-/// What one thread computed: kinds to remember, and its parses.
+/// What one thread computed: kinds to remember, its decisions and its
+/// parses.
 #[derive(Default)]
 struct Learnt {
     kinds: Vec<(ObjectId, ObjectId, ChangeKind)>,
+    /// Update index → whether its restart was avoidable.
+    decided: Vec<(usize, bool)>,
     parsed: usize,
 }
 
-/// The modified files of update `i`, `None` when anything else changed (an
+/// A thread's parser, the last version it parsed of each path, and what it
+/// learnt.
+struct Work {
+    classifier: Classifier,
+    kept: HashMap<String, (ObjectId, Parsed)>,
+    learnt: Learnt,
+}
+
+/// The modified files of update `u`, `None` when anything else changed (an
 /// addition, a deletion, a rename, a mode or type change, a file that is not
 /// Python source by its name: `code`) or nothing did.
-fn modified(i: usize, u: &Update<'_>) -> Option<Vec<Change>> {
+fn modified(u: &Update<'_>) -> Option<Vec<Change>> {
     let (from, to) = u.ids;
     // The same paths at both ends, or something was added, deleted or
     // renamed (what `changes::between_selections` would say, without its
@@ -189,7 +209,6 @@ fn modified(i: usize, u: &Update<'_>) -> Option<Vec<Change>> {
                 return None;
             }
             files.push(Change {
-                update: i,
                 path: changes::join(u.root, path),
                 old: *old,
                 new: *new,
@@ -200,77 +219,57 @@ fn modified(i: usize, u: &Update<'_>) -> Option<Vec<Change>> {
     (!files.is_empty()).then_some(files)
 }
 
-/// Splits the paths' changes into `threads` shares of about as many
-/// changes each (the largest first, each to the lightest share).
-fn share(mut paths: Vec<Vec<Change>>, threads: usize) -> Vec<Vec<Vec<Change>>> {
-    paths.sort_by_key(|p| std::cmp::Reverse(p.len()));
-    let mut shares: Vec<(usize, Vec<Vec<Change>>)> =
-        (0..threads).map(|_| (0, Vec::new())).collect();
-    for p in paths {
-        let lightest = shares
-            .iter_mut()
-            .min_by_key(|(n, _)| *n)
-            .expect("at least one thread");
-        lightest.0 += p.len();
-        lightest.1.push(p);
+/// Whether every change of an update is cosmetic (`layout` or
+/// `docstrings`, of the path's own blobs), stopping at the first that is
+/// not. The cheap checks come first: links, then the blobs (a file over
+/// [`FILE_LIMIT`] or unreadable is `code`); then the changes are
+/// classified by the bytes left to parse: of the older side, none when
+/// the thread holds it parsed, those that differ from the version it holds
+/// of the path, else the whole file; of the newer side, those that differ
+/// from the older one.
+fn all_cosmetic(blobs: &Blobs<'_>, u: &Update<'_>, changes: &[Change], work: &mut Work) -> bool {
+    // The link check is the trees', never remembered.
+    if !changes.iter().all(|c| own_blobs(blobs.repo, u, c)) {
+        return false;
     }
-    shares.into_iter().map(|(_, s)| s).collect()
+    let mut todo = Vec::new();
+    for c in changes.iter().filter(|c| c.known.is_none()) {
+        let (Some(old), Some(new)) = (blobs.read(c.old), blobs.read(c.new)) else {
+            return false;
+        };
+        let older = match work.kept.get(&c.path) {
+            Some((id, _)) if *id == c.old => 0,
+            Some((_, held)) => differing(&held.source, &old),
+            None => old.len(),
+        };
+        todo.push((older + differing(&old, &new), c, old, new));
+    }
+    todo.sort_by_key(|(cost, ..)| *cost);
+    todo.into_iter()
+        .all(|(_, c, old, new)| cosmetic(c, (old, new), work))
 }
 
-/// Classifies one path's changes in release order, marking the updates
-/// with a `code` change. A version is parsed only for a change still to be
-/// compared: not for one whose kind is remembered, nor for one whose
-/// update is already known to change code. Versions are parsed where
-/// they changed, each from the one before, as long as a later change of
-/// the chain is still to be compared; a chain broken by decided changes
-/// starts again with one fresh parse of the next compared change's older
-/// side.
-fn classify_path(
-    blobs: &Blobs<'_>,
-    classifier: &mut Classifier,
-    updates: &[Update<'_>],
-    changes: &[Change],
-    code: &[AtomicBool],
-    learnt: &mut Learnt,
-) {
-    let mut kept: Option<(ObjectId, Parsed)> = None;
-    for (k, c) in changes.iter().enumerate() {
-        let previous = kept.take().filter(|(id, _)| *id == c.old).map(|(_, p)| p);
-        if let Some(kind) = c.known {
-            // The link check is the trees', not remembered.
-            let cosmetic = kind.is_cosmetic()
-                && (code[c.update].load(Ordering::Relaxed) || own_blobs(blobs.repo, updates, c));
-            if !cosmetic {
-                code[c.update].store(true, Ordering::Relaxed);
-            }
-        }
-        if !open(c, code) {
-            if previous.is_some() && compared_later(changes, k, code) {
-                kept = blobs
-                    .read(c.new)
-                    .map(|bytes| (c.new, classifier.parse(bytes, previous.as_ref())));
-            }
-            continue;
-        }
-        let old = previous.or_else(|| blobs.read(c.old).map(|b| classifier.parse(b, None)));
-        let new = old
-            .as_ref()
-            .and_then(|old| Some(classifier.parse(blobs.read(c.new)?, Some(old))));
-        let cosmetic = match (&old, &new) {
-            (Some(old), Some(new)) => {
-                let kind = compare_parsed(old, new);
-                learnt.kinds.push((c.old, c.new, kind));
-                kind.is_cosmetic() && own_blobs(blobs.repo, updates, c)
-            }
-            _ => false,
-        };
-        if !cosmetic {
-            code[c.update].store(true, Ordering::Relaxed);
-        }
-        if compared_later(changes, k, code) {
-            kept = new.map(|n| (c.new, n));
-        }
-    }
+/// How many bytes of `new` differ from `old` (between what they share at
+/// both ends): what a windowed parse of `new` reads.
+fn differing(old: &[u8], new: &[u8]) -> usize {
+    let (prefix, suffix) = super::window::shared(old, new);
+    new.len().saturating_sub(prefix + suffix)
+}
+
+/// Classifies one change (parsing its older side from the version the
+/// thread holds of the path, when it holds one), remembers its kind and
+/// keeps its newer side; whether it is cosmetic.
+fn cosmetic(c: &Change, (old, new): (Arc<Vec<u8>>, Arc<Vec<u8>>), work: &mut Work) -> bool {
+    let old = match work.kept.remove(&c.path) {
+        Some((id, parsed)) if id == c.old => parsed,
+        Some((_, parsed)) => work.classifier.parse(old, Some(&parsed)),
+        None => work.classifier.parse(old, None),
+    };
+    let new = work.classifier.parse(new, Some(&old));
+    let kind = compare_parsed(&old, &new);
+    work.learnt.kinds.push((c.old, c.new, kind));
+    work.kept.insert(c.path.clone(), (c.new, new));
+    kind.is_cosmetic()
 }
 
 /// Where a thread reads blobs: those the history kept, else the
@@ -291,25 +290,9 @@ impl Blobs<'_> {
     }
 }
 
-/// A change still to be compared: its kind is not remembered and its
-/// update is not known to change code (yet: other threads may find it).
-fn open(c: &Change, code: &[AtomicBool]) -> bool {
-    c.known.is_none() && !code[c.update].load(Ordering::Relaxed)
-}
-
-/// Whether a change after the `k`th is still to be compared and can be
-/// reached from its newer side: each change up to it starts from the
-/// version the one before it ends at.
-fn compared_later(changes: &[Change], k: usize, code: &[AtomicBool]) -> bool {
-    changes[k..]
-        .windows(2)
-        .take_while(|w| w[1].old == w[0].new)
-        .any(|w| open(&w[1], code))
-}
-
 /// Whether the selection's blobs are the path's own at both ends, not a
 /// symbolic link's target (a link is `code`).
-fn own_blobs(repo: &gix::Repository, updates: &[Update<'_>], c: &Change) -> bool {
-    let trees = updates[c.update].trees;
-    blob_at(repo, trees.0, &c.path) == Some(c.old) && blob_at(repo, trees.1, &c.path) == Some(c.new)
+fn own_blobs(repo: &gix::Repository, u: &Update<'_>, c: &Change) -> bool {
+    blob_at(repo, u.trees.0, &c.path) == Some(c.old)
+        && blob_at(repo, u.trees.1, &c.path) == Some(c.new)
 }

@@ -42,8 +42,9 @@ fn project() -> TestRepo {
 const AVOIDABLE: [bool; 6] = [true, true, false, false, true, false];
 
 /// The changes a first run with one thread compares, so remembers: a.py
-/// four times, b.py twice (its change in the update where a.py's code
-/// changed is never compared), the link's target once.
+/// four times, b.py three times (the smaller file is compared first, also
+/// in the update where a.py's code changed); the link's update is decided
+/// by the link check, without a parse.
 const ENTRIES: u64 = 7;
 
 /// One thread unless `extra` says otherwise: which changes a first run
@@ -227,4 +228,53 @@ fn a_range_remembers_and_reuses_kinds() {
     repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json", "--no-cache"])
         .assert_error(4, &format!("{blob}) is missing from the repository"));
     assert_eq!(std::fs::read_to_string(repo.join(FILE)).unwrap(), lines);
+}
+
+/// History needs one bit per update: an update is decided at its first
+/// `code` change, and the cheapest are tried first. A link costs no parse
+/// (a link is `code`), and a small file's change is compared before a
+/// large one's, so the large file of an update whose small file changed
+/// code is never parsed.
+#[test]
+fn an_update_is_decided_by_its_cheapest_code_change() {
+    let big: String = (0..400)
+        .map(|i| format!("def f{i}(x):\n    return x + {i}\n\n\n"))
+        .collect();
+    let repo = TestRepo::new();
+    repo.write("src/a.py", &big)
+        .write("src/z.py", "x = 1\n")
+        .write("lib/real.py", "y = 1\n")
+        .symlink("src/link.py", "../lib/real.py")
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
+    let edits: Vec<Vec<(&str, String)>> = vec![
+        // A comment in the large file, code in the small one.
+        vec![
+            ("src/a.py", format!("# one\n{big}")),
+            ("src/z.py", "x = 2\n".to_string()),
+        ],
+        // A comment in the large file, a comment reached through the link.
+        vec![
+            ("src/a.py", format!("# two\n{big}")),
+            ("lib/real.py", "y = 1  # through a link\n".to_string()),
+        ],
+        // Comments only: both are compared.
+        vec![
+            ("src/a.py", format!("# three\n{big}")),
+            ("src/z.py", "x = 2  # why\n".to_string()),
+        ],
+    ];
+    repo.release_updates(&edits);
+    for threads in ["1", "2"] {
+        let j = history(&repo, &["--no-cache", "--threads", threads]);
+        assert_eq!(avoidable(&j), [false, false, true], "--threads {threads}");
+        // The first two updates: z.py twice (each side parsed whole: one
+        // statement), a.py never, nothing for the link's update.
+        let j = history(
+            &repo,
+            &["v1.0.0..v1.2.0", "--no-cache", "--threads", threads],
+        );
+        assert_eq!(avoidable(&j), [false, false], "--threads {threads}");
+        assert_eq!(stat(&j, "classify_parsed"), 2, "--threads {threads}: {j}");
+    }
 }
