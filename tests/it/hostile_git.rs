@@ -308,3 +308,88 @@ fn build_metadata_on_unrelated_commits_is_named_in_the_warning() {
         "{message}"
     );
 }
+
+/// `fpcheck` run with `env`, in `cwd`.
+fn fpcheck_with_env(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> crate::support::Run {
+    let mut cmd = fpcheck_command(cwd);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    crate::support::Run::finished(cmd.args(args).output().unwrap())
+}
+
+/// What git itself says `rev` is with `env`, in `cwd`.
+fn git_rev_with_env(cwd: &Path, rev: &str, env: &[(&str, &Path)]) -> String {
+    let mut cmd = git_cmd(cwd);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.args(["rev-parse", rev]).output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A hook or script that sets git's environment gets the answer for the
+/// repository it named, as git would, inside another repository or outside
+/// any; `--repo` is the repository asked about whatever the environment.
+#[test]
+fn gits_environment_names_the_repository_as_git_reads_it() {
+    let a = crate::support::two_releases(); // v1.0.0..v1.1.0 changes code
+    let b = TestRepo::new(); // the same tags, a README-only release
+    b.write("src/app.py", "def main(): return 1\n")
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    b.commit_and_tag("1.0.0", "v1.0.0");
+    b.write("README.md", "docs\n");
+    b.commit_and_tag("1.1.0", "v1.1.0");
+    let outside = tempfile::tempdir().unwrap();
+    let git_dir = a.path().join(".git");
+    let env = [("GIT_DIR", git_dir.as_path())];
+    for cwd in [b.path(), outside.path()] {
+        let run = fpcheck_with_env(cwd, &["v1.0.0..v1.1.0", "--format", "json"], &env);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let j = run.json();
+        assert_eq!(
+            j["restart_required"], true,
+            "{cwd:?}: analysed the wrong repository"
+        );
+        assert_eq!(
+            j["to"]["commit"].as_str().unwrap(),
+            git_rev_with_env(cwd, "v1.1.0^{commit}", &env),
+            "{cwd:?}"
+        );
+    }
+    // An explicit --repo wins over the environment.
+    let run = fpcheck_with_env(
+        outside.path(),
+        &[
+            "v1.0.0..v1.1.0",
+            "--format",
+            "json",
+            "--repo",
+            b.path().to_str().unwrap(),
+        ],
+        &env,
+    );
+    assert_eq!(
+        (run.code, &run.json()["restart_required"]),
+        (0, &Value::Bool(false))
+    );
+    // A GIT_DIR that is no repository is named as such.
+    let nowhere = outside.path().join("nowhere");
+    let run = fpcheck_with_env(
+        b.path(),
+        &["v1.0.0..v1.1.0"],
+        &[("GIT_DIR", nowhere.as_path())],
+    );
+    run.assert_error(
+        4,
+        &format!("GIT_DIR={} is not a git repository", nowhere.display()),
+    );
+    // An object store elsewhere, which fpcheck would not read, is refused
+    // up front rather than met as missing objects.
+    let objects = git_dir.join("objects");
+    for name in ["GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"] {
+        let run = fpcheck_with_env(b.path(), &["v1.0.0..v1.1.0"], &[(name, objects.as_path())]);
+        run.assert_error(4, &format!("{name} is set"));
+    }
+}

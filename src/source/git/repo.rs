@@ -19,14 +19,27 @@ const MAX_PEEL: usize = 64;
 
 /// Opens the repository at `path`, or around the current directory, and
 /// checks that no `git replace` makes its tags loop.
+///
+/// Without `path`, git's environment is honoured as git honours it, so a
+/// hook or script that names a repository gets the answer for that one:
+/// `GIT_DIR` (and with it `GIT_WORK_TREE`), else discovery upwards under
+/// `GIT_CEILING_DIRECTORIES` and `GIT_DISCOVERY_ACROSS_FILESYSTEM`. An
+/// explicit `path` (`--repo`, the Python package) is the repository asked
+/// about, whatever the environment says.
 pub fn open_repo(path: Option<&Path>) -> Result<gix::Repository, SourceError> {
-    let start = match path {
-        Some(p) => p.to_path_buf(),
-        None => std::env::current_dir().map_err(|e| {
-            SourceError::Repository(format!("cannot read the current directory: {e}").into())
-        })?,
+    let mut repo = match path {
+        Some(p) => discover_at(p)?,
+        None => open_from_environment()?,
     };
-    if path.is_some() && !start.exists() {
+    // Tags of one project share most blobs through deltas; a pack cache
+    // saves re-inflating their bases.
+    repo.object_cache_size_if_unset(4 << 20);
+    check_replacements(&repo)?;
+    Ok(repo)
+}
+
+fn discover_at(start: &Path) -> Result<gix::Repository, SourceError> {
+    if !start.exists() {
         return Err(SourceError::Repository(
             Message::new()
                 .text(format!("{} does not exist: pass ", start.display()))
@@ -34,20 +47,76 @@ pub fn open_repo(path: Option<&Path>) -> Result<gix::Repository, SourceError> {
                 .text(" with the path of a git repository"),
         ));
     }
-    let mut repo = gix::discover(&start).map_err(|e| SourceError::Git {
+    gix::discover(start).map_err(|e| not_in_a_repository(start, Box::new(e)))
+}
+
+/// Variables with which git reads objects from elsewhere than the
+/// repository's own store; gix does not read them, and objects looked for
+/// in the wrong store could only be missing, so fpcheck refuses to start
+/// rather than fail halfway.
+const OBJECT_STORE_VARIABLES: [&str; 2] =
+    ["GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES"];
+
+fn open_from_environment() -> Result<gix::Repository, SourceError> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        SourceError::Repository(format!("cannot read the current directory: {e}").into())
+    })?;
+    if let Some(name) = OBJECT_STORE_VARIABLES
+        .iter()
+        .find(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()))
+    {
+        return Err(SourceError::Repository(
+            Message::new()
+                .text(format!(
+                    "{name} is set, and fpcheck reads objects only from the repository's own \
+                     object directory: unset it, or pass "
+                ))
+                .setting(Setting::Repo, Value::Placeholder("PATH"))
+                .text(" with a repository that holds its objects"),
+        ));
+    }
+    if let Some(git_dir) = std::env::var_os("GIT_DIR").filter(|v| !v.is_empty()) {
+        return gix::ThreadSafeRepository::open_with_environment_overrides(
+            &cwd,
+            Default::default(),
+        )
+        .map(gix::Repository::from)
+        .map_err(|e| SourceError::Git {
+            message: Message::new().text(format!(
+                "GIT_DIR={} is not a git repository: unset GIT_DIR, or point it at one",
+                Path::new(&git_dir).display()
+            )),
+            source: Box::new(e),
+        });
+    }
+    let options = gix::discover::upwards::Options {
+        // As git: ceiling directories that do not lie above the current
+        // directory are ignored, not an error.
+        match_ceiling_dir_or_error: false,
+        ..Default::default()
+    };
+    gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
+        &cwd,
+        options,
+        Default::default(),
+    )
+    .map(gix::Repository::from)
+    .map_err(|e| not_in_a_repository(&cwd, Box::new(e)))
+}
+
+fn not_in_a_repository(
+    start: &Path,
+    source: Box<dyn std::error::Error + Send + Sync>,
+) -> SourceError {
+    SourceError::Git {
         message: Message::new()
             .text(format!(
                 "{} is not in a git repository: run fpcheck inside one, or pass ",
                 start.display()
             ))
             .setting(Setting::Repo, Value::Placeholder("PATH")),
-        source: Box::new(e),
-    })?;
-    // Tags of one project share most blobs through deltas; a pack cache
-    // saves re-inflating their bases.
-    repo.object_cache_size_if_unset(4 << 20);
-    check_replacements(&repo)?;
-    Ok(repo)
+        source,
+    }
 }
 
 /// Fails when a replaced tag never peels to a non-tag object. Every cycle
