@@ -145,3 +145,27 @@ def test_git_functions_run_in_threads_at_once(repo: Path) -> None:
     for t in threads:
         t.join()
     assert not errors
+
+
+def test_fingerprint_at_and_analyse_follow_the_checkouts_bytes(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A release that only adds ``eol=crlf`` changes the bytes a clone
+    installs: ``fingerprint_at`` is the clone's value and ``analyse``
+    restarts, as the CLI does."""
+    commit_tree(repo, BASE, "v1.0.0")
+    (repo / ".gitattributes").write_text("*.py eol=crlf\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "attributes")
+    git(repo, "tag", "v1.1.0")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "-b", "v1.1.0", str(repo), str(clone))
+    assert (clone / "src" / "server.py").read_bytes() == b"# entrypoint\r\n"
+    at_v2 = fpcheck.fingerprint_at(repo, "v1.1.0")
+    assert at_v2 == fpcheck.fingerprint(clone / "src")
+    assert at_v2 != fpcheck.fingerprint_at(repo, "v1.0.0")
+    got = fpcheck.analyse(repo, "v1.0.0", "v1.1.0")
+    assert got["restart_required"] is True
+    assert got["reason"] == "code_changed"
+    cli = fpcheck_cli("v1.0.0..v1.1.0", "--repo", str(repo), "--format", "json")
+    assert got == json.loads(cli.stdout)

@@ -490,16 +490,22 @@ fn mkdir(p: &Path) {
     std::fs::create_dir(p).unwrap();
 }
 
+/// Makes a node at the path given.
+type Make = fn(&Path);
+
+/// A named way to put a hostile node at a path.
+type Planter = (String, Box<dyn Fn(&Path)>);
+
 /// Each node that is not a regular file, made at `at`, directly or as a
 /// link (in `elsewhere`) to it; the name says which.
-fn hostile_nodes(elsewhere: &Path) -> Vec<(String, Box<dyn Fn(&Path)>)> {
-    let kinds: [(&str, fn(&Path)); 4] = [
+fn hostile_nodes(elsewhere: &Path) -> Vec<Planter> {
+    let kinds: [(&str, Make); 4] = [
         ("FIFO", mkfifo),
         ("character device", mkzero),
         ("socket", mksocket),
         ("directory", mkdir),
     ];
-    let mut nodes: Vec<(String, Box<dyn Fn(&Path)>)> = Vec::new();
+    let mut nodes: Vec<Planter> = Vec::new();
     for (kind, make) in kinds {
         nodes.push((kind.to_string(), Box::new(make)));
         let target = elsewhere.join(kind.replace(' ', "-"));
