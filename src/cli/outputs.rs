@@ -80,7 +80,14 @@ pub(super) fn render_all(
                 Some(limit) => report::fit_within(opts.max_files, limit, at),
                 None => at(opts.max_files),
             }
-            .map_err(|e| Failure::usage(format!("--report {}: {}", out.path.display(), e.0)))?;
+            // Only the report's own content can overflow a limit (the
+            // formats are built in): an input the report cannot hold.
+            .map_err(|e| {
+                Failure::new(
+                    fpcheck::error::Kind::Input,
+                    format!("--report {}: {}", out.path.display(), e.0),
+                )
+            })?;
             Ok((out.path.clone(), text))
         })
         .collect()

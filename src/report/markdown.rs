@@ -61,13 +61,15 @@ fn escape_html_visible(text: &str) -> String {
 }
 
 fn md(value: &Value, _: &HashMap<String, Value>) -> tera::Result<Value> {
-    Ok(Value::String(escape_markdown(&as_text(value))))
+    Ok(Value::String(escape_markdown(&super::shown(&as_text(
+        value,
+    )))))
 }
 
 fn md_code(value: &Value, _: &HashMap<String, Value>) -> tera::Result<Value> {
     Ok(Value::String(format!(
         "<code>{}</code>",
-        escape_markdown(&as_text(value))
+        escape_markdown(&super::shown(&as_text(value)))
     )))
 }
 

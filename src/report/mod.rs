@@ -22,6 +22,30 @@ pub use names::{name_end, End};
 pub use runtimes::{render_runtimes, RUNTIMES_MARKDOWN};
 pub use table::render_table;
 
+/// The longest value (in characters) a report shows whole: a version, a
+/// `force_restart` or a name from the repository longer than this is
+/// shortened for display, so that a hostile `version.json` cannot push the
+/// verdict out of a size-limited report. JSON keeps every value exact.
+pub const MAX_SHOWN_CHARS: usize = 200;
+
+/// `text` as a report shows it: whole when it has at most
+/// [`MAX_SHOWN_CHARS`] characters, else its start, a visible ellipsis and
+/// its full length (`1.2.99999… (100002 characters)`).
+pub fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    let mut chars = text.char_indices();
+    match chars.nth(MAX_SHOWN_CHARS) {
+        None => std::borrow::Cow::Borrowed(text),
+        Some(_) => {
+            let keep = text
+                .char_indices()
+                .nth(MAX_SHOWN_CHARS / 2)
+                .map_or(text.len(), |(i, _)| i);
+            let total = text.chars().count();
+            std::borrow::Cow::Owned(format!("{}… ({total} characters)", &text[..keep]))
+        }
+    }
+}
+
 /// How many files a list shows before it says "N more".
 pub const DEFAULT_MAX_FILES: usize = 200;
 

@@ -73,8 +73,8 @@ fn sides(a: &Analysis, opts: &RenderOptions) -> Table {
     let row = |name: &str, f: &dyn Fn(&Side) -> String| {
         vec![
             Cell::new(name),
-            Cell::new(clean(&f(&a.from))),
-            Cell::new(clean(&f(&a.to))),
+            Cell::new(super::shown(&clean(&f(&a.from)))),
+            Cell::new(super::shown(&clean(&f(&a.to)))),
         ]
     };
     table.add_row(row("ref", &|s| s.reference.clone()));

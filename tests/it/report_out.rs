@@ -82,7 +82,7 @@ fn one_run_writes_every_report_and_each_fits_its_limit_by_whole_rows() {
 }
 
 #[test]
-fn a_report_that_cannot_fit_or_a_bad_spec_is_a_usage_error_and_writes_nothing() {
+fn a_report_that_cannot_fit_is_exit_4_a_bad_spec_exit_2_and_nothing_is_written() {
     let (repo, from, to) = thirty_new_modules();
     let range = format!("{from}..{to}");
     let dir = tempfile::tempdir().unwrap();
@@ -94,7 +94,9 @@ fn a_report_that_cannot_fit_or_a_bad_spec_is_a_usage_error_and_writes_nothing() 
         "--",
         &range,
     ]);
-    assert_eq!(run.code, 2, "{}", run.stderr);
+    // Not a usage error: a workflow that reads "usage" as "fix your
+    // inputs" must not mistake it for a verdict.
+    assert_eq!(run.code, 4, "{}", run.stderr);
     assert!(
         run.stderr.contains("even with no file listed") && run.stderr.contains("100 bytes"),
         "{}",
@@ -301,4 +303,44 @@ fn a_closed_stdout_is_dev_null_not_the_next_file_opened() {
             "{args:?}"
         );
     }
+}
+
+/// A release whose `version.json` holds a 100 KB version and
+/// `force_restart`: the size-limited report still fits and carries the
+/// verdict, the long values shortened with a visible ellipsis and their
+/// length; the JSON keeps them exact.
+#[test]
+fn huge_version_values_are_shortened_for_display_and_exact_in_json() {
+    let repo = TestRepo::new();
+    repo.write("src/app.py", "x = 1\n")
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit_and_tag("1", "v1");
+    let version = format!("2.{}", "9".repeat(100_000));
+    let force = "y".repeat(100_000);
+    repo.write("src/app.py", "x = 2\n").write(
+        "version.json",
+        &serde_json::json!({"version": version, "force_restart": force}).to_string(),
+    );
+    repo.commit_and_tag("2", "v2");
+    let dir = tempfile::tempdir().unwrap();
+    let (md, json) = (dir.path().join("x.md"), dir.path().join("x.json"));
+    let run = repo.fpcheck(&[
+        "v1..v2",
+        "--report",
+        &format!("markdown:65000={}", md.display()),
+        "--format",
+        "json",
+        "-o",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let text = std::fs::read_to_string(&md).unwrap();
+    assert!(text.len() <= 65000, "{} bytes", text.len());
+    assert!(text.contains("Restart required"), "{text}");
+    assert!(text.contains("… (100002 characters)"), "{text}");
+    let j: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(j["to"]["version"], serde_json::Value::String(version));
+    assert_eq!(j["restart_required"], true);
+    let table = repo.fpcheck(&["v1..v2"]);
+    assert!(table.stdout.contains("characters)"), "{}", table.stdout);
 }
