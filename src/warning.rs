@@ -295,3 +295,13 @@ mod tests {
         }
     }
 }
+
+/// The first three of `paths` and how many more (`a, b, c and 2 more`):
+/// how a warning names the files it is about without growing with them.
+pub(crate) fn some_paths(paths: &[String]) -> String {
+    let shown: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
+    match paths.len() {
+        n if n > 3 => format!("{} and {} more", shown.join(", "), n - 3),
+        _ => shown.join(", "),
+    }
+}

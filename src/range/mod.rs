@@ -580,19 +580,13 @@ fn attributes_changes(
         return;
     }
     let n = paths.len();
-    let shown: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
-    let more = if n > 3 {
-        format!(" and {} more", n - 3)
-    } else {
-        String::new()
-    };
     to_read.fp.warnings.push(crate::warning::Warning::new(
         crate::warning::Code::GitattributesConversion,
         format!(
             "the bytes a checkout writes changed through .gitattributes alone for {n} runtime \
-             file{} ({}{more}): the stored blobs are the same, the installed bytes are not",
+             file{} ({}): the stored blobs are the same, the installed bytes are not",
             if n == 1 { "" } else { "s" },
-            shown.join(", ")
+            crate::warning::some_paths(&paths)
         ),
     ));
 }

@@ -96,10 +96,7 @@ impl GitSource {
         let mut index = gix::index::State::new(self.repo.object_hash());
         let mut too_large = Vec::new();
         for (path, id) in self.attribute_files()? {
-            let size = gix::odb::Header::try_header(&self.repo.objects, &id)
-                .ok()
-                .flatten()
-                .map_or(0, |h| h.size());
+            let size = self.blob_size(&self.repo.objects, id, &path)?;
             if size > MAX_ATTRIBUTES {
                 too_large.push(Warning::new(
                     Code::GitattributesConversion,
@@ -111,13 +108,7 @@ impl GitSource {
                 ));
                 continue;
             }
-            index.dangerously_push_entry(
-                Default::default(),
-                id,
-                gix::index::entry::Flags::empty(),
-                gix::index::entry::Mode::FILE,
-                path.as_str().into(),
-            );
+            push_attribute_file(&mut index, &path, id);
         }
         index.sort_entries();
         let mut stack = self
@@ -151,20 +142,14 @@ impl GitSource {
         let mut warnings = too_large;
         warnings.extend(hits.into_iter().map(|(setting, paths)| {
             let n = paths.len();
-            let shown: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
-            let more = if n > 3 {
-                format!(" and {} more", n - 3)
-            } else {
-                String::new()
-            };
             Warning::new(
                 Code::GitattributesConversion,
                 format!(
-                    ".gitattributes at `{}` sets {setting} on {n} runtime file{} ({}{more}): \
+                    ".gitattributes at `{}` sets {setting} on {n} runtime file{} ({}): \
                      the fingerprint is of the bytes a checkout writes, converted as git does",
                     self.rev.spec,
                     if n == 1 { "" } else { "s" },
-                    shown.join(", ")
+                    crate::warning::some_paths(&paths)
                 ),
             )
         }));
@@ -279,10 +264,7 @@ impl GitSource {
         let mut index = gix::index::State::new(self.repo.object_hash());
         let n = files.len();
         for (path, id) in files {
-            let size = gix::odb::Header::try_header(&self.repo.objects, &id)
-                .ok()
-                .flatten()
-                .map_or(0, |h| h.size());
+            let size = self.blob_size(&self.repo.objects, id, &path)?;
             if size > MAX_ATTRIBUTES {
                 return Err(SourceError::Unreadable {
                     path,
@@ -292,13 +274,7 @@ impl GitSource {
                     ),
                 });
             }
-            index.dangerously_push_entry(
-                Default::default(),
-                id,
-                gix::index::entry::Flags::empty(),
-                gix::index::entry::Mode::FILE,
-                path.as_str().into(),
-            );
+            push_attribute_file(&mut index, &path, id);
         }
         index.sort_entries();
         // The tree's own `.gitattributes` only, with git's built-in macro
@@ -741,4 +717,16 @@ mod tests {
         let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(paths, ["a/b/.gitattributes"]);
     }
+}
+
+/// Adds the `.gitattributes` blob `id` at `path` to `index`, the form in
+/// which gix's attribute stack reads a tree's attribute files.
+fn push_attribute_file(index: &mut gix::index::State, path: &str, id: ObjectId) {
+    index.dangerously_push_entry(
+        Default::default(),
+        id,
+        gix::index::entry::Flags::empty(),
+        gix::index::entry::Mode::FILE,
+        path.into(),
+    );
 }
