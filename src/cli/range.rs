@@ -43,7 +43,7 @@ pub(super) struct RangeArgs {
     /// them, `from REF COMMIT` and `to REF COMMIT` (JSON with --format
     /// json), reading commits and tags only: what a script needs to fetch
     /// the trees before the comparison.
-    #[arg(long, conflicts_with_all = ["template", "reports", "patch_out", "exit_code"])]
+    #[arg(long, conflicts_with_all = ["template", "reports", "patch_out", "exit_code", "compute_fingerprints"])]
     resolve_only: bool,
     /// Compare FROM with the working tree instead of a revision, to ask
     /// before committing.
@@ -81,6 +81,12 @@ pub(super) struct RangeArgs {
     /// Neither read nor write the fingerprint cache in the git directory.
     #[arg(long)]
     no_cache: bool,
+    /// Compute both ends' fingerprints even when both select the same
+    /// files (paths and blob ids), where they are otherwise left out as
+    /// `null`, `fingerprint_skipped: "selection_unchanged"`: for scripts
+    /// that hand the fingerprints on.
+    #[arg(long)]
+    compute_fingerprints: bool,
     /// When to colour the table: auto (a terminal without NO_COLOR), always, never.
     #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
     color: ColorWhen,
@@ -138,7 +144,7 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
             settings,
             persistent_cache: !args.no_cache,
             // --patch-out records the digest: it must be computed.
-            digests: if args.patch_out.is_some() {
+            digests: if args.patch_out.is_some() || args.compute_fingerprints {
                 range::Digests::Always
             } else {
                 range::Digests::WhenNeeded

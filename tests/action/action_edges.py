@@ -59,13 +59,14 @@ def unit_checks(c: Checks) -> None:
     c.equal(
         check.report_flags(7, Path("/t/j.json"), Path("/t/s.md"), Path("/t/c.md")),
         [
+            "--compute-fingerprints",
             "--format=json",
             "--output=/t/j.json",
             "--max-files=7",
             "--report=markdown:1000000=/t/s.md",
             "--report=markdown:65000=/t/c.md",
         ],
-        "one fpcheck run writes the JSON, the summary and the comment, each within its limit",
+        "one fpcheck run writes the JSON, the summary and the comment, each within its limit, with both fingerprints",
     )
     outs = check.step_outputs(
         {"restart_required": True, "reason": "forced", "from": {"version": "1.0"}, "to": None, "changes": {"runtime": [{"path": "src/a.py"}]}},

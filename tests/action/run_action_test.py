@@ -229,7 +229,25 @@ def run_all(c: Checks, tmp: Path, stub: Stub, binary: Path) -> None:
     c.equal(r3.outputs.get("reason"), "no_runtime_change", "run 3: reason")
     c.equal(r3.outputs.get("avoidable"), "false", "run 3: no restart, nothing to avoid")
     c.equal(r3.outputs.get("changed-runtime-files"), "[]", "run 3: no runtime files")
+    # Both ends select the same files, where fpcheck on its own leaves the
+    # fingerprints out (`fingerprint_skipped`): the action computes them, so
+    # they are the digests `fpcheck fingerprint --rev` gives for each end.
+    report3 = json.loads(Path(r3.outputs["report-json"]).read_text(encoding="utf-8"))
+    c.equal(
+        [report3[end].get("fingerprint_skipped") for end in ("from", "to")],
+        [None, None],
+        "run 3: the report computes both fingerprints of an unchanged selection",
+    )
+    for end in ("from", "to"):
+        commit_id = r3.outputs.get(f"{end}-commit", "")
+        alone = subprocess.run(
+            [str(binary), "fingerprint", f"--repo={ws3}", f"--rev={commit_id}"], capture_output=True, text=True
+        )
+        c.check(alone.returncode == 0, f"run 3: fpcheck fingerprint --rev {commit_id}", alone.stderr)
+        c.check(re.fullmatch(r"[0-9a-f]{64}", r3.outputs.get(f"{end}-fingerprint", "")) is not None, f"run 3: {end}-fingerprint is computed", repr(r3.outputs))
+        c.equal(r3.outputs.get(f"{end}-fingerprint"), alone.stdout.strip(), f"run 3: {end}-fingerprint is fpcheck fingerprint --rev's")
     c.equal(r3.outputs.get("from-fingerprint"), r3.outputs.get("to-fingerprint"), "run 3: equal fingerprints")
+    c.check("not computed" not in r3.summary, "run 3: the summary shows the fingerprints", r3.summary)
     c.equal(stub.requests[before:], [], "run 3: comment off, no API call")
 
     # ---- 4. fetch off in a shallow checkout: a clear failure, not a guess.

@@ -395,3 +395,78 @@ fn a_selected_gitattributes_below_an_unchanged_root_keeps_its_warnings() {
     assert!(warned[0].contains("sets eol=crlf"), "{alone}");
     assert!(warned[1].contains("sets text"), "{alone}");
 }
+
+/// `--compute-fingerprints` (what the GitHub Action passes): both ends of
+/// an unchanged selection get the digest `fingerprint --rev` gives, cold,
+/// with a cache that remembers the root tree unwalked, and per runtime;
+/// the rest of the report is the default report's.
+#[test]
+fn compute_fingerprints_reports_both_digests_of_an_unchanged_selection() {
+    let without = |mut j: Value| {
+        for end in ["from", "to"] {
+            let side = j[end].as_object_mut().unwrap();
+            side.remove("fingerprint");
+            side.remove("fingerprint_skipped");
+        }
+        j
+    };
+    let repo = released();
+    repo.commit_and_tag("1.0.0", "v1");
+    docs_release(&repo, "v2");
+    // The default run first: a persistent cache then remembers the root
+    // tree (scanned, not hashed), which must not stand for a digest.
+    let default = repo.verdict_json(&["v1..v2"]);
+    assert_eq!(default["to"]["fingerprint_skipped"], "selection_unchanged");
+    let digest = fingerprint_at(&repo, "v1");
+    assert_eq!(fingerprint_at(&repo, "v2"), digest);
+    for args in [
+        &["v1..v2", "--compute-fingerprints", "--no-cache"][..],
+        &["v1..v2", "--compute-fingerprints"],
+        &["v1..v2", "--compute-fingerprints"],
+    ] {
+        let j = repo.verdict_json(args);
+        for end in ["from", "to"] {
+            assert_eq!(j[end]["fingerprint"], digest.as_str(), "{args:?} {end}");
+            assert_eq!(j[end]["fingerprint_skipped"], Value::Null, "{args:?}");
+            assert_eq!(j[end]["runtime_files"], 3);
+        }
+        assert_eq!(without(j), without(default.clone()), "{args:?}");
+    }
+    let table = repo.fpcheck(&["v1..v2", "--compute-fingerprints"]);
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    assert!(!table.stdout.contains("not computed"), "{}", table.stdout);
+    assert!(table.stdout.contains(&digest[..12]), "{}", table.stdout);
+
+    // Several runtimes, neither changed: each runtime's own digests.
+    let repo = TestRepo::new();
+    repo.write(
+        "fpcheck.toml",
+        "[runtimes.server]\nroot = \"server\"\n[runtimes.worker]\nroot = \"worker\"\n",
+    )
+    .write("server/app.py", "serve = 1\n")
+    .write("worker/job.py", "work = 1\n")
+    .write("README.md", "# mono\n");
+    repo.commit_and_tag("1.0.0", "v1");
+    docs_release(&repo, "v2");
+    let skipped = repo.verdict_json(&["v1..v2", "--no-cache"]);
+    assert_eq!(
+        skipped["runtimes"][0]["to"]["fingerprint_skipped"],
+        "selection_unchanged"
+    );
+    let j = repo.verdict_json(&["v1..v2", "--no-cache", "--compute-fingerprints"]);
+    let runtimes = j["runtimes"].as_array().unwrap();
+    assert_eq!(runtimes.len(), 2);
+    for r in runtimes {
+        let name = r["name"].as_str().unwrap();
+        let run = repo.fpcheck(&["fingerprint", "--rev", "v2", "--runtime", name]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        for end in ["from", "to"] {
+            assert_eq!(r[end]["fingerprint"], run.stdout.trim(), "{name} {end}");
+            assert_eq!(r[end]["fingerprint_skipped"], Value::Null);
+        }
+    }
+    assert_ne!(
+        runtimes[0]["to"]["fingerprint"],
+        runtimes[1]["to"]["fingerprint"]
+    );
+}

@@ -212,8 +212,11 @@ def report_flags(max_files: int, json_path: Path, summary_path: Path, comment_pa
     """One fpcheck run writes the three reports: the JSON, the Markdown for the
     step summary and the one for the comment, each within GitHub's limit
     (fpcheck leaves out whole rows and says how many; a limit in bytes bounds
-    the characters too)."""
+    the characters too). Both fingerprints are computed even when the
+    ends select the same files (fpcheck leaves them out then), so an empty
+    `from-fingerprint` / `to-fingerprint` only ever means unavailable."""
     return [
+        "--compute-fingerprints",
         "--format=json",
         f"--output={json_path}",
         f"--max-files={max_files}",
