@@ -498,6 +498,9 @@ fn status_text(r: &StatusReport) -> String {
             .map_or_else(|| action.to_string(), String::from);
         let _ = writeln!(t, "  client     {}", escape(&action));
     }
+    for w in &r.warnings {
+        let _ = writeln!(t, "  warning    {}: {}", w.code, escape(&w.message));
+    }
     t
 }
 
