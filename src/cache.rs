@@ -417,8 +417,11 @@ pub(crate) fn write_private(common: &Path, file: &str, bytes: &[u8]) -> std::io:
     write_in(&opened, name, bytes)
 }
 
+/// Sweeps the temporary files runs killed mid-save left in the directory
+/// (see [`crate::atomic::sweep_temps_in`]), then replaces `name` in it.
 #[cfg(unix)]
 fn write_in(dir: &std::fs::File, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    crate::atomic::sweep_temps_in(dir);
     crate::atomic::replace_private_in(dir, std::ffi::OsStr::new(name), bytes)
 }
 
@@ -446,6 +449,7 @@ fn read_bytes_in(dir: &Path, name: &str, limit: usize) -> Option<Vec<u8>> {
 
 #[cfg(not(unix))]
 fn write_in(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    crate::atomic::sweep_temps_in(dir);
     crate::atomic::replace_private(&dir.join(name), bytes, crate::atomic::Occupied::Replace)
 }
 

@@ -56,6 +56,10 @@ pub enum Code {
     RecordedFingerprintMismatch,
     /// `status --cache`: the cache could not be written.
     CacheNotWritten,
+    /// `status`, `ack`: the installed runtime's fingerprint is unavailable
+    /// (`--dir` missing, not a directory, or a file in it unreadable), so
+    /// it cannot prove the process current or stale.
+    InstalledUnavailable,
     // `patch` explanations (docs/patch.md).
     /// `force_restart` turned off: code changed, clients restart anyway.
     ForceRestartRedundant,
@@ -81,7 +85,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, for the test that each is documented.
-    pub const ALL: [Code; 30] = [
+    pub const ALL: [Code; 31] = [
         Code::ForceRestartNotBoolean,
         Code::ForceRestartCarriedOver,
         Code::ForcedWithoutVersionChange,
@@ -102,6 +106,7 @@ impl Code {
         Code::UnknownClient,
         Code::RecordedFingerprintMismatch,
         Code::CacheNotWritten,
+        Code::InstalledUnavailable,
         Code::ForceRestartRedundant,
         Code::ForceRestartRequested,
         Code::ForceRestartElsewhere,
@@ -138,6 +143,7 @@ impl Code {
             UnknownClient => "unknown_client",
             RecordedFingerprintMismatch => "recorded_fingerprint_mismatch",
             CacheNotWritten => "cache_not_written",
+            InstalledUnavailable => "installed_unavailable",
             ForceRestartRedundant => "force_restart_redundant",
             ForceRestartRequested => "force_restart_requested",
             ForceRestartElsewhere => "force_restart_elsewhere",

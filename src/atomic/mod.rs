@@ -324,6 +324,14 @@ mod beneath {
     /// The mode of what is at `name` in `dir`, a link not followed;
     /// `None` when nothing is there.
     pub(super) fn mode_nofollow(dir: &File, name: &OsStr) -> io::Result<Option<u32>> {
+        // `mode_t` is u16 on some systems: the cast is not always a no-op.
+        #[allow(clippy::unnecessary_cast)]
+        Ok(stat_nofollow(dir, name)?.map(|st| st.st_mode as u32))
+    }
+
+    /// What is at `name` in `dir`, a link not followed; `None` when
+    /// nothing is there.
+    pub(super) fn stat_nofollow(dir: &File, name: &OsStr) -> io::Result<Option<libc::stat>> {
         let c = c_name(name)?;
         // SAFETY: `stat` is plain data, written by fstatat before it is read.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -344,7 +352,56 @@ mod beneath {
                 Err(e)
             };
         }
-        Ok(Some(st.st_mode as u32))
+        Ok(Some(st))
+    }
+
+    /// The names in the directory opened as `dir` (`.` and `..` left
+    /// out), read through a duplicate of its descriptor.
+    pub(super) fn names(dir: &File) -> io::Result<Vec<std::ffi::OsString>> {
+        use std::os::unix::ffi::OsStringExt;
+        // SAFETY: dup(2) of a valid descriptor; fdopendir owns the copy.
+        let fd = unsafe { libc::dup(dir.as_raw_fd()) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a fresh descriptor, owned by the stream from here on.
+        let stream = unsafe { libc::fdopendir(fd) };
+        if stream.is_null() {
+            let e = io::Error::last_os_error();
+            // SAFETY: fdopendir failed, so the descriptor is still ours.
+            unsafe { libc::close(fd) };
+            return Err(e);
+        }
+        // The copy shares the original's offset: read from the start.
+        // SAFETY: a valid stream.
+        unsafe { libc::rewinddir(stream) };
+        let mut names = Vec::new();
+        loop {
+            // SAFETY: a valid stream; the entry is read before the next call.
+            let entry = unsafe { libc::readdir(stream) };
+            if entry.is_null() {
+                break;
+            }
+            // SAFETY: d_name is NUL-terminated within the entry.
+            let name = unsafe { std::ffi::CStr::from_ptr((*entry).d_name.as_ptr()) };
+            let bytes = name.to_bytes();
+            if bytes != b"." && bytes != b".." {
+                names.push(std::ffi::OsString::from_vec(bytes.to_vec()));
+            }
+        }
+        // SAFETY: a valid stream, closed once (with its descriptor).
+        unsafe { libc::closedir(stream) };
+        Ok(names)
+    }
+
+    /// Removes the file or link `name` in `dir` (never a directory).
+    pub(super) fn unlink_checked(dir: &File, name: &OsStr) -> io::Result<()> {
+        let c = c_name(name)?;
+        // SAFETY: a valid descriptor and NUL-terminated name.
+        if unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
     }
 
     pub(super) fn rename(dir: &File, from: &OsStr, to: &OsStr) -> io::Result<()> {
@@ -378,17 +435,142 @@ pub(crate) fn remove_durable(path: &Path) -> io::Result<()> {
 /// Removes temporary files that writers of `path` killed mid-write left
 /// behind; returns how many. Only call it while holding a lock that every
 /// writer of `path` takes: otherwise it could delete a live writer's file.
+/// Only a regular file or a link (the link itself, never what it leads
+/// to) is removed; an entry that is neither, or cannot be removed, is left
+/// and the sweep goes on.
 pub(crate) fn remove_leftovers(path: &Path) -> io::Result<usize> {
     let prefix = format!(".{}.tmp-", file_name(path));
     let mut removed = 0;
     for entry in fs::read_dir(parent_dir(path))? {
-        let entry = entry?;
-        if entry.file_name().to_string_lossy().starts_with(&prefix) {
-            fs::remove_file(entry.path())?;
+        let Ok(entry) = entry else { continue };
+        if !entry.file_name().to_string_lossy().starts_with(&prefix) {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(meta) = fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let kind = meta.file_type();
+        if (kind.is_file() || kind.is_symlink()) && fs::remove_file(&path).is_ok() {
             removed += 1;
         }
     }
     Ok(removed)
+}
+
+/// How old a temporary file must be for [`sweep_temps_in`] to remove it
+/// even though the process its name gives is alive (a reused pid): no
+/// save takes a day.
+const STALE_AFTER_SECS: i64 = 24 * 60 * 60;
+
+/// Removes, from fpcheck's own directory opened as `dir` (`.git/fpcheck`,
+/// opened without following a link), the temporary files of fpcheck's
+/// naming (`.NAME.tmp-PID-N`, see [`temp_name`]) that a run killed
+/// mid-save left: those whose process is gone, and those older than
+/// [`STALE_AFTER_SECS`]. Writers of that directory take no common lock,
+/// so a fresh file of a live process is another run's save in progress
+/// and stays. Only a regular file or a link is removed (the link itself,
+/// never what it leads to); nothing is descended into, and an entry that
+/// cannot be examined or removed is left while the sweep goes on. Returns
+/// how many were removed.
+#[cfg(unix)]
+pub(crate) fn sweep_temps_in(dir: &File) -> usize {
+    let Ok(names) = beneath::names(dir) else {
+        return 0;
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let mut removed = 0;
+    for name in names {
+        let Some(pid) = temp_pid(name.as_encoded_bytes()) else {
+            continue;
+        };
+        let Ok(Some(st)) = beneath::stat_nofollow(dir, &name) else {
+            continue;
+        };
+        // `mode_t` is u16 on some systems: the casts are not always no-ops.
+        #[allow(clippy::unnecessary_cast)]
+        let kind = st.st_mode as u32 & libc::S_IFMT as u32;
+        #[allow(clippy::unnecessary_cast)]
+        if kind != libc::S_IFREG as u32 && kind != libc::S_IFLNK as u32 {
+            continue;
+        }
+        #[allow(clippy::unnecessary_cast)]
+        let old = now.saturating_sub(st.st_mtime as i64) > STALE_AFTER_SECS;
+        if (old || !process_alive(pid)) && beneath::unlink_checked(dir, &name).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// Elsewhere, by path, and by age only (whether a process is alive is not
+/// asked there).
+#[cfg(not(unix))]
+pub(crate) fn sweep_temps_in(dir: &Path) -> usize {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        if temp_pid(entry.file_name().as_encoded_bytes()).is_none() {
+            continue;
+        }
+        let path = entry.path();
+        let Ok(meta) = fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let kind = meta.file_type();
+        if !(kind.is_file() || kind.is_symlink()) {
+            continue;
+        }
+        let old = meta
+            .modified()
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .is_some_and(|age| age.as_secs() as i64 > STALE_AFTER_SECS);
+        if old && fs::remove_file(&path).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// The process id in a name [`temp_name`] makes (`.NAME.tmp-PID-N`, both
+/// numbers in plain decimal, PID above zero); `None` for any other name.
+fn temp_pid(name: &[u8]) -> Option<i32> {
+    const MARK: &[u8] = b".tmp-";
+    let rest = name.strip_prefix(b".")?;
+    let at = rest.windows(MARK.len()).rposition(|w| w == MARK)?;
+    if at == 0 {
+        return None;
+    }
+    let tail = std::str::from_utf8(&rest[at + MARK.len()..]).ok()?;
+    let (pid, n) = tail.split_once('-')?;
+    let plain = |s: &str| {
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'))
+    };
+    if !plain(pid) || !plain(n) || n.parse::<u32>().is_err() {
+        return None;
+    }
+    pid.parse::<i32>().ok().filter(|&p| p > 0)
+}
+
+/// Whether process `pid` exists (a zombie does; one of another user's,
+/// which `kill` may not signal, does too).
+#[cfg(unix)]
+fn process_alive(pid: i32) -> bool {
+    if u32::try_from(pid).ok() == Some(std::process::id()) {
+        return true;
+    }
+    // SAFETY: signal 0 only checks that the process exists; pid > 0, so
+    // no process group is addressed.
+    if unsafe { libc::kill(pid, 0) } == 0 {
+        return true;
+    }
+    io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 /// The directory holding `path` (`.` for a bare file name).

@@ -151,6 +151,38 @@ fn leftovers_of_this_target_only_are_removed() {
     assert!(path.exists());
 }
 
+/// A directory named like a leftover (made first, so any order meets it)
+/// is neither descended into nor a reason to stop; a link so named is
+/// removed itself, what it leads to kept.
+#[cfg(unix)]
+#[test]
+fn an_odd_leftover_does_not_stop_the_sweep() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("keep");
+    fs::write(&target, b"k").unwrap();
+    let path = dir.path().join("m.json");
+    for i in 0..4 {
+        let sub = dir.path().join(format!(".m.json.tmp-9-{i}"));
+        fs::create_dir(&sub).unwrap();
+        fs::write(sub.join("inner"), b"x").unwrap();
+    }
+    for i in 4..8 {
+        fs::write(dir.path().join(format!(".m.json.tmp-9-{i}")), b"x").unwrap();
+    }
+    std::os::unix::fs::symlink(&target, dir.path().join(".m.json.tmp-9-8")).unwrap();
+    assert_eq!(remove_leftovers(&path).unwrap(), 5);
+    let left = leftovers(dir.path());
+    assert_eq!(
+        left,
+        (0..4)
+            .map(|i| format!(".m.json.tmp-9-{i}"))
+            .collect::<Vec<_>>()
+    );
+    assert!(dir.path().join(".m.json.tmp-9-0/inner").exists());
+    assert_eq!(fs::read(&target).unwrap(), b"k");
+}
+
 #[cfg(unix)]
 #[test]
 fn permissions_are_kept() {
@@ -456,4 +488,27 @@ fn a_named_private_file_leaves_anything_but_a_regular_file_alone() {
     replace_private(&dir.join("new"), b"cache", Occupied::Refuse).unwrap();
     assert_eq!(fs::read(dir.join("new")).unwrap(), b"cache");
     assert!(leftovers(dir).is_empty());
+}
+
+#[test]
+fn only_names_fpcheck_makes_are_temporary_files() {
+    let made = temp_name("fingerprints-v3");
+    assert_eq!(temp_pid(made.as_bytes()), Some(std::process::id() as i32));
+    assert_eq!(temp_pid(b".objects-v1.tmp-12-0"), Some(12));
+    assert_eq!(temp_pid(b".a.tmp-b.tmp-7-3"), Some(7));
+    for other in [
+        &b"fingerprints-v3"[..],
+        b"fingerprints-v3.tmp-12-0",
+        b"..tmp-12-0",
+        b".x.tmp-0-0",
+        b".x.tmp-012-0",
+        b".x.tmp-12-01",
+        b".x.tmp-12-",
+        b".x.tmp--1-0",
+        b".x.tmp-12-0-1",
+        b".x.tmp-99999999999-0",
+        b".x.tmp-12-0.bak",
+    ] {
+        assert_eq!(temp_pid(other), None, "{}", String::from_utf8_lossy(other));
+    }
 }

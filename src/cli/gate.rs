@@ -498,6 +498,9 @@ fn status_text(r: &StatusReport) -> String {
             .map_or_else(|| action.to_string(), String::from);
         let _ = writeln!(t, "  client     {}", escape(&action));
     }
+    for w in &r.warnings {
+        let _ = writeln!(t, "  warning    {}: {}", w.code, escape(&w.message));
+    }
     t
 }
 
@@ -513,6 +516,7 @@ pub(super) fn run_ack(args: AckArgs) -> Result<u8, Failure> {
         runtime: args.dir.as_deref().map(|dir| (dir, &rt.rules)),
         lock_timeout: Duration::from_secs(args.lock_timeout),
     })?;
+    warn_all(&report.warnings);
     if args.json.on() {
         print(&json(&report))?;
     } else {
@@ -527,7 +531,11 @@ pub(super) fn run_ack(args: AckArgs) -> Result<u8, Failure> {
             Action::Removed => format!("{} acknowledged; marker removed", report.client),
             Action::Refused => format!("{} not acknowledged: {because}", report.client),
         };
-        print(&format!("{line}\n"))?;
+        let mut text = format!("{line}\n");
+        for w in &report.warnings {
+            let _ = writeln!(text, "  warning    {}: {}", w.code, escape(&w.message));
+        }
+        print(&text)?;
     }
     Ok(if report.action == Action::Refused {
         exit::RESTART

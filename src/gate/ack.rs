@@ -26,6 +26,7 @@ use crate::atomic;
 use crate::select::Rules;
 use crate::setting::{Message, Setting, Spelling, Value as Said};
 use crate::source::DirSource;
+use crate::warning::{Code, Warning};
 
 /// What acknowledging does to the marker.
 #[derive(Clone, Debug, PartialEq)]
@@ -80,6 +81,9 @@ pub struct Installed {
     /// Its version (`""` when no version file gives one, or one cannot be
     /// read: then no version can prove anything).
     pub version: String,
+    /// What to say of it: `installed_unavailable` when its fingerprint is
+    /// unavailable (`--dir` missing, say), which then proves nothing.
+    pub warnings: Vec<Warning>,
 }
 
 impl Installed {
@@ -93,9 +97,27 @@ impl Installed {
             true => release.version.unwrap_or_default(),
             false => String::new(),
         };
+        let warnings = fp
+            .unavailable_reason
+            .iter()
+            .map(|why| {
+                let proof = match version.trim().is_empty() {
+                    true => "only the marker's to_fingerprint",
+                    false => "only the marker's to_fingerprint or the versions",
+                };
+                Warning::new(
+                    Code::InstalledUnavailable,
+                    format!(
+                        "the installed runtime's fingerprint is unavailable ({why}), so it \
+                         proves nothing; {proof} can show the process current"
+                    ),
+                )
+            })
+            .collect();
         Ok(Installed {
             fingerprint: fp.as_gate_str().to_string(),
             version,
+            warnings,
         })
     }
 }
@@ -215,6 +237,10 @@ pub struct Report {
     pub installed_fingerprint: Option<String>,
     /// Its version (`""`: none readable; `null` as above).
     pub installed_version: Option<String>,
+    /// Things to know (the installed fingerprint unavailable): messages in
+    /// `warnings`, their codes in `warning_codes`.
+    #[serde(flatten, serialize_with = "crate::warning::split::serialize")]
+    pub warnings: Vec<Warning>,
 }
 
 impl Report {
@@ -268,6 +294,7 @@ pub fn run(req: &Request<'_>) -> Result<Report, GateError> {
         pending_reason: None,
         installed_fingerprint: None,
         installed_version: None,
+        warnings: Vec::new(),
     };
     // No directory, no marker: nothing to acknowledge, and no place to
     // put a lock file either.
@@ -290,6 +317,7 @@ pub fn run(req: &Request<'_>) -> Result<Report, GateError> {
     if let Some(i) = &installed {
         report.installed_fingerprint = Some(i.fingerprint.clone());
         report.installed_version = Some(i.version.clone());
+        report.warnings.extend(i.warnings.iter().cloned());
     }
     let write_err = |e: std::io::Error| GateError::Write {
         path: path.display().to_string(),
@@ -444,6 +472,7 @@ mod tests {
             pending_reason: None,
             installed_fingerprint: None,
             installed_version: None,
+            warnings: Vec::new(),
         };
         let said = "the process has not proven it loaded the marker's to_fingerprint (pass ";
         let flag = serde_json::to_value(&report).unwrap();
@@ -470,6 +499,7 @@ mod tests {
         let inst = |fp: &str, v: &str| Installed {
             fingerprint: fp.into(),
             version: v.into(),
+            ..Installed::default()
         };
         // (marker, process fp, process version, installed, outcome)
         type Row = (

@@ -65,9 +65,11 @@ pub struct Report {
     /// How the cache served (absent without `--cache`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cache: Option<CacheUse>,
-    /// Things to know (unparsable version files, a cache not written); the
-    /// JSON keeps their messages only.
-    #[serde(serialize_with = "warning::messages")]
+    /// Things to know (unparsable version files, a cache not written, the
+    /// installed fingerprint unavailable): the JSON keeps their messages in
+    /// `warnings` (schema 1: strings) and their codes, in the same order,
+    /// in `warning_codes`.
+    #[serde(flatten, serialize_with = "warning::split::serialize")]
     pub warnings: Vec<Warning>,
 }
 
@@ -127,6 +129,9 @@ fn answer(req: &Request, source: &DirSource, inst: Installed) -> Result<Report, 
         process_fingerprint: req.process_fingerprint,
         client,
     });
+    if let Some(why) = &inst.unavailable {
+        warnings.push(installed_unavailable(why, &rel));
+    }
     let mut conservative = None;
     // Section 7 falls back to the versions when the fingerprints cannot
     // prove the process current; an unreadable version file could hide the
@@ -150,6 +155,29 @@ fn answer(req: &Request, source: &DirSource, inst: Installed) -> Result<Report, 
         cache: inst.cache,
         warnings,
     })
+}
+
+/// The warning that the installed fingerprint is unavailable (`why`):
+/// section 7 then leaves the answer to the marker and the versions, which
+/// may well be "no restart" (an installed runtime gone, a process that
+/// started with its version), so it is said rather than left to
+/// `installed_unavailable_reason` alone.
+pub(crate) fn installed_unavailable(why: &str, release: &release::Release) -> Warning {
+    let version = release.version.as_deref().map(str::trim);
+    let rest = if !release.unreadable.is_empty() {
+        "a version file cannot be read either, so the answer errs toward restart"
+    } else if version.is_some_and(|v| !v.is_empty()) {
+        "the marker and the versions decide"
+    } else {
+        "no installed version is readable either, so only the marker can ask for a restart"
+    };
+    Warning::new(
+        Code::InstalledUnavailable,
+        format!(
+            "the installed runtime's fingerprint is unavailable ({why}), so it cannot prove \
+             the process current or stale; {rest} (docs/spec.md section 7)"
+        ),
+    )
 }
 
 /// The installed fingerprint (`""` when unavailable), why it is

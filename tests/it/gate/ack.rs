@@ -50,6 +50,8 @@ fn the_installed_fingerprint_proves_the_process_current_without_to_fingerprint()
             "pending_reason": null,
             "installed_fingerprint": BASE_FP,
             "installed_version": "1.0.0",
+            "warnings": [],
+            "warning_codes": [],
         })
     );
     assert!(h.marker().is_none());
@@ -184,4 +186,61 @@ fn an_unavailable_installed_fingerprint_proves_nothing() {
         (&json!("acknowledged"), &json!(""), &json!(""))
     );
     assert_eq!(h.marker().unwrap()["clients"], json!({"codex": "ok"}));
+}
+
+/// `--dir` names nothing: the ack answers as section 7's clearing allows
+/// (the marker's `to_fingerprint` still proves the process current), and
+/// says the installed runtime proved nothing, `installed_unavailable`, in
+/// JSON and in text.
+#[test]
+fn ack_says_when_the_installed_runtime_is_unavailable() {
+    let h = Host::new();
+    h.install(&release_a());
+    let with_to = format!(
+        "{{\"required\": true, \"to_fingerprint\": \"{BASE_FP}\", \"clients\": {{\"codex\": \"restart_session_required\"}}}}"
+    );
+    let args = |json: bool| {
+        let mut a = vec![
+            "ack",
+            "--marker",
+            MARKER,
+            "--client",
+            "codex",
+            "--dir",
+            "gone/src",
+            "--process-fingerprint",
+            BASE_FP,
+        ];
+        if json {
+            a.push("--json");
+        }
+        a
+    };
+    h.write(MARKER, &with_to);
+    let run = h.fpcheck(&args(true));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(
+        (&j["action"], &j["installed_fingerprint"]),
+        (&json!("removed"), &json!(""))
+    );
+    assert_eq!(j["warning_codes"], json!(["installed_unavailable"]), "{j}");
+    let message = j["warnings"][0].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "the installed runtime's fingerprint is unavailable (gone/src does not exist)"
+        ),
+        "{message}"
+    );
+    assert!(run.stderr.contains(message), "{}", run.stderr);
+
+    h.write(MARKER, &with_to);
+    let text = h.fpcheck(&args(false));
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert_eq!(
+        text.stdout,
+        format!(
+            "codex acknowledged; marker removed\n  warning    installed_unavailable: {message}\n"
+        )
+    );
 }

@@ -30,6 +30,8 @@ fn ack_clears_the_marker_only_when_every_client_proved_the_new_code() {
             "pending_reason": null,
             "installed_fingerprint": null,
             "installed_version": null,
+            "warnings": [],
+            "warning_codes": [],
         })
     );
     assert_eq!(

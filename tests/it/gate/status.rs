@@ -95,6 +95,7 @@ fn status_gives_every_reason_code_of_section_7() {
             "marker_problem": null,
             "conservative": null,
             "warnings": [],
+            "warning_codes": [],
         })
     );
     marker("{oops");
@@ -139,4 +140,69 @@ fn status_prints_a_human_answer() {
         run.stdout,
         format!("restart required (fingerprint_mismatch)\n  installed  1.0.0  {BASE_FP}\n  process    0.9.0  {V2_FP}\n  marker     absent\n")
     );
+}
+
+/// The installed runtime gone (`--dir` names nothing) while the process
+/// gives the fingerprint and version it started with: section 7 answers
+/// "no restart" (no usable fingerprint, no installed version), exit 0, and
+/// every format says why it could not look, with `installed_unavailable`.
+#[test]
+fn status_says_when_the_installed_runtime_is_unavailable() {
+    let h = Host::new();
+    h.install(&release_a());
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "status",
+            "--dir",
+            "gone/src",
+            "--marker",
+            MARKER,
+            "--process-fingerprint",
+            BASE_FP,
+            "--process-version",
+            "1.0.0",
+        ];
+        a.extend_from_slice(extra);
+        a
+    };
+    let run = h.fpcheck(&args(&["--json"]));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["restart_required"], false);
+    assert_eq!(j["installed_unavailable_reason"], "gone/src does not exist");
+    assert_eq!(j["warning_codes"], json!(["installed_unavailable"]), "{j}");
+    let message = j["warnings"][0].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "the installed runtime's fingerprint is unavailable (gone/src does not exist)"
+        ) && message.contains("only the marker can ask for a restart"),
+        "{message}"
+    );
+    assert!(run.stderr.contains(message), "{}", run.stderr);
+
+    let text = h.fpcheck(&args(&[]));
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert!(text.stdout.starts_with("no restart\n"), "{}", text.stdout);
+    assert!(
+        text.stdout
+            .contains(&format!("  warning    installed_unavailable: {message}\n")),
+        "{}",
+        text.stdout
+    );
+
+    // A runtime there but unreadable, its version readable: the same code,
+    // and the versions decide.
+    let mut broken = release_a();
+    broken.insert("src/plugins/gone.py", "-> nowhere.py".into());
+    h.install(&broken);
+    let j = h.status(BASE_FP, "1.0.0", &[]).json();
+    assert_eq!(j["warning_codes"], json!(["installed_unavailable"]), "{j}");
+    assert!(j["warnings"][0]
+        .as_str()
+        .unwrap()
+        .contains("the marker and the versions decide"));
+    // A readable runtime: no such warning.
+    h.install(&release_a());
+    let j = h.status(BASE_FP, "1.0.0", &[]).json();
+    assert_eq!(j["warning_codes"], json!([]), "{j}");
 }
