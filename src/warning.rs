@@ -281,6 +281,16 @@ pub mod split {
     }
 }
 
+/// The first three of `paths` and how many more (`a, b, c and 2 more`):
+/// how a warning names the files it is about without growing with them.
+pub(crate) fn some_paths(paths: &[String]) -> String {
+    let shown: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
+    match paths.len() {
+        n if n > 3 => format!("{} and {} more", shown.join(", "), n - 3),
+        _ => shown.join(", "),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,15 +309,5 @@ mod tests {
             );
             assert_eq!(serde_json::to_value(code).unwrap(), code.as_str());
         }
-    }
-}
-
-/// The first three of `paths` and how many more (`a, b, c and 2 more`):
-/// how a warning names the files it is about without growing with them.
-pub(crate) fn some_paths(paths: &[String]) -> String {
-    let shown: Vec<&str> = paths.iter().take(3).map(String::as_str).collect();
-    match paths.len() {
-        n if n > 3 => format!("{} and {} more", shown.join(", "), n - 3),
-        _ => shown.join(", "),
     }
 }

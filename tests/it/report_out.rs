@@ -319,7 +319,7 @@ fn huge_version_values_are_shortened_for_display_and_exact_in_json() {
     let force = "y".repeat(100_000);
     repo.write("src/app.py", "x = 2\n").write(
         "version.json",
-        &serde_json::json!({"version": version, "force_restart": force}).to_string(),
+        serde_json::json!({"version": version, "force_restart": force}).to_string(),
     );
     repo.commit_and_tag("2", "v2");
     let dir = tempfile::tempdir().unwrap();

@@ -692,6 +692,18 @@ fn ident_to_worktree(src: &[u8], id: &str) -> Option<Vec<u8>> {
     changed.then_some(out)
 }
 
+/// Adds the `.gitattributes` blob `id` at `path` to `index`, the form in
+/// which gix's attribute stack reads a tree's attribute files.
+fn push_attribute_file(index: &mut gix::index::State, path: &str, id: ObjectId) {
+    index.dangerously_push_entry(
+        Default::default(),
+        id,
+        gix::index::entry::Flags::empty(),
+        gix::index::entry::Mode::FILE,
+        path.into(),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use crate::source::git::test_git as git;
@@ -717,16 +729,4 @@ mod tests {
         let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(paths, ["a/b/.gitattributes"]);
     }
-}
-
-/// Adds the `.gitattributes` blob `id` at `path` to `index`, the form in
-/// which gix's attribute stack reads a tree's attribute files.
-fn push_attribute_file(index: &mut gix::index::State, path: &str, id: ObjectId) {
-    index.dangerously_push_entry(
-        Default::default(),
-        id,
-        gix::index::entry::Flags::empty(),
-        gix::index::entry::Mode::FILE,
-        path.into(),
-    );
 }
