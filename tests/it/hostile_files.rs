@@ -83,11 +83,8 @@ fn a_link_to_a_procfs_file_is_unreadable_not_read_for_ever() {
     assert!(took < Duration::from_secs(5), "{took:?}");
 }
 
-/// `.git/fpcheck` a link to a directory outside the repository: neither
-/// cache (fingerprints, change kinds) is read or written there, the
-/// commands answer as without a cache, and a second run hits nothing.
-#[test]
-fn a_linked_private_directory_is_no_cache_and_never_written() {
+/// v1.0.0 and v1.1.0, each changing `src/server.py` and the version.
+fn two_server_releases() -> TestRepo {
     let repo = TestRepo::new();
     repo.write("src/server.py", "s1\n")
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
@@ -95,6 +92,15 @@ fn a_linked_private_directory_is_no_cache_and_never_written() {
     repo.write("src/server.py", "s2\n")
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
     repo.commit_and_tag("1.1.0", "v1.1.0");
+    repo
+}
+
+/// `.git/fpcheck` a link to a directory outside the repository: neither
+/// cache (fingerprints, change kinds) is read or written there, the
+/// commands answer as without a cache, and a second run hits nothing.
+#[test]
+fn a_linked_private_directory_is_no_cache_and_never_written() {
+    let repo = two_server_releases();
     let elsewhere = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(elsewhere.path(), repo.join(".git/fpcheck")).unwrap();
     let first = repo.history_json(&[]);
@@ -141,13 +147,7 @@ fn age(path: &std::path::Path, secs: i64) {
 /// the sweep; names of other shapes and files elsewhere are left.
 #[test]
 fn leftovers_of_killed_saves_are_swept_and_nothing_else() {
-    let repo = TestRepo::new();
-    repo.write("src/server.py", "s1\n")
-        .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit_and_tag("1.0.0", "v1.0.0");
-    repo.write("src/server.py", "s2\n")
-        .write("version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit_and_tag("1.1.0", "v1.1.0");
+    let repo = two_server_releases();
     let mut child = std::process::Command::new("true").spawn().unwrap();
     let dead = child.id();
     child.wait().unwrap();
