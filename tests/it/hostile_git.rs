@@ -140,7 +140,7 @@ fn top_with_src(g: &gix::Repository, src: ObjectId, version: &str) -> ObjectId {
 }
 
 #[test]
-fn a_replace_cycle_between_tags_is_an_error_naming_the_refs() {
+fn a_replace_cycle_between_tags_is_not_read_as_a_clone_does_not_have_it() {
     let repo = base();
     repo.write("src/app.py", "app = 2\n")
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
@@ -159,32 +159,26 @@ fn a_replace_cycle_between_tags_is_an_error_naming_the_refs() {
         .write_buf(gix::object::Kind::Tag, fake.as_bytes())
         .unwrap();
     repo.git(&["replace", "-f", &t1, &fake.to_string()]);
-    for args in [
-        vec!["v1.0.0..v1.2.0"],
-        vec!["v1.0.0..v1.1.0", "--format", "json"],
-        vec!["history", "--no-cache"],
-        vec!["patch", "v1.0.0..v1.2.0"],
-        vec!["fingerprint", "--rev", "v1.2.0"],
-    ] {
-        let run = bounded(repo.path(), &args);
-        assert_eq!(run.code, 4, "{args:?}: {}", run.stderr);
-        for part in [
-            "form a cycle through `git replace`",
-            &format!("refs/replace/{t1}"),
-            "refs/tags/v1.1.0",
-            "refs/tags/v1.2.0",
-            &format!("`git replace -d {t1}`"),
-        ] {
-            assert!(
-                run.stderr.contains(part),
-                "{args:?}: {part} missing: {}",
-                run.stderr
-            );
-        }
-    }
-    // Without the replacement, every command answers again.
+    let args: [&[&str]; 5] = [
+        &["v1.0.0..v1.2.0"],
+        &["v1.0.0..v1.1.0", "--format", "json"],
+        &["history", "--no-cache"],
+        &["patch", "v1.0.0..v1.2.0"],
+        &["fingerprint", "--rev", "v1.2.0"],
+    ];
+    let with: Vec<(i32, String)> = args
+        .iter()
+        .map(|a| {
+            let run = bounded(repo.path(), a);
+            (run.code, run.stdout)
+        })
+        .collect();
+    // Every command answers as without the replacement (as a clone would).
     repo.git(&["replace", "-d", &t1]);
-    assert_eq!(bounded(repo.path(), &["v1.0.0..v1.2.0"]).code, 0);
+    for (a, with) in args.iter().zip(with) {
+        let run = bounded(repo.path(), a);
+        assert_eq!(with, (run.code, run.stdout), "{a:?}");
+    }
 }
 
 #[test]
@@ -392,4 +386,78 @@ fn gits_environment_names_the_repository_as_git_reads_it() {
         let run = fpcheck_with_env(b.path(), &["v1.0.0..v1.1.0"], &[(name, objects.as_path())]);
         run.assert_error(4, &format!("{name} is set"));
     }
+}
+
+/// `git replace` refs are local: a clone or fetch does not copy them, so
+/// the installer's fresh clone never sees them. Honoured, a replaced blob
+/// (or a release commit replaced by a docs-only one) read as "no restart"
+/// for bytes the install changes; every command reads the objects as the
+/// clone has them, whatever `GIT_REPLACE_REF_BASE` says.
+#[test]
+fn replace_refs_never_hide_a_change_from_the_clone() {
+    let repo = crate::support::two_releases(); // v1.1.0 changes src/app.py
+    let old_blob = repo
+        .git(&["rev-parse", "v1.0.0:src/app.py"])
+        .trim()
+        .to_string();
+    let new_blob = repo
+        .git(&["rev-parse", "v1.1.0:src/app.py"])
+        .trim()
+        .to_string();
+    repo.git(&["replace", &new_blob, &old_blob]);
+    let clone = tempfile::tempdir().unwrap();
+    let dest = clone.path().join("c");
+    let out = git_cmd(repo.path())
+        .args(["clone", "-q", "-b", "v1.1.0", "."])
+        .arg(&dest)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let installed = crate::support::fpcheck_in(&dest, &["fingerprint", "--dir", "src"]);
+    let installed = installed
+        .stdout
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    for base in [None, Some("refs/replace/")] {
+        let mut cmd = fpcheck_command(repo.path());
+        if let Some(base) = base {
+            cmd.env("GIT_REPLACE_REF_BASE", base);
+        }
+        let run = crate::support::Run::finished(
+            cmd.args(["v1.0.0..v1.1.0", "--format", "json"])
+                .output()
+                .unwrap(),
+        );
+        let j = run.json();
+        assert_eq!(j["restart_required"], true, "{base:?}: {}", run.stdout);
+        assert_eq!(
+            j["to"]["fingerprint"].as_str(),
+            Some(installed.as_str()),
+            "{base:?}"
+        );
+        let at = repo.fpcheck(&["fingerprint", "--rev", "v1.1.0"]);
+        assert!(at.stdout.starts_with(&installed), "{}", at.stdout);
+    }
+    // A whole release commit replaced by a docs-only decoy.
+    repo.write("README.md", "docs\n");
+    repo.git(&[
+        "checkout",
+        "-q",
+        "v1.0.0",
+        "--",
+        "src/app.py",
+        "version.json",
+    ]);
+    repo.commit("decoy");
+    let decoy = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let release = repo
+        .git(&["rev-parse", "v1.1.0^{commit}"])
+        .trim()
+        .to_string();
+    repo.git(&["replace", "-f", &release, &decoy]);
+    let j = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json"]).json();
+    assert_eq!(j["restart_required"], true);
+    assert_eq!(j["to"]["fingerprint"].as_str(), Some(installed.as_str()));
 }

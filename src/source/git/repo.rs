@@ -1,9 +1,9 @@
 //! Opening a repository and resolving the revisions fpcheck reads.
 //!
 //! Peeling (tag → tagged object → ... → commit) is done here, bounded and
-//! with cycle detection: object ids are hashes of their content, so a tag
-//! chain can only loop through `git replace`, and gix, like git, follows
-//! such a loop forever.
+//! with cycle detection. Object ids are hashes of their content and
+//! `git replace` is never read, so no chain can loop; the bound stays as a
+//! guard on chains of nested tags.
 
 use crate::setting::{Message, Setting, Value};
 use std::collections::HashSet;
@@ -17,8 +17,8 @@ use crate::source::SourceError;
 /// none (`git tag` of a tag makes one level; more takes intent).
 const MAX_PEEL: usize = 64;
 
-/// Opens the repository at `path`, or around the current directory, and
-/// checks that no `git replace` makes its tags loop.
+/// Opens the repository at `path`, or around the current directory,
+/// without `git replace` (see [`open_options`]).
 ///
 /// Without `path`, git's environment is honoured as git honours it, so a
 /// hook or script that names a repository gets the answer for that one:
@@ -34,7 +34,6 @@ pub fn open_repo(path: Option<&Path>) -> Result<gix::Repository, SourceError> {
     // Tags of one project share most blobs through deltas; a pack cache
     // saves re-inflating their bases.
     repo.object_cache_size_if_unset(4 << 20);
-    check_replacements(&repo)?;
     Ok(repo)
 }
 
@@ -47,7 +46,25 @@ fn discover_at(start: &Path) -> Result<gix::Repository, SourceError> {
                 .text(" with the path of a git repository"),
         ));
     }
-    gix::discover(start).map_err(|e| not_in_a_repository(start, Box::new(e)))
+    gix::ThreadSafeRepository::discover_opts(start, Default::default(), open_options())
+        .map(gix::Repository::from)
+        .map_err(|e| not_in_a_repository(start, Box::new(e)))
+}
+
+/// How every repository is opened: without `git replace`. Replace refs are
+/// local (a clone or fetch does not copy them), so an installer's fresh
+/// clone never sees them; honoured, `git replace` of a changed blob or of
+/// a whole release commit by a docs-only one would make fpcheck say "no
+/// restart" for bytes the install changes. `GIT_REPLACE_REF_BASE` cannot
+/// turn them back on: with this setting no namespace is read.
+fn open_options() -> gix::sec::trust::Mapping<gix::open::Options> {
+    let without_replacements =
+        |o: gix::open::Options| o.config_overrides(["core.useReplaceRefs=false"]);
+    let defaults = gix::sec::trust::Mapping::<gix::open::Options>::default();
+    gix::sec::trust::Mapping {
+        full: without_replacements(defaults.full),
+        reduced: without_replacements(defaults.reduced),
+    }
 }
 
 /// Variables with which git reads objects from elsewhere than the
@@ -76,18 +93,15 @@ fn open_from_environment() -> Result<gix::Repository, SourceError> {
         ));
     }
     if let Some(git_dir) = std::env::var_os("GIT_DIR").filter(|v| !v.is_empty()) {
-        return gix::ThreadSafeRepository::open_with_environment_overrides(
-            &cwd,
-            Default::default(),
-        )
-        .map(gix::Repository::from)
-        .map_err(|e| SourceError::Git {
-            message: Message::new().text(format!(
-                "GIT_DIR={} is not a git repository: unset GIT_DIR, or point it at one",
-                Path::new(&git_dir).display()
-            )),
-            source: Box::new(e),
-        });
+        return gix::ThreadSafeRepository::open_with_environment_overrides(&cwd, open_options())
+            .map(gix::Repository::from)
+            .map_err(|e| SourceError::Git {
+                message: Message::new().text(format!(
+                    "GIT_DIR={} is not a git repository: unset GIT_DIR, or point it at one",
+                    Path::new(&git_dir).display()
+                )),
+                source: Box::new(e),
+            });
     }
     let options = gix::discover::upwards::Options {
         // As git: ceiling directories that do not lie above the current
@@ -98,7 +112,7 @@ fn open_from_environment() -> Result<gix::Repository, SourceError> {
     gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
         &cwd,
         options,
-        Default::default(),
+        open_options(),
     )
     .map(gix::Repository::from)
     .map_err(|e| not_in_a_repository(&cwd, Box::new(e)))
@@ -117,31 +131,6 @@ fn not_in_a_repository(
             .setting(Setting::Repo, Value::Placeholder("PATH")),
         source,
     }
-}
-
-/// Fails when a replaced tag never peels to a non-tag object. Every cycle
-/// of tags goes through a replaced object (without `git replace` an object
-/// cannot name itself, even indirectly), so peeling each replaced object
-/// finds them all, before gix's own unbounded peeling (in `describe`, in
-/// `v1^{commit}`) could spin on one.
-fn check_replacements(repo: &gix::Repository) -> Result<(), SourceError> {
-    let Ok(refs) = repo.references() else {
-        return Ok(()); // unreadable refs fail later, with their own message
-    };
-    let Ok(replaced) = refs.prefixed("refs/replace/") else {
-        return Ok(());
-    };
-    for r in replaced.flatten() {
-        let name = r.name().as_bstr().to_string();
-        let Ok(id) = ObjectId::from_hex(name.trim_start_matches("refs/replace/").as_bytes()) else {
-            continue;
-        };
-        match peel(repo, id, &name) {
-            Err(e @ SourceError::Repository(_)) => return Err(e),
-            _ => continue,
-        }
-    }
-    Ok(())
 }
 
 /// What a revision peels to.
