@@ -461,3 +461,28 @@ fn replace_refs_never_hide_a_change_from_the_clone() {
     assert_eq!(j["restart_required"], true);
     assert_eq!(j["to"]["fingerprint"].as_str(), Some(installed.as_str()));
 }
+
+/// A directory-mode entry that names a blob: git cannot check it out, so
+/// the release's fingerprint is unavailable (a restart) in every command,
+/// rather than an error that stops `history` for the whole repository.
+#[test]
+fn a_directory_entry_naming_a_blob_is_unavailable_not_an_error() {
+    let repo = base();
+    let g = open(&repo);
+    let a = blob(&g, b"app = 2\n");
+    let src = raw_tree(&g, &[("40000", b"app.py", a)]);
+    let top = top_with_src(&g, src, "1.1.0");
+    commit_tree(&repo, top, "v1.0.0", "v1.1.0");
+    let run = bounded(repo.path(), &["fingerprint", "--rev", "v1.1.0"]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let j = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "json"]).json();
+    assert_eq!(
+        (&j["restart_required"], &j["reason"]),
+        (
+            &Value::Bool(true),
+            &Value::String("fingerprint_unavailable".into())
+        )
+    );
+    let history = bounded(repo.path(), &["history", "--no-cache"]);
+    assert_eq!(history.code, 0, "{}", history.stderr);
+}

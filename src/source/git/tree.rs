@@ -73,6 +73,15 @@ impl GitSource {
     /// checkout could hold (see [`malformed`]) is a
     /// [`SourceError::Malformed`]: hashing it would give an answer that
     /// depends on how each reader breaks the tie.
+    /// The kind of object `id` when it exists and is not a tree.
+    fn non_tree_kind(&self, id: ObjectId) -> Option<gix::object::Kind> {
+        gix::odb::Header::try_header(&self.repo.objects, &id)
+            .ok()
+            .flatten()
+            .map(|h| h.kind())
+            .filter(|k| *k != gix::object::Kind::Tree)
+    }
+
     pub(super) fn tree_entries(
         &self,
         id: ObjectId,
@@ -89,6 +98,16 @@ impl GitSource {
             .map_err(|e| {
                 if e.is_not_found() {
                     self.missing(id, format!("tree of {what}"))
+                } else if let Some(kind) = self.non_tree_kind(id) {
+                    // A tree entry of directory mode that names a blob (or a
+                    // commit, a tag): git cannot check it out, so the tree is
+                    // malformed, which makes the fingerprint unavailable
+                    // rather than stop every command.
+                    malformed_error(
+                        what,
+                        id,
+                        &format!("names a {kind}, not a tree, under a directory's mode"),
+                    )
                 } else {
                     SourceError::Git {
                         message: format!("cannot read the tree of {what} ({id})").into(),
