@@ -351,6 +351,20 @@ fn gits_environment_names_the_repository_as_git_reads_it() {
             git_rev_with_env(cwd, "v1.1.0^{commit}", &env),
             "{cwd:?}"
         );
+        // Every command that opens a repository reads the one named.
+        let at = fpcheck_with_env(cwd, &["fingerprint", "--rev", "v1.1.0"], &env);
+        assert_eq!(at.code, 0, "{}", at.stderr);
+        assert_eq!(
+            at.stdout,
+            a.fpcheck(&["fingerprint", "--rev", "v1.1.0"]).stdout
+        );
+        let history = fpcheck_with_env(cwd, &["history", "--format", "json"], &env);
+        assert_eq!(history.code, 0, "{}", history.stderr);
+        assert_eq!(
+            history.json()["summary"],
+            a.history_json(&[])["summary"],
+            "{cwd:?}"
+        );
     }
     // An explicit --repo wins over the environment.
     let run = fpcheck_with_env(
@@ -439,6 +453,10 @@ fn replace_refs_never_hide_a_change_from_the_clone() {
         );
         let at = repo.fpcheck(&["fingerprint", "--rev", "v1.1.0"]);
         assert!(at.stdout.starts_with(&installed), "{}", at.stdout);
+        let history = repo.history_json(&["--no-cache"]);
+        assert_eq!(history["summary"]["restarts_forced"], 1, "{history}");
+        let patch = repo.fpcheck(&["patch", "v1.0.0..v1.1.0"]);
+        assert!(patch.stdout.contains(&installed), "{}", patch.stdout);
     }
     // A whole release commit replaced by a docs-only decoy.
     repo.write("README.md", "docs\n");
