@@ -87,6 +87,16 @@ pub enum DemoError {
     Range(#[from] range::RangeError),
 }
 
+impl crate::error::Classified for DemoError {
+    fn kind(&self) -> crate::error::Kind {
+        match self {
+            DemoError::Build { .. } => crate::error::Kind::Input,
+            DemoError::CheckOut { .. } => crate::error::Kind::Output,
+            DemoError::Range(e) => crate::error::Classified::kind(e),
+        }
+    }
+}
+
 type Files = BTreeMap<&'static str, String>;
 
 /// A release: the row it plays, and how it edits the previous tree.

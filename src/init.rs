@@ -109,6 +109,15 @@ pub enum InitError {
     },
 }
 
+impl crate::error::Classified for InitError {
+    fn kind(&self) -> crate::error::Kind {
+        match self {
+            InitError::Exists(_) => crate::error::Kind::Usage,
+            InitError::Write { .. } => crate::error::Kind::Output,
+        }
+    }
+}
+
 /// Scans the tree under `top` for runtimes.
 pub fn scan(top: &Path, limits: Limits) -> Scan {
     let mut found: BTreeMap<String, Vec<String>> = BTreeMap::new();

@@ -94,6 +94,12 @@ pub enum ConfigError {
     Invalid(crate::setting::Message),
 }
 
+impl crate::error::Classified for ConfigError {
+    fn kind(&self) -> crate::error::Kind {
+        crate::error::Kind::Usage
+    }
+}
+
 /// Settings for one runtime, after the file and the flags.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Runtime {

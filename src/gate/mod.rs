@@ -108,6 +108,21 @@ pub enum GateError {
     Source(#[from] SourceError),
 }
 
+impl crate::error::Classified for GateError {
+    fn kind(&self) -> crate::error::Kind {
+        match self {
+            GateError::SettingsMismatch { .. } | GateError::UnknownClient { .. } => {
+                crate::error::Kind::Usage
+            }
+            GateError::SnapshotUnreadable { .. }
+            | GateError::SnapshotInvalid { .. }
+            | GateError::MarkerCorrupt { .. } => crate::error::Kind::Input,
+            GateError::Source(e) => crate::error::Classified::kind(e),
+            GateError::Lock { .. } | GateError::Write { .. } => crate::error::Kind::Output,
+        }
+    }
+}
+
 /// The class of a [`GateError`] (see [`crate::error`]).
 pub use crate::error::Kind as ErrorKind;
 

@@ -75,6 +75,18 @@ pub enum HistoryError {
     Internal(String),
 }
 
+impl crate::error::Classified for HistoryError {
+    fn kind(&self) -> crate::error::Kind {
+        match self {
+            HistoryError::Usage(_) => crate::error::Kind::Usage,
+            HistoryError::UnknownTag(_) => crate::error::Kind::Input,
+            HistoryError::Internal(_) => crate::error::Kind::Internal,
+            HistoryError::Config(e) => crate::error::Classified::kind(e),
+            HistoryError::Source(e) => crate::error::Classified::kind(e),
+        }
+    }
+}
+
 /// One release (a version tag).
 #[derive(Clone, Debug, Serialize)]
 pub struct ReleaseInfo {

@@ -77,3 +77,20 @@ pub enum PatchError {
     #[error("internal error, nothing was written: {0}")]
     Internal(String),
 }
+
+impl crate::error::Classified for PatchError {
+    fn kind(&self) -> crate::error::Kind {
+        match self {
+            PatchError::BadVersionFile(_)
+            | PatchError::NoWorktree(_)
+            | PatchError::WrongCheckout(_) => crate::error::Kind::Usage,
+            PatchError::InvalidJson { .. }
+            | PatchError::NotAnObject { .. }
+            | PatchError::DuplicateKey { .. }
+            | PatchError::Read { .. } => crate::error::Kind::Input,
+            PatchError::Source(e) => crate::error::Classified::kind(e),
+            PatchError::Write { .. } | PatchError::Raced(_) => crate::error::Kind::Output,
+            PatchError::Internal(_) => crate::error::Kind::Internal,
+        }
+    }
+}

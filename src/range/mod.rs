@@ -65,6 +65,18 @@ pub enum RangeError {
     Config(#[from] config::ConfigError),
 }
 
+impl crate::error::Classified for RangeError {
+    fn kind(&self) -> crate::error::Kind {
+        match self {
+            RangeError::BadRange(_) | RangeError::NoRoot(_) | RangeError::Config(_) => {
+                crate::error::Kind::Usage
+            }
+            RangeError::NoTag(_) => crate::error::Kind::Input,
+            RangeError::Source(e) => crate::error::Classified::kind(e),
+        }
+    }
+}
+
 /// The report context: everything a renderer or a tool needs. `--format
 /// json` prints exactly this; templates receive it as their context.
 #[derive(Clone, Debug, Serialize)]

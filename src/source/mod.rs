@@ -152,6 +152,12 @@ pub enum SourceError {
     },
 }
 
+impl crate::error::Classified for SourceError {
+    fn kind(&self) -> crate::error::Kind {
+        crate::error::Kind::Input
+    }
+}
+
 impl SourceError {
     /// The message with the settings it names spelled as `spelling` says
     /// ([`std::fmt::Display`] spells them as the command line's flags).
