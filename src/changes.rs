@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use gix::ObjectId;
 use serde::Serialize;
 
-use crate::classify::ChangeKind;
 use crate::select::{Class, Rules};
 
 /// How a path changed.
@@ -45,6 +44,35 @@ impl Status {
             Status::TargetChanged => "L",
             Status::AttributesChanged => "G",
         }
+    }
+}
+
+/// How a runtime file changed, as far as Python is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    /// Only comments, blank lines or whitespace that is not indentation.
+    Layout,
+    /// Also module, class or function docstrings (visible as `__doc__`).
+    Docstrings,
+    /// Anything else; also files that do not parse, links, additions,
+    /// deletions, renames and mode changes.
+    Code,
+}
+
+impl ChangeKind {
+    /// The name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Layout => "layout",
+            ChangeKind::Docstrings => "docstrings",
+            ChangeKind::Code => "code",
+        }
+    }
+
+    /// `layout` or `docstrings`: the restart could have waited for this file.
+    pub fn is_cosmetic(self) -> bool {
+        self != ChangeKind::Code
     }
 }
 

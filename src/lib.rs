@@ -44,6 +44,7 @@ pub mod setting;
 pub mod side;
 pub mod source;
 pub mod term;
+mod threads;
 pub mod verdict;
 pub mod version;
 pub mod warning;

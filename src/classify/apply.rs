@@ -7,15 +7,11 @@
 //! link on either side, and a file whose name is not Python source's
 //! ([`super::is_python_source`]).
 
-use std::path::Path;
-
 use gix::ObjectId;
 
 use super::{ChangeKind, Classifier, KindCache};
-use crate::changes::{Changes, Status};
-use crate::range::{Analysis, SettingsCheck};
+use crate::changes::{Changes, RuntimeChange, Status};
 use crate::safe_io::{self, Links};
-use crate::source::Revision;
 use crate::verdict::Reason;
 use crate::warning::{Code, Warning};
 
@@ -61,13 +57,13 @@ pub fn may_be_avoidable(
 }
 
 /// Whether an update's ends were read with different settings: a settings
-/// cross-check ran (it runs whenever the settings differ) or a warning says
+/// cross-check ran (`cross_checked`) (it runs whenever the settings differ) or a warning says
 /// the settings changed or a runtime was read with borrowed settings. Such
 /// an update is never avoidable: the classified files are those the `to`
 /// end's settings select, and a selection change (an exclusion that hides a
 /// changed file, a moved root) is not among them.
-pub fn settings_changed(check: Option<&SettingsCheck>, warnings: &[Warning]) -> bool {
-    check.is_some()
+pub fn settings_changed(cross_checked: bool, warnings: &[Warning]) -> bool {
+    cross_checked
         || warnings.iter().any(|w| {
             matches!(
                 w.code,
@@ -102,44 +98,18 @@ fn avoidable_detail(files: usize) -> String {
     format!("{what} changed only comments or docstrings; hold {pronoun} for the next code release")
 }
 
-/// Classifies the runtime changes of a range report and sets `avoidable`.
-/// Each side's bytes come from the commit's tree (or the working tree for
-/// `--worktree`), by the path from the top of the repository. Remembers
-/// nothing: see [`annotate_with`].
-pub fn annotate(repo: &gix::Repository, analysis: &mut Analysis) {
-    annotate_with(repo, analysis, &mut KindCache::none());
-}
-
-/// [`annotate`], with the kinds remembered in `kinds` (looked up by the two
-/// blob ids, a working-tree file's being the id git would give its bytes)
-/// and the new ones put there.
-pub(crate) fn annotate_with(
+/// Sets the [`ChangeKind`] of each change: only a modified Python source
+/// file is read (from both ends' bytes), the rest are `code`. Kinds are
+/// looked up in `kinds` by the two blob ids (a working-tree file's being
+/// the id git would give its bytes) and the new ones put there.
+pub(crate) fn classify_changes(
     repo: &gix::Repository,
-    analysis: &mut Analysis,
+    (from, to): (&Bytes, &Bytes),
+    changes: &mut [RuntimeChange],
     kinds: &mut KindCache,
 ) {
-    // Only a modified Python file is read: with none (the everyday
-    // unchanged range, or only data files changed), no end is resolved
-    // again, and a warm range opens no pack.
-    let compares = compares_files(analysis);
-    let from = if !compares {
-        Bytes::Tree(None)
-    } else {
-        side_tree(
-            repo,
-            analysis.from.commit.as_deref(),
-            &analysis.from.reference,
-        )
-    };
-    let to = if !compares {
-        Bytes::Tree(None)
-    } else if analysis.to.worktree {
-        Bytes::Worktree(repo.workdir().map(Path::to_path_buf))
-    } else {
-        side_tree(repo, analysis.to.commit.as_deref(), &analysis.to.reference)
-    };
     let mut classifier: Option<Classifier> = None;
-    for change in &mut analysis.changes.runtime {
+    for change in changes {
         let kind = match change.status {
             // As `compares_files`.
             Status::Modified if super::is_python_source(&change.path) => {
@@ -161,27 +131,19 @@ pub(crate) fn annotate_with(
         };
         change.change_kind = Some(kind);
     }
-    analysis.avoidable = avoidable(
-        analysis.restart_required,
-        analysis.reason,
-        analysis.to.force_restart,
-        settings_changed(analysis.settings_check.as_ref(), &analysis.warnings),
-        &analysis.changes,
-    );
 }
 
-/// Whether classifying `analysis` compares any file's bytes (a modified
-/// Python source file): only then is the change-kind cache worth reading.
-pub(crate) fn compares_files(analysis: &Analysis) -> bool {
-    analysis
-        .changes
-        .runtime
+/// Whether classifying `changes` compares any file's bytes (a modified
+/// Python source file): only then is the change-kind cache worth reading,
+/// or either end's tree resolved.
+pub(crate) fn compares_files(changes: &[RuntimeChange]) -> bool {
+    changes
         .iter()
         .any(|c| c.status == Status::Modified && super::is_python_source(&c.path))
 }
 
 /// Where one end's bytes are.
-enum Bytes {
+pub(crate) enum Bytes {
     /// A tree (`None`: it could not be resolved, everything is `code`).
     Tree(Option<ObjectId>),
     /// The working tree at this directory.
@@ -235,12 +197,4 @@ pub(super) fn blob_at(repo: &gix::Repository, tree: ObjectId, path: &str) -> Opt
     let tree = repo.find_tree(tree).ok()?;
     let entry = tree.lookup_entry_by_path(path).ok()??;
     entry.mode().is_blob().then(|| entry.object_id())
-}
-
-fn side_tree(repo: &gix::Repository, commit: Option<&str>, reference: &str) -> Bytes {
-    Bytes::Tree(
-        Revision::parse(repo, commit.unwrap_or(reference))
-            .ok()
-            .map(|r| r.tree),
-    )
 }

@@ -81,7 +81,7 @@ pub(crate) fn avoidable_updates(
 ) -> Outcome {
     let mut avoidable: Vec<bool> = updates.iter().map(|u| u.candidate).collect();
     let (open, cached) = open_updates(updates, cache, &mut avoidable);
-    let threads = crate::history::worker_threads(threads, open.len().div_ceil(RUN));
+    let threads = crate::threads::worker_threads(threads, open.len().div_ceil(RUN));
     let next = AtomicUsize::new(0);
     let sync = repo.clone().into_sync();
     let done: Vec<Learnt> = std::thread::scope(|s| {
@@ -89,7 +89,7 @@ pub(crate) fn avoidable_updates(
             .map(|_| {
                 let (sync, next, open) = (&sync, &next, &open);
                 s.spawn(move || {
-                    let repo = crate::history::thread_repo(sync);
+                    let repo = crate::source::git::thread_repo(sync);
                     let blobs = Blobs {
                         repo: &repo,
                         inflated,

@@ -12,7 +12,6 @@
 use std::sync::Arc;
 
 use ruff_python_ast::token::TokenKind;
-use serde::Serialize;
 
 mod apply;
 pub(crate) mod cache;
@@ -24,26 +23,14 @@ mod python;
 mod stream;
 mod window;
 
+pub use crate::changes::ChangeKind;
 pub use apply::{
-    annotate, avoidable, avoidable_markdown, avoidable_sentence, may_be_avoidable, settings_changed,
+    avoidable, avoidable_markdown, avoidable_sentence, may_be_avoidable, settings_changed,
 };
-pub(crate) use apply::{annotate_with, compares_files};
+pub(crate) use apply::{classify_changes, compares_files, Bytes};
 pub(crate) use cache::KindCache;
 pub(crate) use history::{avoidable_updates, Update};
 use stream::Unit;
-
-/// How a runtime file changed, as far as Python is concerned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ChangeKind {
-    /// Only comments, blank lines or whitespace that is not indentation.
-    Layout,
-    /// Also module, class or function docstrings (visible as `__doc__`).
-    Docstrings,
-    /// Anything else; also files that do not parse, links, additions,
-    /// deletions, renames and mode changes.
-    Code,
-}
 
 /// Whether `path` is Python source by its name: `.py` (what `import`
 /// loads), `.pyw` (the same, on Windows) or `.pyi` (a stub, Python syntax
@@ -56,22 +43,6 @@ pub fn is_python_source(path: &str) -> bool {
     [".py", ".pyw", ".pyi"]
         .iter()
         .any(|suffix| name.len() > suffix.len() && name.ends_with(suffix))
-}
-
-impl ChangeKind {
-    /// The name used in reports.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ChangeKind::Layout => "layout",
-            ChangeKind::Docstrings => "docstrings",
-            ChangeKind::Code => "code",
-        }
-    }
-
-    /// `layout` or `docstrings`: the restart could have waited for this file.
-    pub fn is_cosmetic(self) -> bool {
-        self != ChangeKind::Code
-    }
 }
 
 /// A reusable Python parser (it keeps a parse thread; reuse it for many

@@ -529,7 +529,7 @@ fn read_all(
     opts: &Options,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<(Vec<Read>, Blobs), HistoryError> {
-    let threads = worker_threads(opts.threads, jobs.len());
+    let threads = crate::threads::worker_threads(opts.threads, jobs.len());
     let sync = repo.clone().into_sync();
     let blobs = Mutex::new(Blobs::default());
     let done = std::sync::atomic::AtomicUsize::new(0);
@@ -540,7 +540,7 @@ fn read_all(
             .map(|part| {
                 let (sync, blobs, done) = (&sync, &blobs, &done);
                 s.spawn(move || {
-                    let repo = thread_repo(sync);
+                    let repo = crate::source::git::thread_repo(sync);
                     let mut worker = Worker::new(&repo, cache, blobs);
                     let mut out = Vec::with_capacity(part.len());
                     for (tag, runtime) in part {
@@ -573,27 +573,6 @@ fn read_all(
     // Kept for classification, which reads many of the same blobs.
     let blobs = blobs.into_inner().unwrap_or_default();
     Ok((all, blobs))
-}
-
-/// The worker threads for `work` items: `requested` (0: one per core), at
-/// least one and no more than the items.
-pub(crate) fn worker_threads(requested: usize, work: usize) -> usize {
-    match requested {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    }
-    .clamp(1, work.max(1))
-}
-
-/// A worker thread's own handle on the repository, its pack cache capped.
-pub(crate) fn thread_repo(sync: &gix::ThreadSafeRepository) -> gix::Repository {
-    let mut repo = sync.to_thread_local();
-    repo.objects.set_pack_cache(|| {
-        Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
-            32 << 20,
-        ))
-    });
-    repo
 }
 
 /// A name for `repo` that can be published (a report made in CI shows no

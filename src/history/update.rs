@@ -126,7 +126,7 @@ pub(super) fn classify_steps(
                 step.restart_required,
                 step.reason,
                 w[1].info.force_restart,
-                crate::classify::settings_changed(step.settings_check.as_ref(), &step.warnings),
+                crate::classify::settings_changed(step.settings_check.is_some(), &step.warnings),
             ),
             trees: (w[0].tree, w[1].tree),
             ids: (&w[0].ids, &w[1].ids),

@@ -29,7 +29,9 @@ mod spec;
 mod tags;
 mod wording;
 
+mod annotate;
 pub use crate::side::Skipped;
+pub use annotate::annotate;
 pub(crate) use cross::needed as settings_differ;
 pub use cross::SettingsCheck;
 use ends::Read;

@@ -51,20 +51,20 @@ impl Outcome {
     }
 
     /// Classifies every analysis's runtime changes
-    /// ([`crate::classify::annotate`]), with the change kinds remembered in
+    /// ([`super::annotate`]), with the change kinds remembered in
     /// the repository unless `persistent_cache` is off (`--no-cache`).
     pub fn classify(&mut self, repo: &gix::Repository, persistent_cache: bool) {
         // Not read for a range that compares no file (an unchanged one).
         let compares = self
             .analyses_mut()
-            .any(|a| crate::classify::compares_files(a));
+            .any(|a| crate::classify::compares_files(&a.changes.runtime));
         let mut kinds = if persistent_cache && compares {
             crate::classify::KindCache::open(repo)
         } else {
             crate::classify::KindCache::none()
         };
         for analysis in self.analyses_mut() {
-            crate::classify::annotate_with(repo, analysis, &mut kinds);
+            super::annotate::annotate_with(repo, analysis, &mut kinds);
         }
         // A cache that cannot be written only costs the next run some time.
         let _ = kinds.save();

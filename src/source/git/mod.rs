@@ -26,6 +26,7 @@ mod scan;
 mod tree;
 
 pub(crate) use attributes::checkout_of;
+pub(crate) use repo::thread_repo;
 pub use repo::{open_repo, peel_to_commit, repo_display, Revision};
 
 /// Whether the object store replaces objects (`git replace`): an object id
