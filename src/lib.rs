@@ -32,6 +32,7 @@ pub mod fingerprint;
 pub mod gate;
 pub mod history;
 pub mod init;
+mod own_files;
 pub mod patch;
 pub mod pretty;
 pub mod pyjson;

@@ -189,7 +189,7 @@ impl Memo {
     fn open(objects_dir: PathBuf, common: PathBuf, hash: gix::hash::Kind) -> Self {
         // Kept as the fingerprint cache is (`.git/fpcheck`, no link
         // followed, a regular file only, size capped).
-        let data = crate::cache::read_private(&common, FILE, MAX_FILE).unwrap_or_default();
+        let data = crate::own_files::read_private(&common, FILE, MAX_FILE).unwrap_or_default();
         let (order, held) = index(&data, hash);
         Memo {
             objects_dir,
@@ -306,7 +306,7 @@ impl Memo {
         for (id, kind, bytes) in from_file(false) {
             push(id, kind, bytes);
         }
-        crate::cache::write_private(&self.common, FILE, &out)
+        crate::own_files::write_private(&self.common, FILE, &out)
     }
 }
 
