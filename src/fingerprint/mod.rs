@@ -17,7 +17,7 @@ mod tests;
 
 use parallel::*;
 // Also for the scan of unchanged roots (`source::git`).
-pub(crate) use parallel::{idle_core, parallel};
+use crate::threads::{idle_core, parallel};
 use pipe::*;
 pub use resumable::Resumable;
 use resumable::*;

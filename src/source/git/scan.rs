@@ -61,7 +61,7 @@ impl GitSource {
         };
         std::thread::scope(|threads| {
             // A second thread only with a core to spare, as for hashing.
-            let spare = crate::fingerprint::parallel() && crate::fingerprint::idle_core();
+            let spare = crate::threads::parallel() && crate::threads::idle_core();
             let mut helper = spare.then(odb);
             scan.work(&odb(), |waiting| {
                 if waiting >= SHARE_AT {
