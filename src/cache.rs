@@ -189,7 +189,7 @@ impl FingerprintCache {
     }
 
     /// The selection key of a tree summary made by a scan (see
-    /// [`crate::source::GitSource::plain_selection`]), which counts the files
+    /// [`crate::select::plain_selection`]), which counts the files
     /// but builds no selection: no digest is stored under it.
     pub(crate) const UNWALKED: &'static str =
         "0000000000000000000000000000000000000000000000000000000000000000";

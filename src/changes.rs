@@ -162,7 +162,7 @@ pub(crate) fn between_trees(
             "a tree under {root} is nested deeper than {} directories (git's core.maxTreeDepth) \
              or changes more than {} paths",
             crate::source::MAX_TREE_DEPTH,
-            crate::select::MAX_ENTRIES
+            crate::source::MAX_ENTRIES
         )
         .into());
     }
@@ -420,8 +420,8 @@ impl gix::diff::tree::Visit for Collect {
         let depth = location.iter().filter(|b| **b == b'/').count() + 1;
         // Past git's depth, or past as many changes as a selection walk
         // visits entries (a tree naming one subtree many times over is
-        // 2^n paths from a few objects: `select::MAX_DIRS`), stop.
-        if depth > crate::source::MAX_TREE_DEPTH || self.changes.len() >= crate::select::MAX_ENTRIES
+        // 2^n paths from a few objects: `source::MAX_DIRS`), stop.
+        if depth > crate::source::MAX_TREE_DEPTH || self.changes.len() >= crate::source::MAX_ENTRIES
         {
             self.too_deep = true;
             return std::ops::ControlFlow::Break(());

@@ -536,7 +536,7 @@ pub fn render(scan: &Scan) -> String {
         }
         out.push_str(&format!(
             "{lead}root = {}\n",
-            toml_str(crate::select::show_root(&p.root))
+            toml_str(crate::source::show_root(&p.root))
         ));
         if lead.is_empty() {
             out.push_str(&format!("# extensions = {}\n", list(&defaults.extensions)));

@@ -52,4 +52,5 @@ pub mod warning;
 
 pub use fingerprint::{compute, Fingerprint};
 pub use select::{Rules, Selection};
+pub use source::SelectedFile;
 pub use source::{DirSource, GitSource, Revision, Source, SourceError};

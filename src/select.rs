@@ -5,14 +5,17 @@
 //! git tree and the directory on disk cannot drift apart in what they select.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
 
 use crate::source::{
-    Entry, EntryKind, Node, RootState, Source, SourceError, Target, MAX_TREE_DEPTH,
+    display_path, too_deep, Budget, Entry, EntryKind, Node, RootState, Source, SourceError, Target,
+    MAX_DIRS, MAX_ENTRIES, MAX_TREE_DEPTH,
 };
 use crate::warning::{Code, Warning};
+
+/// Selected files are a source's nodes with their paths: defined with them.
+pub use crate::source::SelectedFile;
 
 /// The excluded names of the reference gate (spec section 1).
 pub const DEFAULT_EXCLUDE: [&str; 8] = [
@@ -91,31 +94,62 @@ impl Rules {
     }
 }
 
-/// One selected runtime file, ready to be hashed.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct SelectedFile {
-    /// Path relative to the runtime root, `/`-separated: the bytes hashed.
-    pub path: String,
-    /// Where the file's bytes are (symbolic links already resolved).
-    pub content: Node,
+/// What the selection makes of one entry below the root, by its name and
+/// kind alone: the one rule of section 1, which the selection walk
+/// ([`select`]) and the scan that stands in for it on a git tree
+/// ([`plain_selection`]) both follow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EntryRule {
+    /// Not a runtime file, and nothing below it can be one: excluded, or
+    /// not selected and no directory.
+    Skip,
+    /// A runtime file (a regular file, or a link to resolve).
+    Select,
+    /// A directory to walk into; `selected` when its name is a runtime
+    /// file's, which is a problem too ([`IS_A_DIRECTORY`]).
+    Enter { selected: bool },
+    /// Something at this path makes the selection unavailable.
+    Problem(&'static str),
 }
 
-/// A runtime root as one spelling: `./src/` and `src` are one root, and
-/// `.` (or `""`) is the top of the repository, written `""`.
-pub(crate) fn normalise_root(root: &str) -> String {
-    root.split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .collect::<Vec<_>>()
-        .join("/")
-}
+/// The problem of a directory named like a runtime file.
+const IS_A_DIRECTORY: &str = "is a directory";
 
-/// A normalised root as people read it: the top of the repository is `.`.
-pub(crate) fn show_root(root: &str) -> &str {
-    if root.is_empty() {
-        "."
-    } else {
-        root
+impl Rules {
+    /// See [`EntryRule`].
+    pub(crate) fn entry_rule(&self, name: &[u8], kind: EntryKind) -> EntryRule {
+        if self.excluded_name(name).is_some() {
+            return EntryRule::Skip;
+        }
+        let selected = self.selects_name(name);
+        match kind {
+            EntryKind::Dir => EntryRule::Enter { selected },
+            EntryKind::Submodule => EntryRule::Problem(
+                "is a submodule: its files cannot be seen (exclude it or vendor its code)",
+            ),
+            EntryKind::File | EntryKind::Symlink if selected => EntryRule::Select,
+            EntryKind::Other if selected => EntryRule::Problem("is not a regular file"),
+            EntryKind::File | EntryKind::Symlink | EntryKind::Other => EntryRule::Skip,
+        }
     }
+}
+
+/// The number of files [`select`] would select from `source`, when a scan
+/// of its trees proves that walk would find no problem, resolve no link
+/// and see no `.gitattributes` below the root (then the selection is a
+/// function of the root tree, its depth and `rules`); `None` when the full
+/// walk must answer. See [`GitSource::plain_selection`].
+pub(crate) fn plain_selection(source: &crate::source::GitSource, rules: &Rules) -> Option<usize> {
+    use crate::source::ScanStep;
+    source.plain_selection(
+        &|name: &[u8], kind: EntryKind| match rules.entry_rule(name, kind) {
+            EntryRule::Skip => ScanStep::Skip,
+            EntryRule::Select if kind == EntryKind::File => ScanStep::Count,
+            EntryRule::Enter { selected: false } => ScanStep::Enter,
+            // A link to resolve, a problem: the walk's to answer.
+            _ => ScanStep::Walk,
+        },
+    )
 }
 
 /// Why a fingerprint cannot be computed, naming the path at fault.
@@ -261,11 +295,8 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
             problems.push(problem(&root_display, &dir_path, &too_many()));
             break;
         }
-        if rules.excluded_name(&entry.name).is_some() {
-            continue;
-        }
-        let selected = rules.selects_name(&entry.name);
-        if !selected && !matches!(entry.kind, EntryKind::Dir | EntryKind::Submodule) {
+        let rule = rules.entry_rule(&entry.name, entry.kind);
+        if rule == EntryRule::Skip {
             continue;
         }
         let depth = frame.depth;
@@ -275,10 +306,13 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
             path.push(b'/');
         }
         path.extend_from_slice(&entry.name);
-        match entry.kind {
-            EntryKind::Dir => {
+        match rule {
+            EntryRule::Skip => {}
+            EntryRule::Select => candidates.push((path, entry)),
+            EntryRule::Problem(what) => problems.push(problem(&root_display, &path, what)),
+            EntryRule::Enter { selected } => {
                 if selected {
-                    problems.push(problem(&root_display, &path, "is a directory"));
+                    problems.push(problem(&root_display, &path, IS_A_DIRECTORY));
                 }
                 if depth + 1 > max_below_root {
                     problems.push(problem(&root_display, &path, &too_deep()));
@@ -287,16 +321,6 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
                 dir_path = path;
                 next = Some((entry.node, depth + 1));
             }
-            EntryKind::Submodule => problems.push(problem(
-                &root_display,
-                &path,
-                "is a submodule: its files cannot be seen (exclude it or vendor its code)",
-            )),
-            EntryKind::Other if selected => {
-                problems.push(problem(&root_display, &path, "is not a regular file"))
-            }
-            EntryKind::File | EntryKind::Symlink if selected => candidates.push((path, entry)),
-            _ => {}
         }
     }
 
@@ -342,59 +366,10 @@ struct Frame {
     depth: usize,
 }
 
-/// The most directories one selection walk reads. A git tree may name
-/// the same subtree many times (`a` and `b` both the next tree, 35 levels
-/// down): a few hundred bytes of objects that are 2^35 directories once
-/// walked. No real runtime is near these bounds; past them the fingerprint
-/// is unavailable (a restart), never an endless walk.
-pub(crate) const MAX_DIRS: usize = 1 << 18;
-
-/// The most entries one selection walk visits (see [`MAX_DIRS`]: a tree of
-/// 10,000 entries naming one tree of 10,000 files is 10^8 paths). A runtime of a
-/// million files is far beyond any server this gates (the 200,000-file
-/// benchmark monorepo's largest runtime holds 120,000).
-pub(crate) const MAX_ENTRIES: usize = 1 << 20;
-
-/// What one selection walk has visited, against [`MAX_DIRS`] and
-/// [`MAX_ENTRIES`]. The walk counts through it, and so does the scan that
-/// stands in for the walk on an unchanged root
-/// (`GitSource::plain_selection`): the scan must stop wherever the walk
-/// would, or a range calls "same selection" what `fingerprint` calls
-/// unavailable. Atomic because the scan's threads share one.
-#[derive(Default)]
-pub(crate) struct Budget {
-    dirs: AtomicUsize,
-    entries: AtomicUsize,
-}
-
-impl Budget {
-    /// Counts one directory entered: the root, an empty one, every one the
-    /// walk reads. `false` once past [`MAX_DIRS`].
-    pub(crate) fn enter_dir(&self) -> bool {
-        self.dirs.fetch_add(1, Ordering::Relaxed) < MAX_DIRS
-    }
-
-    /// Counts `n` entries of entered directories, each one whatever it is
-    /// (excluded, not selected, a directory). `false` once past
-    /// [`MAX_ENTRIES`].
-    pub(crate) fn visit(&self, n: usize) -> bool {
-        let before = self.entries.fetch_add(n, Ordering::Relaxed);
-        before.saturating_add(n) <= MAX_ENTRIES
-    }
-}
-
 fn too_many() -> String {
     format!(
         ": the walk below the root passed {MAX_DIRS} directories or {MAX_ENTRIES} entries \
          (a tree naming the same subtree many times over?): fpcheck stops there"
-    )
-}
-
-/// The sentence for a directory deeper than git reads.
-pub(crate) fn too_deep() -> String {
-    format!(
-        "is nested deeper than {MAX_TREE_DEPTH} directories (git's core.maxTreeDepth): \
-         git refuses to read such a tree"
     )
 }
 
@@ -406,16 +381,6 @@ fn unavailable(root_display: &str, what: &str) -> Selection {
             what: what.to_string(),
         }],
         skipped: Vec::new(),
-    }
-}
-
-/// Joins the root as the user named it with a path below it.
-pub(crate) fn display_path(root_display: &str, rel: &[u8]) -> String {
-    let rel = String::from_utf8_lossy(rel);
-    if root_display.is_empty() || root_display == "." {
-        rel.into_owned()
-    } else {
-        format!("{}/{}", root_display.trim_end_matches('/'), rel)
     }
 }
 

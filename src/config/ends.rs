@@ -237,7 +237,7 @@ fn named(shown: &str) -> Message {
 /// empty when the fingerprints were computed alike.
 pub fn differences(from: &Runtime, to: &Runtime) -> Vec<String> {
     let list = |v: &[String]| format!("[{}]", v.join(", "));
-    let root = |r: &str| crate::select::show_root(r).to_string();
+    let root = |r: &str| crate::source::show_root(r).to_string();
     let mut out = Vec::new();
     if from.root != to.root {
         out.push(format!("root {} → {}", root(&from.root), root(&to.root)));

@@ -147,7 +147,7 @@ impl Settings {
     pub fn of(runtime: &Runtime) -> Self {
         Settings {
             runtime: runtime.name.clone(),
-            root: crate::select::show_root(&runtime.root).to_string(),
+            root: crate::source::show_root(&runtime.root).to_string(),
             extensions: runtime.rules.extensions.clone(),
             exclude: runtime.rules.exclude.clone(),
         }
@@ -371,7 +371,7 @@ pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<Runtime, 
         .unwrap_or_else(|| DEFAULT_ROOT.to_string());
     check_root(&root)?;
     // `./src/` and `src` are one root; `.` is the top of the repository.
-    let root = crate::select::normalise_root(&root);
+    let root = crate::source::normalise_root(&root);
     Ok(Runtime {
         name,
         root,

@@ -223,7 +223,7 @@ impl Source for SharedBlobs<'_> {
             return Ok(());
         }
         let mut kept = Some(Vec::new());
-        let what = crate::select::display_path(&self.src.root_display(), rel.as_bytes());
+        let what = crate::source::display_path(&self.src.root_display(), rel.as_bytes());
         self.src.read_blob(self.odb, id, &what, &mut |b| {
             sink(b);
             if let Some(k) = &mut kept {

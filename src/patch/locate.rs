@@ -11,9 +11,9 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::range::Analysis;
 use crate::release::VERSION_FILES;
-use crate::select::normalise_root;
 use crate::setting::{Message, Setting, Value};
 use crate::source::git::repo_display;
+use crate::source::normalise_root;
 use crate::source::{GitSource, Revision, Source};
 
 use super::PatchError;

@@ -117,7 +117,7 @@ fn remembered(
 }
 
 /// Both ends from a scan of the `from` end's root tree (see
-/// [`GitSource::plain_selection`]) that proves the selection a function of
+/// [`crate::select::plain_selection`]) that proves the selection a function of
 /// that tree, which both ends share: no path is built, nothing hashed.
 /// Only when no digest is wanted and the cache cannot have one (nothing
 /// persistent in it: a remembered digest is reported, so a cache that
@@ -137,7 +137,7 @@ fn scanned(
     if from_src.may_have_attributes()? || to_src.may_have_attributes()? {
         return Ok(None);
     }
-    let Some(files) = from_src.plain_selection(rules) else {
+    let Some(files) = crate::select::plain_selection(from_src, rules) else {
         return Ok(None);
     };
     if cache.is_persistent() {
@@ -357,7 +357,7 @@ pub(super) fn check_roots(
     if !(missing(from) && missing(to)) {
         return Ok(());
     }
-    let shown = |r: &Runtime| crate::select::show_root(&r.root).to_string();
+    let shown = |r: &Runtime| crate::source::show_root(&r.root).to_string();
     let root = if from_rt.root == to_rt.root {
         format!("`{}`", shown(to_rt))
     } else {

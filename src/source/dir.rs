@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::{Entry, EntryKind, MetaFile, Node, Origin, RootState, Source, SourceError, Target};
 use crate::buf_pool::BufPool;
 use crate::safe_io::{self, ReadError};
-use crate::select::display_path;
+use crate::source::display_path;
 
 /// The buffer a file is streamed through: a 16 KiB runtime file takes one
 /// `read`, and the buffer stays in the core's L2 cache for SHA-256.

@@ -20,8 +20,12 @@ mod worktree;
 /// deeper trees cost quadratic time to walk and git itself refuses them.
 pub(crate) const MAX_TREE_DEPTH: usize = 4096;
 
+mod limits;
+mod paths;
 pub use dir::DirSource;
-pub use git::{GitSource, Revision};
+pub use git::{GitSource, Revision, ScanRule, ScanStep};
+pub(crate) use limits::{Budget, MAX_DIRS, MAX_ENTRIES};
+pub(crate) use paths::{display_path, normalise_root, show_root, too_deep};
 pub use worktree::WorktreeSource;
 
 /// A handle on an object of a source: a blob or tree id, or a path on disk.
@@ -31,6 +35,15 @@ pub enum Node {
     Object(gix::ObjectId),
     /// A path on disk.
     Path(PathBuf),
+}
+
+/// One selected runtime file, ready to be hashed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct SelectedFile {
+    /// Path relative to the runtime root, `/`-separated: the bytes hashed.
+    pub path: String,
+    /// Where the file's bytes are (symbolic links already resolved).
+    pub content: Node,
 }
 
 impl Node {
@@ -257,7 +270,7 @@ pub trait Source {
     /// `.gitattributes` conversions a checkout would apply.
     fn warnings(
         &self,
-        _files: &[crate::select::SelectedFile],
+        _files: &[SelectedFile],
     ) -> Result<Vec<crate::warning::Warning>, SourceError> {
         Ok(Vec::new())
     }

@@ -18,7 +18,7 @@ use super::{
     DirSource, Entry, EntryKind, MetaFile, Node, Origin, RootState, Source, SourceError, Target,
 };
 use crate::safe_io::{self, Links};
-use crate::select::display_path;
+use crate::source::display_path;
 
 /// The runtime root of a working tree.
 #[derive(Clone, Debug)]
@@ -36,7 +36,7 @@ pub struct WorktreeSource {
 impl WorktreeSource {
     /// The working tree whose top is `top`, rooted at `root` (from the top).
     pub fn new(top: &Path, root: &str) -> Self {
-        let root = crate::select::normalise_root(root);
+        let root = crate::source::normalise_root(root);
         let root_stack = match walk(vec![top.to_path_buf()], root.as_bytes()) {
             Ok(Found::Dir(stack)) => Ok(stack),
             Ok(Found::File(_) | Found::Other) => Err(RootState::NotADirectory),
@@ -51,7 +51,7 @@ impl WorktreeSource {
             Ok(stack) => stack.last().expect("the top at least").clone(),
             Err(_) => top.join(&root),
         };
-        let display = crate::select::show_root(&root);
+        let display = crate::source::show_root(&root);
         let dir = DirSource::with_display(real, display).without_parent_lookup();
         WorktreeSource {
             top: top.to_path_buf(),

@@ -12,7 +12,7 @@ use gix::objs::tree::EntryKind as GitKind;
 use gix::ObjectId;
 
 use super::GitSource;
-use crate::select::SelectedFile;
+use crate::source::SelectedFile;
 use crate::source::SourceError;
 use crate::warning::{Code, Warning};
 

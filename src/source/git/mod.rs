@@ -15,7 +15,7 @@ use gix::objs::tree::EntryKind as GitKind;
 use gix::ObjectId;
 
 use super::{Entry, EntryKind, MetaFile, Node, Origin, RootState, Source, SourceError, Target};
-use crate::select::{display_path, SelectedFile};
+use crate::source::{display_path, SelectedFile};
 use crate::warning::Warning;
 
 mod attributes;
@@ -28,6 +28,7 @@ mod tree;
 pub(crate) use attributes::checkout_of;
 pub(crate) use repo::thread_repo;
 pub use repo::{open_repo, peel_to_commit, repo_display, Revision};
+pub use scan::{ScanRule, ScanStep};
 
 /// Whether the object store replaces objects (`git replace`): an object id
 /// then no longer names its bytes, so nothing may be remembered by id
@@ -76,7 +77,7 @@ impl GitSource {
     /// repository, e.g. `src`; `""` or `.` for the top itself).
     pub fn new(mut repo: gix::Repository, rev: Revision, root: &str) -> Result<Self, SourceError> {
         memo::adopt(&mut repo);
-        let root = crate::select::normalise_root(root);
+        let root = crate::source::normalise_root(root);
         let mut source = GitSource {
             repo,
             blobs: OnceCell::new(),
@@ -218,7 +219,7 @@ impl GitSource {
 
 impl Source for GitSource {
     fn root_display(&self) -> String {
-        crate::select::show_root(&self.root).to_string()
+        crate::source::show_root(&self.root).to_string()
     }
 
     fn root(&self) -> Result<RootState, SourceError> {

@@ -9,9 +9,10 @@
 //! differ between the ends. Whether such a link exists is written nowhere
 //! but in the trees below the root, so one end's trees must be read: this
 //! scan reads them as fast as they can be read, and says "walk" (`None`) at
-//! the first thing only the full selection walk ([`crate::select::select`])
-//! handles: a selected link, a `.gitattributes`, anything the walk would
-//! report as a problem, a tree it cannot read.
+//! the first thing only the full selection walk handles: a selected link, a
+//! `.gitattributes`, anything the walk would report as a problem, a tree it
+//! cannot read. Which entries are selected is not decided here: the caller
+//! passes the selection's rule, as a [`ScanStep`] for each entry.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -21,8 +22,23 @@ use gix::prelude::FindExt;
 use gix::ObjectId;
 
 use super::GitSource;
-use crate::select::{Budget, Rules};
-use crate::source::MAX_TREE_DEPTH;
+use crate::source::{Budget, EntryKind, MAX_TREE_DEPTH};
+
+/// What a scan does with one entry, as the selection's rule says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanStep {
+    /// Nothing: neither a runtime file nor a directory that may hold one.
+    Skip,
+    /// A runtime file (a regular file).
+    Count,
+    /// A directory to scan.
+    Enter,
+    /// Something only the full walk handles.
+    Walk,
+}
+
+/// The selection's rule for one entry, by its name and kind.
+pub type ScanRule<'r> = &'r (dyn Fn(&[u8], EntryKind) -> ScanStep + Sync);
 
 /// Below this many trees waiting to be read, one thread reads them all:
 /// starting a second costs more than it saves.
@@ -32,15 +48,15 @@ impl GitSource {
     /// The number of files the selection walk would select, when the scan
     /// proves that walk would find no problem, resolve no link and see no
     /// `.gitattributes` below the root (then the selection is a function
-    /// of the root tree, its depth and `rules`); `None` when the full walk
+    /// of the root tree, its depth and `rule`); `None` when the full walk
     /// must answer. Read errors are `None` too: the walk reports them in
     /// its own words. Inflating the trees is nearly all of the cost: once
     /// enough of them wait, a second thread (when there is a second core)
     /// reads them too.
-    pub fn plain_selection(&self, rules: &Rules) -> Option<usize> {
+    pub fn plain_selection(&self, rule: ScanRule<'_>) -> Option<usize> {
         let (root, depth) = self.root_tree()?;
         let scan = Scan {
-            rules,
+            rule,
             // As in the selection walk: how deep a directory below the
             // root may be for its entries to stay within core.maxTreeDepth.
             max_below_root: MAX_TREE_DEPTH.saturating_sub(depth + 1),
@@ -86,7 +102,7 @@ struct Queue {
 }
 
 struct Scan<'r> {
-    rules: &'r Rules,
+    rule: ScanRule<'r>,
     max_below_root: usize,
     queue: Mutex<Queue>,
     ready: Condvar,
@@ -182,36 +198,37 @@ impl Scan<'_> {
             if blob && name == b".gitattributes" {
                 return false;
             }
-            let selected = self.rules.selects_name(name);
-            if blob && !selected {
-                // Excluded or not, a file that is not selected is nothing.
-                continue;
-            }
-            if self.rules.excluded_name(name).is_some() {
+            let step = (self.rule)(name, entry_kind(kind));
+            if step == ScanStep::Skip {
                 continue;
             }
             // Paths must be UTF-8: a name that is not is left to the walk.
             if !ascii && std::str::from_utf8(name).is_err() {
                 return false;
             }
-            match kind {
-                GitKind::Blob | GitKind::BlobExecutable => *files += 1,
-                // A directory named like a module is a problem, and one
-                // too deep for git as well.
-                GitKind::Tree if !selected && depth < self.max_below_root => {
+            match step {
+                ScanStep::Skip => {}
+                ScanStep::Count => *files += 1,
+                // A directory too deep for git is a problem.
+                ScanStep::Enter if depth < self.max_below_root => {
                     subtrees.push((ObjectId::from_bytes_or_panic(entry.oid), depth + 1));
                 }
-                // A link that is not selected is never followed (a selected
-                // link resolving through it would have stopped the scan).
-                GitKind::Link if !selected => {}
-                // A submodule (a problem), a selected link, a selected or
-                // too deep directory.
-                _ => return false,
+                ScanStep::Enter | ScanStep::Walk => return false,
             }
         }
         // Every entry, as the walk counts them (excluded and not selected
         // ones too).
         self.budget.visit(seen)
+    }
+}
+
+/// What a tree entry's mode makes it, as every source names kinds.
+fn entry_kind(kind: GitKind) -> EntryKind {
+    match kind {
+        GitKind::Blob | GitKind::BlobExecutable => EntryKind::File,
+        GitKind::Tree => EntryKind::Dir,
+        GitKind::Link => EntryKind::Symlink,
+        GitKind::Commit => EntryKind::Submodule,
     }
 }
 

@@ -285,7 +285,7 @@ impl GitSource {
         };
         let child = |id, submodule| {
             if dir.depth + 1 > MAX_TREE_DEPTH {
-                return Err(Stop::Malformed(crate::select::too_deep()));
+                return Err(Stop::Malformed(crate::source::too_deep()));
             }
             Ok(Step::Dir(Dir {
                 id,
