@@ -385,6 +385,16 @@ pub(crate) fn kind_name(t: &std::fs::FileType) -> &'static str {
     }
 }
 
+/// An I/O error as a sentence fragment: "Permission denied (os error 13)"
+/// reads better without the number.
+pub fn io_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

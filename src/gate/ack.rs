@@ -18,14 +18,14 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::check::UNKNOWN;
-use super::client::{self, py_strip, Client, OK as CLIENT_OK};
-use super::marker::{self, MarkerState};
 use super::{lock, GateError};
 use crate::atomic;
 use crate::select::Rules;
 use crate::setting::{Message, Setting, Spelling, Value as Said};
 use crate::source::DirSource;
+use crate::verdict::client::{self, py_strip, Client, OK as CLIENT_OK};
+use crate::verdict::marker::{self, MarkerState};
+use crate::verdict::process::UNKNOWN;
 use crate::warning::{Code, Warning};
 
 /// What acknowledging does to the marker.
@@ -231,7 +231,7 @@ pub struct Report {
     pub because: Option<Message>,
     /// The reference's code when the marker stays because the process did
     /// not prove its fingerprint: `process_fingerprint_missing`.
-    pub pending_reason: Option<super::check::Reason>,
+    pub pending_reason: Option<crate::verdict::process::Reason>,
     /// The installed runtime's fingerprint (`""`: unavailable; `null`: no
     /// runtime given, or no marker).
     pub installed_fingerprint: Option<String>,
@@ -335,7 +335,8 @@ pub fn run(req: &Request<'_>) -> Result<Report, GateError> {
                 .flat_map(|c| c.values())
                 .all(|a| a.as_str() == Some(CLIENT_OK));
             if all_ok && marker::has_to_fingerprint(&marker) {
-                report.pending_reason = Some(super::check::Reason::ProcessFingerprintMissing);
+                report.pending_reason =
+                    Some(crate::verdict::process::Reason::ProcessFingerprintMissing);
             }
             report.because = Some(because);
         }

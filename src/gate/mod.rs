@@ -18,27 +18,15 @@
 
 pub mod ack;
 pub mod cache;
-pub mod check;
-pub mod client;
 pub mod clock;
-pub mod decision;
 pub mod lock;
-pub mod marker;
 pub mod run;
 pub mod snapshot;
 pub mod status;
 
 use crate::source::SourceError;
 
-/// An I/O error as a sentence fragment: "Permission denied (os error 13)"
-/// reads better without the number.
-pub fn io_reason(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    }
-}
+pub use crate::safe_io::io_reason;
 
 /// Why a gate command could not do its job.
 #[derive(Debug, thiserror::Error)]

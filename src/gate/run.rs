@@ -14,13 +14,13 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::client::{self, Client};
-use super::decision::{self, Reason};
-use super::marker::{Marker, SCHEMA_VERSION};
 use super::snapshot::{self, FileChange, Recorded, Settings, Snapshot};
 use super::{clock, lock, Cause, ErrorKind, GateError};
 use crate::atomic;
 use crate::error::Classified;
+use crate::verdict::client::{self, Client};
+use crate::verdict::marker::{Marker, SCHEMA_VERSION};
+use crate::verdict::updater::{self, Reason};
 use crate::warning::{self, Code, Warning};
 
 /// What the gate is asked to do.
@@ -263,7 +263,7 @@ fn decide(report: &mut Report, before: &Snapshot, after: &Snapshot) {
         .recorded_fingerprint
         .as_ref()
         .is_some_and(|r| !r.matches);
-    let inputs = decision::Inputs {
+    let inputs = updater::Inputs {
         old_version: before.version_str(),
         new_version: after.version_str(),
         updater_version_changed: before.updater().differs(&after.updater()),
@@ -272,8 +272,8 @@ fn decide(report: &mut Report, before: &Snapshot, after: &Snapshot) {
         force_restart: after.force_restart,
         recorded_mismatch,
     };
-    let d = decision::decide(&inputs);
-    let (mut reason, overridden) = decision::never_fail_open(&inputs, &d);
+    let d = updater::decide(&inputs);
+    let (mut reason, overridden) = updater::never_fail_open(&inputs, &d);
     report.version_changed = Some(d.version_changed);
     report.code_changed = Some(d.code_changed);
     report.changed_files = snapshot::changed_files(before, after);

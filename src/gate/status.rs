@@ -6,12 +6,12 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::cache::{self, Lookup};
-use super::check::{self, Status};
-use super::marker;
 use crate::fingerprint::from_selection;
 use crate::release;
 use crate::select::{select, Rules};
 use crate::source::{DirSource, SourceError};
+use crate::verdict::marker;
+use crate::verdict::process::{self, Status};
 use crate::warning::{self, Code, Warning};
 
 /// What the running process asks about.
@@ -115,13 +115,13 @@ pub fn status_with(req: &Request, installed: Installed) -> Result<Report, Source
 fn answer(req: &Request, source: &DirSource, inst: Installed) -> Result<Report, SourceError> {
     let rel = release::read(source)?;
     let mut warnings = rel.warnings.clone();
-    let client = req.client.and_then(super::client::normalise);
+    let client = req.client.and_then(crate::verdict::client::normalise);
     if let Some(name) = req.client.filter(|_| client.is_none()) {
         warnings.extend(super::run::unknown_client_warnings(&[name.to_string()]));
     }
     warnings.extend(inst.warnings);
     let marker = marker::read(req.marker);
-    let mut status = check::check(&check::Inputs {
+    let mut status = process::check(&process::Inputs {
         marker: &marker,
         installed_version: rel.version.as_deref().unwrap_or(""),
         installed_fingerprint: &inst.fingerprint,
@@ -138,7 +138,7 @@ fn answer(req: &Request, source: &DirSource, inst: Installed) -> Result<Report, 
     // installed version and with it a mismatch. Err toward restart.
     if !status.restart_required && !status.fingerprint_match && !rel.unreadable.is_empty() {
         status.restart_required = true;
-        status.reason = Some(check::Reason::VersionMismatch);
+        status.reason = Some(process::Reason::VersionMismatch);
         conservative = Some(format!(
             "version files cannot be read ({}) and the fingerprints cannot prove the process current",
             rel.unreadable.join(", ")

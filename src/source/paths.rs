@@ -38,3 +38,24 @@ pub(crate) fn too_deep() -> String {
          git refuses to read such a tree"
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roots_have_one_spelling_and_the_top_shows_as_a_dot() {
+        for (given, want) in [
+            ("src", "src"),
+            ("./src/", "src"),
+            ("a//b/./c/", "a/b/c"),
+            (".", ""),
+            ("", ""),
+            ("./", ""),
+        ] {
+            assert_eq!(normalise_root(given), want, "{given:?}");
+        }
+        assert_eq!(show_root(""), ".");
+        assert_eq!(show_root("a/b"), "a/b");
+    }
+}

@@ -6,9 +6,9 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::{json, Map, Value};
 
-use fpcheck::gate::check::{self, Inputs};
-use fpcheck::gate::client;
-use fpcheck::gate::marker::MarkerState;
+use fpcheck::verdict::client;
+use fpcheck::verdict::marker::MarkerState;
+use fpcheck::verdict::process::{self, Inputs};
 
 use super::{release_a, Host, BASE_FP, MARKER};
 
@@ -199,10 +199,10 @@ fn the_library_check_follows_the_model() {
                 Marker::Absent => MarkerState::Absent,
                 Marker::Corrupt => MarkerState::Corrupt("x".into()),
                 Marker::Present(o) => {
-                    fpcheck::gate::marker::parse(Value::Object(o.clone()).to_string().as_bytes())
+                    fpcheck::verdict::marker::parse(Value::Object(o.clone()).to_string().as_bytes())
                 }
             };
-            let got = check::check(&Inputs {
+            let got = process::check(&Inputs {
                 marker: &state,
                 installed_version: iv,
                 installed_fingerprint: ifp,

@@ -11,8 +11,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::client::py_strip;
-use super::io_reason;
 use crate::release::python_truthy;
+use crate::safe_io::io_reason;
 use crate::safe_io::{self, Links, ReadError};
 
 /// The reference's marker file name.
@@ -37,7 +37,7 @@ pub struct Marker {
     /// The fingerprint after it.
     pub to_fingerprint: String,
     /// Why it was written.
-    pub reason: super::decision::Reason,
+    pub reason: super::updater::Reason,
     /// UTC, `YYYY-MM-DDTHH:MM:SSZ`.
     pub updated_at: String,
     /// Client name to action (`restart_session_required`,
@@ -179,7 +179,7 @@ mod tests {
             to_version: "1.1".into(),
             from_fingerprint: "a".repeat(64),
             to_fingerprint: "b".repeat(64),
-            reason: super::super::decision::Reason::BrainUpdate,
+            reason: super::super::updater::Reason::BrainUpdate,
             updated_at: "2026-04-27T10:00:00Z".into(),
             clients: obj(json!({"codex": "restart_session_required"})),
         };

@@ -1,15 +1,20 @@
 //! The verdict: two sides of a release in, the gate's decision out.
 //!
 //! Sections 6 (the updater's marker) and 7 (the running process's own
-//! check) of docs/spec.md are implemented once, in `gate::decision` and
-//! `gate::check`; this module combines them into the range's verdict.
+//! check) of docs/spec.md are implemented once, in [`updater`] and
+//! [`process`]; this module combines them into the verdict of an update.
 
 use serde::Serialize;
 
-use crate::gate::check::{self, Reason as CheckReason};
-use crate::gate::decision::{self, Reason as MarkerReason};
-use crate::gate::marker::MarkerState;
+pub mod client;
+pub mod marker;
+pub mod process;
+pub mod updater;
+
 use crate::release::UpdaterVersion;
+use marker::MarkerState;
+use process::{self as check, Reason as CheckReason};
+use updater::{self as decision, Reason as MarkerReason};
 
 /// What section 6 reads of a release besides its fingerprint and
 /// `force_restart` (which reports show): kept beside each side of a range
