@@ -19,6 +19,7 @@ mod hostile_files;
 mod hostile_git;
 mod init;
 mod json_flag;
+mod layers;
 mod monorepo;
 mod newcomer;
 mod object_memo;
