@@ -25,7 +25,7 @@ use crate::setting::{Message, Setting, Spelling, Value as Said};
 use crate::source::DirSource;
 use crate::verdict::client::{self, py_strip, Client, OK as CLIENT_OK};
 use crate::verdict::marker::{self, MarkerState};
-use crate::verdict::process::UNKNOWN;
+use crate::verdict::process::{Evidence, UNKNOWN};
 use crate::warning::{Code, Warning};
 
 /// What acknowledging does to the marker.
@@ -143,27 +143,29 @@ pub(crate) fn acknowledge(
             ));
         }
     }
-    let installed_fp = installed
-        .map(|i| py_strip(&i.fingerprint))
-        .filter(|fp| !fp.is_empty());
-    // Section 7's `usable`: both fingerprints known, so they decide.
-    let usable = proven.zip(installed_fp);
-    if let Some((p, i)) = usable.filter(|(p, i)| p != i) {
+    // What section 7 would compare, when the installed runtime is known.
+    let evidence = installed.map(|i| {
+        Evidence::new(
+            (&i.fingerprint, &i.version),
+            (process.fingerprint.unwrap_or(""), process.version),
+        )
+    });
+    if let Some(e) = evidence.filter(Evidence::fingerprints_differ) {
         return Outcome::Refuse(format!(
-            "the process fingerprint {p} is not the installed runtime's {i}: \
-             this client runs other code than is installed; restart it"
+            "the process fingerprint {} is not the installed runtime's {}: \
+             this client runs other code than is installed; restart it",
+            e.process_fingerprint, e.installed_fingerprint
         ));
     }
-    // Versions are the evidence only when the fingerprints are not.
-    let versions = installed
-        .map(|i| (py_strip(process.version), py_strip(&i.version)))
-        .filter(|(p, i)| !p.is_empty() && !i.is_empty());
-    if let Some((p, i)) = versions.filter(|(p, i)| usable.is_none() && p != i) {
+    if let Some(e) = evidence.filter(Evidence::versions_differ) {
         return Outcome::Refuse(format!(
-            "the process version {p} is not the installed version {i}: \
-             this client runs another release than is installed; restart it"
+            "the process version {} is not the installed version {}: \
+             this client runs another release than is installed; restart it",
+            e.process_version, e.installed_version
         ));
     }
+    let usable = evidence.is_some_and(|e| e.usable());
+    let versions_known = evidence.is_some_and(|e| e.versions_known());
     let mut updated = marker.clone();
     let clients = match updated
         .entry("clients")
@@ -182,9 +184,9 @@ pub(crate) fn acknowledge(
         .filter(|(_, action)| action.as_str() != Some(CLIENT_OK))
         .map(|(name, _)| name.as_str())
         .collect();
-    let proven_current = usable.is_some()
+    let proven_current = usable
         || (proven.is_some() && to.is_some())
-        || (!marker::has_to_fingerprint(marker) && versions.is_some());
+        || (!marker::has_to_fingerprint(marker) && versions_known);
     let because = if !pending.is_empty() {
         format!("clients still to restart: {}", pending.join(", ")).into()
     } else if proven_current {

@@ -263,6 +263,12 @@ fn decide(report: &mut Report, before: &Snapshot, after: &Snapshot) {
         .recorded_fingerprint
         .as_ref()
         .is_some_and(|r| !r.matches);
+    let unreadable: Vec<&str> = before
+        .unreadable_version_files
+        .iter()
+        .chain(&after.unreadable_version_files)
+        .map(String::as_str)
+        .collect();
     let inputs = updater::Inputs {
         old_version: before.version_str(),
         new_version: after.version_str(),
@@ -271,9 +277,19 @@ fn decide(report: &mut Report, before: &Snapshot, after: &Snapshot) {
         new_fingerprint: &after.fingerprint,
         force_restart: after.force_restart,
         recorded_mismatch,
+        version_unreadable: !unreadable.is_empty(),
     };
     let d = updater::decide(&inputs);
-    let (mut reason, overridden) = updater::never_fail_open(&inputs, &d);
+    let (reason, _) = updater::never_fail_open(&inputs, &d);
+    // What the readable files alone decide, to say which rule asked for
+    // the marker beyond section 6.
+    let readable = updater::Inputs {
+        version_unreadable: false,
+        ..inputs
+    };
+    let (readable_reason, overridden) =
+        updater::never_fail_open(&readable, &updater::decide(&readable));
+    let by_unreadable = reason.is_some() && readable_reason.is_none();
     report.version_changed = Some(d.version_changed);
     report.code_changed = Some(d.code_changed);
     report.changed_files = snapshot::changed_files(before, after);
@@ -283,14 +299,7 @@ fn decide(report: &mut Report, before: &Snapshot, after: &Snapshot) {
                 .into(),
         );
     }
-    let unreadable: Vec<&str> = before
-        .unreadable_version_files
-        .iter()
-        .chain(&after.unreadable_version_files)
-        .map(String::as_str)
-        .collect();
-    if reason.is_none() && !unreadable.is_empty() {
-        reason = Some(Reason::BrainUpdate);
+    if by_unreadable {
         report.conservative = Some(format!(
             "version files cannot be read ({}): a version change or force_restart cannot be ruled out",
             unreadable.join(", ")

@@ -148,18 +148,16 @@ pub struct Decision {
 /// ([`check::check`], with no marker) for the process started on `from`.
 pub fn decide(from: &SideFacts, to: &SideFacts) -> Decision {
     let unavailable = from.fingerprint.is_empty() || to.fingerprint.is_empty();
-    // An unreadable version file may hold a version change or force_restart:
-    // assume both (section 5: never toward "no restart").
-    let unreadable = from.version_unreadable || to.version_unreadable;
     let d = decision::decide(&decision::Inputs {
         old_version: &from.version,
         new_version: &to.version,
-        updater_version_changed: from.updater_version.differs(&to.updater_version) || unreadable,
+        updater_version_changed: from.updater_version.differs(&to.updater_version),
         old_fingerprint: &from.fingerprint,
         new_fingerprint: &to.fingerprint,
         // The updater reads force_restart from the release it just installed.
-        force_restart: to.force_restart || unreadable,
+        force_restart: to.force_restart,
         recorded_mismatch: false,
+        version_unreadable: from.version_unreadable || to.version_unreadable,
     });
     let process_check = process_check(from, to);
     let restart_required = d.marker.is_some() || process_check.fires;

@@ -117,17 +117,79 @@ pub struct Status {
     pub client_action: Option<Value>,
 }
 
+/// What section 7 compares, stripped as the reference strips it: the
+/// fingerprint and version a process started with against the installed
+/// ones. The one reading of that evidence, for `status` ([`check`]) and for
+/// `ack`, which must not accept what `status` would refuse.
+#[derive(Clone, Copy, Debug)]
+pub struct Evidence<'a> {
+    /// The installed fingerprint (`""` when unavailable).
+    pub installed_fingerprint: &'a str,
+    /// The installed version (`""` when none is found).
+    pub installed_version: &'a str,
+    /// The process's fingerprint (`""` or `unknown` when it has none).
+    pub process_fingerprint: &'a str,
+    /// The process's version as it reported it (`""` when it did not).
+    pub process_version: &'a str,
+}
+
+impl<'a> Evidence<'a> {
+    /// The evidence, each value stripped.
+    pub fn new(
+        (installed_fingerprint, installed_version): (&'a str, &'a str),
+        (process_fingerprint, process_version): (&'a str, &'a str),
+    ) -> Self {
+        Evidence {
+            installed_fingerprint: py_strip(installed_fingerprint),
+            installed_version: py_strip(installed_version),
+            process_fingerprint: py_strip(process_fingerprint),
+            process_version: py_strip(process_version),
+        }
+    }
+
+    /// The process knows its fingerprint.
+    pub fn process_fingerprint_known(&self) -> bool {
+        !self.process_fingerprint.is_empty() && self.process_fingerprint != UNKNOWN
+    }
+
+    /// Both fingerprints are known: they decide, and the versions do not.
+    pub fn usable(&self) -> bool {
+        !self.installed_fingerprint.is_empty() && self.process_fingerprint_known()
+    }
+
+    /// The fingerprints decide, and differ.
+    pub fn fingerprints_differ(&self) -> bool {
+        self.usable() && self.installed_fingerprint != self.process_fingerprint
+    }
+
+    /// The fingerprints cannot decide, and both versions are known and
+    /// differ (the version fallback).
+    pub fn versions_differ(&self) -> bool {
+        !self.usable() && self.versions_known() && self.installed_version != self.process_version
+    }
+
+    /// Both versions are known (a process that reported none has none).
+    pub fn versions_known(&self) -> bool {
+        !self.installed_version.is_empty() && !self.process_version.is_empty()
+    }
+}
+
 /// Section 7, exactly.
 pub fn check(i: &Inputs) -> Status {
-    let installed_version = py_strip(i.installed_version);
-    let installed_fp = py_strip(i.installed_fingerprint);
-    let process_fp = py_strip(i.process_fingerprint);
-    let process_version = match py_strip(i.process_version) {
+    let evidence = Evidence::new(
+        (i.installed_fingerprint, i.installed_version),
+        (i.process_fingerprint, i.process_version),
+    );
+    let installed_version = evidence.installed_version;
+    let installed_fp = evidence.installed_fingerprint;
+    let process_fp = evidence.process_fingerprint;
+    // A process that reported no version is taken to run the installed one.
+    let process_version = match evidence.process_version {
         "" => installed_version,
         v => v,
     };
-    let process_fp_known = !process_fp.is_empty() && process_fp != UNKNOWN;
-    let usable = !installed_fp.is_empty() && process_fp_known;
+    let process_fp_known = evidence.process_fingerprint_known();
+    let usable = evidence.usable();
     let object = i.marker.object();
     let required = object.is_some_and(marker::required);
     let client_action = match (object, i.client) {
@@ -150,15 +212,11 @@ pub fn check(i: &Inputs) -> Status {
     if matches!(i.marker, MarkerState::Corrupt(_)) {
         restart = true;
         reason = Some(Reason::MarkerCorrupt);
-    } else if usable && installed_fp != process_fp {
+    } else if evidence.fingerprints_differ() {
         fire(Reason::FingerprintMismatch);
     } else if pending && object.is_some_and(marker::has_to_fingerprint) && !process_fp_known {
         fire(Reason::ProcessFingerprintMissing);
-    } else if !usable
-        && !installed_version.is_empty()
-        && !process_version.is_empty()
-        && installed_version != process_version
-    {
+    } else if evidence.versions_differ() {
         fire(Reason::VersionMismatch);
     } else if acknowledged {
         restart = false;

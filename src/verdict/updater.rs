@@ -60,6 +60,13 @@ pub struct Inputs<'a> {
     /// release recorded in its `version.json`: the code counts as changed.
     /// Not part of section 6; `false` gives section 6 exactly.
     pub recorded_mismatch: bool,
+    /// A version file at either end is there but cannot be read: what it
+    /// says (a version change, `force_restart`) cannot be ruled out, so
+    /// both are assumed (section 5: never toward "no restart"). With the
+    /// code unchanged, the marker then says `brain_update_force`: the
+    /// restart comes only from what the release may ask. Not part of
+    /// section 6; `false` gives section 6 exactly.
+    pub version_unreadable: bool,
 }
 
 /// The outcome of section 6.
@@ -73,20 +80,22 @@ pub struct Decision {
     pub marker: Option<Reason>,
 }
 
-/// Section 6, exactly (plus `recorded_mismatch`, which only ever adds a
-/// reason for the code to count as changed).
+/// Section 6, exactly (plus `recorded_mismatch` and `version_unreadable`,
+/// which only ever add reasons to restart).
 pub fn decide(i: &Inputs) -> Decision {
-    let version_changed = i.old_version != i.new_version || i.updater_version_changed;
+    let version_changed =
+        i.old_version != i.new_version || i.updater_version_changed || i.version_unreadable;
+    let force_restart = i.force_restart || i.version_unreadable;
     let code_changed = i.old_fingerprint != i.new_fingerprint
         || i.old_fingerprint.is_empty()
         || i.new_fingerprint.is_empty()
         || i.recorded_mismatch;
-    let reason = if i.force_restart && !code_changed {
+    let reason = if force_restart && !code_changed {
         Reason::BrainUpdateForce
     } else {
         Reason::BrainUpdate
     };
-    let marker = (version_changed && (code_changed || i.force_restart)).then_some(reason);
+    let marker = (version_changed && (code_changed || force_restart)).then_some(reason);
     Decision {
         version_changed,
         code_changed,
@@ -199,7 +208,7 @@ mod tests {
                 old_fingerprint: of,
                 new_fingerprint: nf,
                 force_restart: force,
-                recorded_mismatch: false,
+                ..Inputs::default()
             });
             assert_eq!(d.marker, want, "row {n}");
             assert_eq!(d.version_changed, ov != nv || raw, "row {n}");
@@ -220,6 +229,28 @@ mod tests {
         let d = decide(&i);
         assert!(d.code_changed);
         assert_eq!(d.marker, Some(BrainUpdate));
+    }
+
+    /// An unreadable version file may hold a version change and
+    /// `force_restart`: both are assumed, whatever the readable values say.
+    #[test]
+    fn an_unreadable_version_file_assumes_a_change_and_force_restart() {
+        for (of, nf, want) in [
+            (A, A, BrainUpdateForce),
+            (A, B, BrainUpdate),
+            (A, "", BrainUpdate),
+        ] {
+            let d = decide(&Inputs {
+                old_version: "1.0",
+                new_version: "1.0",
+                old_fingerprint: of,
+                new_fingerprint: nf,
+                version_unreadable: true,
+                ..Inputs::default()
+            });
+            assert!(d.version_changed, "{nf}");
+            assert_eq!(d.marker, Some(want), "{nf}");
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ mod classify_cache;
 mod classify_corpus;
 mod classify_edits;
 mod classify_tricky;
+mod decision_table;
 mod errors;
 mod fingerprint;
 mod gate;
