@@ -1,4 +1,4 @@
-//! Several runtimes in one run (issue 16): one history per runtime
+//! Several runtimes in one run: one history per runtime
 //! declared as `[runtimes.NAME]` in any release, from one pass of the
 //! workers, as `fpcheck A..B` does for several runtimes.
 

@@ -1,6 +1,6 @@
 //! Each release's settings: the `fpcheck.toml` committed at that release
 //! (what that release's gate computed with), flags over all of them, as the
-//! range reads each of its ends (issue 11: a release cannot choose the
+//! range reads each of its ends (a release cannot choose the
 //! settings the release before it is judged by).
 //!
 //! A runtime of a monorepo declared in some releases only is read as the

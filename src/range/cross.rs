@@ -1,4 +1,4 @@
-//! The settings cross-check (issue 11): when the ends' settings differ, the
+//! The settings cross-check: when the ends' settings differ, the
 //! `to` end is also fingerprinted with the `from` end's settings — what the
 //! installed, running release's gate computes once the update lands. Each
 //! end's own settings cannot then hide a runtime change: a pull request

@@ -1,4 +1,4 @@
-"""Issue 11's edges of the action, under the simulated runner: names that
+"""The action's hostile edges, under the simulated runner: names that
 would become options, a `path` outside the workspace, a redirect to another
 host, the error line, settings the pull request would choose, and the
 default `from`; with the script's small functions checked alone."""
@@ -162,7 +162,7 @@ def input_checks(c: Checks, tmp: Path) -> None:
 
 
 def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path) -> None:
-    """Issue 11's edges of the action: names that would become options, a
+    """The action's hostile edges: names that would become options, a
     `path` outside the workspace, a redirect to another host, the error
     line, and settings the pull request would choose."""
     unit_checks(c)

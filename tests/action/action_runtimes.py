@@ -1,4 +1,4 @@
-"""Several runtimes (issue 16) and avoidable restarts (issue 17) through
+"""Several runtimes and avoidable restarts through
 the action, under the simulated runner: the outputs of every runtime, one
 sticky comment with every runtime, the `avoidable` output and sentence; with
 the output functions checked alone first."""

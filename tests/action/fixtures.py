@@ -142,7 +142,7 @@ class Fixture:
         return ws
 
 
-# Two runtimes in one repository (issue 16), each with its own root and
+# Two runtimes in one repository, each with its own root and
 # version file.
 TWO_RUNTIMES = '[runtimes.server]\nroot = "server"\n[runtimes.worker]\nroot = "worker"\n'
 WORKER_V1 = 'def work():\n    """Work."""\n    return 1\n'

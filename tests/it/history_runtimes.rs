@@ -366,7 +366,7 @@ fn a_single_runtime_config_keeps_its_output() {
 /// update that declares it again compares the release that did not declare
 /// it (read with borrowed settings) as usual, as the range does that pair.
 /// Unchanged code is no restart; changed code with an unchanged version is
-/// one (issue 11: the fingerprint used to be withdrawn there, and the
+/// one (the fingerprint used to be withdrawn there, and the
 /// unchanged version then said "no restart").
 #[test]
 fn a_runtime_declared_again_is_compared_as_the_range_compares_it() {
@@ -454,7 +454,7 @@ fn a_runtime_declared_again_is_compared_as_the_range_compares_it() {
 
 /// `history` over a base without `[runtimes]` and a release that splits the
 /// config into several runtimes while editing their code, version
-/// unchanged: the update restarts for each, as the range says (issue 11).
+/// unchanged: the update restarts for each, as the range says.
 #[test]
 fn history_of_a_config_split_into_several_runtimes_restarts_on_the_change() {
     let repo = TestRepo::new();
@@ -477,7 +477,7 @@ fn history_of_a_config_split_into_several_runtimes_restarts_on_the_change() {
 
 /// Runtime names with an ESC and a bidi override, and a tag with one:
 /// every human-facing format shows them as visible escapes, once (not
-/// `\\x1b`), and JSON keeps them exact (issue 11).
+/// `\\x1b`), and JSON keeps them exact.
 #[test]
 fn hostile_names_are_escaped_once_and_visibly_in_every_format() {
     let repo = TestRepo::new();

@@ -1,6 +1,6 @@
 //! `history` fingerprints each release with the settings committed at it,
 //! and cross-checks an update whose settings changed as the range does
-//! (issue 11: a release cannot fake "no restart" with its own settings).
+//! (a release cannot fake "no restart" with its own settings).
 
 use serde_json::Value;
 

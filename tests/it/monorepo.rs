@@ -459,7 +459,7 @@ fn extra_reports_hold_every_runtime_and_fit_their_limit() {
 /// The base has no fpcheck.toml (or a single `[runtime]`); the pull request
 /// edits src/ and turns the config into several `[runtimes.NAME]` over it,
 /// version unchanged. Each runtime is read at the old end with its new
-/// settings and compared: the code changed, so each restarts (issue 11:
+/// settings and compared: the code changed, so each restarts (once
 /// the old end's fingerprint used to be withdrawn, and the unchanged
 /// version then answered "no restart" with exit 0).
 #[test]
@@ -590,7 +590,7 @@ fn an_empty_runtime_name_is_refused() {
 /// declares several runtimes over `copy/`, an unchanged copy of the old
 /// code, version unchanged. Each runtime compares as unchanged under its
 /// own settings, but the to end cross-checked with the base's own settings
-/// shows the change: a restart (issue 11's moved-root attack, by a split).
+/// shows the change: a restart (the moved-root attack, by a split).
 #[test]
 fn a_split_over_a_copy_of_the_old_code_is_caught_by_the_cross_check() {
     let repo = split_over_a_copy();

@@ -1,4 +1,4 @@
-//! The property of issue 2: for generated runtime trees, the fingerprint from
+//! The fingerprint's property: for generated runtime trees, the fingerprint from
 //! the commit (tree mode), from the `src/` directory of a checkout of that
 //! commit (directory mode), and from the Python reference
 //! (`tests/reference_fingerprint.py`) are the same string and select the same

@@ -1,4 +1,4 @@
-//! Issue 11, the settings cross-check: when the ends' settings differ, the
+//! The settings cross-check: when the ends' settings differ, the
 //! `to` end is also fingerprinted with the `from` end's settings, and a
 //! change there is a restart (`settings_changed_runtime_changed`) even when
 //! the `to` end's own settings show none.

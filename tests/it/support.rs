@@ -316,7 +316,7 @@ pub fn two_releases() -> TestRepo {
 /// v1.0.0 with `[runtime]` over src/ (app.py) and an unchanged copy of it
 /// in copy/; then, version unchanged, src/app.py changed and the settings
 /// split into runtimes `a` and `b`, both over copy/ (committed, untagged):
-/// issue 11's moved-root attack, by a split.
+/// the moved-root attack, by a split.
 pub fn split_over_a_copy() -> TestRepo {
     let repo = TestRepo::new();
     repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")

@@ -1,4 +1,4 @@
-//! The gate's edges from docs/spec.md sections 5-7 and issue 11's hostile
+//! The gate's edges from docs/spec.md sections 5-7 and the hostile
 //! files, through the CLI: expected answers are written from the spec.
 
 use std::path::Path;

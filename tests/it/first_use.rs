@@ -1,4 +1,4 @@
-//! A newcomer's first hour (issue 14): the slips a first user makes get
+//! A newcomer's first hour: the slips a first user makes get
 //! answers that say what to do, the labels say what happened, counts agree
 //! with their nouns, `history` fits the terminal and publishes no local
 //! path, and the demo repository is a real checkout.

@@ -1,4 +1,4 @@
-//! Hostile repositories, configs and files (issue 11): fpcheck never reads
+//! Hostile repositories, configs and files: fpcheck never reads
 //! or writes outside the repository through links, never replaces a device
 //! or FIFO, never lets a pull request choose the settings its base is judged
 //! by, and never takes a revision for an option.
@@ -390,7 +390,7 @@ fn revisions_starting_with_a_dash_are_refused_and_double_dash_ends_options() {
     assert!(run.stderr.contains("starts with `-`"), "{}", run.stderr);
 }
 
-// Item 7 (issue 14): a root at neither end.
+// Item 7: a root at neither end.
 
 #[test]
 fn a_root_at_neither_end_is_a_usage_error_naming_what_exists() {

@@ -1,4 +1,4 @@
-//! An adversarial review of issue 11's guarantees: the holes it found, each
+//! An adversarial review of the hostile-input guarantees: the holes it found, each
 //! built as the hostile case (a pull request's committed config, a working
 //! tree, hostile arguments), and the properties that held.
 
@@ -44,7 +44,7 @@ fn errors_quoting_a_committed_config_escape_control_characters() {
         no_raw_controls(&run, config);
         assert!(run.stderr.contains(shown), "{config}: {}", run.stderr);
     }
-    // Several runtimes are each analysed now (issue 16): their names reach
+    // Several runtimes are each analysed now: their names reach
     // the summary and the block headers, escaped.
     let repo = two_releases();
     repo.write(
@@ -272,7 +272,7 @@ fn another_users_fifo_or_link_to_a_device_at_an_output_is_replaced() {
 
     // `snapshot --out` writes without reading first; the gate reads the
     // old marker before writing it, so it meets a FIFO on its read side
-    // (the gate's own item of issue 11) and is tried with the link only.
+    // (the gate's own hostile case) and is tried with the link only.
     let cases = [
         (
             "fifo",
@@ -431,7 +431,7 @@ fn a_nested_repository_in_the_worktree_is_a_submodule_as_in_the_commit() {
     );
 }
 
-/// Issue 11's own example when the changed file is the root's only runtime
+/// The moved-root attack's own example when the changed file is the root's only runtime
 /// file: the pull request's settings exclude it, its end's fingerprint is
 /// unavailable and the version is unchanged. Under the `from` end's
 /// settings (the settings cross-check) the code changed, so the verdict is
