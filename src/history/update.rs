@@ -48,16 +48,6 @@ pub(super) fn step(
             ),
         ));
     }
-    let mut d = verdict::decide(&facts(&from.info), &facts(&to.info));
-    // Undeclared at one end and still unavailable: never trust the version.
-    if from_plan.borrowed.is_some() || to_plan.borrowed.is_some() {
-        verdict::fail_closed_when_undeclared(&mut d);
-    }
-    warnings.extend(crate::range::settings_changed(
-        (from_ref, to_ref),
-        &from_plan.end,
-        &to_plan.end,
-    ));
     let available = |fp: &str| (!fp.is_empty()).then(|| fp.to_string());
     // Against the older release's own fingerprint when it was read with
     // other settings for the cross-check (`base`).
@@ -71,16 +61,21 @@ pub(super) fn step(
             available(checked_from).as_deref(),
         )
     });
-    if let Some(check) = &settings_check {
-        if check.enforce(&mut d) {
-            let short = crate::fingerprint::short(checked_from).unwrap_or("unavailable");
-            warnings.push(crate::range::hidden_by_settings(
-                (from_ref, to_ref),
-                short,
-                check,
-            ));
-        }
-    }
+    let decided = verdict::decide_update(
+        &facts(&from.info),
+        &facts(&to.info),
+        verdict::Policy {
+            undeclared: from_plan.borrowed.is_some() || to_plan.borrowed.is_some(),
+            settings_check: settings_check.as_ref(),
+        },
+    );
+    warnings.extend(crate::range::settings_warnings(
+        (from_ref, to_ref),
+        (&from_plan.end, &to_plan.end),
+        crate::fingerprint::short(checked_from).unwrap_or("unavailable"),
+        (settings_check.as_ref(), &decided),
+    ));
+    let d = decided.decision;
     Step {
         from: from.info.tag.clone(),
         to: to.info.tag.clone(),

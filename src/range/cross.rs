@@ -5,8 +5,6 @@
 //! that excludes the file it changes, or moves the root to a copy of the
 //! old code, changes the running code under the settings it started from.
 
-use serde::Serialize;
-
 use super::ends;
 use super::RangeError;
 use crate::cache::FingerprintCache;
@@ -14,63 +12,16 @@ use crate::config::{self, EndSettings};
 use crate::fingerprint::{self, Fingerprint};
 use crate::select::select;
 use crate::source::{GitSource, Revision, WorktreeSource};
-use crate::verdict::{Decision, Reason};
+pub use crate::verdict::SettingsCheck;
 
-/// The `to` end fingerprinted with the `from` end's settings. Present in a
-/// report only when the settings differ between the ends.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct SettingsCheck {
-    /// Whose settings were applied to the `to` end: always `from`.
-    pub settings: &'static str,
-    /// The `to` end's fingerprint under those settings; `null` when
-    /// unavailable.
-    pub fingerprint: Option<String>,
-    /// Why that fingerprint is unavailable.
-    pub unavailable_reason: Option<String>,
-    /// The cross-checked fingerprint differs from the `from` end's, or
-    /// either is unavailable: the running code changed under the settings
-    /// it runs with (fail-closed).
-    pub runtime_changed: bool,
-}
-
-impl SettingsCheck {
-    fn of(cross: Fingerprint, from: &Fingerprint) -> Self {
-        Self::new(
-            cross.digest,
-            cross.unavailable_reason,
-            from.digest.as_deref(),
-        )
-    }
-
-    /// The check from the `to` end's fingerprint under the `from` end's
-    /// settings (`cross`, `None` when unavailable, with `why`) and the
-    /// `from` end's own (`None` when unavailable). Shared by the range and
-    /// `history`, so that both decide the cross-check alike.
-    pub fn new(cross: Option<String>, why: Option<String>, from: Option<&str>) -> Self {
-        let runtime_changed = match (&cross, from) {
-            (Some(c), Some(f)) => c != f,
-            _ => true,
-        };
-        SettingsCheck {
-            settings: "from",
-            fingerprint: cross,
-            unavailable_reason: why,
-            runtime_changed,
-        }
-    }
-
-    /// Applies the check to `decision`, fail-closed: a runtime change under
-    /// the running release's settings is a restart even when the new
-    /// settings hide it. Returns whether the verdict was turned into a
-    /// restart (`settings_changed_runtime_changed`), which needs a warning.
-    pub fn enforce(&self, decision: &mut Decision) -> bool {
-        if !self.runtime_changed || decision.restart_required {
-            return false;
-        }
-        decision.restart_required = true;
-        decision.reason = Reason::SettingsChangedRuntimeChanged;
-        true
-    }
+/// The cross-check of the `to` end's fingerprint `cross` under the `from`
+/// end's settings against the `from` end's own.
+fn check_of(cross: Fingerprint, from: &Fingerprint) -> SettingsCheck {
+    SettingsCheck::new(
+        cross.digest,
+        cross.unavailable_reason,
+        from.digest.as_deref(),
+    )
 }
 
 /// Whether the ends were fingerprinted with different settings (flags and
@@ -91,7 +42,7 @@ pub(super) fn at_revision(
     let src = GitSource::new(repo.clone(), to_rev.clone(), &rt.root)?;
     let selection = select(&src, &rt.rules)?;
     let cross = ends::cached_or_hashed(&src, selection, &rt.rules, cache)?;
-    Ok(SettingsCheck::of(cross, from_fp))
+    Ok(check_of(cross, from_fp))
 }
 
 /// The cross-check for the working tree whose top is `top`.
@@ -103,7 +54,7 @@ pub(super) fn at_worktree(
     let rt = &from_end.runtime;
     let src = WorktreeSource::new(top, &rt.root);
     let cross = fingerprint::compute(&src, &rt.rules)?;
-    Ok(SettingsCheck::of(cross, from_fp))
+    Ok(check_of(cross, from_fp))
 }
 
 #[cfg(test)]
@@ -132,7 +83,7 @@ mod tests {
             (None, None, true),
         ];
         for (cross, from, changed) in cases {
-            let check = SettingsCheck::of(fp(cross), &fp(from));
+            let check = check_of(fp(cross), &fp(from));
             assert_eq!(check.runtime_changed, changed, "{cross:?} vs {from:?}");
             assert_eq!(check.fingerprint.as_deref(), cross);
             assert_eq!(check.settings, "from");

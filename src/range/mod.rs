@@ -39,7 +39,7 @@ pub use multi::{analyse_runtimes, NamedAnalysis, Outcome, RuntimesAnalysis};
 pub use resolved::{resolve, ResolvedEnd, ResolvedEnds};
 pub use spec::{check_revision, RangeSpec};
 pub use tags::TagFilter;
-pub(crate) use wording::{hidden_by_settings, settings_changed};
+pub(crate) use wording::settings_warnings;
 
 /// The JSON schema version of [`Analysis`]; bumped on breaking changes.
 pub(crate) const SCHEMA_VERSION: u32 = 1;
@@ -305,7 +305,7 @@ fn open_cache(repo: &gix::Repository, options: &Options) -> FingerprintCache {
 /// added or removed by the release): it is read with the other end's
 /// settings and compared as usual (why, in the string, for the warning).
 /// Should a fingerprint still be unavailable, the update restarts
-/// ([`verdict::fail_closed_when_undeclared`]).
+/// ([`verdict::Policy::undeclared`]).
 #[derive(Clone, Debug, Default)]
 struct Absent {
     /// Why, and the settings to read the `from` end with.
@@ -503,31 +503,25 @@ fn conclude(
     (check, own_digest): (Option<SettingsCheck>, Option<String>),
     undeclared: bool,
 ) -> Analysis {
-    let mut decision = verdict::decide(&from.side.facts(), &to.side.facts());
-    // Undeclared at one end and still unavailable: never trust the version.
-    if undeclared {
-        verdict::fail_closed_when_undeclared(&mut decision);
-    }
-    let mut warnings = wording::warnings(&from, &to, &decision);
-    warnings.extend(wording::settings_changed(
+    let decided = verdict::decide_update(
+        &from.side.facts(),
+        &to.side.facts(),
+        verdict::Policy {
+            undeclared,
+            settings_check: check.as_ref(),
+        },
+    );
+    let decision = decided.decision.clone();
+    let mut warnings = wording::warnings(&from, &to, &decided);
+    let own_short = own_digest
+        .as_deref()
+        .map(|d| crate::fingerprint::short(d).unwrap_or("unavailable"));
+    warnings.extend(wording::settings_warnings(
         (&from.side.reference, &to.side.reference),
-        from_end,
-        to_end,
+        (from_end, to_end),
+        own_short.unwrap_or(from.side.short_fingerprint()),
+        (check.as_ref(), &decided),
     ));
-    // Fail-closed whichever end's settings are believed: a change under the
-    // running release's settings is a restart even if the new settings hide it.
-    if let Some(c) = &check {
-        if c.enforce(&mut decision) {
-            let own_short = own_digest
-                .as_deref()
-                .map(|d| crate::fingerprint::short(d).unwrap_or("unavailable"));
-            warnings.push(wording::hidden_by_settings(
-                (&from.side.reference, &to.side.reference),
-                own_short.unwrap_or(from.side.short_fingerprint()),
-                c,
-            ));
-        }
-    }
     let matrix_row = wording::matrix_row(&decision, &changes, &to.side);
     let summary = wording::summary(&from.side, &to.side, &decision, &changes);
     Analysis {

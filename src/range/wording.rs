@@ -7,11 +7,12 @@ use crate::changes::{Changes, Status, Why};
 use crate::config::{self, EndSettings};
 use crate::release;
 use crate::side::Side;
-use crate::verdict::{Decision, Reason};
+use crate::verdict::{Decided, Decision, Reason};
 use crate::version;
 use crate::warning::{Code, Warning};
 
-pub(super) fn warnings(from: &Read, to: &Read, d: &Decision) -> Vec<Warning> {
+pub(super) fn warnings(from: &Read, to: &Read, decided: &Decided) -> Vec<Warning> {
+    let d = &decided.decision;
     let mut out: Vec<Warning> = Vec::new();
     for (read, end) in [(from, "from"), (to, "to")] {
         out.extend(read.release.warnings.iter().cloned());
@@ -53,7 +54,9 @@ pub(super) fn warnings(from: &Read, to: &Read, d: &Decision) -> Vec<Warning> {
             ),
         ));
     }
-    if d.reason == Reason::UnavailableVersionUnchanged {
+    // Said of the reference's paths, whatever the cross-check adds.
+    let reason = decided.hidden_by_settings.unwrap_or(d.reason);
+    if reason == Reason::UnavailableVersionUnchanged {
         out.push(Warning::new(
             Code::RestartUndetectable,
             "a fingerprint is unavailable and the version did not change: neither the updater nor the running process can notice this update; bump the version",
@@ -192,11 +195,31 @@ pub(super) fn summary(from: &Side, to: &Side, d: &Decision, changes: &Changes) -
     }
 }
 
+/// The warnings of an update whose ends' settings differ: that they
+/// differ, and, when the cross-check turned the verdict into a restart,
+/// what the new settings hide. `from_short` is the `from` end's short
+/// fingerprint under its own settings. The range and `history` both say
+/// them so.
+pub(crate) fn settings_warnings(
+    refs: (&str, &str),
+    (from_end, to_end): (&EndSettings, &EndSettings),
+    from_short: &str,
+    (check, decided): (Option<&super::SettingsCheck>, &Decided),
+) -> Vec<Warning> {
+    let mut out: Vec<Warning> = settings_changed(refs, from_end, to_end)
+        .into_iter()
+        .collect();
+    if let Some(check) = check.filter(|_| decided.hidden_by_settings.is_some()) {
+        out.push(hidden_by_settings(refs, from_short, check));
+    }
+    out
+}
+
 /// `settings_changed`: the ends were fingerprinted with different settings
 /// (each its own committed `fpcheck.toml`). The verdict already compares
 /// what each release's gate computes; the releaser must still see that the
 /// settings moved, and a reviewer that a pull request moved them.
-pub(crate) fn settings_changed(
+fn settings_changed(
     (from, to): (&str, &str),
     from_end: &EndSettings,
     to_end: &EndSettings,
@@ -217,7 +240,7 @@ pub(crate) fn settings_changed(
 /// `settings_changed_runtime_changed`: the `to` end's own settings show no
 /// runtime change, but under the `from` end's settings its code differs.
 /// `from_short` is the `from` end's short fingerprint.
-pub(crate) fn hidden_by_settings(
+fn hidden_by_settings(
     (from, to): (&str, &str),
     from_short: &str,
     check: &super::SettingsCheck,

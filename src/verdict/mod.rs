@@ -89,7 +89,7 @@ pub enum Reason {
     /// `from` end's settings (what the running release's gate computes)
     /// differs from the `from` end's fingerprint or is unavailable, though
     /// the `to` end's own settings show no change. Set by
-    /// [`crate::range`], never by [`decide`].
+    /// [`decide_update`] under a settings cross-check, never by [`decide`].
     SettingsChangedRuntimeChanged,
 }
 
@@ -181,20 +181,96 @@ pub fn decide(from: &SideFacts, to: &SideFacts) -> Decision {
     }
 }
 
-/// A runtime declared at one end only (a monorepo runtime added, removed or
-/// declared again by the release): the end that does not declare it is
-/// read with the other end's settings and compared as usual. Should a
-/// fingerprint still be unavailable, the version cannot be trusted to tell
-/// (that end's release had no gate for the runtime): the update restarts,
-/// `fingerprint_unavailable`, rather than `unavailable_version_unchanged`.
-/// Returns whether the verdict was turned into a restart.
-pub(crate) fn fail_closed_when_undeclared(decision: &mut Decision) -> bool {
-    if decision.restart_required || decision.reason != Reason::UnavailableVersionUnchanged {
-        return false;
+/// What fpcheck adds, for one update, to the reference's two paths: the
+/// facts beyond the two ends that may only ever turn the verdict into a
+/// restart.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Policy<'a> {
+    /// The runtime is declared at one end only (a monorepo runtime added,
+    /// removed or declared again by the release): the end that does not
+    /// declare it is read with the other end's settings and compared as
+    /// usual. Should a fingerprint still be unavailable, the version cannot
+    /// be trusted to tell (that end's release had no gate for the runtime):
+    /// the update restarts, `fingerprint_unavailable`, rather than
+    /// `unavailable_version_unchanged`.
+    pub undeclared: bool,
+    /// The ends' settings differ: the `to` end read with the `from` end's
+    /// settings. A runtime change under the running release's settings is a
+    /// restart (`settings_changed_runtime_changed`) even when the new
+    /// settings hide it.
+    pub settings_check: Option<&'a SettingsCheck>,
+}
+
+/// An update decided under a [`Policy`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decided {
+    /// The decision, every rule applied.
+    pub decision: Decision,
+    /// When the settings cross-check turned the verdict into a restart, the
+    /// reason it replaced (a report explains both).
+    pub hidden_by_settings: Option<Reason>,
+}
+
+/// The one decision of an update, for the range, `history` and the Python
+/// package: sections 6 and 7 ([`decide`]), then fpcheck's fail-closed rules
+/// of `policy`, which only ever add a restart.
+pub fn decide_update(from: &SideFacts, to: &SideFacts, policy: Policy<'_>) -> Decided {
+    let mut decision = decide(from, to);
+    if policy.undeclared
+        && !decision.restart_required
+        && decision.reason == Reason::UnavailableVersionUnchanged
+    {
+        decision.restart_required = true;
+        decision.reason = Reason::FingerprintUnavailable;
     }
-    decision.restart_required = true;
-    decision.reason = Reason::FingerprintUnavailable;
-    true
+    let mut hidden_by_settings = None;
+    if let Some(check) = policy.settings_check {
+        if check.runtime_changed && !decision.restart_required {
+            hidden_by_settings = Some(decision.reason);
+            decision.restart_required = true;
+            decision.reason = Reason::SettingsChangedRuntimeChanged;
+        }
+    }
+    Decided {
+        decision,
+        hidden_by_settings,
+    }
+}
+
+/// The `to` end fingerprinted with the `from` end's settings. Present in a
+/// report only when the settings differ between the ends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SettingsCheck {
+    /// Whose settings were applied to the `to` end: always `from`.
+    pub settings: &'static str,
+    /// The `to` end's fingerprint under those settings; `null` when
+    /// unavailable.
+    pub fingerprint: Option<String>,
+    /// Why that fingerprint is unavailable.
+    pub unavailable_reason: Option<String>,
+    /// The cross-checked fingerprint differs from the `from` end's, or
+    /// either is unavailable: the running code changed under the settings
+    /// it runs with (fail-closed).
+    pub runtime_changed: bool,
+}
+
+impl SettingsCheck {
+    /// The check from the `to` end's fingerprint under the `from` end's
+    /// settings (`cross`, `None` when unavailable, with `why`) and the
+    /// `from` end's own (`None` when unavailable). Shared by the range and
+    /// `history`, so that both decide the cross-check alike.
+    pub fn new(cross: Option<String>, why: Option<String>, from: Option<&str>) -> Self {
+        let runtime_changed = match (&cross, from) {
+            (Some(c), Some(f)) => c != f,
+            _ => true,
+        };
+        SettingsCheck {
+            settings: "from",
+            fingerprint: cross,
+            unavailable_reason: why,
+            runtime_changed,
+        }
+    }
 }
 
 /// Section 7 for a process started on `from` once `to` is installed, with
@@ -232,21 +308,64 @@ mod tests {
     /// unchanged" turns into a restart; every other verdict stands.
     #[test]
     fn undeclared_runtimes_never_trust_an_unchanged_version() {
-        let mut d = decide(&side("1", "a", false), &side("1", "", false));
-        assert_eq!(d.reason, Reason::UnavailableVersionUnchanged);
-        assert!(fail_closed_when_undeclared(&mut d));
-        assert!(d.restart_required);
-        assert_eq!(d.reason, Reason::FingerprintUnavailable);
+        let undeclared = Policy {
+            undeclared: true,
+            ..Policy::default()
+        };
+        let d = decide_update(&side("1", "a", false), &side("1", "", false), undeclared);
+        assert_eq!(
+            decide(&side("1", "a", false), &side("1", "", false)).reason,
+            Reason::UnavailableVersionUnchanged
+        );
+        assert!(d.decision.restart_required);
+        assert_eq!(d.decision.reason, Reason::FingerprintUnavailable);
         for (from, to) in [
             (side("1", "a", false), side("1", "a", false)),
             (side("1", "a", false), side("1", "b", false)),
             (side("1", "", false), side("2", "a", false)),
         ] {
-            let mut d = decide(&from, &to);
-            let before = d.clone();
-            assert!(!fail_closed_when_undeclared(&mut d));
-            assert_eq!(d, before);
+            assert_eq!(
+                decide_update(&from, &to, undeclared).decision,
+                decide(&from, &to)
+            );
         }
+    }
+
+    /// The settings cross-check turns only a verdict without a restart
+    /// into one, and says which reason it replaced.
+    #[test]
+    fn a_change_under_the_running_settings_is_a_restart() {
+        let changed = SettingsCheck::new(Some("c".into()), None, Some("a"));
+        let same = SettingsCheck::new(Some("a".into()), None, Some("a"));
+        let policy = |check| Policy {
+            settings_check: Some(check),
+            ..Policy::default()
+        };
+        let quiet = (side("1", "a", false), side("2", "a", false));
+        let d = decide_update(&quiet.0, &quiet.1, policy(&changed));
+        assert_eq!(
+            (
+                d.decision.restart_required,
+                d.decision.reason,
+                d.hidden_by_settings
+            ),
+            (
+                true,
+                Reason::SettingsChangedRuntimeChanged,
+                Some(Reason::NoRuntimeChange)
+            )
+        );
+        let d = decide_update(&quiet.0, &quiet.1, policy(&same));
+        assert_eq!(
+            (d.decision, d.hidden_by_settings),
+            (decide(&quiet.0, &quiet.1), None)
+        );
+        let code = (side("1", "a", false), side("2", "b", false));
+        let d = decide_update(&code.0, &code.1, policy(&changed));
+        assert_eq!(
+            (d.decision, d.hidden_by_settings),
+            (decide(&code.0, &code.1), None)
+        );
     }
 
     /// The behaviour matrix of section 8, plus the corners around it.
