@@ -121,8 +121,10 @@ impl Side {
 
     /// What the decision needs of this side.
     pub fn facts(&self) -> crate::verdict::SideFacts {
-        self.reading
-            .facts(self.force_restart, self.gate_fingerprint())
+        self.reading.facts(
+            self.force_restart,
+            crate::fingerprint::available(&self.gate_fingerprint()).map(String::from),
+        )
     }
 
     /// The fingerprint's first 12 hex digits, `unavailable`, or `same (not

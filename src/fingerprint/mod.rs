@@ -54,6 +54,13 @@ impl Fingerprint {
     }
 }
 
+/// A fingerprint as the gate writes it (`""` when unavailable, in the
+/// snapshot file, the marker and every JSON report) read as the library
+/// holds it: `None` when unavailable. The one place that reads `""` so.
+pub fn available(gate_text: &str) -> Option<&str> {
+    (!gate_text.is_empty()).then_some(gate_text)
+}
+
 /// How many hex digits of a fingerprint the reports show.
 pub(crate) const SHORT_DIGITS: usize = 12;
 
@@ -62,7 +69,7 @@ pub(crate) const SHORT_DIGITS: usize = 12;
 /// its own way.
 pub fn short(fingerprint: &str) -> Option<&str> {
     // `get`: never a panic, whatever a hand-edited file holds.
-    (!fingerprint.is_empty()).then(|| fingerprint.get(..SHORT_DIGITS).unwrap_or(fingerprint))
+    available(fingerprint).map(|fp| fp.get(..SHORT_DIGITS).unwrap_or(fp))
 }
 
 /// Selects and hashes the runtime files of `source`.

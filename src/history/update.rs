@@ -8,8 +8,10 @@ fn release_version(info: &ReleaseInfo) -> ReleaseVersion {
 }
 
 pub(super) fn facts(info: &ReleaseInfo) -> SideFacts {
-    info.reading
-        .facts(info.force_restart, info.fingerprint.clone())
+    info.reading.facts(
+        info.force_restart,
+        crate::fingerprint::available(&info.fingerprint).map(String::from),
+    )
 }
 
 /// One update, decided as the range decides `from..to`: each release with
@@ -48,7 +50,7 @@ pub(super) fn step(
             ),
         ));
     }
-    let available = |fp: &str| (!fp.is_empty()).then(|| fp.to_string());
+    let available = |fp: &str| crate::fingerprint::available(fp).map(String::from);
     // Against the older release's own fingerprint when it was read with
     // other settings for the cross-check (`base`).
     let checked_from = cross
@@ -148,7 +150,7 @@ pub(super) fn summarise(reads: &[Read], steps: &[Step]) -> Summary {
         forced_only_by_force_restart: steps.iter().filter(|s| s.reason == Reason::Forced).count(),
         unavailable_fingerprints: reads
             .iter()
-            .filter(|r| r.info.fingerprint.is_empty())
+            .filter(|r| crate::fingerprint::available(&r.info.fingerprint).is_none())
             .count(),
         restarts_saved: steps
             .iter()

@@ -42,7 +42,7 @@ impl Reading {
 
     /// The decision's view of this side, with its `force_restart` and the
     /// fingerprint it is compared by.
-    pub fn facts(&self, force_restart: bool, fingerprint: String) -> SideFacts {
+    pub fn facts(&self, force_restart: bool, fingerprint: Option<String>) -> SideFacts {
         SideFacts {
             version: self.version_key.clone(),
             fingerprint,
@@ -59,8 +59,8 @@ pub struct SideFacts {
     /// The version as compared: `""` when none was found, else its exact
     /// text (`Release::version_key`).
     pub version: String,
-    /// The fingerprint (`""` when unavailable).
-    pub fingerprint: String,
+    /// The fingerprint (`None` when unavailable).
+    pub fingerprint: Option<String>,
     /// Whether `force_restart` is on (Python truthiness).
     pub force_restart: bool,
     /// The updater's own reading of the version (section 6).
@@ -147,13 +147,13 @@ pub struct Decision {
 /// section 6 ([`decision::decide`]) for the updater, section 7
 /// ([`check::check`], with no marker) for the process started on `from`.
 pub fn decide(from: &SideFacts, to: &SideFacts) -> Decision {
-    let unavailable = from.fingerprint.is_empty() || to.fingerprint.is_empty();
+    let unavailable = from.fingerprint.is_none() || to.fingerprint.is_none();
     let d = decision::decide(&decision::Inputs {
         old_version: &from.version,
         new_version: &to.version,
         updater_version_changed: from.updater_version.differs(&to.updater_version),
-        old_fingerprint: &from.fingerprint,
-        new_fingerprint: &to.fingerprint,
+        old_fingerprint: from.fingerprint.as_deref(),
+        new_fingerprint: to.fingerprint.as_deref(),
         // The updater reads force_restart from the release it just installed.
         force_restart: to.force_restart,
         recorded_mismatch: false,
@@ -276,12 +276,13 @@ impl SettingsCheck {
 /// Section 7 for a process started on `from` once `to` is installed, with
 /// no marker: a fingerprint mismatch, or the version fallback.
 fn process_check(from: &SideFacts, to: &SideFacts) -> ProcessCheck {
+    // Section 7 reads the text a process reports, where "" is unavailable.
     let status = check::check(&check::Inputs {
         marker: &MarkerState::Absent,
         installed_version: &to.version,
-        installed_fingerprint: &to.fingerprint,
+        installed_fingerprint: to.fingerprint.as_deref().unwrap_or(""),
         process_version: &from.version,
-        process_fingerprint: &from.fingerprint,
+        process_fingerprint: from.fingerprint.as_deref().unwrap_or(""),
         client: None,
     });
     ProcessCheck {
@@ -297,7 +298,7 @@ mod tests {
     fn side(version: &str, fp: &str, force: bool) -> SideFacts {
         SideFacts {
             version: version.into(),
-            fingerprint: fp.into(),
+            fingerprint: crate::fingerprint::available(fp).map(String::from),
             force_restart: force,
             updater_version: UpdaterVersion::from_text(version),
             version_unreadable: false,

@@ -40,7 +40,8 @@ impl std::fmt::Display for Reason {
 }
 
 /// What the gate knows about both sides of an update. Versions and
-/// fingerprints are the gate's text: `""` when absent or unavailable.
+/// fingerprints are `None` when unavailable, versions the gate's text
+/// (`""` when absent).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Inputs<'a> {
     /// The version before the update (section 5).
@@ -50,10 +51,10 @@ pub struct Inputs<'a> {
     /// The updater's own reading of the versions differs (its raw values,
     /// compared with Python's `!=`; see `release::UpdaterVersion`).
     pub updater_version_changed: bool,
-    /// The fingerprint before the update.
-    pub old_fingerprint: &'a str,
-    /// The fingerprint after it.
-    pub new_fingerprint: &'a str,
+    /// The fingerprint before the update (`None`: unavailable).
+    pub old_fingerprint: Option<&'a str>,
+    /// The fingerprint after it (`None`: unavailable).
+    pub new_fingerprint: Option<&'a str>,
     /// The new release's `force_restart` (Python truthiness, section 5).
     pub force_restart: bool,
     /// The installed bytes do not match the `runtime_fingerprint` the
@@ -87,8 +88,8 @@ pub fn decide(i: &Inputs) -> Decision {
         i.old_version != i.new_version || i.updater_version_changed || i.version_unreadable;
     let force_restart = i.force_restart || i.version_unreadable;
     let code_changed = i.old_fingerprint != i.new_fingerprint
-        || i.old_fingerprint.is_empty()
-        || i.new_fingerprint.is_empty()
+        || i.old_fingerprint.is_none()
+        || i.new_fingerprint.is_none()
         || i.recorded_mismatch;
     let reason = if force_restart && !code_changed {
         Reason::BrainUpdateForce
@@ -111,7 +112,7 @@ pub fn decide(i: &Inputs) -> Decision {
 /// so nothing else would catch it. Returns the marker reason to use instead
 /// of `decision.marker`, and whether the rule changed the answer.
 pub(crate) fn never_fail_open(i: &Inputs, decision: &Decision) -> (Option<Reason>, bool) {
-    let unavailable = i.old_fingerprint.is_empty() || i.new_fingerprint.is_empty();
+    let unavailable = i.old_fingerprint.is_none() || i.new_fingerprint.is_none();
     match decision.marker {
         None if unavailable => (Some(Reason::BrainUpdate), true),
         other => (other, false),
@@ -167,8 +168,8 @@ mod tests {
             let got = decide(&Inputs {
                 old_version: ov,
                 new_version: nv,
-                old_fingerprint: of,
-                new_fingerprint: nf,
+                old_fingerprint: crate::fingerprint::available(of),
+                new_fingerprint: crate::fingerprint::available(nf),
                 force_restart: force,
                 ..Inputs::default()
             });
@@ -205,8 +206,8 @@ mod tests {
                 old_version: ov,
                 new_version: nv,
                 updater_version_changed: raw,
-                old_fingerprint: of,
-                new_fingerprint: nf,
+                old_fingerprint: crate::fingerprint::available(of),
+                new_fingerprint: crate::fingerprint::available(nf),
                 force_restart: force,
                 ..Inputs::default()
             });
@@ -220,8 +221,8 @@ mod tests {
         let i = Inputs {
             old_version: "1.0",
             new_version: "1.1",
-            old_fingerprint: A,
-            new_fingerprint: A,
+            old_fingerprint: Some(A),
+            new_fingerprint: Some(A),
             force_restart: true,
             recorded_mismatch: true,
             ..Inputs::default()
@@ -243,8 +244,8 @@ mod tests {
             let d = decide(&Inputs {
                 old_version: "1.0",
                 new_version: "1.0",
-                old_fingerprint: of,
-                new_fingerprint: nf,
+                old_fingerprint: crate::fingerprint::available(of),
+                new_fingerprint: crate::fingerprint::available(nf),
                 version_unreadable: true,
                 ..Inputs::default()
             });
@@ -275,8 +276,8 @@ mod tests {
             let i = Inputs {
                 old_version: ov,
                 new_version: nv,
-                old_fingerprint: of,
-                new_fingerprint: nf,
+                old_fingerprint: crate::fingerprint::available(of),
+                new_fingerprint: crate::fingerprint::available(nf),
                 ..Inputs::default()
             };
             assert_eq!(never_fail_open(&i, &decide(&i)), want, "row {n}");
