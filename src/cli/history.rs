@@ -38,9 +38,17 @@ pub(super) struct HistoryArgs {
     /// The repository (default: the one around the current directory).
     #[arg(long, value_name = "PATH")]
     repo: Option<PathBuf>,
-    /// Only tags matching this glob (e.g. 'v7.*').
+    /// Only tags matching this glob (e.g. 'v7.*'); its literal part before
+    /// the first wildcard is stripped before a version is parsed. Replaces
+    /// every runtime's tag pattern.
     #[arg(long, value_name = "GLOB")]
     tags: Option<String>,
+    /// The runtime's release tags are PREFIX* (e.g. 'server-v*', 'mcp@*'):
+    /// PREFIX is stripped before the version is parsed. Replaces the
+    /// `tag_pattern` of fpcheck.toml [default: each runtime's
+    /// `tag_pattern` in the fpcheck.toml committed at HEAD].
+    #[arg(long, value_name = "GLOB", conflicts_with = "tags")]
+    tag_pattern: Option<String>,
     /// Leave pre-releases (1.0.0-rc.1) out.
     #[arg(long)]
     skip_prereleases: bool,
@@ -108,7 +116,8 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
         runtime: Vec::new(),
         ..args.runtime.clone()
     };
-    let settings = request(&flags, args.root.clone(), true)?;
+    let mut settings = request(&flags, args.root.clone(), true)?;
+    settings.flags.tag_pattern = super::tag_pattern_flag(args.tag_pattern.as_deref())?;
     let opts = Options {
         span,
         tags: args.tags.clone(),
