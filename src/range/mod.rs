@@ -266,7 +266,12 @@ fn resolve_ends(
         (Some(f), t) => (f.clone(), t.clone().unwrap_or_else(|| "HEAD".into())),
         (None, t) => {
             let to = t.clone().unwrap_or_else(|| "HEAD".into());
-            let (tag, note) = tags::latest_tag(repo, &to, options.worktree, &options.range.tags)?;
+            let mut filter = options.range.tags.clone();
+            if filter.include.is_empty() && filter.pattern.is_none() {
+                let file = to_config(repo, options, &to)?;
+                filter.pattern = options.settings.tag_pattern(file.as_ref());
+            }
+            let (tag, note) = tags::latest_tag(repo, &to, options.worktree, &filter)?;
             notes.push(note);
             (tag, to)
         }
@@ -277,6 +282,83 @@ fn resolve_ends(
         ToSide::Rev(to_rev)
     };
     Ok((from, to, notes))
+}
+
+/// The `fpcheck.toml` of the `to` end (`to`, or the working tree's with
+/// `--worktree`): the new release's file names its runtimes' tags, which
+/// is where a missing FROM is looked for. `None` with `--config` (its own
+/// file applies) or no file.
+fn to_config(
+    repo: &gix::Repository,
+    options: &Options,
+    to: &str,
+) -> Result<Option<config::ConfigFile>, RangeError> {
+    if !matches!(options.settings.choice, config::ConfigChoice::Committed) {
+        return Ok(None);
+    }
+    if options.worktree {
+        let top = ends::workdir(repo)?;
+        return Ok(config::ConfigFile::find_in(&top)?.map(|(_, f)| f));
+    }
+    let rev = Revision::parse_commit(repo, to)?;
+    Ok(config::at_revision(repo, rev.tree, to)?)
+}
+
+/// The tag pattern of each runtime `chosen` (every one the `to` end
+/// declares when none is), for a range without FROM: `None` when the
+/// range names FROM, `--tag-match` chose the releases, or fewer than two
+/// runtimes are in play (the single analysis looks its own up).
+fn runtime_patterns(
+    repo: &gix::Repository,
+    options: &Options,
+    chosen: &[String],
+) -> Result<Option<std::collections::BTreeMap<String, Option<String>>>, RangeError> {
+    let tags = &options.range.tags;
+    if options.range.from.is_some() || !tags.include.is_empty() || tags.pattern.is_some() {
+        return Ok(None);
+    }
+    let to = options.range.to.clone().unwrap_or_else(|| "HEAD".into());
+    let file = to_config(repo, options, &to)?;
+    let declared = match (&options.settings.choice, &file) {
+        (config::ConfigChoice::File { file, .. }, _) | (_, Some(file)) => {
+            file.runtimes.keys().cloned().collect()
+        }
+        _ => Vec::new(),
+    };
+    let names = if chosen.is_empty() {
+        declared
+    } else {
+        chosen.to_vec()
+    };
+    if names.is_empty() || (chosen.is_empty() && names.len() < 2) {
+        return Ok(None);
+    }
+    let of = |name: &String| {
+        let mut request = options.settings.clone();
+        request.flags.runtime = Some(name.clone());
+        request.tag_pattern(file.as_ref())
+    };
+    Ok(Some(names.iter().map(|n| (n.clone(), of(n))).collect()))
+}
+
+/// The one tag pattern every runtime of `patterns` has (`Ok(None)`: none
+/// has one), or the runtimes and patterns that differ.
+fn common_pattern(
+    patterns: &std::collections::BTreeMap<String, Option<String>>,
+) -> Result<Option<String>, String> {
+    let distinct: std::collections::BTreeSet<&Option<String>> = patterns.values().collect();
+    match distinct.into_iter().collect::<Vec<_>>().as_slice() {
+        [] => Ok(None),
+        [one] => Ok((*one).clone()),
+        _ => Err(patterns
+            .iter()
+            .map(|(n, p)| match p {
+                Some(p) => format!("{n} `{p}`"),
+                None => format!("{n} every version tag"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")),
+    }
 }
 
 fn open_cache(repo: &gix::Repository, options: &Options) -> FingerprintCache {
