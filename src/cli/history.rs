@@ -187,7 +187,7 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
         return Err(Failure::new(
             fpcheck::error::Kind::Input,
             format!(
-                "no release tags{} in {}: releases are tags that parse as versions (v1.2.3, 2.0.0rc1; a prefix such as server-v1.2.3 with --tags 'server-v*')",
+                "no release tags{} in {}: releases are tags that parse as versions (v1.2.3, 2.0.0rc1; a prefix such as server-v1.2.3 with `tag_pattern = \"server-v*\"` in fpcheck.toml or --tags 'server-v*')",
                 args.tags
                     .as_deref()
                     .map(|g| format!(" matching `{g}`"))
