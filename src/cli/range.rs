@@ -45,6 +45,11 @@ pub(super) struct RangeArgs {
     /// each runtime's `tag_pattern` in the `to` end's fpcheck.toml].
     #[arg(long, value_name = "GLOB", conflicts_with = "tag_match")]
     tag_pattern: Option<String>,
+    /// With no FROM: read the runtimes' `tag_pattern` from the fpcheck.toml
+    /// committed at REV instead of the `to` end's (the GitHub Action gives
+    /// a pull request's base, which the pull request cannot change).
+    #[arg(long, value_name = "REV", conflicts_with_all = ["tag_match", "tag_pattern"])]
+    tag_pattern_at: Option<String>,
     /// Only resolve the two ends (a missing FROM by the tag rule) and print
     /// them, `from REF COMMIT` and `to REF COMMIT` (JSON with --format
     /// json), reading commits and tags only: what a script needs to fetch
@@ -127,6 +132,7 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
         include: args.tag_match.clone(),
         exclude: args.tag_exclude.clone(),
         pattern: None,
+        pattern_at: args.tag_pattern_at.clone(),
     };
     let repo = open_repo(args.repo.as_deref())?;
     if args.resolve_only {

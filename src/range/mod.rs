@@ -286,8 +286,9 @@ fn resolve_ends(
 
 /// The `fpcheck.toml` of the `to` end (`to`, or the working tree's with
 /// `--worktree`): the new release's file names its runtimes' tags, which
-/// is where a missing FROM is looked for. `None` with `--config` (its own
-/// file applies) or no file.
+/// is where a missing FROM is looked for; `--tag-pattern-at REV` names
+/// another revision's. `None` with `--config` (its own file applies) or
+/// no file.
 fn to_config(
     repo: &gix::Repository,
     options: &Options,
@@ -295,6 +296,11 @@ fn to_config(
 ) -> Result<Option<config::ConfigFile>, RangeError> {
     if !matches!(options.settings.choice, config::ConfigChoice::Committed) {
         return Ok(None);
+    }
+    if let Some(at) = &options.range.tags.pattern_at {
+        check_revision(at)?;
+        let rev = Revision::parse_commit(repo, at)?;
+        return Ok(config::at_revision(repo, rev.tree, at)?);
     }
     if options.worktree {
         let top = ends::workdir(repo)?;

@@ -197,6 +197,10 @@ pub struct TagFilter {
     /// only its tags that name a version are releases, the highest
     /// version reachable the latest.
     pub pattern: Option<String>,
+    /// The revision whose committed `fpcheck.toml` gives the runtimes'
+    /// patterns, instead of the `to` end's (`--tag-pattern-at`: a pull
+    /// request's base, which the pull request cannot change).
+    pub pattern_at: Option<String>,
 }
 
 impl TagFilter {

@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from fixtures import MARKER, Checks, Monorepo, PrefixedMonorepo, commit, git, pr_event
+from fixtures import MARKER, PREFIXED_RUNTIMES, Checks, Monorepo, PrefixedMonorepo, commit, git, pr_event
 from simulated_runner import PR, ROOT, Runner, Stub, dump
 
 # The action's modules, for the unit checks.
@@ -283,3 +283,24 @@ def prefixed_runs(c: Checks, tmp: Path, runner: Runner, binary: Path) -> None:
     r = runner.run(fx.checkout("p4", fx.merge1, f"refs/remotes/pull/{PR}/merge"), "pull_request", pr, {"runtime": "server", "tag-pattern": "worker-v*"}, bin_env)
     c.check(r.ok, "P4: tag-pattern input: the run succeeds", dump(r))
     c.equal(r.outputs.get("from-ref"), "worker-v1.1.0", "P4: the input's glob, as --tag-match")
+    # The pull request's own fpcheck.toml points the server at the
+    # worker's tags: the base's pattern still chooses the server's release.
+    git(fx.src, "checkout", "-q", "release/1.2")
+    own = PREFIXED_RUNTIMES.replace('"server-v*"', '"worker-v*"')
+    head2 = commit(fx.src, {"fpcheck.toml": own}, "the server read by the worker's tags")
+    git(fx.src, "checkout", "-q", "main")
+    merge2 = fx.publish_pr(head2)
+    r = runner.run(
+        fx.checkout("p5", merge2, f"refs/remotes/pull/{PR}/merge"),
+        "pull_request",
+        pr_event(head2, merge2, fx.base),
+        {"runtime": "server"},
+        bin_env,
+    )
+    c.check(r.ok, "P5: a pull request that edits tag_pattern: the run succeeds", dump(r))
+    c.equal(r.outputs.get("from-ref"), "server-v1.0.0", "P5: the base's tag_pattern, not the pull request's")
+    c.equal(
+        check.resolve_command("fpcheck", Path("/r"), fetch.Rev("x", "b" * 40), "", "", [], fetch.Rev("base", "c" * 40))[-4:],
+        ["--format=json", f"--tag-pattern-at={'c' * 40}", "--", f"..{'b' * 40}"],
+        "resolve_command: the base's commit gives the patterns",
+    )

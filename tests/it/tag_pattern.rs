@@ -230,6 +230,18 @@ fn the_default_from_is_the_latest_release_of_the_runtimes_pattern() {
         run.stderr.trim_end(),
         "fpcheck: error: the runtimes name their release tags differently (mcp `mcp@*`, server `server-v*`, worker `worker-v*`), so each has its own previous release: choose one with --runtime NAME, or name FROM"
     );
+    // --tag-pattern-at: another revision's file gives the patterns (the
+    // Action's pull request base), whatever the `to` end's says.
+    repo.write("fpcheck.toml", THREE.replace("\"server-v*\"", "\"worker-v*\""));
+    repo.commit("the server read by the worker's tags");
+    assert_eq!(
+        resolved(&repo, &["--runtime", "server"]).0,
+        format!("from worker-v1.1.0 {}", commit("worker-v1.1.0"))
+    );
+    assert_eq!(
+        resolved(&repo, &["--runtime", "server", "--tag-pattern-at", "HEAD~1"]).0,
+        format!("from server-v1.1.0 {}", commit("server-v1.1.0"))
+    );
 }
 
 #[test]

@@ -155,7 +155,13 @@ def exit_meaning(code: int) -> str:
 
 
 def resolve_command(
-    binary: str, repo: Path, to: Rev, pattern: str, exclude: str, settings: list[str] | None = None
+    binary: str,
+    repo: Path,
+    to: Rev,
+    pattern: str,
+    exclude: str,
+    settings: list[str] | None = None,
+    pattern_at: Rev | None = None,
 ) -> list[str]:
     """fpcheck's own rule for a range without FROM, asked of fpcheck itself
     (`--resolve-only` reads commits and tags, and `to`'s fpcheck.toml for
@@ -164,10 +170,16 @@ def resolve_command(
     one before it when `to` is itself a release. `to` is given as a commit
     id after `--`; the globs and the settings flags (which runtime, which
     config) as option values. Without a `tag-pattern` input, the runtime's
-    `tag_pattern` decides, as it does for `fpcheck ..TO` on the branch."""
-    if not OBJECT_ID.fullmatch(to.sha):
-        raise Fail(f"{to.name} did not resolve to a commit id ({to.sha!r})", 4)
+    `tag_pattern` decides, as it does for `fpcheck ..TO` on the branch;
+    `pattern_at` (a pull request's base) names the commit whose
+    fpcheck.toml gives it, so that a pull request cannot pick the release
+    it is compared with by editing its own."""
+    for rev in (to, pattern_at):
+        if rev and not OBJECT_ID.fullmatch(rev.sha):
+            raise Fail(f"{rev.name} did not resolve to a commit id ({rev.sha!r})", 4)
     globs = [f"--tag-match={pattern}"] if pattern else []
+    if pattern_at and not pattern:
+        globs.append(f"--tag-pattern-at={pattern_at.sha}")
     globs += [f"--tag-exclude={exclude}"] if exclude else []
     return [binary, f"--repo={repo}", *(settings or []), "--resolve-only", "--format=json", *globs, "--", f"..{to.sha}"]
 
@@ -189,14 +201,21 @@ def parse_resolved(stdout: str) -> tuple[Rev, list[str]]:
     return Rev(name, sha), notes
 
 
-def default_from(binary: str, repo: Repo, to: Rev, pattern: str, exclude: str, settings: list[str]) -> Rev:
+def default_from(
+    binary: str, repo: Repo, to: Rev, pattern: str, exclude: str, settings: list[str], base: Rev | None = None
+) -> Rev:
     """The default `from`: the commit history of `to` and the tags fetched
-    (commits only), `to`'s tree (its fpcheck.toml names the runtime's
-    tags), then fpcheck's own rule."""
+    (commits only), the tree whose fpcheck.toml names the runtime's tags
+    (the pull request's base, else `to`'s), then fpcheck's own rule."""
+    # The tree before the history: a tree fetched one commit deep into a
+    # treeless history would cut it there. A `tag-pattern` input needs no
+    # fpcheck.toml; a pull request's base was fetched before its history.
+    if not pattern and not base:
+        repo.ensure_trees([to])
     repo.fetch_history(to.sha, to.name)
-    repo.ensure_trees([to])
     try:
-        stdout = run_fpcheck(resolve_command(binary, repo.path, to, pattern, exclude, settings), repo.path)
+        command = resolve_command(binary, repo.path, to, pattern, exclude, settings, base)
+        stdout = run_fpcheck(command, repo.path)
     except Fail as e:
         raise Fail(f"no default `from` for {to.name}: {e}; set the `from` input", e.code) from e
     frm, notes = parse_resolved(stdout)
@@ -248,6 +267,16 @@ def choose_ends(repo: Repo, pr: dict | None, binary: str, settings: list[str] | 
     # `tag_pattern` in `to`'s fpcheck.toml decides, else every tag.
     pattern, exclude = env("INPUT_TAG_PATTERN"), env("INPUT_TAG_EXCLUDE")
     pattern = "" if pattern == "*" else pattern
+    # A pull request's own fpcheck.toml must not choose the release it is
+    # compared with: its base's `tag_pattern` applies. The base's tree is
+    # fetched first (one commit deep), before the commit history is
+    # unshallowed, so that the history walk is not cut at the base.
+    base = None
+    if pr and not from_input and not pattern:
+        base_sha = str((pr.get("base") or {}).get("sha", ""))
+        if HEX40.fullmatch(base_sha):
+            base = repo.resolve(base_sha, "the pull request's base")
+            repo.ensure_trees([base])
     if to_input:
         to = repo.resolve(to_input, "to")
     elif pr:
@@ -264,7 +293,7 @@ def choose_ends(repo: Repo, pr: dict | None, binary: str, settings: list[str] | 
     frm = (
         repo.resolve(from_input, "from")
         if from_input
-        else default_from(binary, repo, to, pattern, exclude, settings or [])
+        else default_from(binary, repo, to, pattern, exclude, settings or [], base)
     )
     repo.ensure_trees([frm, to])
     if to.name == to.sha:
