@@ -148,13 +148,8 @@ fn by_pattern(
     let plain = listed(repo, request, opts)?;
     let mut all = settings::declared_anywhere(request, &plain.committed);
     all.extend(patterned.keys().cloned());
-    config::choose::check(
-        chosen,
-        &all,
-        "in any release",
-        request.flags.root.is_some(),
-    )
-    .map_err(HistoryError::Config)?;
+    config::choose::check(chosen, &all, "in any release", request.flags.root.is_some())
+        .map_err(HistoryError::Config)?;
     let wanted = |n: &String| chosen.is_empty() || chosen.contains(n);
     let mut groups: BTreeMap<Option<&String>, Vec<Option<String>>> = BTreeMap::new();
     for name in all.iter().filter(|n| wanted(n)) {
@@ -212,13 +207,8 @@ fn same_tags(
     if chosen.is_empty() && all.len() <= 1 {
         return one(None, Some(&listed));
     }
-    config::choose::check(
-        chosen,
-        &all,
-        "in any release",
-        request.flags.root.is_some(),
-    )
-    .map_err(HistoryError::Config)?;
+    config::choose::check(chosen, &all, "in any release", request.flags.root.is_some())
+        .map_err(HistoryError::Config)?;
     let names: Vec<Option<String>> = all
         .into_iter()
         .filter(|n| chosen.is_empty() || chosen.contains(n))

@@ -5,7 +5,9 @@
 
 use serde::Serialize;
 
-use super::{common_pattern, resolve_ends, runtime_patterns, Options, RangeError, ToSide, WORKTREE};
+use super::{
+    common_pattern, resolve_ends, runtime_patterns, Options, RangeError, ToSide, WORKTREE,
+};
 use crate::setting::{Message, Setting, Value};
 use crate::source::Revision;
 

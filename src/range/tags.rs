@@ -166,7 +166,9 @@ fn pattern_releases(
         let Ok(peeled) = r.peel_to_id() else {
             continue;
         };
-        out.entry(peeled.detach()).or_default().push((version, name));
+        out.entry(peeled.detach())
+            .or_default()
+            .push((version, name));
     }
     Ok(out)
 }

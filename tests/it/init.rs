@@ -363,7 +363,11 @@ fn prefixed_release_tags_give_the_runtime_named_after_them_its_tag_pattern() {
         "# found: 1 of 5 tags match worker-v*: the prefix is stripped before the version is read\ntag_pattern = \"worker-v*\"\n"
     ));
     // A prefix no runtime is named after is listed, commented, only.
-    assert!(run.stdout.contains("#   mcp@*  (1 tag)\n"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("#   mcp@*  (1 tag)\n"),
+        "{}",
+        run.stdout
+    );
     assert!(!run.stdout.contains("#   server-v*"));
     // The proposal still declares the same runtimes.
     assert_eq!(runtimes(&run.stdout).len(), 3);

@@ -232,14 +232,21 @@ fn the_default_from_is_the_latest_release_of_the_runtimes_pattern() {
     );
     // --tag-pattern-at: another revision's file gives the patterns (the
     // Action's pull request base), whatever the `to` end's says.
-    repo.write("fpcheck.toml", THREE.replace("\"server-v*\"", "\"worker-v*\""));
+    repo.write(
+        "fpcheck.toml",
+        THREE.replace("\"server-v*\"", "\"worker-v*\""),
+    );
     repo.commit("the server read by the worker's tags");
     assert_eq!(
         resolved(&repo, &["--runtime", "server"]).0,
         format!("from worker-v1.1.0 {}", commit("worker-v1.1.0"))
     );
     assert_eq!(
-        resolved(&repo, &["--runtime", "server", "--tag-pattern-at", "HEAD~1"]).0,
+        resolved(
+            &repo,
+            &["--runtime", "server", "--tag-pattern-at", "HEAD~1"]
+        )
+        .0,
         format!("from server-v1.1.0 {}", commit("server-v1.1.0"))
     );
 }
@@ -336,14 +343,18 @@ fn a_bad_tag_pattern_is_a_configuration_error_naming_the_key_and_value() {
     let run = repo.fpcheck(&["--worktree"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
-        run.stderr.contains("[runtime] tag_pattern `server-v` does not end with `*`"),
+        run.stderr
+            .contains("[runtime] tag_pattern `server-v` does not end with `*`"),
         "{}",
         run.stderr
     );
     // The flag, before anything is read.
     for (bad, why) in [
         ("", "does not end with `*`"),
-        ("server v*", "holds the character U+0020, which no git tag name can"),
+        (
+            "server v*",
+            "holds the character U+0020, which no git tag name can",
+        ),
         ("rel?*", "has a wildcard `?` before its final `*`"),
         ("../v*", "is not the start of a git tag name"),
     ] {
