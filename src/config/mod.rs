@@ -583,6 +583,55 @@ mod tests {
     }
 
     #[test]
+    fn tag_patterns_are_a_literal_prefix_and_one_final_star() {
+        for good in ["server-v*", "mcp@*", "v*", "*", "svc/api-v*"] {
+            assert_eq!(check_tag_pattern(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "",
+            "server-v",
+            "server-*-v*",
+            "rel?*",
+            "r[a]*",
+            "a\\*",
+            "a b*",
+            "a~*",
+            "a:*",
+            "a..b*",
+            "/a*",
+            "-a*",
+            ".a*",
+            "a//b*",
+            "a\u{7}*",
+        ] {
+            assert!(check_tag_pattern(bad).is_err(), "{bad:?}");
+        }
+        let err = ConfigFile::parse(
+            "[runtimes.server]\ntag_pattern = \"server-v\"\n",
+            Path::new("fpcheck.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            "fpcheck.toml: [runtimes.server] tag_pattern `server-v` does not end with `*`: write the tags' literal prefix followed by `*` (e.g. `server-v*` or `mcp@*`)"
+        );
+        let file = ConfigFile::parse(
+            "[runtime]\ntag_pattern = \"mcp@*\"\n",
+            Path::new("fpcheck.toml"),
+        )
+        .unwrap();
+        let rt = resolve(Some(&file), &flags()).unwrap();
+        assert_eq!(rt.tag_pattern.as_deref(), Some("mcp@*"));
+        let mut f = flags();
+        f.tag_pattern = Some("v*".into());
+        assert_eq!(
+            resolve(Some(&file), &f).unwrap().tag_pattern.as_deref(),
+            Some("v*")
+        );
+    }
+
+    #[test]
     fn unknown_keys_are_named() {
         let err = ConfigFile::parse("[runtime]\nrot = \"src\"\n", Path::new("fpcheck.toml"))
             .unwrap_err()
