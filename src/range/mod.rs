@@ -267,12 +267,20 @@ fn resolve_ends(
         (None, t) => {
             let to = t.clone().unwrap_or_else(|| "HEAD".into());
             let mut filter = options.range.tags.clone();
+            let mut unread = None;
             if filter.include.is_empty() && filter.pattern.is_none() {
-                let file = to_config(repo, options, &to)?;
-                filter.pattern = options.settings.tag_pattern(file.as_ref());
+                filter.pattern = match &options.settings.flags.tag_pattern {
+                    Some(flag) => Some(flag.clone()),
+                    None => {
+                        let (file, note) = to_config(repo, options, &to)?;
+                        unread = note;
+                        options.settings.tag_pattern(file.as_ref())
+                    }
+                };
             }
             let (tag, note) = tags::latest_tag(repo, &to, options.worktree, &filter)?;
             notes.push(note);
+            notes.extend(unread);
             (tag, to)
         }
     };
@@ -288,26 +296,31 @@ fn resolve_ends(
 /// `--worktree`): the new release's file names its runtimes' tags, which
 /// is where a missing FROM is looked for; `--tag-pattern-at REV` names
 /// another revision's. `None` with `--config` (its own file applies) or
-/// no file.
+/// no file. A revision whose tree is not in the repository (a treeless
+/// clone, where `--resolve-only` must still find FROM) has no file to
+/// read: `None`, and the note that says so.
 fn to_config(
     repo: &gix::Repository,
     options: &Options,
     to: &str,
-) -> Result<Option<config::ConfigFile>, RangeError> {
+) -> Result<(Option<config::ConfigFile>, Option<String>), RangeError> {
     if !matches!(options.settings.choice, config::ConfigChoice::Committed) {
-        return Ok(None);
+        return Ok((None, None));
     }
-    if let Some(at) = &options.range.tags.pattern_at {
-        check_revision(at)?;
-        let rev = Revision::parse_commit(repo, at)?;
-        return Ok(config::at_revision(repo, rev.tree, at)?);
-    }
-    if options.worktree {
+    if options.worktree && options.range.tags.pattern_at.is_none() {
         let top = ends::workdir(repo)?;
-        return Ok(config::ConfigFile::find_in(&top)?.map(|(_, f)| f));
+        return Ok((config::ConfigFile::find_in(&top)?.map(|(_, f)| f), None));
     }
-    let rev = Revision::parse_commit(repo, to)?;
-    Ok(config::at_revision(repo, rev.tree, to)?)
+    let at = options.range.tags.pattern_at.as_deref().unwrap_or(to);
+    check_revision(at)?;
+    let rev = Revision::parse_commit(repo, at)?;
+    if !repo.has_object(rev.tree) {
+        return Ok((None, Some(format!(
+            "the tree of {at} is not in this repository (a treeless clone?), so its {} was not read: every tag counted, no runtime's tag_pattern; fetch that tree, or pass --tag-pattern GLOB",
+            config::FILE_NAME
+        ))));
+    }
+    Ok((config::at_revision(repo, rev.tree, at)?, None))
 }
 
 /// The tag pattern of each runtime `chosen` (every one the `to` end
@@ -324,7 +337,7 @@ fn runtime_patterns(
         return Ok(None);
     }
     let to = options.range.to.clone().unwrap_or_else(|| "HEAD".into());
-    let file = to_config(repo, options, &to)?;
+    let (file, _) = to_config(repo, options, &to)?;
     let declared = match (&options.settings.choice, &file) {
         (config::ConfigChoice::File { file, .. }, _) | (_, Some(file)) => {
             file.runtimes.keys().cloned().collect()

@@ -283,6 +283,65 @@ fn a_range_without_from_compares_each_runtime_with_its_own_last_release() {
     assert_eq!(one["restart_required"], false);
 }
 
+/// A treeless clone has no fpcheck.toml to read: `--resolve-only` still
+/// finds FROM, by every tag, and says why no pattern applied.
+#[test]
+fn a_treeless_clone_resolves_without_the_pattern_and_says_so() {
+    let repo = monorepo();
+    repo.git(&["config", "uploadpack.allowFilter", "true"]);
+    let dir = tempfile::tempdir().unwrap();
+    let clone = dir.path().join("treeless.git");
+    let url = format!("file://{}", repo.path().display());
+    crate::support::git_in(
+        dir.path(),
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            "--filter=tree:0",
+            &url,
+            clone.to_str().unwrap(),
+        ],
+    );
+    let repo_flag = format!("--repo={}", clone.display());
+    let run = crate::support::fpcheck_in(
+        dir.path(),
+        &[
+            &repo_flag,
+            "--resolve-only",
+            "--runtime",
+            "server",
+            "--",
+            "..main",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("note: the tree of main is not in this repository (a treeless clone?), so its fpcheck.toml was not read: every tag counted, no runtime's tag_pattern; fetch that tree, or pass --tag-pattern GLOB\n"),
+        "{}",
+        run.stdout
+    );
+    // The flag needs no tree.
+    let run = crate::support::fpcheck_in(
+        dir.path(),
+        &[
+            &repo_flag,
+            "--resolve-only",
+            "--tag-pattern",
+            "server-v*",
+            "--",
+            "..main",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with("from server-v1.1.0 "),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("treeless"), "{}", run.stdout);
+}
+
 /// git describe takes the nearest tag; a monorepo's runtimes tag commits
 /// in any order, so the runtime's latest release is its highest version.
 #[test]
