@@ -22,7 +22,9 @@ use super::{count, emit, exit, request, table_width, use_color, ColorWhen, Failu
 /// and saved.
 ///
 /// Releases are the tags that parse as versions (a `v` prefix allowed),
-/// ordered by semver precedence; tags on one commit are one release. Each
+/// ordered by semver precedence; tags on one commit are one release. A
+/// runtime with `tag_pattern = "server-v*"` in the fpcheck.toml committed
+/// at HEAD takes that pattern's tags, the prefix stripped. Each
 /// release is fingerprinted with the fpcheck.toml committed at it (flags
 /// override them all). With several runtimes declared, one history per
 /// runtime (`--runtime NAME`, repeatable, narrows them).
