@@ -71,6 +71,8 @@ pub struct Scan {
     /// `server-v1.2.0`), with how many tags each matches: see
     /// [`tag_patterns`].
     pub tag_patterns: Vec<(String, usize)>,
+    /// How many tags the repository has, for the evidence of a pattern.
+    pub tags_total: usize,
 }
 
 /// The globs that read a monorepo's prefixed release tags (`server-v1.2.0`,
@@ -90,6 +92,44 @@ pub fn tag_patterns<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<(String
     }
     let mut out: Vec<(String, usize)> = counts.into_iter().collect();
     out.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    out
+}
+
+/// The tag pattern proposed for each active runtime, with how many tags it
+/// matches: the pattern whose prefix is the runtime's name (`server-v*`
+/// for `server`, `mcp@*` for `mcp`, `-` and `_` alike); for a single
+/// runtime, also a pattern most of the repository's tags match (its tags
+/// are then all prefixed, whatever the runtime is called). Plain `v1.2.0`
+/// tags give no pattern, so nothing is proposed for them.
+pub fn runtime_patterns(scan: &Scan) -> BTreeMap<String, (String, usize)> {
+    let key = |s: &str| s.to_ascii_lowercase().replace('_', "-");
+    let usable = |glob: &String| crate::config::check_tag_pattern(glob).is_ok();
+    let named = |name: &str| {
+        scan.tag_patterns
+            .iter()
+            .filter(|(glob, _)| usable(glob))
+            .find(|(glob, _)| {
+                let prefix = crate::version::literal_prefix(glob);
+                let bare = prefix
+                    .strip_suffix('v')
+                    .filter(|p| p.ends_with(['-', '_', '/', '@']))
+                    .unwrap_or(prefix)
+                    .trim_end_matches(['-', '_', '/', '@']);
+                !bare.is_empty() && key(bare) == key(name)
+            })
+            .cloned()
+    };
+    let active: Vec<&Proposal> = scan.active().collect();
+    let mut out = BTreeMap::new();
+    for p in &active {
+        let most = || {
+            let (glob, n) = scan.tag_patterns.first().filter(|(g, _)| usable(g))?;
+            (active.len() == 1 && 2 * n > scan.tags_total).then(|| (glob.clone(), *n))
+        };
+        if let Some(found) = named(&p.name).or_else(most) {
+            out.insert(p.name.clone(), found);
+        }
+    }
     out
 }
 
@@ -530,6 +570,7 @@ pub fn render(scan: &Scan) -> String {
              # tree may be missing; add them by hand.\n",
         );
     }
+    let patterns = runtime_patterns(scan);
     let keys = |out: &mut String, p: &Proposal, lead: &str| {
         for e in &p.evidence {
             out.push_str(&format!("# found: {}\n", comment(e)));
@@ -542,6 +583,15 @@ pub fn render(scan: &Scan) -> String {
             out.push_str(&format!("# extensions = {}\n", list(&defaults.extensions)));
             out.push_str(&format!("# exclude = {}\n", list(&defaults.exclude)));
             out.push_str("# version_file = \"version.json\"  # where `fpcheck patch` writes\n");
+            if let Some((glob, n)) = patterns.get(&p.name) {
+                out.push_str(&format!(
+                    "# found: {n} of {} tag{} match {}: the prefix is stripped before the version is read\n",
+                    scan.tags_total,
+                    if scan.tags_total == 1 { "" } else { "s" },
+                    comment(glob)
+                ));
+                out.push_str(&format!("tag_pattern = {}\n", toml_str(glob)));
+            }
         }
     };
     let active: Vec<&Proposal> = scan.active().collect();
@@ -576,14 +626,19 @@ pub fn render(scan: &Scan) -> String {
             }
         }
     }
-    if !scan.tag_patterns.is_empty() {
+    let unassigned: Vec<&(String, usize)> = scan
+        .tag_patterns
+        .iter()
+        .filter(|(glob, _)| !patterns.values().any(|(g, _)| g == glob))
+        .collect();
+    if !unassigned.is_empty() {
         out.push_str(
             "\n# Release tags with a prefix were found (a monorepo's, one prefix per\n\
-             # runtime): give each its glob, which strips the prefix before the\n\
-             # version is read, to `fpcheck history --tags GLOB` and to a range's\n\
-             # --tag-match GLOB (the Action's tag-pattern).\n",
+             # runtime) that no runtime above is named after: give a runtime its\n\
+             # glob as `tag_pattern = \"GLOB\"` (the prefix is stripped before the\n\
+             # version is read; `fpcheck history --tags GLOB` reads them once).\n",
         );
-        for (glob, n) in &scan.tag_patterns {
+        for (glob, n) in unassigned {
             out.push_str(&format!(
                 "#   {}  ({n} tag{})\n",
                 comment(glob),
@@ -713,6 +768,7 @@ mod tests {
             truncated: true,
             notes: vec![],
             tag_patterns: vec![("we\nird*".into(), 1)],
+            tags_total: 1,
         };
         let text = render(&scan);
         let file = check(&text).unwrap();

@@ -159,6 +159,23 @@ pub fn parse_prefixed(name: &str) -> Option<(usize, TagVersion)> {
         })
 }
 
+/// The part of a glob before its first wildcard (`server-v*` gives
+/// `server-v`, `mcp@*` gives `mcp@`).
+pub fn literal_prefix(glob: &str) -> &str {
+    let end = glob.find(['*', '?', '[', '\\']).unwrap_or(glob.len());
+    &glob[..end]
+}
+
+/// The version a tag matching `glob` names: the whole name when it is a
+/// version, else the name without the glob's literal prefix (a monorepo's
+/// `server-v1.2.0` of `server-v*`, changesets' `mcp@1.2.0` of `mcp@*`).
+pub fn of_glob(name: &str, glob: &str) -> Option<TagVersion> {
+    parse_tag(name).or_else(|| {
+        let prefix = literal_prefix(glob);
+        parse_tag(name.strip_prefix(prefix).filter(|_| !prefix.is_empty())?)
+    })
+}
+
 /// Compares two version strings by precedence: as tags (above), else as
 /// dotted numbers of any length.
 pub fn compare(a: &str, b: &str) -> Option<Ordering> {

@@ -64,6 +64,7 @@ fn overrides(
         root,
         extensions: given(extensions),
         exclude: given(exclude),
+        tag_pattern: None,
     })
 }
 

@@ -22,7 +22,9 @@ use super::{count, emit, exit, request, table_width, use_color, ColorWhen, Failu
 /// and saved.
 ///
 /// Releases are the tags that parse as versions (a `v` prefix allowed),
-/// ordered by semver precedence; tags on one commit are one release. Each
+/// ordered by semver precedence; tags on one commit are one release. A
+/// runtime with `tag_pattern = "server-v*"` in the fpcheck.toml committed
+/// at HEAD takes that pattern's tags, the prefix stripped. Each
 /// release is fingerprinted with the fpcheck.toml committed at it (flags
 /// override them all). With several runtimes declared, one history per
 /// runtime (`--runtime NAME`, repeatable, narrows them).
@@ -38,9 +40,17 @@ pub(super) struct HistoryArgs {
     /// The repository (default: the one around the current directory).
     #[arg(long, value_name = "PATH")]
     repo: Option<PathBuf>,
-    /// Only tags matching this glob (e.g. 'v7.*').
+    /// Only tags matching this glob (e.g. 'v7.*'); its literal part before
+    /// the first wildcard is stripped before a version is parsed. Replaces
+    /// every runtime's tag pattern.
     #[arg(long, value_name = "GLOB")]
     tags: Option<String>,
+    /// The runtime's release tags are PREFIX* (e.g. 'server-v*', 'mcp@*'):
+    /// PREFIX is stripped before the version is parsed. Replaces the
+    /// `tag_pattern` of fpcheck.toml [default: each runtime's
+    /// `tag_pattern` in the fpcheck.toml committed at HEAD].
+    #[arg(long, value_name = "GLOB", conflicts_with = "tags")]
+    tag_pattern: Option<String>,
     /// Leave pre-releases (1.0.0-rc.1) out.
     #[arg(long)]
     skip_prereleases: bool,
@@ -108,7 +118,8 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
         runtime: Vec::new(),
         ..args.runtime.clone()
     };
-    let settings = request(&flags, args.root.clone(), true)?;
+    let mut settings = request(&flags, args.root.clone(), true)?;
+    settings.flags.tag_pattern = super::tag_pattern_flag(args.tag_pattern.as_deref())?;
     let opts = Options {
         span,
         tags: args.tags.clone(),
@@ -178,7 +189,7 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
         return Err(Failure::new(
             fpcheck::error::Kind::Input,
             format!(
-                "no release tags{} in {}: releases are tags that parse as versions (v1.2.3, 2.0.0rc1; a prefix such as server-v1.2.3 with --tags 'server-v*')",
+                "no release tags{} in {}: releases are tags that parse as versions (v1.2.3, 2.0.0rc1; a prefix such as server-v1.2.3 with `tag_pattern = \"server-v*\"` in fpcheck.toml or --tags 'server-v*')",
                 args.tags
                     .as_deref()
                     .map(|g| format!(" matching `{g}`"))

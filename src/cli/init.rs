@@ -60,6 +60,7 @@ pub(super) fn run(args: InitArgs) -> Result<u8, Failure> {
         })
         .unwrap_or_default();
     scan.tag_patterns = init::tag_patterns(names.iter().map(String::as_str));
+    scan.tags_total = names.len();
     for note in &scan.notes {
         eprintln!("fpcheck: {}", fpcheck::term::escape(note));
     }

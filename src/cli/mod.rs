@@ -400,6 +400,7 @@ pub fn settings(
         root,
         extensions: flags.ext.clone(),
         exclude: flags.exclude.clone(),
+        tag_pattern: None,
     };
     Ok(config::resolve(file.as_ref(), &overrides)?)
 }
@@ -427,8 +428,21 @@ pub fn request(
             root,
             extensions: flags.ext.clone(),
             exclude: flags.exclude.clone(),
+            tag_pattern: None,
         },
     })
+}
+
+/// `--tag-pattern GLOB`, checked as the `tag_pattern` key is.
+pub fn tag_pattern_flag(value: Option<&str>) -> Result<Option<String>, Failure> {
+    let Some(pattern) = value else {
+        return Ok(None);
+    };
+    config::check_tag_pattern(pattern).map_err(|why| {
+        // Raw: every failure's message is escaped once, where it is shown.
+        Failure::usage(format!("--tag-pattern `{pattern}` {why}"))
+    })?;
+    Ok(Some(pattern.to_string()))
 }
 
 /// Writes `text` to `output` (atomically: a reader sees the old file or the

@@ -39,6 +39,17 @@ pub(super) struct RangeArgs {
     /// --exclude`, e.g. '*-rc*'; repeat for several).
     #[arg(long, value_name = "GLOB")]
     tag_exclude: Vec<String>,
+    /// With no FROM: the runtime's release tags are PREFIX* (e.g.
+    /// 'server-v*', 'mcp@*'), the latest the highest version once PREFIX
+    /// is stripped. Replaces the `tag_pattern` of fpcheck.toml [default:
+    /// each runtime's `tag_pattern` in the `to` end's fpcheck.toml].
+    #[arg(long, value_name = "GLOB", conflicts_with = "tag_match")]
+    tag_pattern: Option<String>,
+    /// With no FROM: read the runtimes' `tag_pattern` from the fpcheck.toml
+    /// committed at REV instead of the `to` end's (the GitHub Action gives
+    /// a pull request's base, which the pull request cannot change).
+    #[arg(long, value_name = "REV", conflicts_with_all = ["tag_match", "tag_pattern"])]
+    tag_pattern_at: Option<String>,
     /// Only resolve the two ends (a missing FROM by the tag rule) and print
     /// them, `from REF COMMIT` and `to REF COMMIT` (JSON with --format
     /// json), reading commits and tags only: what a script needs to fetch
@@ -120,6 +131,8 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
     spec.tags = range::TagFilter {
         include: args.tag_match.clone(),
         exclude: args.tag_exclude.clone(),
+        pattern: None,
+        pattern_at: args.tag_pattern_at.clone(),
     };
     let repo = open_repo(args.repo.as_deref())?;
     if args.resolve_only {
@@ -131,7 +144,8 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
         runtime: Vec::new(),
         ..args.runtime.clone()
     };
-    let settings = request(&flags, args.root.clone(), true)?;
+    let mut settings = request(&flags, args.root.clone(), true)?;
+    settings.flags.tag_pattern = super::tag_pattern_flag(args.tag_pattern.as_deref())?;
     let template = match &args.template {
         Some(path) => Some((path.display().to_string(), read_template(path)?)),
         None => None,
@@ -206,15 +220,24 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
 /// `--resolve-only`: the ends as the comparison would take them, without
 /// reading a tree or the settings.
 fn resolve_only(repo: &gix::Repository, spec: RangeSpec, args: &RangeArgs) -> Result<u8, Failure> {
+    // The settings only for the runtimes' tag patterns, read from the `to`
+    // end's fpcheck.toml (one blob) when FROM is missing.
+    let flags = super::RuntimeFlags {
+        runtime: Vec::new(),
+        ..args.runtime.clone()
+    };
+    let mut settings = request(&flags, args.root.clone(), true)?;
+    settings.flags.tag_pattern = super::tag_pattern_flag(args.tag_pattern.as_deref())?;
     let ends = range::resolve(
         repo,
         &range::Options {
             range: spec,
             worktree: args.worktree,
-            settings: fpcheck::config::Request::flags_only(Default::default()),
+            settings,
             persistent_cache: false,
             digests: range::Digests::WhenNeeded,
         },
+        &args.runtime.runtime,
     )?;
     let text = match args.format {
         Some(FormatArg::Json) => report::to_json(&ends),

@@ -206,6 +206,31 @@ impl Request {
         }
     }
 
+    /// The tag pattern of the runtime the flags name (the only one
+    /// declared when they name none): `--tag-pattern` over the key of the
+    /// file that applies, `committed` for [`ConfigChoice::Committed`] (the
+    /// file of the revision whose tags are wanted). `None` when neither
+    /// sets one, or the file does not declare that runtime: every tag
+    /// that is a version is then a release, as without the key.
+    pub fn tag_pattern(&self, committed: Option<&ConfigFile>) -> Option<String> {
+        if let Some(flag) = &self.flags.tag_pattern {
+            return Some(flag.clone());
+        }
+        let file = match &self.choice {
+            ConfigChoice::Committed => committed?,
+            ConfigChoice::File { file, .. } => file,
+            ConfigChoice::None => return None,
+        };
+        let table = match (&self.flags.runtime, &file.runtime) {
+            (None, Some(table)) => table,
+            (Some(_), Some(_)) => return None,
+            (Some(name), None) => file.runtimes.get(name)?,
+            (None, None) if file.runtimes.len() == 1 => file.runtimes.values().next()?,
+            (None, None) => return None,
+        };
+        table.tag_pattern.clone()
+    }
+
     /// `shown` names the file in reports (as given), `prefix` in the
     /// messages of its errors (its settings typed).
     fn resolve_end(

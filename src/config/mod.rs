@@ -8,10 +8,12 @@
 //! exclude = ["scripts", "tests", "migrations", "crons",
 //!            "__pycache__", "node_modules", ".git", "versions"]  # replaces the default
 //! version_file = "src/version.json"  # where `fpcheck patch` writes
+//! tag_pattern = "v*"           # which tags are this runtime's releases
 //!
 //! # Or several runtimes in one repository; pick one with --runtime NAME.
 //! [runtimes.server]
 //! root = "server/src"
+//! tag_pattern = "server-v*"    # `server-v1.2.0`: the prefix is stripped
 //! [runtimes.worker]
 //! root = "worker/src"
 //! exclude = ["tests"]
@@ -56,6 +58,9 @@ pub struct RuntimeTable {
     pub exclude: Option<Vec<String>>,
     /// The version file `fpcheck patch` edits, relative to the top.
     pub version_file: Option<String>,
+    /// The glob of the runtime's release tags (`server-v*`): a literal
+    /// prefix, stripped before the version is parsed, then one `*`.
+    pub tag_pattern: Option<String>,
 }
 
 /// The whole file.
@@ -111,6 +116,8 @@ pub struct Runtime {
     pub rules: Rules,
     /// The version file to edit, if configured.
     pub version_file: Option<String>,
+    /// The glob of the runtime's release tags, if configured.
+    pub tag_pattern: Option<String>,
 }
 
 impl Default for Runtime {
@@ -120,6 +127,7 @@ impl Default for Runtime {
             root: DEFAULT_ROOT.to_string(),
             rules: Rules::default(),
             version_file: None,
+            tag_pattern: None,
         }
     }
 }
@@ -165,6 +173,8 @@ pub struct Overrides {
     pub extensions: Vec<String>,
     /// `--exclude` values (each may hold a comma-separated list).
     pub exclude: Vec<String>,
+    /// `--tag-pattern GLOB`, already checked ([`check_tag_pattern`]).
+    pub tag_pattern: Option<String>,
 }
 
 impl ConfigFile {
@@ -224,6 +234,24 @@ impl ConfigFile {
                 "{shown}: [runtimes.\"{}\"] has an empty name (or only spaces or control characters): name the runtime, e.g. [runtimes.server]",
                 name
             ).into()));
+        }
+        let tables = file
+            .runtime
+            .iter()
+            .map(|t| ("[runtime]".to_string(), t))
+            .chain(
+                file.runtimes
+                    .iter()
+                    .map(|(n, t)| (format!("[runtimes.{n}]"), t)),
+            );
+        for (table, t) in tables {
+            if let Some(pattern) = &t.tag_pattern {
+                check_tag_pattern(pattern).map_err(|why| {
+                    ConfigError::Invalid(
+                        format!("{shown}: {table} tag_pattern `{pattern}` {why}").into(),
+                    )
+                })?;
+            }
         }
         Ok(file)
     }
@@ -380,7 +408,46 @@ pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<Runtime, 
             exclude,
         },
         version_file: table.version_file,
+        tag_pattern: flags.tag_pattern.clone().or(table.tag_pattern),
     })
+}
+
+/// A tag pattern is a literal prefix and one final `*` (`server-v*`,
+/// `mcp@*`, `v*`, or `*` for every tag): the prefix is what is stripped
+/// before the version is parsed, so a second wildcard would leave nothing
+/// to strip. The prefix must be something a tag name can start with.
+/// `Err` says what is wrong, to follow the key or the flag and its value.
+pub fn check_tag_pattern(pattern: &str) -> Result<(), String> {
+    const EXAMPLE: &str = "e.g. `server-v*` or `mcp@*`";
+    let Some(prefix) = pattern.strip_suffix('*') else {
+        return Err(format!(
+            "does not end with `*`: write the tags' literal prefix followed by `*` ({EXAMPLE})"
+        ));
+    };
+    if let Some(c) = prefix.chars().find(|c| matches!(c, '*' | '?' | '[' | '\\')) {
+        return Err(format!(
+            "has a wildcard `{c}` before its final `*`: only a literal prefix followed by one `*` can be stripped ({EXAMPLE})"
+        ));
+    }
+    if let Some(c) = prefix
+        .chars()
+        .find(|c| c.is_whitespace() || c.is_control() || matches!(c, '~' | '^' | ':'))
+    {
+        return Err(format!(
+            "holds {}, which no git tag name can: write the tags' literal prefix followed by `*` ({EXAMPLE})",
+            if c.is_control() || c.is_whitespace() {
+                format!("the character U+{:04X}", c as u32)
+            } else {
+                format!("`{c}`")
+            }
+        ));
+    }
+    if prefix.contains("..") || prefix.starts_with(['/', '-', '.']) || prefix.contains("//") {
+        return Err(format!(
+            "is not the start of a git tag name (`..`, `//`, or a leading `/`, `-` or `.`): {EXAMPLE}"
+        ));
+    }
+    Ok(())
 }
 
 /// The runtime root names a directory inside the repository: relative, and
@@ -518,6 +585,55 @@ mod tests {
         assert_eq!(
             err,
             "c.toml is not a valid fpcheck config: byte 19 is not UTF-8: save the file as UTF-8 text"
+        );
+    }
+
+    #[test]
+    fn tag_patterns_are_a_literal_prefix_and_one_final_star() {
+        for good in ["server-v*", "mcp@*", "v*", "*", "svc/api-v*"] {
+            assert_eq!(check_tag_pattern(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "",
+            "server-v",
+            "server-*-v*",
+            "rel?*",
+            "r[a]*",
+            "a\\*",
+            "a b*",
+            "a~*",
+            "a:*",
+            "a..b*",
+            "/a*",
+            "-a*",
+            ".a*",
+            "a//b*",
+            "a\u{7}*",
+        ] {
+            assert!(check_tag_pattern(bad).is_err(), "{bad:?}");
+        }
+        let err = ConfigFile::parse(
+            "[runtimes.server]\ntag_pattern = \"server-v\"\n",
+            Path::new("fpcheck.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            "fpcheck.toml: [runtimes.server] tag_pattern `server-v` does not end with `*`: write the tags' literal prefix followed by `*` (e.g. `server-v*` or `mcp@*`)"
+        );
+        let file = ConfigFile::parse(
+            "[runtime]\ntag_pattern = \"mcp@*\"\n",
+            Path::new("fpcheck.toml"),
+        )
+        .unwrap();
+        let rt = resolve(Some(&file), &flags()).unwrap();
+        assert_eq!(rt.tag_pattern.as_deref(), Some("mcp@*"));
+        let mut f = flags();
+        f.tag_pattern = Some("v*".into());
+        assert_eq!(
+            resolve(Some(&file), &f).unwrap().tag_pattern.as_deref(),
+            Some("v*")
         );
     }
 

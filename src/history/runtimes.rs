@@ -2,6 +2,8 @@
 //! declared as `[runtimes.NAME]` in any release, from one pass of the
 //! workers, as `fpcheck A..B` does for several runtimes.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::HistoryError;
@@ -62,7 +64,126 @@ pub struct NamedRecord {
 /// runtime, or configs declaring at most one, give [`Outcome::One`]:
 /// exactly the single-runtime history. As `fpcheck A..B` does for several
 /// runtimes (`crate::range::analyse_runtimes`).
+///
+/// Without `--tags`, each runtime's releases are the tags of its
+/// `tag_pattern` (`--tag-pattern` over the key of the `fpcheck.toml`
+/// committed at HEAD, or of `--config`): the tags must be chosen before
+/// any release's own file is read, and HEAD's file is the one that names
+/// today's tags. Runtimes of one pattern share one pass of the workers.
 pub fn run_runtimes(
+    repo: &gix::Repository,
+    request: &config::Request,
+    opts: &Options,
+    chosen: &[String],
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Outcome, HistoryError> {
+    let chosen = config::choose::dedupe(chosen);
+    if opts.tags.is_some() {
+        return same_tags(repo, request, opts, &chosen, progress);
+    }
+    let head = head_config(repo, request)?;
+    let pattern_of = |name: Option<&String>| {
+        let mut request = request.clone();
+        request.flags.runtime = name.cloned();
+        request.tag_pattern(head.as_ref())
+    };
+    let with_pattern = |pattern: Option<String>| Options {
+        tags: pattern,
+        ..opts.clone()
+    };
+    if let [name] = chosen.as_slice() {
+        let opts = with_pattern(pattern_of(Some(name)));
+        return same_tags(repo, request, &opts, &chosen, progress);
+    }
+    // Runtimes declared at HEAD with a pattern of their own.
+    let declared_at_head = match (&request.choice, &head) {
+        (config::ConfigChoice::File { file, .. }, _) | (_, Some(file)) => Some(file),
+        _ => None,
+    };
+    let patterned: BTreeMap<String, String> = match declared_at_head {
+        Some(file) if request.flags.tag_pattern.is_none() && file.runtimes.len() > 1 => file
+            .runtimes
+            .keys()
+            .filter_map(|n| Some((n.clone(), pattern_of(Some(n))?)))
+            .collect(),
+        _ => BTreeMap::new(),
+    };
+    if patterned.is_empty() {
+        let opts = with_pattern(pattern_of(None));
+        return same_tags(repo, request, &opts, &chosen, progress);
+    }
+    by_pattern(repo, request, opts, &chosen, &patterned, progress)
+}
+
+/// The committed `fpcheck.toml` at HEAD when each release's own file
+/// applies (`--config` names its own), `None` when HEAD is unborn or has
+/// none.
+fn head_config(
+    repo: &gix::Repository,
+    request: &config::Request,
+) -> Result<Option<config::ConfigFile>, HistoryError> {
+    if !matches!(request.choice, config::ConfigChoice::Committed) {
+        return Ok(None);
+    }
+    let Ok(commit) = repo.head_commit() else {
+        return Ok(None);
+    };
+    let tree = commit.tree_id().map_err(|e| {
+        crate::source::SourceError::Repository(format!("cannot read HEAD's tree: {e}").into())
+    })?;
+    Ok(config::at_revision(repo, tree.detach(), "HEAD")?)
+}
+
+/// Several runtimes, some of them with a tag pattern: one listing of the
+/// releases per pattern (and one of every version tag for the runtimes
+/// without one), each runtime's history from its own.
+fn by_pattern(
+    repo: &gix::Repository,
+    request: &config::Request,
+    opts: &Options,
+    chosen: &[String],
+    patterned: &BTreeMap<String, String>,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Outcome, HistoryError> {
+    let plain = listed(repo, request, opts)?;
+    let mut all = settings::declared_anywhere(request, &plain.committed);
+    all.extend(patterned.keys().cloned());
+    config::choose::check(chosen, &all, "in any release", request.flags.root.is_some())
+        .map_err(HistoryError::Config)?;
+    let wanted = |n: &String| chosen.is_empty() || chosen.contains(n);
+    let mut groups: BTreeMap<Option<&String>, Vec<Option<String>>> = BTreeMap::new();
+    for name in all.iter().filter(|n| wanted(n)) {
+        groups
+            .entry(patterned.get(name))
+            .or_default()
+            .push(Some(name.clone()));
+    }
+    let mut runtimes = Vec::new();
+    let mut blobs_read = 0;
+    for (pattern, names) in groups {
+        let group = match pattern {
+            None => records(repo, request, opts, &names, &plain, progress)?,
+            Some(p) => {
+                let opts = Options {
+                    tags: Some(p.clone()),
+                    ..opts.clone()
+                };
+                let listed = listed(repo, request, &opts)?;
+                records(repo, request, &opts, &names, &listed, progress)?
+            }
+        };
+        blobs_read += group.first().map_or(0, |(_, r)| r.stats.blobs_read);
+        runtimes.extend(group.into_iter().map(|(name, record)| NamedRecord {
+            name: name.unwrap_or_default(),
+            record,
+        }));
+    }
+    runtimes.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(Outcome::Many(many(repo, runtimes, blobs_read)))
+}
+
+/// [`run_runtimes`] with one set of release tags for every runtime.
+fn same_tags(
     repo: &gix::Repository,
     request: &config::Request,
     opts: &Options,
@@ -78,7 +199,6 @@ pub fn run_runtimes(
         }
         .map(|h| Outcome::One(Box::new(h)))
     };
-    let chosen = config::choose::dedupe(chosen);
     if chosen.len() == 1 {
         return one(chosen.first(), None);
     }
@@ -87,13 +207,8 @@ pub fn run_runtimes(
     if chosen.is_empty() && all.len() <= 1 {
         return one(None, Some(&listed));
     }
-    config::choose::check(
-        &chosen,
-        &all,
-        "in any release",
-        request.flags.root.is_some(),
-    )
-    .map_err(HistoryError::Config)?;
+    config::choose::check(chosen, &all, "in any release", request.flags.root.is_some())
+        .map_err(HistoryError::Config)?;
     let names: Vec<Option<String>> = all
         .into_iter()
         .filter(|n| chosen.is_empty() || chosen.contains(n))
@@ -107,6 +222,13 @@ pub fn run_runtimes(
             record,
         })
         .collect();
+    let blobs_read = runtimes.first().map_or(0, |r| r.record.stats.blobs_read);
+    Ok(Outcome::Many(many(repo, runtimes, blobs_read)))
+}
+
+/// The report of several runtimes' histories; `blobs_read` counts each
+/// blob once however many runtimes read it.
+fn many(repo: &gix::Repository, runtimes: Vec<NamedRecord>, blobs_read: usize) -> RuntimesHistory {
     let mut stats = runtimes.iter().fold(Stats::default(), |mut total, r| {
         total.cached += r.record.stats.cached;
         total.reused += r.record.stats.reused;
@@ -115,8 +237,8 @@ pub fn run_runtimes(
         total.classify_cached += r.record.stats.classify_cached;
         total
     });
-    stats.blobs_read = runtimes.first().map_or(0, |r| r.record.stats.blobs_read);
-    Ok(Outcome::Many(RuntimesHistory {
+    stats.blobs_read = blobs_read;
+    RuntimesHistory {
         schema_version: SCHEMA_VERSION,
         repo: repo_display(repo),
         name: super::repo_name(repo),
@@ -124,7 +246,7 @@ pub fn run_runtimes(
         summary: runtimes_summary(&runtimes),
         runtimes,
         stats,
-    }))
+    }
 }
 
 /// `server: 2 of 5 updates restarted; worker: 0 of 5 updates restarted`,

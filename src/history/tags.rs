@@ -26,13 +26,6 @@ pub fn tag_version(name: &str) -> Option<crate::version::TagVersion> {
     crate::version::parse_tag(name)
 }
 
-/// The part of a glob before its first wildcard (`server-v*` gives
-/// `server-v`, `mcp@*` gives `mcp@`).
-pub(crate) fn literal_prefix(glob: &str) -> &str {
-    let end = glob.find(['*', '?', '[', '\\']).unwrap_or(glob.len());
-    &glob[..end]
-}
-
 /// Lists the release tags in precedence order, folding tags on one commit.
 pub(super) fn release_tags(
     repo: &gix::Repository,
@@ -56,12 +49,11 @@ pub(super) fn release_tags(
                 continue;
             }
         }
-        let Some(version) = tag_version(&name).or_else(|| {
-            // A monorepo's prefixed tags (`server-v1.2.0`, `mcp@1.2.0`):
-            // the glob's literal prefix is stripped before parsing.
-            let prefix = opts.tags.as_deref().map(literal_prefix)?;
-            tag_version(name.strip_prefix(prefix).filter(|_| !prefix.is_empty())?)
-        }) else {
+        let version = match &opts.tags {
+            Some(glob) => crate::version::of_glob(&name, glob),
+            None => tag_version(&name),
+        };
+        let Some(version) = version else {
             skipped.push(Skipped {
                 tag: name,
                 why: "not a version".into(),

@@ -280,8 +280,21 @@ fn resolve_ends(
         (Some(f), t) => (f.clone(), t.clone().unwrap_or_else(|| "HEAD".into())),
         (None, t) => {
             let to = t.clone().unwrap_or_else(|| "HEAD".into());
-            let (tag, note) = tags::latest_tag(repo, &to, options.worktree, &options.range.tags)?;
+            let mut filter = options.range.tags.clone();
+            let mut unread = None;
+            if filter.include.is_empty() && filter.pattern.is_none() {
+                filter.pattern = match &options.settings.flags.tag_pattern {
+                    Some(flag) => Some(flag.clone()),
+                    None => {
+                        let (file, note) = to_config(repo, options, &to)?;
+                        unread = note;
+                        options.settings.tag_pattern(file.as_ref())
+                    }
+                };
+            }
+            let (tag, note) = tags::latest_tag(repo, &to, options.worktree, &filter)?;
             notes.push(note);
+            notes.extend(unread);
             (tag, to)
         }
     };
@@ -291,6 +304,94 @@ fn resolve_ends(
         ToSide::Rev(to_rev)
     };
     Ok((from, to, notes))
+}
+
+/// The `fpcheck.toml` of the `to` end (`to`, or the working tree's with
+/// `--worktree`): the new release's file names its runtimes' tags, which
+/// is where a missing FROM is looked for; `--tag-pattern-at REV` names
+/// another revision's. `None` with `--config` (its own file applies) or
+/// no file. A revision whose tree is not in the repository (a treeless
+/// clone, where `--resolve-only` must still find FROM) has no file to
+/// read: `None`, and the note that says so.
+fn to_config(
+    repo: &gix::Repository,
+    options: &Options,
+    to: &str,
+) -> Result<(Option<config::ConfigFile>, Option<String>), RangeError> {
+    if !matches!(options.settings.choice, config::ConfigChoice::Committed) {
+        return Ok((None, None));
+    }
+    if options.worktree && options.range.tags.pattern_at.is_none() {
+        let top = ends::workdir(repo)?;
+        return Ok((config::ConfigFile::find_in(&top)?.map(|(_, f)| f), None));
+    }
+    let at = options.range.tags.pattern_at.as_deref().unwrap_or(to);
+    check_revision(at)?;
+    let rev = Revision::parse_commit(repo, at)?;
+    if !repo.has_object(rev.tree) {
+        return Ok((None, Some(format!(
+            "the tree of {at} is not in this repository (a treeless clone?), so its {} was not read: every tag counted, no runtime's tag_pattern; fetch that tree, or pass --tag-pattern GLOB",
+            config::FILE_NAME
+        ))));
+    }
+    Ok((config::at_revision(repo, rev.tree, at)?, None))
+}
+
+/// The tag pattern of each runtime `chosen` (every one the `to` end
+/// declares when none is), for a range without FROM: `None` when the
+/// range names FROM, `--tag-match` chose the releases, or fewer than two
+/// runtimes are in play (the single analysis looks its own up).
+fn runtime_patterns(
+    repo: &gix::Repository,
+    options: &Options,
+    chosen: &[String],
+) -> Result<Option<std::collections::BTreeMap<String, Option<String>>>, RangeError> {
+    let tags = &options.range.tags;
+    if options.range.from.is_some() || !tags.include.is_empty() || tags.pattern.is_some() {
+        return Ok(None);
+    }
+    let to = options.range.to.clone().unwrap_or_else(|| "HEAD".into());
+    let (file, _) = to_config(repo, options, &to)?;
+    let declared = match (&options.settings.choice, &file) {
+        (config::ConfigChoice::File { file, .. }, _) | (_, Some(file)) => {
+            file.runtimes.keys().cloned().collect()
+        }
+        _ => Vec::new(),
+    };
+    let names = if chosen.is_empty() {
+        declared
+    } else {
+        chosen.to_vec()
+    };
+    if names.is_empty() || (chosen.is_empty() && names.len() < 2) {
+        return Ok(None);
+    }
+    let of = |name: &String| {
+        let mut request = options.settings.clone();
+        request.flags.runtime = Some(name.clone());
+        request.tag_pattern(file.as_ref())
+    };
+    Ok(Some(names.iter().map(|n| (n.clone(), of(n))).collect()))
+}
+
+/// The one tag pattern every runtime of `patterns` has (`Ok(None)`: none
+/// has one), or the runtimes and patterns that differ.
+fn common_pattern(
+    patterns: &std::collections::BTreeMap<String, Option<String>>,
+) -> Result<Option<String>, String> {
+    let distinct: std::collections::BTreeSet<&Option<String>> = patterns.values().collect();
+    match distinct.into_iter().collect::<Vec<_>>().as_slice() {
+        [] => Ok(None),
+        [one] => Ok((*one).clone()),
+        _ => Err(patterns
+            .iter()
+            .map(|(n, p)| match p {
+                Some(p) => format!("{n} `{p}`"),
+                None => format!("{n} every version tag"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")),
+    }
 }
 
 fn open_cache(repo: &gix::Repository, options: &Options) -> FingerprintCache {

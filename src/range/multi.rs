@@ -115,8 +115,57 @@ pub fn analyse_runtimes(
     super::with_memo(repo, options, |repo| runtimes_in(repo, options, chosen))
 }
 
-/// [`analyse_runtimes`], the memo installed or not wanted.
+/// [`analyse_runtimes`], the memo installed or not wanted. Without FROM,
+/// each runtime's tag pattern chooses its previous release: runtimes that
+/// share one share the range, runtimes whose patterns differ are each
+/// compared from their own (each report's notes say which).
 fn runtimes_in(
+    repo: &gix::Repository,
+    options: &Options,
+    chosen: &[String],
+) -> Result<Outcome, RangeError> {
+    let chosen = config::choose::dedupe(chosen);
+    let mut options = options.clone();
+    if let Some(patterns) = super::runtime_patterns(repo, &options, &chosen)? {
+        match super::common_pattern(&patterns) {
+            Ok(common) => options.range.tags.pattern = common,
+            Err(_) => return per_runtime(repo, &options, &patterns),
+        }
+    }
+    runtimes_with(repo, &options, &chosen)
+}
+
+/// Runtimes whose tag patterns differ, each compared from the latest
+/// release of its own pattern.
+fn per_runtime(
+    repo: &gix::Repository,
+    options: &Options,
+    patterns: &std::collections::BTreeMap<String, Option<String>>,
+) -> Result<Outcome, RangeError> {
+    let mut runtimes = Vec::with_capacity(patterns.len());
+    for (name, pattern) in patterns {
+        let mut own = options.clone();
+        own.range.tags.pattern = pattern.clone();
+        match runtimes_with(repo, &own, std::slice::from_ref(name))? {
+            Outcome::One(analysis) => runtimes.push(NamedAnalysis {
+                name: name.clone(),
+                analysis: *analysis,
+            }),
+            Outcome::Many(many) => runtimes.extend(many.runtimes),
+        }
+    }
+    Ok(Outcome::Many(RuntimesAnalysis {
+        schema_version: SCHEMA_VERSION,
+        restart_required: runtimes.iter().any(|r| r.analysis.restart_required),
+        summary: summary(&runtimes),
+        runtimes,
+        // Each runtime's own report says how its range was chosen.
+        notes: Vec::new(),
+    }))
+}
+
+/// [`runtimes_in`] once the range is the same for every runtime.
+fn runtimes_with(
     repo: &gix::Repository,
     options: &Options,
     chosen: &[String],

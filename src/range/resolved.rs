@@ -5,7 +5,10 @@
 
 use serde::Serialize;
 
-use super::{resolve_ends, Options, RangeError, ToSide, WORKTREE};
+use super::{
+    common_pattern, resolve_ends, runtime_patterns, Options, RangeError, ToSide, WORKTREE,
+};
+use crate::setting::{Message, Setting, Value};
 use crate::source::Revision;
 
 /// One end, by name and commit.
@@ -32,7 +35,31 @@ pub struct ResolvedEnds {
 
 /// Resolves the range of `options` as [`super::analyse`] would, reading
 /// commits and tags only. Both ends must be commits (or tags of commits).
-pub fn resolve(repo: &gix::Repository, options: &Options) -> Result<ResolvedEnds, RangeError> {
+///
+/// Without FROM, the runtimes' tag patterns choose it: that of the runtime
+/// `chosen` names (`--runtime`), else the one every runtime the `to` end
+/// declares shares; runtimes with different patterns have different
+/// previous releases, so one must be chosen.
+pub fn resolve(
+    repo: &gix::Repository,
+    options: &Options,
+    chosen: &[String],
+) -> Result<ResolvedEnds, RangeError> {
+    let chosen = crate::config::choose::dedupe(chosen);
+    let mut options = options.clone();
+    if let Some(patterns) = runtime_patterns(repo, &options, &chosen)? {
+        options.range.tags.pattern = common_pattern(&patterns).map_err(|differ| {
+            RangeError::BadRange(
+                Message::new()
+                    .text(format!(
+                        "the runtimes name their release tags differently ({differ}), so each has its own previous release: choose one with "
+                    ))
+                    .setting(Setting::Runtime, Value::Placeholder("NAME"))
+                    .text(", or name FROM"),
+            )
+        })?;
+    }
+    let options = &options;
     let (from, to, notes) = resolve_ends(repo, options)?;
     let end = |spec: &str| -> Result<ResolvedEnd, RangeError> {
         let rev = Revision::parse_commit(repo, spec)?;

@@ -1,7 +1,7 @@
 //! The default `from`: the latest release tag reachable from `to`. Which
 //! tags are releases: `--tag-match`, `--tag-exclude`, the globs of `git
-//! describe --match/--exclude` (one rule for the range without FROM and for
-//! the GitHub Action's default `from`).
+//! describe --match/--exclude`, else the runtime's `tag_pattern` (one rule
+//! for the range without FROM and for the GitHub Action's default `from`).
 
 use std::borrow::Cow;
 
@@ -26,6 +26,9 @@ pub(super) fn latest_tag(
     let start = Revision::parse(repo, to)?.commit.ok_or_else(|| {
         RangeError::BadRange(format!("`{to}` is a tree, not a commit: name FROM explicitly").into())
     })?;
+    if let (Some(pattern), true) = (&tags.pattern, tags.include.is_empty()) {
+        return by_version(repo, start, to, worktree, tags, pattern);
+    }
     let describe = |id: ObjectId| -> Result<Option<(String, u32)>, RangeError> {
         nearest(repo, id, tags)
             .map(|found| found.map(|(name, depth)| (unambiguous_tag(repo, name), depth)))
@@ -64,6 +67,112 @@ pub(super) fn latest_tag(
     ))
 }
 
+/// [`latest_tag`] for a runtime's tag pattern: the releases are the tags
+/// of the pattern that name a version once its prefix is stripped, and
+/// the latest is the highest version reachable from `to` (a monorepo's
+/// runtimes tag commits in any order, so the nearest tag of the pattern
+/// need not be its last release); when `to` carries one of them (and the
+/// working tree is not the `to` end), the highest version below it
+/// reachable from its parents.
+fn by_version(
+    repo: &gix::Repository,
+    start: ObjectId,
+    to: &str,
+    worktree: bool,
+    tags: &TagFilter,
+    pattern: &str,
+) -> Result<(String, String), RangeError> {
+    let fail = |e: String| RangeError::Source(SourceError::Repository(e.into()));
+    let releases = pattern_releases(repo, tags, pattern).map_err(fail)?;
+    let own = (!worktree)
+        .then(|| releases.get(&start))
+        .flatten()
+        .and_then(|on| on.iter().max_by(|a, b| a.0.cmp_precedence(&b.0)))
+        .cloned();
+    let tips: Vec<ObjectId> = match &own {
+        None => vec![start],
+        Some(_) => repo
+            .find_commit(start)
+            .map_err(|e| fail(format!("cannot read the commit `{to}`: {e}")))?
+            .parent_ids()
+            .map(|p| p.detach())
+            .collect(),
+    };
+    let mut best: Option<(crate::version::TagVersion, String)> = None;
+    if !tips.is_empty() {
+        let walk = repo
+            .rev_walk(tips)
+            .all()
+            .map_err(|e| fail(format!("cannot walk the history of `{to}`: {e}")))?;
+        for info in walk {
+            let info = info.map_err(|e| fail(format!("cannot walk the history of `{to}`: {e}")))?;
+            for (version, name) in releases.get(&info.id).into_iter().flatten() {
+                let below = own
+                    .as_ref()
+                    .is_none_or(|(top, _)| version.cmp_precedence(top).is_lt());
+                let higher = best.as_ref().is_none_or(|(b, n)| {
+                    version.cmp_precedence(b).then_with(|| name.cmp(n)).is_gt()
+                });
+                if below && higher {
+                    best = Some((version.clone(), name.clone()));
+                }
+            }
+        }
+    }
+    let shown = tags.describe();
+    match (own, best) {
+        (None, Some((_, tag))) => {
+            let tag = unambiguous_tag(repo, tag);
+            let target = if worktree { "the working tree" } else { to };
+            Ok((tag.clone(), format!("no range given: comparing {tag}, the highest version of the tags{shown} reachable from {to}, with {target}")))
+        }
+        (Some((_, own)), Some((_, previous))) => {
+            let (own, previous) = (unambiguous_tag(repo, own), unambiguous_tag(repo, previous));
+            Ok((previous.clone(), format!("no range given: {to} is tagged {own}, so comparing the release before it, {previous}, with {to}")))
+        }
+        (None, None) => Err(RangeError::NoTag(format!(
+            "no tag{shown} naming a version is reachable from `{to}` in {}, so there is no previous release to compare with: \
+             name the range (e.g. `fpcheck <commit>..{to}`), or tag the last release",
+            repo_display(repo)
+        ))),
+        (Some((_, own)), None) => Err(RangeError::NoTag(format!(
+            "`{to}` is tagged {own} and no tag{shown} of a lower version comes before it: name the range (e.g. `fpcheck <commit>..{to}`)"
+        ))),
+    }
+}
+
+/// Commit id → the tags of `pattern` on it (the filter's exclusions
+/// applied) that name a version once the pattern's prefix is stripped.
+fn pattern_releases(
+    repo: &gix::Repository,
+    filter: &TagFilter,
+    pattern: &str,
+) -> Result<HashMap<ObjectId, Vec<(crate::version::TagVersion, String)>>, String> {
+    let refs = repo
+        .references()
+        .map_err(|e| format!("cannot list the tags: {e}"))?;
+    let tags = refs
+        .tags()
+        .map_err(|e| format!("cannot list the tags: {e}"))?;
+    let mut out: HashMap<ObjectId, Vec<_>> = HashMap::default();
+    for mut r in tags.filter_map(Result::ok) {
+        let name = r.name().shorten().to_string();
+        let Some(version) = crate::version::of_glob(&name, pattern) else {
+            continue;
+        };
+        if !filter.admits(name.as_bytes().as_bstr()) {
+            continue;
+        }
+        let Ok(peeled) = r.peel_to_id() else {
+            continue;
+        };
+        out.entry(peeled.detach())
+            .or_default()
+            .push((version, name));
+    }
+    Ok(out)
+}
+
 /// The tag's short name when it reads back as that tag, else its full ref
 /// name: a tag called `HEAD`, or named like another commit's id, must not be
 /// taken for that.
@@ -86,6 +195,14 @@ pub struct TagFilter {
     pub include: Vec<String>,
     /// Globs no release tag matches.
     pub exclude: Vec<String>,
+    /// The runtime's `tag_pattern` (`server-v*`), when `include` is empty:
+    /// only its tags that name a version are releases, the highest
+    /// version reachable the latest.
+    pub pattern: Option<String>,
+    /// The revision whose committed `fpcheck.toml` gives the runtimes'
+    /// patterns, instead of the `to` end's (`--tag-pattern-at`: a pull
+    /// request's base, which the pull request cannot change).
+    pub pattern_at: Option<String>,
 }
 
 impl TagFilter {
@@ -93,8 +210,12 @@ impl TagFilter {
     pub fn admits(&self, name: &BStr) -> bool {
         let matches =
             |glob: &String| wildmatch(glob.as_bytes().as_bstr(), name, wildmatch::Mode::empty());
-        (self.include.is_empty() || self.include.iter().any(matches))
-            && !self.exclude.iter().any(matches)
+        let included = match (&self.pattern, self.include.is_empty()) {
+            (Some(pattern), true) => matches(pattern),
+            (_, true) => true,
+            (_, false) => self.include.iter().any(matches),
+        };
+        included && !self.exclude.iter().any(matches)
     }
 
     /// The filter in words, for messages: `` matching `v*`, not `*-rc*` ``.
@@ -106,13 +227,17 @@ impl TagFilter {
                 .collect::<Vec<_>>()
                 .join(" or ")
         };
-        match (self.include.is_empty(), self.exclude.is_empty()) {
+        let include = match (&self.pattern, self.include.is_empty()) {
+            (Some(pattern), true) => vec![pattern.clone()],
+            _ => self.include.clone(),
+        };
+        match (include.is_empty(), self.exclude.is_empty()) {
             (true, true) => String::new(),
-            (false, true) => format!(" matching {}", list(&self.include)),
+            (false, true) => format!(" matching {}", list(&include)),
             (true, false) => format!(" not matching {}", list(&self.exclude)),
             (false, false) => format!(
                 " matching {} and not {}",
-                list(&self.include),
+                list(&include),
                 list(&self.exclude)
             ),
         }

@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from fixtures import MARKER, Checks, Monorepo, commit, git, pr_event
+from fixtures import MARKER, PREFIXED_RUNTIMES, Checks, Monorepo, PrefixedMonorepo, commit, git, pr_event
 from simulated_runner import PR, ROOT, Runner, Stub, dump
 
 # The action's modules, for the unit checks.
@@ -48,6 +48,11 @@ def unit_checks(c: Checks) -> None:
         check.resolve_command("fpcheck", Path("/r"), fetch.Rev("x", b), "", "")[-3:],
         ["--format=json", "--", f"..{b}"],
         "resolve_command: no glob, no flag",
+    )
+    c.equal(
+        check.resolve_command("fpcheck", Path("/r"), fetch.Rev("x", b), "", "", ["--runtime=server", "--config=/c.toml"]),
+        ["fpcheck", "--repo=/r", "--runtime=server", "--config=/c.toml", "--resolve-only", "--format=json", "--", f"..{b}"],
+        "resolve_command: the settings flags choose the runtime whose tag_pattern applies",
     )
     for bad in (fetch.Rev("v1", "v1"), fetch.Rev("--root=x", "--root=x")):
         try:
@@ -245,3 +250,57 @@ def monorepo_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path
         repr(errors),
     )
 
+    prefixed_runs(c, tmp, runner, binary)
+
+
+def prefixed_runs(c: Checks, tmp: Path, runner: Runner, binary: Path) -> None:
+    """The default `from` follows the runtime's `tag_pattern`, as `fpcheck
+    ..TO --runtime NAME` does on the branch."""
+    home = tmp / "prefixed"
+    home.mkdir()
+    fx = PrefixedMonorepo(home)
+    bin_env = {"FPCHECK_BINARY": str(binary)}
+    pr = pr_event(fx.head1, fx.merge1, fx.base)
+    ws = fx.checkout("p1", fx.merge1, f"refs/remotes/pull/{PR}/merge")
+    r = runner.run(ws, "pull_request", pr, {"runtime": "server"}, bin_env)
+    c.check(r.ok, "P1: runtime server: the run succeeds", dump(r))
+    o = r.outputs
+    c.equal((o.get("from-ref"), o.get("from-commit")), ("server-v1.0.0", fx.v100), "P1: the server's last release, not the nearest tag")
+    c.equal((o.get("restart-required"), o.get("reason")), ("true", "code_changed"), "P1: the server's change restarts")
+    r = runner.run(fx.checkout("p2", fx.merge1, f"refs/remotes/pull/{PR}/merge"), "pull_request", pr, {"runtime": "worker"}, bin_env)
+    c.check(r.ok, "P2: runtime worker: the run succeeds", dump(r))
+    c.equal((r.outputs.get("from-ref"), r.outputs.get("from-commit")), ("worker-v1.1.0", fx.worker110), "P2: the worker's last release")
+    c.equal(r.outputs.get("restart-required"), "false", "P2: the worker did not change")
+    # No runtime input: the runtimes' previous releases differ.
+    r = runner.run(fx.checkout("p3", fx.merge1, f"refs/remotes/pull/{PR}/merge"), "pull_request", pr, {}, bin_env)
+    errors = [m for n, _, m in r.commands if n == "error"]
+    c.check(
+        not r.ok and any("name their release tags differently" in m and "set the `from` input" in m for m in errors),
+        "P3: several patterns and no runtime: a clear failure",
+        repr(errors),
+    )
+    # An explicit tag-pattern input still wins.
+    r = runner.run(fx.checkout("p4", fx.merge1, f"refs/remotes/pull/{PR}/merge"), "pull_request", pr, {"runtime": "server", "tag-pattern": "worker-v*"}, bin_env)
+    c.check(r.ok, "P4: tag-pattern input: the run succeeds", dump(r))
+    c.equal(r.outputs.get("from-ref"), "worker-v1.1.0", "P4: the input's glob, as --tag-match")
+    # The pull request's own fpcheck.toml points the server at the
+    # worker's tags: the base's pattern still chooses the server's release.
+    git(fx.src, "checkout", "-q", "release/1.2")
+    own = PREFIXED_RUNTIMES.replace('"server-v*"', '"worker-v*"')
+    head2 = commit(fx.src, {"fpcheck.toml": own}, "the server read by the worker's tags")
+    git(fx.src, "checkout", "-q", "main")
+    merge2 = fx.publish_pr(head2)
+    r = runner.run(
+        fx.checkout("p5", merge2, f"refs/remotes/pull/{PR}/merge"),
+        "pull_request",
+        pr_event(head2, merge2, fx.base),
+        {"runtime": "server"},
+        bin_env,
+    )
+    c.check(r.ok, "P5: a pull request that edits tag_pattern: the run succeeds", dump(r))
+    c.equal(r.outputs.get("from-ref"), "server-v1.0.0", "P5: the base's tag_pattern, not the pull request's")
+    c.equal(
+        check.resolve_command("fpcheck", Path("/r"), fetch.Rev("x", "b" * 40), "", "", [], fetch.Rev("base", "c" * 40))[-4:],
+        ["--format=json", f"--tag-pattern-at={'c' * 40}", "--", f"..{'b' * 40}"],
+        "resolve_command: the base's commit gives the patterns",
+    )

@@ -181,6 +181,42 @@ class Monorepo(Fixture):
         self.merge1 = self.publish_pr(self.head1)
 
 
+# The same two runtimes, each released under its own tag prefix.
+PREFIXED_RUNTIMES = (
+    '[runtimes.server]\nroot = "server"\ntag_pattern = "server-v*"\n'
+    '[runtimes.worker]\nroot = "worker"\ntag_pattern = "worker-v*"\n'
+)
+
+
+class PrefixedMonorepo(Fixture):
+    """A server and a worker released as `server-v*` and `worker-v*`: both
+    at 1.0.0, then worker-v1.1.0 (the nearest tag to the base, the
+    worker's), a docs commit (the base), and a release pull request that
+    changes the server."""
+
+    def __init__(self, tmp: Path):
+        self.tmp = tmp
+        src = tmp / "source"
+        src.mkdir()
+        self.src = src
+        git(src, "init", "-q")
+        self.v100 = commit(
+            src,
+            {"fpcheck.toml": PREFIXED_RUNTIMES, "server/app.py": "serve = 1\n", "worker/job.py": "work = 1\n"},
+            "1.0.0",
+        )
+        git(src, "tag", "-a", "server-v1.0.0", "-m", "server 1.0.0")
+        git(src, "tag", "worker-v1.0.0")
+        self.worker110 = commit(src, {"worker/job.py": "work = 2\n"}, "worker 1.1.0")
+        git(src, "tag", "worker-v1.1.0")
+        self.base = commit(src, {"README.md": "# mono\n"}, "docs")
+        git(src, "checkout", "-q", "-b", "release/1.2")
+        self.head1 = commit(src, {"server/app.py": "serve = 2\n"}, "the server's 1.1")
+        git(src, "checkout", "-q", "main")
+        self.make_remote()
+        self.merge1 = self.publish_pr(self.head1)
+
+
 # --------------------------------------------------------------------------
 # The checks
 

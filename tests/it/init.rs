@@ -325,29 +325,84 @@ fn without_a_project_package_examples_are_still_left_out() {
     ));
 }
 
+/// Each runtime's `tag_pattern`, as the proposal declares it.
+fn tag_patterns(text: &str) -> Vec<(String, Option<String>)> {
+    let file = ConfigFile::parse(text, Path::new("fpcheck.toml")).expect("the proposal parses");
+    if let Some(one) = file.runtime {
+        return vec![(String::new(), one.tag_pattern)];
+    }
+    file.runtimes
+        .into_iter()
+        .map(|(n, t)| (n, t.tag_pattern))
+        .collect()
+}
+
 #[test]
-fn prefixed_release_tags_are_proposed_as_tag_globs() {
+fn prefixed_release_tags_give_the_runtime_named_after_them_its_tag_pattern() {
     let repo = monorepo();
     repo.tag("server-v1.2.0")
+        .tag("server-v1.3.0")
         .tag("worker-v1.0.0")
-        .tag("mcp@1.2.0");
+        .tag("mcp@1.2.0")
+        .tag("docs-build");
     let run = repo.fpcheck(&["init", "--stdout"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    for glob in ["server-v*", "worker-v*", "mcp@*"] {
-        assert!(
-            run.stdout.contains(&format!("#   {glob}  (1 tag)\n")),
-            "{glob}: {}",
-            run.stdout
-        );
-    }
-    assert!(run.stdout.contains("`fpcheck history --tags GLOB`"));
+    assert_eq!(
+        tag_patterns(&run.stdout),
+        [
+            ("server".to_string(), Some("server-v*".to_string())),
+            ("toolpkg".to_string(), None),
+            ("worker".to_string(), Some("worker-v*".to_string())),
+        ]
+    );
+    // The evidence, N of M tags, above each key.
+    assert!(run.stdout.contains(
+        "# found: 2 of 5 tags match server-v*: the prefix is stripped before the version is read\ntag_pattern = \"server-v*\"\n"
+    ), "{}", run.stdout);
+    assert!(run.stdout.contains(
+        "# found: 1 of 5 tags match worker-v*: the prefix is stripped before the version is read\ntag_pattern = \"worker-v*\"\n"
+    ));
+    // A prefix no runtime is named after is listed, commented, only.
+    assert!(
+        run.stdout.contains("#   mcp@*  (1 tag)\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("#   server-v*"));
     // The proposal still declares the same runtimes.
     assert_eq!(runtimes(&run.stdout).len(), 3);
-    // No prefixed tag, no such comment.
+}
+
+#[test]
+fn plain_version_tags_propose_no_tag_pattern() {
     let plain = monorepo();
-    plain.tag("v1.0.0");
-    assert!(!plain
-        .fpcheck(&["init", "--stdout"])
-        .stdout
-        .contains("with a prefix"));
+    plain.tag("v1.0.0").tag("v1.1.0").tag("2.0.0rc1");
+    let run = plain.fpcheck(&["init", "--stdout"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(tag_patterns(&run.stdout).iter().all(|(_, p)| p.is_none()));
+    assert!(!run.stdout.contains("tag_pattern"), "{}", run.stdout);
+    assert!(!run.stdout.contains("with a prefix"));
+}
+
+#[test]
+fn a_single_runtime_takes_the_prefix_most_tags_have() {
+    let repo = TestRepo::new();
+    repo.write("src/server.py", "serve()\n");
+    repo.commit("one");
+    repo.tag("mcp@1.0.0").tag("mcp@1.1.0").tag("v0.9.0");
+    let run = repo.fpcheck(&["init", "--stdout"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        tag_patterns(&run.stdout),
+        [(String::new(), Some("mcp@*".to_string()))]
+    );
+    assert!(run.stdout.contains("# found: 2 of 3 tags match mcp@*:"));
+    // Half of the tags is not most of them.
+    let half = TestRepo::new();
+    half.write("src/server.py", "serve()\n");
+    half.commit("one");
+    half.tag("mcp@1.0.0").tag("v0.9.0");
+    let run = half.fpcheck(&["init", "--stdout"]);
+    assert_eq!(tag_patterns(&run.stdout), [(String::new(), None)]);
+    assert!(run.stdout.contains("#   mcp@*  (1 tag)\n"));
 }

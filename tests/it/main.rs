@@ -34,6 +34,7 @@ mod range;
 mod readme;
 mod report_out;
 mod settings_check;
+mod tag_pattern;
 mod tag_versions;
 mod tags;
 mod unchanged_selection;

@@ -138,7 +138,7 @@ fn prefixed_monorepo_tags_are_releases_of_their_glob() {
     let run = repo.fpcheck(&["history", "--no-cache"]);
     assert_eq!(run.code, 4, "{}", run.stderr);
     assert!(
-        run.stderr.contains("with --tags 'server-v*'"),
+        run.stderr.contains("in fpcheck.toml or --tags 'server-v*'"),
         "{}",
         run.stderr
     );

@@ -154,17 +154,34 @@ def exit_meaning(code: int) -> str:
     return EXIT_MEANINGS.get(code, "error")
 
 
-def resolve_command(binary: str, repo: Path, to: Rev, pattern: str, exclude: str) -> list[str]:
+def resolve_command(
+    binary: str,
+    repo: Path,
+    to: Rev,
+    pattern: str,
+    exclude: str,
+    settings: list[str] | None = None,
+    pattern_at: Rev | None = None,
+) -> list[str]:
     """fpcheck's own rule for a range without FROM, asked of fpcheck itself
-    (`--resolve-only` reads commits and tags, no tree, so the treeless
-    history fetch is enough): the latest release tag reachable from `to`,
-    or the one before it when `to` is itself a release. `to` is given as a
-    commit id after `--`; the globs as option values."""
-    if not OBJECT_ID.fullmatch(to.sha):
-        raise Fail(f"{to.name} did not resolve to a commit id ({to.sha!r})", 4)
+    (`--resolve-only` reads commits and tags, and `to`'s fpcheck.toml for
+    the runtime's `tag_pattern`, so the treeless history fetch and `to`'s
+    tree are enough): the latest release tag reachable from `to`, or the
+    one before it when `to` is itself a release. `to` is given as a commit
+    id after `--`; the globs and the settings flags (which runtime, which
+    config) as option values. Without a `tag-pattern` input, the runtime's
+    `tag_pattern` decides, as it does for `fpcheck ..TO` on the branch;
+    `pattern_at` (a pull request's base) names the commit whose
+    fpcheck.toml gives it, so that a pull request cannot pick the release
+    it is compared with by editing its own."""
+    for rev in (to, pattern_at):
+        if rev and not OBJECT_ID.fullmatch(rev.sha):
+            raise Fail(f"{rev.name} did not resolve to a commit id ({rev.sha!r})", 4)
     globs = [f"--tag-match={pattern}"] if pattern else []
+    if pattern_at and not pattern:
+        globs.append(f"--tag-pattern-at={pattern_at.sha}")
     globs += [f"--tag-exclude={exclude}"] if exclude else []
-    return [binary, f"--repo={repo}", "--resolve-only", "--format=json", *globs, "--", f"..{to.sha}"]
+    return [binary, f"--repo={repo}", *(settings or []), "--resolve-only", "--format=json", *globs, "--", f"..{to.sha}"]
 
 
 def parse_resolved(stdout: str) -> tuple[Rev, list[str]]:
@@ -184,12 +201,21 @@ def parse_resolved(stdout: str) -> tuple[Rev, list[str]]:
     return Rev(name, sha), notes
 
 
-def default_from(binary: str, repo: Repo, to: Rev, pattern: str, exclude: str) -> Rev:
+def default_from(
+    binary: str, repo: Repo, to: Rev, pattern: str, exclude: str, settings: list[str], base: Rev | None = None
+) -> Rev:
     """The default `from`: the commit history of `to` and the tags fetched
-    (commits only), then fpcheck's own rule."""
+    (commits only), the tree whose fpcheck.toml names the runtime's tags
+    (the pull request's base, else `to`'s), then fpcheck's own rule."""
+    # The tree before the history: a tree fetched one commit deep into a
+    # treeless history would cut it there. A `tag-pattern` input needs no
+    # fpcheck.toml; a pull request's base was fetched before its history.
+    if not pattern and not base:
+        repo.ensure_trees([to])
     repo.fetch_history(to.sha, to.name)
     try:
-        stdout = run_fpcheck(resolve_command(binary, repo.path, to, pattern, exclude), repo.path)
+        command = resolve_command(binary, repo.path, to, pattern, exclude, settings, base)
+        stdout = run_fpcheck(command, repo.path)
     except Fail as e:
         raise Fail(f"no default `from` for {to.name}: {e}; set the `from` input", e.code) from e
     frm, notes = parse_resolved(stdout)
@@ -232,12 +258,25 @@ def max_files_input() -> int:
     return int(raw)
 
 
-def choose_ends(repo: Repo, pr: dict | None, binary: str) -> tuple[Rev, Rev]:
+def choose_ends(repo: Repo, pr: dict | None, binary: str, settings: list[str] | None = None) -> tuple[Rev, Rev]:
     """The two releases, resolved to commits and fetched: the inputs, else
     the pull request's head (outside pull requests, the triggering commit)
     and the release before it, by fpcheck's own rule."""
     to_input, from_input = env("INPUT_TO"), env("INPUT_FROM")
-    pattern, exclude = env("INPUT_TAG_PATTERN") or "*", env("INPUT_TAG_EXCLUDE")
+    # No `tag-pattern` (or the old default `*`, every tag): the runtime's
+    # `tag_pattern` in `to`'s fpcheck.toml decides, else every tag.
+    pattern, exclude = env("INPUT_TAG_PATTERN"), env("INPUT_TAG_EXCLUDE")
+    pattern = "" if pattern == "*" else pattern
+    # A pull request's own fpcheck.toml must not choose the release it is
+    # compared with: its base's `tag_pattern` applies. The base's tree is
+    # fetched first (one commit deep), before the commit history is
+    # unshallowed, so that the history walk is not cut at the base.
+    base = None
+    if pr and not from_input and not pattern:
+        base_sha = str((pr.get("base") or {}).get("sha", ""))
+        if HEX40.fullmatch(base_sha):
+            base = repo.resolve(base_sha, "the pull request's base")
+            repo.ensure_trees([base])
     if to_input:
         to = repo.resolve(to_input, "to")
     elif pr:
@@ -251,7 +290,11 @@ def choose_ends(repo: Repo, pr: dict | None, binary: str) -> tuple[Rev, Rev]:
         to = repo.resolve(head, "the pull request's head")
     else:
         to = repo.resolve(env("GITHUB_SHA") or "HEAD", "to")
-    frm = repo.resolve(from_input, "from") if from_input else default_from(binary, repo, to, pattern, exclude)
+    frm = (
+        repo.resolve(from_input, "from")
+        if from_input
+        else default_from(binary, repo, to, pattern, exclude, settings or [], base)
+    )
     repo.ensure_trees([frm, to])
     if to.name == to.sha:
         # A bare commit id reads better shortened in the outputs.
@@ -291,7 +334,7 @@ def cmd_check() -> int:
     repo = Repo(repo_path, bool_input("INPUT_FETCH", True))
     settings = settings_flags(repository_top(repo, workspace), repo_path)
     with group("fpcheck: the two releases"):
-        frm, to = choose_ends(repo, pull_request(load_event()), binary)
+        frm, to = choose_ends(repo, pull_request(load_event()), binary, settings)
         log_untrusted(f"from: {frm.name} ({frm.sha})\nto:   {to.name} ({to.sha})")
         log("fetched: " + ("; ".join(repo.fetched) if repo.fetched else "nothing, the checkout had it all"))
 
