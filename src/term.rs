@@ -59,6 +59,11 @@ pub fn blank(c: char) -> bool {
     c.is_whitespace() || hidden(c)
 }
 
+/// `n` and the noun that goes with it: "1 release", "2 releases".
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,16 +4,14 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Color, ContentArrangement, Table};
 
 use fpcheck::history::{self, Options, Outcome, Record};
 use fpcheck::report::{self, RenderOptions};
 use fpcheck::source::git::open_repo;
 use fpcheck::term::escape;
-use fpcheck::verdict::Reason;
 use fpcheck::warning::Code;
 
-use super::{count, emit, exit, request, table_width, use_color, ColorWhen, Failure, RuntimeFlags};
+use super::{emit, exit, request, table_width, use_color, ColorWhen, Failure, RuntimeFlags};
 
 /// Show every release's restart verdict, and the restarts the fingerprint saved
 ///
@@ -215,12 +213,18 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
             let terminal = args.output.is_none() && std::io::stdout().is_terminal();
             let color = use_color(args.color, terminal) && args.output.is_none();
             match &outcome {
-                Outcome::One(h) => table(&h.record, color, width(terminal)),
+                Outcome::One(h) => {
+                    fpcheck::report::history_table(&h.record, color, width(terminal))
+                }
                 Outcome::Many(m) => {
                     let mut out = format!("{}\n", escape(&m.summary));
                     for r in &m.runtimes {
                         out.push_str(&format!("\n== runtime {} ==\n", escape(&r.name)));
-                        out.push_str(&table(&r.record, color, width(terminal)));
+                        out.push_str(&fpcheck::report::history_table(
+                            &r.record,
+                            color,
+                            width(terminal),
+                        ));
                     }
                     out
                 }
@@ -244,175 +248,4 @@ fn width(terminal: bool) -> Option<u16> {
         (None, true) => Some(table_width(true)),
         (None, false) => None,
     }
-}
-
-/// The reason codes as the table shows them: the long ones abbreviated (the
-/// JSON, Markdown and HTML keep the codes), with the legend line they need.
-fn short_reason(reason: Reason) -> (&'static str, Option<&'static str>) {
-    match reason {
-        Reason::FingerprintUnavailable => (
-            "fp unavailable",
-            Some("fp unavailable = fingerprint_unavailable"),
-        ),
-        Reason::UnavailableVersionUnchanged => (
-            "fp unavail., same version",
-            Some("fp unavail., same version = unavailable_version_unchanged"),
-        ),
-        Reason::NoRuntimeChange => ("no runtime change", None),
-        Reason::CodeChanged => ("code changed", None),
-        Reason::Forced => ("forced", None),
-        Reason::SettingsChangedRuntimeChanged => (
-            "settings hid a change",
-            Some("settings hid a change = settings_changed_runtime_changed"),
-        ),
-    }
-}
-
-fn table(h: &Record, color: bool, width: Option<u16>) -> String {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    match width {
-        Some(w) => {
-            t.set_content_arrangement(ContentArrangement::Dynamic)
-                .set_width(w);
-        }
-        None => {
-            t.set_content_arrangement(ContentArrangement::Disabled);
-        }
-    }
-    if color {
-        t.enforce_styling();
-    } else {
-        t.force_no_tty();
-    }
-    t.set_header(vec![
-        "update",
-        "versions",
-        "fingerprints",
-        "restart",
-        "reason",
-        "files",
-    ]);
-    let short = |fp: &str| {
-        if fp.is_empty() {
-            "unavailable".to_string()
-        } else {
-            fp[..8].to_string()
-        }
-    };
-    let mut legend: Vec<&str> = Vec::new();
-    for s in &h.updates {
-        let restart = Cell::new(if s.restart_required { "yes" } else { "no" });
-        let restart = match (color, s.restart_required) {
-            (true, true) => restart.fg(Color::Red),
-            (true, false) => restart.fg(Color::Green),
-            _ => restart,
-        };
-        let (reason, note) = short_reason(s.reason);
-        if let Some(note) = note {
-            if !legend.contains(&note) {
-                legend.push(note);
-            }
-        }
-        t.add_row(vec![
-            Cell::new(format!(
-                "{} → {}",
-                fpcheck::term::escape(&s.from),
-                fpcheck::term::escape(&s.to)
-            )),
-            Cell::new(format!(
-                "{} → {}",
-                fpcheck::term::escape(&s.from_release.shown),
-                fpcheck::term::escape(&s.to_release.shown)
-            )),
-            Cell::new(format!(
-                "{} → {}",
-                short(&s.from_fingerprint),
-                short(&s.to_fingerprint)
-            )),
-            restart,
-            Cell::new(if s.avoidable == Some(true) {
-                format!("{reason} (avoidable)")
-            } else {
-                reason.to_string()
-            }),
-            Cell::new(if s.changed_anything {
-                s.runtime_files_changed.to_string()
-            } else {
-                "same tree".into()
-            }),
-        ]);
-    }
-    let m = &h.summary;
-    let mut out = t.to_string();
-    out.push('\n');
-    if !legend.is_empty() {
-        out.push_str(&format!("reasons: {}\n", legend.join("; ")));
-    }
-    out.push_str(&format!(
-        "{}, {}: {} forced a restart ({} only by force_restart), {} free; \
-         the fingerprint saved {} over restarting on every version bump.",
-        count(m.releases, "release", "releases"),
-        count(m.updates, "update", "updates"),
-        m.restarts_forced,
-        m.forced_only_by_force_restart,
-        if m.free_releases == 1 {
-            "1 was".to_string()
-        } else {
-            format!("{} were", m.free_releases)
-        },
-        count(m.restarts_saved, "restart", "restarts"),
-    ));
-    if let Some(n) = m.avoidable_restarts.filter(|n| *n > 0) {
-        out.push_str(&format!(
-            " {n} restart{} forced only by comments or docstrings (avoidable).",
-            if n == 1 { " was" } else { "s were" }
-        ));
-    }
-    if m.versions_from_tags > 0 {
-        out.push_str(&format!(
-            " {} no version file: {} tag's version is shown (tag) and counted; \
-             the reference updater reads version.json only and sees none.",
-            if m.versions_from_tags == 1 {
-                "1 release has".to_string()
-            } else {
-                format!("{} releases have", m.versions_from_tags)
-            },
-            if m.versions_from_tags == 1 {
-                "its"
-            } else {
-                "their"
-            }
-        ));
-    }
-    if m.unavailable_fingerprints > 0 {
-        out.push_str(&format!(
-            " {} no fingerprint.",
-            if m.unavailable_fingerprints == 1 {
-                "1 release has".to_string()
-            } else {
-                format!("{} releases have", m.unavailable_fingerprints)
-            }
-        ));
-    }
-    out.push('\n');
-    for s in &h.updates {
-        for w in &s.warnings {
-            out.push_str(&format!(
-                "warning {} → {}: {}: {}\n",
-                escape(&s.from),
-                escape(&s.to),
-                w.code,
-                escape(&w.message)
-            ));
-        }
-    }
-    for s in &h.skipped {
-        out.push_str(&format!(
-            "skipped {}: {}\n",
-            fpcheck::term::escape(&s.tag),
-            fpcheck::term::escape(&s.why)
-        ));
-    }
-    out
 }

@@ -495,10 +495,7 @@ pub fn table_width(terminal: bool) -> u16 {
     80
 }
 
-/// `n` and the noun that goes with it: "1 release", "2 releases".
-pub fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
+pub use fpcheck::term::count;
 
 /// Prints warnings on stderr, one per line, control characters escaped.
 pub fn warn_all(warnings: &[fpcheck::warning::Warning]) {

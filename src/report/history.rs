@@ -1,11 +1,15 @@
-//! The history's Markdown and HTML: one section (Markdown) or one timeline
-//! (HTML) per runtime, from the same templates whether there is one runtime
-//! or several.
+//! The history's table, Markdown and HTML: one section (Markdown) or one
+//! timeline (HTML) per runtime, from the same templates whether there is one
+//! runtime or several.
 
 use serde::Serialize;
 
 use super::{render_template, RenderOptions, ReportError, HISTORY_HTML, HISTORY_MARKDOWN};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Color, ContentArrangement, Table};
+
 use crate::history::{Outcome, Record};
+use crate::term::{count, escape};
+use crate::verdict::Reason;
 
 /// One runtime's section: its name (`null` for a single runtime) and its
 /// record.
@@ -76,4 +80,177 @@ pub fn history_html(outcome: &Outcome, opts: &RenderOptions) -> Result<String, R
         },
     };
     render_template(&page, HISTORY_HTML, "history.html", opts)
+}
+
+/// The reason codes as the table shows them: the long ones abbreviated (the
+/// JSON, Markdown and HTML keep the codes), with the legend line they need.
+fn short_reason(reason: Reason) -> (&'static str, Option<&'static str>) {
+    match reason {
+        Reason::FingerprintUnavailable => (
+            "fp unavailable",
+            Some("fp unavailable = fingerprint_unavailable"),
+        ),
+        Reason::UnavailableVersionUnchanged => (
+            "fp unavail., same version",
+            Some("fp unavail., same version = unavailable_version_unchanged"),
+        ),
+        Reason::NoRuntimeChange => ("no runtime change", None),
+        Reason::CodeChanged => ("code changed", None),
+        Reason::Forced => ("forced", None),
+        Reason::SettingsChangedRuntimeChanged => (
+            "settings hid a change",
+            Some("settings hid a change = settings_changed_runtime_changed"),
+        ),
+    }
+}
+
+/// A history as a terminal table: one row per update, the summary and the
+/// warnings below it; `width` wraps it (`None`: its natural width).
+pub fn history_table(h: &Record, color: bool, width: Option<u16>) -> String {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    match width {
+        Some(w) => {
+            t.set_content_arrangement(ContentArrangement::Dynamic)
+                .set_width(w);
+        }
+        None => {
+            t.set_content_arrangement(ContentArrangement::Disabled);
+        }
+    }
+    if color {
+        t.enforce_styling();
+    } else {
+        t.force_no_tty();
+    }
+    t.set_header(vec![
+        "update",
+        "versions",
+        "fingerprints",
+        "restart",
+        "reason",
+        "files",
+    ]);
+    let short = |fp: &str| {
+        if fp.is_empty() {
+            "unavailable".to_string()
+        } else {
+            fp[..8].to_string()
+        }
+    };
+    let mut legend: Vec<&str> = Vec::new();
+    for s in &h.updates {
+        let restart = Cell::new(if s.restart_required { "yes" } else { "no" });
+        let restart = match (color, s.restart_required) {
+            (true, true) => restart.fg(Color::Red),
+            (true, false) => restart.fg(Color::Green),
+            _ => restart,
+        };
+        let (reason, note) = short_reason(s.reason);
+        if let Some(note) = note {
+            if !legend.contains(&note) {
+                legend.push(note);
+            }
+        }
+        t.add_row(vec![
+            Cell::new(format!(
+                "{} → {}",
+                crate::term::escape(&s.from),
+                crate::term::escape(&s.to)
+            )),
+            Cell::new(format!(
+                "{} → {}",
+                crate::term::escape(&s.from_release.shown),
+                crate::term::escape(&s.to_release.shown)
+            )),
+            Cell::new(format!(
+                "{} → {}",
+                short(&s.from_fingerprint),
+                short(&s.to_fingerprint)
+            )),
+            restart,
+            Cell::new(if s.avoidable == Some(true) {
+                format!("{reason} (avoidable)")
+            } else {
+                reason.to_string()
+            }),
+            Cell::new(if s.changed_anything {
+                s.runtime_files_changed.to_string()
+            } else {
+                "same tree".into()
+            }),
+        ]);
+    }
+    let m = &h.summary;
+    let mut out = t.to_string();
+    out.push('\n');
+    if !legend.is_empty() {
+        out.push_str(&format!("reasons: {}\n", legend.join("; ")));
+    }
+    out.push_str(&format!(
+        "{}, {}: {} forced a restart ({} only by force_restart), {} free; \
+         the fingerprint saved {} over restarting on every version bump.",
+        count(m.releases, "release", "releases"),
+        count(m.updates, "update", "updates"),
+        m.restarts_forced,
+        m.forced_only_by_force_restart,
+        if m.free_releases == 1 {
+            "1 was".to_string()
+        } else {
+            format!("{} were", m.free_releases)
+        },
+        count(m.restarts_saved, "restart", "restarts"),
+    ));
+    if let Some(n) = m.avoidable_restarts.filter(|n| *n > 0) {
+        out.push_str(&format!(
+            " {n} restart{} forced only by comments or docstrings (avoidable).",
+            if n == 1 { " was" } else { "s were" }
+        ));
+    }
+    if m.versions_from_tags > 0 {
+        out.push_str(&format!(
+            " {} no version file: {} tag's version is shown (tag) and counted; \
+             the reference updater reads version.json only and sees none.",
+            if m.versions_from_tags == 1 {
+                "1 release has".to_string()
+            } else {
+                format!("{} releases have", m.versions_from_tags)
+            },
+            if m.versions_from_tags == 1 {
+                "its"
+            } else {
+                "their"
+            }
+        ));
+    }
+    if m.unavailable_fingerprints > 0 {
+        out.push_str(&format!(
+            " {} no fingerprint.",
+            if m.unavailable_fingerprints == 1 {
+                "1 release has".to_string()
+            } else {
+                format!("{} releases have", m.unavailable_fingerprints)
+            }
+        ));
+    }
+    out.push('\n');
+    for s in &h.updates {
+        for w in &s.warnings {
+            out.push_str(&format!(
+                "warning {} → {}: {}: {}\n",
+                escape(&s.from),
+                escape(&s.to),
+                w.code,
+                escape(&w.message)
+            ));
+        }
+    }
+    for s in &h.skipped {
+        out.push_str(&format!(
+            "skipped {}: {}\n",
+            crate::term::escape(&s.tag),
+            crate::term::escape(&s.why)
+        ));
+    }
+    out
 }

@@ -6,6 +6,7 @@
 use crate::range::Analysis;
 
 mod fit;
+mod gate;
 mod history;
 mod markdown;
 mod names;
@@ -13,7 +14,8 @@ mod runtimes;
 mod table;
 
 pub use fit::{fit_within, render_within};
-pub use history::{history_html, history_markdown};
+pub use gate::{ack_text, gate_text, snapshot_summary, status_text};
+pub use history::{history_html, history_markdown, history_table};
 pub use markdown::{
     escape_markdown, render_template, DEFAULT_MARKDOWN, HISTORY_HTML, HISTORY_MARKDOWN,
     SECTION_MARKDOWN,
