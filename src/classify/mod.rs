@@ -21,6 +21,7 @@ mod history;
 mod indent;
 mod limits;
 mod python;
+mod shape;
 mod stream;
 mod window;
 
@@ -226,6 +227,21 @@ impl Classifier {
         let old = self.parse(old, None);
         let new = self.parse(new, Some(&old));
         compare_parsed(&old, &new)
+    }
+}
+
+/// Whether the change from `old` to `new` is `code` by what is cheap to
+/// tell, without parsing: either side is a file Python would not decode
+/// (see `decode.rs`), or their shapes differ (see `shape.rs`). `false`
+/// proves nothing.
+pub(crate) fn proven_code(old: &Arc<Vec<u8>>, new: &Arc<Vec<u8>>) -> bool {
+    let (Some(old), Some(new)) = (decode::prepare(old.clone()), decode::prepare(new.clone()))
+    else {
+        return true;
+    };
+    match (std::str::from_utf8(&old), std::str::from_utf8(&new)) {
+        (Ok(old), Ok(new)) => shape::differ(old, new),
+        _ => true,
     }
 }
 
