@@ -234,7 +234,7 @@ impl Classifier {
 /// tell, without parsing: either side is a file Python would not decode
 /// (see `decode.rs`), or their shapes differ (see `shape.rs`). `false`
 /// proves nothing.
-pub(crate) fn proven_code(old: &Arc<Vec<u8>>, new: &Arc<Vec<u8>>) -> bool {
+pub fn proven_code(old: &Arc<Vec<u8>>, new: &Arc<Vec<u8>>) -> bool {
     let (Some(old), Some(new)) = (decode::prepare(old.clone()), decode::prepare(new.clone()))
     else {
         return true;
