@@ -229,12 +229,19 @@ fn modified(u: &Update<'_>) -> Option<Vec<Change>> {
 /// from the older one.
 fn all_cosmetic(blobs: &Blobs<'_>, u: &Update<'_>, changes: &[Change], work: &mut Work) -> bool {
     // The link check is the trees', never remembered.
-    if !changes.iter().all(|c| own_blobs(blobs.repo, u, c)) {
-        return false;
+    let mut own = Vec::with_capacity(changes.len());
+    for c in changes {
+        let (Some(old), Some(new)) = (
+            own_bytes(blobs.repo, (u.trees.0, &c.path), c.old),
+            own_bytes(blobs.repo, (u.trees.1, &c.path), c.new),
+        ) else {
+            return false;
+        };
+        own.push((old, new));
     }
     let mut todo = Vec::new();
-    for c in changes.iter().filter(|c| c.known.is_none()) {
-        let (Some(old), Some(new)) = (blobs.read(c.old), blobs.read(c.new)) else {
+    for (c, (old, new)) in changes.iter().zip(own).filter(|(c, _)| c.known.is_none()) {
+        let (Some(old), Some(new)) = (blobs.read(c.old, old), blobs.read(c.new, new)) else {
             return false;
         };
         let older = match work.kept.get(&c.path) {
@@ -290,9 +297,12 @@ struct Blobs<'a> {
 }
 
 impl Blobs<'_> {
-    /// The bytes of blob `id` (see [`read_blob`]); a kept blob over
-    /// [`FILE_LIMIT`] is not parsed either.
-    fn read(&self, id: ObjectId) -> Option<Arc<Vec<u8>>> {
+    /// The bytes of blob `id` (see [`read_blob`]), or the checkout's bytes
+    /// `own` found; a kept blob over [`FILE_LIMIT`] is not parsed either.
+    fn read(&self, id: ObjectId, own: Own) -> Option<Arc<Vec<u8>>> {
+        if let Own::Checkout(bytes) = own {
+            return Some(bytes);
+        }
         match (self.inflated)(id) {
             Some(kept) => (kept.len() as u64 <= FILE_LIMIT).then_some(kept),
             None => read_blob(self.repo, id).map(Arc::new),
@@ -300,9 +310,28 @@ impl Blobs<'_> {
     }
 }
 
-/// Whether the selection's blobs are the path's own at both ends, not a
-/// symbolic link's target (a link is `code`).
-fn own_blobs(repo: &gix::Repository, u: &Update<'_>, c: &Change) -> bool {
-    blob_at(repo, u.trees.0, &c.path) == Some(c.old)
-        && blob_at(repo, u.trees.1, &c.path) == Some(c.new)
+/// Where the bytes the selection names by `id` come from.
+enum Own {
+    /// The path's own blob, `id` itself.
+    Blob,
+    /// A checkout's bytes (`.gitattributes` converts the file), read.
+    Checkout(Arc<Vec<u8>>),
+}
+
+/// Whether the selection's bytes `id` are the path's own in `tree`, not
+/// a symbolic link's target (a link is `code`): its blob, or the bytes a
+/// checkout writes of it, which are what the selection names when
+/// `.gitattributes` converts the file (the range's classifier reads the
+/// same). `None` when they are not, or cannot be known. The conversion is
+/// looked for only when the blob is not `id`: with no attributes, a tree
+/// lookup.
+fn own_bytes(repo: &gix::Repository, (tree, path): (ObjectId, &str), id: ObjectId) -> Option<Own> {
+    let blob = blob_at(repo, tree, path)?;
+    if blob == id {
+        return Some(Own::Blob);
+    }
+    match crate::source::git::checkout_of(repo, tree, path, blob, FILE_LIMIT)? {
+        (checkout, Some(bytes)) if checkout == id => Some(Own::Checkout(Arc::new(bytes))),
+        _ => None,
+    }
 }

@@ -481,6 +481,49 @@ fn history_tells_code_by_its_tokens_before_parsing() {
     }
 }
 
+/// Where `.gitattributes` converts the runtime's files (CRLF line ends on
+/// checkout), history compares the checkout's bytes, the bytes the
+/// selection names, as the range does: a comment-only release is
+/// avoidable, a code change is not.
+#[test]
+fn history_compares_the_checkouts_bytes_where_attributes_convert_them() {
+    let repo = TestRepo::new();
+    repo.write(".gitattributes", "*.py text eol=crlf\n")
+        .write("src/server.py", SERVER)
+        .write("src/tools.py", TOOLS)
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
+    repo.release_updates(&[
+        vec![("src/server.py", SERVER.replace("# the pid", "# pid"))],
+        vec![("src/tools.py", TOOLS.replace("x * 2", "x * 3"))],
+        vec![(
+            "src/tools.py",
+            format!("# Tools.\n{}", TOOLS.replace("x * 2", "x * 3")),
+        )],
+    ]);
+    for cache in [&["--no-cache"][..], &[], &[]] {
+        let j = repo.history_json(cache);
+        assert_eq!(
+            release_flags(&j),
+            vec![
+                json!(["v1.1.0", true, true]),
+                json!(["v1.2.0", true, false]),
+                json!(["v1.3.0", true, true]),
+            ],
+            "{cache:?}"
+        );
+        for s in j["releases"].as_array().unwrap() {
+            let range = format!(
+                "{}..{}",
+                s["from"].as_str().unwrap(),
+                s["to"].as_str().unwrap()
+            );
+            let r = repo.fpcheck(&[&range, "--format", "json"]).json();
+            assert_eq!(r["avoidable"], s["avoidable"], "{range}");
+        }
+    }
+}
+
 /// A release that changes the settings is never avoidable, though the one
 /// file the new settings still select changed only a comment: the new
 /// settings exclude a file whose code changed (the settings cross-check
