@@ -8,9 +8,11 @@
 //! first, so that an update with a remembered `code` change is decided
 //! before anything is parsed. The changes left are tried cheapest first:
 //! links (a link is `code`) and files too large to classify cost a tree
-//! lookup, then the changes with the fewest bytes left to parse, so that a
-//! large file is parsed whole only when every cheaper change of its update
-//! is cosmetic. Updates are spread over the threads in
+//! lookup; then the lexer compares the shapes of the changes whose older
+//! side the thread does not hold parsed (`shape.rs`: most code changes are
+//! told there, for a fraction of a parse); then the changes with the
+//! fewest bytes left to parse, so that a large file is parsed whole only
+//! when every cheaper change of its update is cosmetic. Updates are spread over the threads in
 //! runs of neighbours; a thread keeps the last version it parsed of each
 //! path, so that a later change of that path is parsed where it differs
 //! from it (`window.rs`) rather than whole.
@@ -222,7 +224,7 @@ fn modified(u: &Update<'_>) -> Option<Vec<Change>> {
 /// Whether every change of an update is cosmetic (`layout` or
 /// `docstrings`, of the path's own blobs), stopping at the first that is
 /// not. The cheap checks come first: links, then the blobs (a file over
-/// [`FILE_LIMIT`] or unreadable is `code`); then the changes are
+/// [`FILE_LIMIT`] or unreadable is `code`), then the shapes; then the changes are
 /// classified by the bytes left to parse: of the older side, none when
 /// the thread holds it parsed, those that differ from the version it holds
 /// of the path, else the whole file; of the newer side, those that differ
