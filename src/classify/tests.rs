@@ -803,4 +803,36 @@ fn the_shape_proves_code_only_where_the_parser_finds_it() {
     }
 }
 
+/// The shape check runs on the history's own threads, not the parse
+/// thread's large stack: hostile nesting (brackets, f-strings, prefix
+/// operators, blocks) is lexed without recursing, on a small stack, and
+/// the change is still classified.
+#[test]
+fn the_shape_of_hostile_nesting_is_read_on_a_small_stack() {
+    let hostile = [
+        "(".repeat(1 << 20),
+        format!("x = {}1{}\n", "f'{".repeat(20_000), "}'".repeat(20_000)),
+        format!("x = {}a\n", "not ".repeat(200_000)),
+        format!("x = {}a\n", "-".repeat(1 << 20)),
+        nested_ifs(5_000),
+    ];
+    let small = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || {
+            hostile
+                .iter()
+                .map(|h| (proven(h, "x = 1\n"), proven(h, &format!("{h}\n# c\n"))))
+                .collect::<Vec<_>>()
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    // Against a small file the kinds differ; against itself with a comment
+    // added they do not.
+    for (against_small, against_itself) in small {
+        assert!(against_small);
+        assert!(!against_itself);
+    }
+}
+
 mod window_diff;
