@@ -8,9 +8,11 @@
 //! first, so that an update with a remembered `code` change is decided
 //! before anything is parsed. The changes left are tried cheapest first:
 //! links (a link is `code`) and files too large to classify cost a tree
-//! lookup, then the changes with the fewest bytes left to parse, so that a
-//! large file is parsed whole only when every cheaper change of its update
-//! is cosmetic. Updates are spread over the threads in
+//! lookup; then the lexer compares the shapes of the changes whose older
+//! side the thread does not hold parsed (`shape.rs`: most code changes are
+//! told there, for a fraction of a parse); then the changes with the
+//! fewest bytes left to parse, so that a large file is parsed whole only
+//! when every cheaper change of its update is cosmetic. Updates are spread over the threads in
 //! runs of neighbours; a thread keeps the last version it parsed of each
 //! path, so that a later change of that path is parsed where it differs
 //! from it (`window.rs`) rather than whole.
@@ -222,19 +224,26 @@ fn modified(u: &Update<'_>) -> Option<Vec<Change>> {
 /// Whether every change of an update is cosmetic (`layout` or
 /// `docstrings`, of the path's own blobs), stopping at the first that is
 /// not. The cheap checks come first: links, then the blobs (a file over
-/// [`FILE_LIMIT`] or unreadable is `code`); then the changes are
+/// [`FILE_LIMIT`] or unreadable is `code`), then the shapes; then the changes are
 /// classified by the bytes left to parse: of the older side, none when
 /// the thread holds it parsed, those that differ from the version it holds
 /// of the path, else the whole file; of the newer side, those that differ
 /// from the older one.
 fn all_cosmetic(blobs: &Blobs<'_>, u: &Update<'_>, changes: &[Change], work: &mut Work) -> bool {
     // The link check is the trees', never remembered.
-    if !changes.iter().all(|c| own_blobs(blobs.repo, u, c)) {
-        return false;
+    let mut own = Vec::with_capacity(changes.len());
+    for c in changes {
+        let (Some(old), Some(new)) = (
+            own_bytes(blobs.repo, (u.trees.0, &c.path), c.old),
+            own_bytes(blobs.repo, (u.trees.1, &c.path), c.new),
+        ) else {
+            return false;
+        };
+        own.push((old, new));
     }
     let mut todo = Vec::new();
-    for c in changes.iter().filter(|c| c.known.is_none()) {
-        let (Some(old), Some(new)) = (blobs.read(c.old), blobs.read(c.new)) else {
+    for (c, (old, new)) in changes.iter().zip(own).filter(|(c, _)| c.known.is_none()) {
+        let (Some(old), Some(new)) = (blobs.read(c.old, old), blobs.read(c.new, new)) else {
             return false;
         };
         let older = match work.kept.get(&c.path) {
@@ -245,6 +254,16 @@ fn all_cosmetic(blobs: &Blobs<'_>, u: &Update<'_>, changes: &[Change], work: &mu
         todo.push((older + differing(&old, &new), c, old, new));
     }
     todo.sort_by_key(|(cost, ..)| *cost);
+    // The lexer tells most code changes for less than a parse; a change
+    // whose older side the thread holds parsed is parsed where it differs,
+    // which is cheaper still.
+    for (_, c, old, new) in &todo {
+        let held = matches!(work.kept.get(&c.path), Some((id, _)) if *id == c.old);
+        if !held && super::proven_code(old, new) {
+            work.learnt.kinds.push((c.old, c.new, ChangeKind::Code));
+            return false;
+        }
+    }
     todo.into_iter()
         .all(|(_, c, old, new)| cosmetic(c, (old, new), work))
 }
@@ -280,9 +299,12 @@ struct Blobs<'a> {
 }
 
 impl Blobs<'_> {
-    /// The bytes of blob `id` (see [`read_blob`]); a kept blob over
-    /// [`FILE_LIMIT`] is not parsed either.
-    fn read(&self, id: ObjectId) -> Option<Arc<Vec<u8>>> {
+    /// The bytes of blob `id` (see [`read_blob`]), or the checkout's bytes
+    /// `own` found; a kept blob over [`FILE_LIMIT`] is not parsed either.
+    fn read(&self, id: ObjectId, own: Own) -> Option<Arc<Vec<u8>>> {
+        if let Own::Checkout(bytes) = own {
+            return Some(bytes);
+        }
         match (self.inflated)(id) {
             Some(kept) => (kept.len() as u64 <= FILE_LIMIT).then_some(kept),
             None => read_blob(self.repo, id).map(Arc::new),
@@ -290,9 +312,28 @@ impl Blobs<'_> {
     }
 }
 
-/// Whether the selection's blobs are the path's own at both ends, not a
-/// symbolic link's target (a link is `code`).
-fn own_blobs(repo: &gix::Repository, u: &Update<'_>, c: &Change) -> bool {
-    blob_at(repo, u.trees.0, &c.path) == Some(c.old)
-        && blob_at(repo, u.trees.1, &c.path) == Some(c.new)
+/// Where the bytes the selection names by `id` come from.
+enum Own {
+    /// The path's own blob, `id` itself.
+    Blob,
+    /// A checkout's bytes (`.gitattributes` converts the file), read.
+    Checkout(Arc<Vec<u8>>),
+}
+
+/// Whether the selection's bytes `id` are the path's own in `tree`, not
+/// a symbolic link's target (a link is `code`): its blob, or the bytes a
+/// checkout writes of it, which are what the selection names when
+/// `.gitattributes` converts the file (the range's classifier reads the
+/// same). `None` when they are not, or cannot be known. The conversion is
+/// looked for only when the blob is not `id`: with no attributes, a tree
+/// lookup.
+fn own_bytes(repo: &gix::Repository, (tree, path): (ObjectId, &str), id: ObjectId) -> Option<Own> {
+    let blob = blob_at(repo, tree, path)?;
+    if blob == id {
+        return Some(Own::Blob);
+    }
+    match crate::source::git::checkout_of(repo, tree, path, blob, FILE_LIMIT)? {
+        (checkout, Some(bytes)) if checkout == id => Some(Own::Checkout(Arc::new(bytes))),
+        _ => None,
+    }
 }

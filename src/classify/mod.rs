@@ -20,6 +20,7 @@ mod history;
 mod indent;
 mod limits;
 mod python;
+mod shape;
 mod stream;
 mod window;
 
@@ -197,6 +198,23 @@ impl Classifier {
         let old = self.parse(old, None);
         let new = self.parse(new, Some(&old));
         compare_parsed(&old, &new)
+    }
+}
+
+/// Whether the change from `old` to `new` is `code` by what is cheap to
+/// tell, without parsing: either side is a file Python would not decode
+/// (see `decode.rs`), or their shapes differ (see `shape.rs`). `false`
+/// proves nothing.
+pub fn proven_code(old: &Arc<Vec<u8>>, new: &Arc<Vec<u8>>) -> bool {
+    let (Some(old), Some(new)) = (decode::prepare(old.clone()), decode::prepare(new.clone()))
+    else {
+        return true;
+    };
+    match (std::str::from_utf8(&old), std::str::from_utf8(&new)) {
+        // A panic in the lexer proves nothing: the parse thread, which
+        // survives one, tells.
+        (Ok(old), Ok(new)) => std::panic::catch_unwind(|| shape::differ(old, new)).unwrap_or(false),
+        _ => true,
     }
 }
 

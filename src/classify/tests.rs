@@ -722,4 +722,117 @@ fn nesting_hidden_from_the_byte_count_is_refused() {
     }
 }
 
+fn proven(old: &str, new: &str) -> bool {
+    proven_code(
+        &Arc::new(old.as_bytes().to_vec()),
+        &Arc::new(new.as_bytes().to_vec()),
+    )
+}
+
+/// The lexer's shortcut says `code` only where the parser does: what it
+/// proves, and what it leaves to the parser (every cosmetic change, and
+/// code changes that keep the token kinds).
+#[test]
+fn the_shape_proves_code_only_where_the_parser_finds_it() {
+    use ChangeKind::{Code, Docstrings, Layout};
+    let cases: &[(&str, &str, ChangeKind, bool)] = &[
+        // Statements added, removed, operators and keywords changed.
+        ("x = 1\n", "x = 1\ny = 2\n", Code, true),
+        ("x = a\n", "x = not a\n", Code, true),
+        ("x = 1\n", "x = 1;\n", Code, true),
+        (
+            "if a:\n    pass\n",
+            "if a:\n    pass\nelse:\n    pass\n",
+            Code,
+            true,
+        ),
+        (
+            "def f():\n    return 1\n",
+            "def f():\n    if a:\n        return 1\n",
+            Code,
+            true,
+        ),
+        (
+            "match = 1\n",
+            "match x:\n    case 1:\n        pass\n",
+            Code,
+            true,
+        ),
+        ("x = 1\n", "x = (\n", Code, true),
+        // What Python would not decode is code without lexing.
+        ("x = 1\n", "x = 1\0\n", Code, true),
+        ("x = 1\n", "# coding: utf-7\nx = 1\n", Code, true),
+        // Code with the same kinds: left to the parser.
+        ("x = 1\n", "x = 2\n", Code, false),
+        ("x = 'a'\n", "x = 'b'\n", Code, false),
+        ("x = f'{a}'\n", "x = f'{b} {c}'\n", Code, false),
+        ("x = f'{a}'\n", "x = t'{a}'\n", Code, false),
+        ("f(a)\n", "f((a))\n", Code, false),
+        ("x = 1\n'a'\n", "x = 1\n", Code, false),
+        ("match = 1\n", "match = 2\n", Code, false),
+        // Cosmetic changes never have a shape of their own.
+        ("x = 1  # a\n", "x = 1\n", Layout, false),
+        ("x = (1,\n     2)\n", "x = (1, 2)\n", Layout, false),
+        ("x = f'{a}'  # c\n", "x = f'{a}'\n", Layout, false),
+        ("'''doc'''\nx = 1\n", "x = 1\n", Docstrings, false),
+        ("('doc')\nx = 1\n", "x = 1\n", Docstrings, false),
+        ("'a' 'b'\nx = 1\n", "'c'\nx = 1\n", Docstrings, false),
+        (
+            "def f():\n    return 1\n",
+            "def f():\n    \"\"\"Doc.\"\"\"\n    return 1\n",
+            Docstrings,
+            false,
+        ),
+        (
+            "class A: 'd'\nx = 1\n",
+            "class A: 'e'  # c\nx = 1\n",
+            Docstrings,
+            false,
+        ),
+        (
+            "class A:\n    'd'\n    x = 1\n",
+            "class A:\n    x = 1\n",
+            Docstrings,
+            false,
+        ),
+    ];
+    for (old, new, want, shape) in cases {
+        assert_eq!(kind(old, new), *want, "{old:?} → {new:?}");
+        assert_eq!(proven(old, new), *shape, "{old:?} → {new:?}");
+        assert_eq!(proven(new, old), *shape, "{new:?} → {old:?}");
+    }
+}
+
+/// The shape check runs on the history's own threads, not the parse
+/// thread's large stack: hostile nesting (brackets, f-strings, prefix
+/// operators, blocks) is lexed without recursing, on a small stack, and
+/// the change is still classified.
+#[test]
+fn the_shape_of_hostile_nesting_is_read_on_a_small_stack() {
+    let hostile = [
+        "(".repeat(1 << 20),
+        format!("x = {}1{}\n", "f'{".repeat(20_000), "}'".repeat(20_000)),
+        format!("x = {}a\n", "not ".repeat(200_000)),
+        format!("x = {}a\n", "-".repeat(1 << 20)),
+        nested_ifs(5_000),
+    ];
+    let small = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || {
+            hostile
+                .iter()
+                .map(|h| (proven(h, "x = 1\n"), proven(h, &format!("{h}\n# c\n"))))
+                .collect::<Vec<_>>()
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    // Against a small file the kinds differ; against itself with a comment
+    // added they do not.
+    for (against_small, against_itself) in small {
+        assert!(against_small);
+        assert!(!against_itself);
+    }
+}
+
 mod window_diff;

@@ -430,6 +430,100 @@ fn history_marks_the_same_restarts_as_ranges_do() {
     }
 }
 
+/// History tells most code changes by the kinds of their tokens, without
+/// parsing (a statement added: nothing parsed), and parses the changes
+/// whose kinds are the same: a changed number, a docstring, a comment.
+#[test]
+fn history_tells_code_by_its_tokens_before_parsing() {
+    let repo = TestRepo::new();
+    repo.write("src/a.py", TOOLS)
+        .write("src/b.py", SERVER)
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
+    let added = format!("{TOOLS}\n\ndef other():\n    return 1\n");
+    let three = added.replace("return 1", "return 3");
+    let edits: Vec<Vec<(&str, String)>> = vec![
+        vec![
+            ("src/a.py", added.clone()),
+            ("src/b.py", SERVER.replace("# the pid", "# pid")),
+        ], // a statement added (and a comment changed)
+        vec![("src/a.py", added.replace("return 1", "return 2"))], // code, same kinds
+        vec![(
+            "src/a.py",
+            added.replace("return 1", "\"\"\"Doc.\"\"\"\n    return 2"),
+        )], // docstrings
+        vec![("src/a.py", format!("# a\n{three}"))],               // code (and the docstring goes)
+        vec![("src/a.py", format!("# b\n{three}"))],               // layout
+    ];
+    repo.release_updates(&edits);
+    let first = repo.history_json(&["v1.0.0..v1.1.0", "--no-cache"]);
+    assert_eq!(release_flags(&first), vec![json!(["v1.1.0", true, false])]);
+    assert_eq!(first["stats"]["classify_parsed"], 0);
+    let j = repo.history_json(&["--no-cache"]);
+    assert_eq!(
+        release_flags(&j),
+        vec![
+            json!(["v1.1.0", true, false]),
+            json!(["v1.2.0", true, false]),
+            json!(["v1.3.0", true, true]),
+            json!(["v1.4.0", true, false]),
+            json!(["v1.5.0", true, true]),
+        ]
+    );
+    for s in j["releases"].as_array().unwrap() {
+        let range = format!(
+            "{}..{}",
+            s["from"].as_str().unwrap(),
+            s["to"].as_str().unwrap()
+        );
+        let r = repo.fpcheck(&[&range, "--format", "json"]).json();
+        assert_eq!(r["avoidable"], s["avoidable"], "{range}");
+    }
+}
+
+/// Where `.gitattributes` converts the runtime's files (CRLF line ends on
+/// checkout), history compares the checkout's bytes, the bytes the
+/// selection names, as the range does: a comment-only release is
+/// avoidable, a code change is not.
+#[test]
+fn history_compares_the_checkouts_bytes_where_attributes_convert_them() {
+    let repo = TestRepo::new();
+    repo.write(".gitattributes", "*.py text eol=crlf\n")
+        .write("src/server.py", SERVER)
+        .write("src/tools.py", TOOLS)
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
+    repo.release_updates(&[
+        vec![("src/server.py", SERVER.replace("# the pid", "# pid"))],
+        vec![("src/tools.py", TOOLS.replace("x * 2", "x * 3"))],
+        vec![(
+            "src/tools.py",
+            format!("# Tools.\n{}", TOOLS.replace("x * 2", "x * 3")),
+        )],
+    ]);
+    for cache in [&["--no-cache"][..], &[], &[]] {
+        let j = repo.history_json(cache);
+        assert_eq!(
+            release_flags(&j),
+            vec![
+                json!(["v1.1.0", true, true]),
+                json!(["v1.2.0", true, false]),
+                json!(["v1.3.0", true, true]),
+            ],
+            "{cache:?}"
+        );
+        for s in j["releases"].as_array().unwrap() {
+            let range = format!(
+                "{}..{}",
+                s["from"].as_str().unwrap(),
+                s["to"].as_str().unwrap()
+            );
+            let r = repo.fpcheck(&[&range, "--format", "json"]).json();
+            assert_eq!(r["avoidable"], s["avoidable"], "{range}");
+        }
+    }
+}
+
 /// A release that changes the settings is never avoidable, though the one
 /// file the new settings still select changed only a comment: the new
 /// settings exclude a file whose code changed (the settings cross-check

@@ -298,6 +298,18 @@ fn run_files(files: &[(usize, PathBuf)]) -> Tally {
                     path.display(),
                     edit.what
                 );
+                // The lexer's shortcut history asks first says `code`
+                // only where the parser does.
+                let shape = fpcheck::classify::proven_code(
+                    &std::sync::Arc::new(bytes.clone()),
+                    &std::sync::Arc::new(edit.text.clone()),
+                );
+                assert!(
+                    !shape || got == ChangeKind::Code,
+                    "{}: {}: the shape says code, the parser {got:?}",
+                    path.display(),
+                    edit.what
+                );
                 let edited = work.path().join(format!("{n}-{k}.py"));
                 std::fs::write(&edited, &edit.text).unwrap();
                 pairs.push_str(&format!("{}\t{}\n", orig.display(), edited.display()));

@@ -179,3 +179,23 @@ fn tricky_pairs_are_never_called_cosmetic_when_python_says_code() {
     assert!(code >= 15, "too few code pairs: {code}");
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// The lexer's shortcut (`proven_code`, which history asks before it
+/// parses) never says `code` where the parser says cosmetic, on any pair.
+#[test]
+fn tricky_pairs_are_proven_code_only_where_the_parser_finds_it() {
+    use std::sync::Arc;
+    let mut proven = 0;
+    for (old, new) in PAIRS {
+        for (a, b) in [(old, new), (new, old)] {
+            let got = classify(a.as_bytes(), b.as_bytes());
+            let shape = fpcheck::classify::proven_code(
+                &Arc::new(a.as_bytes().to_vec()),
+                &Arc::new(b.as_bytes().to_vec()),
+            );
+            assert!(!shape || got == ChangeKind::Code, "{a:?} → {b:?}: {got:?}");
+            proven += usize::from(shape);
+        }
+    }
+    assert!(proven >= 10, "too few pairs proven: {proven}");
+}
