@@ -15,6 +15,7 @@ use super::{ChangeKind, Classifier, KindCache};
 use crate::changes::{Changes, Status};
 use crate::range::{Analysis, SettingsCheck};
 use crate::safe_io::{self, Links};
+use crate::source::git::Session;
 use crate::source::Revision;
 use crate::verdict::Reason;
 use crate::warning::{Code, Warning};
@@ -106,18 +107,14 @@ fn avoidable_detail(files: usize) -> String {
 /// Each side's bytes come from the commit's tree (or the working tree for
 /// `--worktree`), by the path from the top of the repository. Remembers
 /// nothing: see [`annotate_with`].
-pub fn annotate(repo: &gix::Repository, analysis: &mut Analysis) {
+pub fn annotate(repo: &Session, analysis: &mut Analysis) {
     annotate_with(repo, analysis, &mut KindCache::none());
 }
 
 /// [`annotate`], with the kinds remembered in `kinds` (looked up by the two
 /// blob ids, a working-tree file's being the id git would give its bytes)
 /// and the new ones put there.
-pub(crate) fn annotate_with(
-    repo: &gix::Repository,
-    analysis: &mut Analysis,
-    kinds: &mut KindCache,
-) {
+pub(crate) fn annotate_with(repo: &Session, analysis: &mut Analysis, kinds: &mut KindCache) {
     // Only a modified Python file is read: with none (the everyday
     // unchanged range, or only data files changed), no end is resolved
     // again, and a warm range opens no pack.
@@ -193,7 +190,7 @@ impl Bytes {
     /// bytes, read only when no remembered kind answers; `None` for a link
     /// or a missing file. A working-tree file is read at once (`None` when
     /// unreadable), its id computed from its bytes.
-    fn read<'a>(&self, repo: &'a gix::Repository, path: &str) -> Option<(ObjectId, Lazy<'a>)> {
+    fn read<'a>(&self, repo: &'a Session, path: &str) -> Option<(ObjectId, Lazy<'a>)> {
         match self {
             // The bytes a checkout writes (`.gitattributes` applied), named
             // by the id git would give them: the bytes the gate hashes.
@@ -237,7 +234,7 @@ pub(super) fn blob_at(repo: &gix::Repository, tree: ObjectId, path: &str) -> Opt
     entry.mode().is_blob().then(|| entry.object_id())
 }
 
-fn side_tree(repo: &gix::Repository, commit: Option<&str>, reference: &str) -> Bytes {
+fn side_tree(repo: &Session, commit: Option<&str>, reference: &str) -> Bytes {
     Bytes::Tree(
         Revision::parse(repo, commit.unwrap_or(reference))
             .ok()

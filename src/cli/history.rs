@@ -8,7 +8,7 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Color, ContentArrangement,
 
 use fpcheck::history::{self, Options, Outcome, Record};
 use fpcheck::report::{self, RenderOptions};
-use fpcheck::source::git::open_repo;
+use fpcheck::source::git::Session;
 use fpcheck::term::escape;
 use fpcheck::verdict::Reason;
 use fpcheck::warning::Code;
@@ -101,7 +101,7 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
         },
         None => None,
     };
-    let repo = open_repo(args.repo.as_deref())?;
+    let repo = Session::open(args.repo.as_deref())?;
     // `--runtime` (repeatable) narrows the runtimes; the request itself
     // names none. Each release's committed settings apply, flags over all.
     let flags = RuntimeFlags {

@@ -8,6 +8,7 @@ use super::HistoryError;
 use super::{listed, records, run, settings, History, Options, Record, Stats, SCHEMA_VERSION};
 use crate::config;
 use crate::source::git::repo_display;
+use crate::source::git::Session;
 
 /// What a run answers: one runtime (the single-runtime report) or several.
 #[derive(Clone, Debug)]
@@ -63,7 +64,7 @@ pub struct NamedRecord {
 /// exactly the single-runtime history. As `fpcheck A..B` does for several
 /// runtimes (`crate::range::analyse_runtimes`).
 pub fn run_runtimes(
-    repo: &gix::Repository,
+    repo: &Session,
     request: &config::Request,
     opts: &Options,
     chosen: &[String],

@@ -20,6 +20,7 @@ use super::{
 };
 use crate::config::{self, ConfigChoice, ConfigFile};
 use crate::select::select;
+use crate::source::git::Session;
 use crate::source::{GitSource, Revision};
 use crate::warning::{Code, Warning};
 
@@ -53,7 +54,7 @@ impl Outcome {
     /// Classifies every analysis's runtime changes
     /// ([`crate::classify::annotate`]), with the change kinds remembered in
     /// the repository unless `persistent_cache` is off (`--no-cache`).
-    pub fn classify(&mut self, repo: &gix::Repository, persistent_cache: bool) {
+    pub fn classify(&mut self, repo: &Session, persistent_cache: bool) {
         // Not read for a range that compares no file (an unchanged one).
         let compares = self
             .analyses_mut()
@@ -108,7 +109,7 @@ struct Declared {
 /// runtime, or a config declaring at most one, gives [`Outcome::One`]:
 /// exactly the single-runtime report.
 pub fn analyse_runtimes(
-    repo: &gix::Repository,
+    repo: &Session,
     options: &Options,
     chosen: &[String],
 ) -> Result<Outcome, RangeError> {
@@ -117,7 +118,7 @@ pub fn analyse_runtimes(
 
 /// [`analyse_runtimes`], the memo installed or not wanted.
 fn runtimes_in(
-    repo: &gix::Repository,
+    repo: &Session,
     options: &Options,
     chosen: &[String],
 ) -> Result<Outcome, RangeError> {
@@ -222,7 +223,7 @@ struct Revs {
 }
 
 impl Revs {
-    fn parse(repo: &gix::Repository, from: &str, to: &ToSide) -> Result<Revs, RangeError> {
+    fn parse(repo: &Session, from: &str, to: &ToSide) -> Result<Revs, RangeError> {
         Ok(Revs {
             from: Revision::parse_commit(repo, from)?,
             to: match to {
@@ -237,7 +238,7 @@ impl Revs {
 /// leaves their fingerprints in `cache` for the analyses (see [`prime`]).
 /// The working tree's end is read by each analysis as usual.
 fn prime_all(
-    repo: &gix::Repository,
+    repo: &Session,
     request: &config::Request,
     names: &[String],
     revs: &Revs,
@@ -326,7 +327,7 @@ pub(super) fn summary(runtimes: &[NamedAnalysis]) -> String {
 
 /// The `[runtimes.NAME]` keys each end declares.
 fn declared(
-    repo: &gix::Repository,
+    repo: &Session,
     options: &Options,
     revs: &Revs,
 ) -> Result<(Declared, Declared), RangeError> {
@@ -377,7 +378,7 @@ fn declared(
 /// For a runtime missing at one end: why, and the other end's settings to
 /// read it with.
 fn absent_ends(
-    repo: &gix::Repository,
+    repo: &Session,
     request: &config::Request,
     name: &str,
     revs: &Revs,

@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use super::{resolve_ends, Options, RangeError, ToSide, WORKTREE};
+use crate::source::git::Session;
 use crate::source::Revision;
 
 /// One end, by name and commit.
@@ -32,7 +33,7 @@ pub struct ResolvedEnds {
 
 /// Resolves the range of `options` as [`super::analyse`] would, reading
 /// commits and tags only. Both ends must be commits (or tags of commits).
-pub fn resolve(repo: &gix::Repository, options: &Options) -> Result<ResolvedEnds, RangeError> {
+pub fn resolve(repo: &Session, options: &Options) -> Result<ResolvedEnds, RangeError> {
     let (from, to, notes) = resolve_ends(repo, options)?;
     let end = |spec: &str| -> Result<ResolvedEnd, RangeError> {
         let rev = Revision::parse_commit(repo, spec)?;

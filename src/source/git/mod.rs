@@ -23,22 +23,18 @@ mod blob;
 pub(crate) mod memo;
 mod repo;
 mod scan;
+mod session;
 mod tree;
 
 pub(crate) use attributes::checkout_of;
 pub use repo::{open_repo, peel_to_commit, repo_display, Revision};
-
-/// Whether the object store replaces objects (`git replace`): an object id
-/// then no longer names its bytes, so nothing may be remembered by id
-/// (fingerprint cache, object memo, tree look-ups, parsed settings).
-pub(crate) fn replaces_objects(store: &gix::odb::Store) -> bool {
-    store.replacements().next().is_some()
-}
+pub use session::Session;
 use tree::{link_failure, Found};
 
 /// The runtime root inside a tree at a revision.
 pub struct GitSource {
-    repo: gix::Repository,
+    /// Every object is read through it.
+    repo: Session,
     /// The object database for runtime files, made on first use (see
     /// [`GitSource::runtime_objects`]).
     blobs: OnceCell<gix::OdbHandle>,
@@ -73,8 +69,7 @@ pub struct GitSource {
 impl GitSource {
     /// The tree at `rev`, rooted at `root` (a path from the top of the
     /// repository, e.g. `src`; `""` or `.` for the top itself).
-    pub fn new(mut repo: gix::Repository, rev: Revision, root: &str) -> Result<Self, SourceError> {
-        memo::adopt(&mut repo);
+    pub fn new(repo: Session, rev: Revision, root: &str) -> Result<Self, SourceError> {
         let root = crate::select::normalise_root(root);
         let mut source = GitSource {
             repo,
