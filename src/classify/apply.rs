@@ -16,7 +16,6 @@ use crate::changes::{Changes, Status};
 use crate::range::{Analysis, SettingsCheck};
 use crate::safe_io::{self, Links};
 use crate::source::git::Session;
-use crate::source::Revision;
 use crate::verdict::Reason;
 use crate::warning::{Code, Warning};
 
@@ -119,21 +118,12 @@ pub(crate) fn annotate_with(repo: &Session, analysis: &mut Analysis, kinds: &mut
     // unchanged range, or only data files changed), no end is resolved
     // again, and a warm range opens no pack.
     let compares = compares_files(analysis);
-    let from = if !compares {
-        Bytes::Tree(None)
-    } else {
-        side_tree(
-            repo,
-            analysis.from.commit.as_deref(),
-            &analysis.from.reference,
-        )
-    };
-    let to = if !compares {
-        Bytes::Tree(None)
-    } else if analysis.to.worktree {
+    // The trees the analysis read, not their names resolved again.
+    let from = Bytes::Tree(analysis.from.tree.filter(|_| compares));
+    let to = if compares && analysis.to.worktree {
         Bytes::Worktree(repo.workdir().map(Path::to_path_buf))
     } else {
-        side_tree(repo, analysis.to.commit.as_deref(), &analysis.to.reference)
+        Bytes::Tree(analysis.to.tree.filter(|_| compares))
     };
     let mut classifier: Option<Classifier> = None;
     for change in &mut analysis.changes.runtime {
@@ -232,12 +222,4 @@ pub(super) fn blob_at(repo: &gix::Repository, tree: ObjectId, path: &str) -> Opt
     let tree = repo.find_tree(tree).ok()?;
     let entry = tree.lookup_entry_by_path(path).ok()??;
     entry.mode().is_blob().then(|| entry.object_id())
-}
-
-fn side_tree(repo: &Session, commit: Option<&str>, reference: &str) -> Bytes {
-    Bytes::Tree(
-        Revision::parse(repo, commit.unwrap_or(reference))
-            .ok()
-            .map(|r| r.tree),
-    )
 }

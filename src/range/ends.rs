@@ -279,7 +279,7 @@ pub(super) fn read_git(
         RootState::Dir(Node::Object(id)) => Some(id),
         _ => None,
     };
-    let side = Side::new(
+    let mut side = Side::new(
         rev.spec.clone(),
         rev.commit.map(|c| c.to_string()),
         false,
@@ -287,6 +287,7 @@ pub(super) fn read_git(
         &fp,
     )
     .with_tag_version(src.tag_version());
+    side.tree = Some(rev.tree);
     let side = match skipped {
         Some(files) => side.skipped(files),
         None => side,
