@@ -2,9 +2,11 @@
 //! no `git` process, and only the objects the answer needs (so partial clones
 //! and mirrors without their large assets work).
 //!
-//! By concern: [`repo`] opens the repository and resolves revisions (tag
-//! peeling bounded, `git replace` cycles named); [`tree`] reads trees
-//! (malformed ones refused) and follows paths and links through them;
+//! By concern: [`session`] holds one repository for one run, through
+//! which every object is read; [`repo`] opens the repository and resolves
+//! revisions (tag peeling bounded, `git replace` cycles named); [`tree`]
+//! reads trees (malformed ones refused) and follows paths and links
+//! through them;
 //! [`blob`] reads blobs with memory that does not grow with their size;
 //! [`attributes`] warns about `.gitattributes` conversions; [`scan`] proves,
 //! cheaply, that a root's selection depends on its tree alone.
