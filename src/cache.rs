@@ -114,13 +114,6 @@ impl FingerprintCache {
     /// out of the repository) makes the cache an in-memory one, never read
     /// or written through it.
     pub(crate) fn open_file(repo: &gix::Repository, file: &str) -> Self {
-        // Keys name objects by id (trees, blobs), and under `git replace`
-        // an id no longer names its content: an answer kept before the
-        // replacement (or for another set of them) would be another
-        // content's. Such a repository gets a cache of this run only.
-        if crate::source::git::replaces_objects(repo.objects.store_ref()) {
-            return FingerprintCache::in_memory();
-        }
         let (dir, name) = file.rsplit_once('/').expect("a cache file is DIR/NAME");
         let common = repo.common_dir().to_path_buf();
         let Ok(opened) = private_dir(&common, dir, false) else {
@@ -402,42 +395,6 @@ mod tests {
 
     fn line(k: &str, v: &str) -> String {
         format!("{k} {v} {}\n", checksum(k, v))
-    }
-
-    /// A key names objects by id: once `git replace` makes an id read as
-    /// another object, a fingerprint kept for it is no longer its own (the
-    /// old one, "no restart", for changed code). Such a repository's cache
-    /// is neither read nor written.
-    #[test]
-    fn a_repository_that_replaces_objects_keeps_no_cache() {
-        use crate::source::git::test_git as git;
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        git(root, &["init", "-q"]);
-        std::fs::write(root.join("a.py"), b"a = 1\n").unwrap();
-        git(root, &["add", "-A"]);
-        git(root, &["commit", "-q", "-m", "one"]);
-        std::fs::write(root.join("a.py"), b"a = 2\n").unwrap();
-        git(root, &["commit", "-q", "-am", "two"]);
-        let key = "a".repeat(64);
-        let repo = gix::open(root).unwrap();
-        let mut cache = FingerprintCache::open(&repo);
-        cache.put(key.clone(), "b".repeat(64));
-        cache.save().unwrap();
-        assert_eq!(
-            FingerprintCache::open(&repo).get(&key),
-            Some("b".repeat(64).as_str())
-        );
-
-        git(root, &["replace", "HEAD:a.py", "HEAD~:a.py"]);
-        let repo = gix::open(root).unwrap();
-        let mut cache = FingerprintCache::open(&repo);
-        assert!(!cache.is_persistent());
-        assert_eq!(cache.get(&key), None);
-        cache.put(key.clone(), "c".repeat(64));
-        cache.save().unwrap();
-        let text = std::fs::read_to_string(root.join(".git").join(FILE)).unwrap();
-        assert!(!text.contains(&"c".repeat(64)));
     }
 
     /// A tree summary comes back as put, under a key that names the root,

@@ -7,6 +7,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use crate::select::{Class, Rules};
+use crate::source::git::Session;
 
 /// How a path changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -144,7 +145,7 @@ struct Raw {
 /// The changes between two commits' trees. `root` is the runtime root from
 /// the top (`""` for the top); `from_root`/`to_root` are its trees, if any.
 pub(crate) fn between_trees(
-    repo: &gix::Repository,
+    repo: &Session,
     from_tree: ObjectId,
     to_tree: ObjectId,
     roots: (Option<ObjectId>, Option<ObjectId>),
@@ -334,7 +335,7 @@ pub(crate) type DiffError = Box<dyn std::error::Error + Send + Sync>;
 /// Rename tracking (and the resource cache it needs, which loads an index)
 /// runs only when there is something to pair: a deletion and an addition.
 fn diff(
-    repo: &gix::Repository,
+    repo: &Session,
     old: Option<ObjectId>,
     new: Option<ObjectId>,
     renames: bool,
@@ -433,7 +434,7 @@ impl gix::diff::tree::Visit for Collect {
 
 /// `changes` with renames paired, as git's default rename detection does.
 fn with_renames(
-    repo: &gix::Repository,
+    repo: &Session,
     changes: Vec<(TreeChange, gix::bstr::BString)>,
 ) -> Result<Vec<Raw>, DiffError> {
     let mut out = Vec::new();

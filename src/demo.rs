@@ -252,6 +252,7 @@ pub fn run(dir: &Path) -> Result<Vec<Row>, DemoError> {
         tags.push(name);
     }
 
+    let session = crate::source::git::Session::new(repo);
     let mut rows = Vec::new();
     for (i, release) in releases().into_iter().enumerate() {
         let (from, to) = (&tags[i], &tags[i + 1]);
@@ -266,7 +267,7 @@ pub fn run(dir: &Path) -> Result<Vec<Row>, DemoError> {
             persistent_cache: true,
             digests: range::Digests::Always,
         };
-        let analysis = range::analyse(&repo, &options)?;
+        let analysis = range::analyse(&session, &options)?;
         rows.push(Row {
             number: release.number,
             touches: range::MATRIX[usize::from(release.number) - 1],

@@ -44,6 +44,11 @@ pub struct Side {
     /// What section 6 reads of the version beside the fingerprint.
     #[serde(skip)]
     pub reading: crate::verdict::Reading,
+    /// The tree it was read from (`None` for the working tree), for what
+    /// reads the same end again (classification) without resolving its
+    /// name anew.
+    #[serde(skip)]
+    pub tree: Option<gix::ObjectId>,
 }
 
 /// Why a fingerprint was not computed.
@@ -80,6 +85,7 @@ impl Side {
             unavailable_reason: fp.unavailable_reason.clone(),
             runtime_files: fp.files().len(),
             reading: crate::verdict::Reading::of(release),
+            tree: None,
         }
     }
 

@@ -17,7 +17,7 @@ use fpcheck::gate::{ack as core_ack, document, lock, run, snapshot as core_snaps
 use fpcheck::range::{self, Outcome, RangeSpec};
 use fpcheck::select::Rules;
 use fpcheck::setting::Spelling;
-use fpcheck::source::git::open_repo;
+use fpcheck::source::git::Session;
 use fpcheck::{DirSource, GitSource, Revision, Source};
 
 mod convert;
@@ -116,7 +116,9 @@ fn fingerprint_at(
 ) -> PyResult<String> {
     let rev = rev.to_string();
     detached(py, move || {
-        let repo = open_repo(Some(&repo)).map_err(Error::repository)?;
+        // One session per call: what it reads and keeps is this call's and
+        // this repository's, whatever other threads analyse meanwhile.
+        let repo = Session::open(Some(&repo)).map_err(Error::repository)?;
         fpcheck::range::check_revision(&rev).map_err(|e| Error::Revision(e.to_string()))?;
         let revision = Revision::parse(&repo, &rev).map_err(Error::revision)?;
         // As `fpcheck fingerprint REV`: the fpcheck.toml committed at that
@@ -207,7 +209,9 @@ fn analyse<'py>(
     let s = AnalyseSettings::from_kwargs(settings)?;
     let (from_rev, to_rev) = (from_rev.to_string(), to_rev.to_string());
     let text = detached(py, move || {
-        let repo = open_repo(Some(&repo)).map_err(Error::repository)?;
+        // One session per call: what it reads and keeps is this call's and
+        // this repository's, whatever other threads analyse meanwhile.
+        let repo = Session::open(Some(&repo)).map_err(Error::repository)?;
         // The runtimes are chosen by `analyse_runtimes`, as the CLI's.
         let flags = overrides(None, s.root, s.extensions, s.exclude)?;
         // As the CLI: --config, else the fpcheck.toml committed at each end.

@@ -12,6 +12,7 @@ use gix::ObjectId;
 use super::{ChangeKind, Classifier, KindCache};
 use crate::changes::{Changes, RuntimeChange, Status};
 use crate::safe_io::{self, Links};
+use crate::source::git::Session;
 use crate::verdict::Reason;
 use crate::warning::{Code, Warning};
 
@@ -103,7 +104,7 @@ fn avoidable_detail(files: usize) -> String {
 /// looked up in `kinds` by the two blob ids (a working-tree file's being
 /// the id git would give its bytes) and the new ones put there.
 pub(crate) fn classify_changes(
-    repo: &gix::Repository,
+    repo: &Session,
     (from, to): (&Bytes, &Bytes),
     changes: &mut [RuntimeChange],
     kinds: &mut KindCache,
@@ -155,7 +156,7 @@ impl Bytes {
     /// bytes, read only when no remembered kind answers; `None` for a link
     /// or a missing file. A working-tree file is read at once (`None` when
     /// unreadable), its id computed from its bytes.
-    fn read<'a>(&self, repo: &'a gix::Repository, path: &str) -> Option<(ObjectId, Lazy<'a>)> {
+    fn read<'a>(&self, repo: &'a Session, path: &str) -> Option<(ObjectId, Lazy<'a>)> {
         match self {
             // The bytes a checkout writes (`.gitattributes` applied), named
             // by the id git would give them: the bytes the gate hashes.

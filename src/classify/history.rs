@@ -23,6 +23,8 @@ use std::sync::Arc;
 
 use gix::ObjectId;
 
+use crate::source::git::Session;
+
 use super::apply::{blob_at, read_blob, FILE_LIMIT};
 use super::cache::KindCache;
 use super::{compare_parsed, ChangeKind, Classifier, Parsed};
@@ -76,7 +78,7 @@ const RUN: usize = 32;
 /// or `docstrings`. `threads` 0 means one per core. Kinds remembered in
 /// `cache` are not computed again, and the new ones are put there.
 pub(crate) fn avoidable_updates(
-    repo: &gix::Repository,
+    repo: &Session,
     (updates, inflated): (&[Update<'_>], Inflated<'_>),
     threads: usize,
     cache: &mut KindCache,
@@ -85,13 +87,12 @@ pub(crate) fn avoidable_updates(
     let (open, cached) = open_updates(updates, cache, &mut avoidable);
     let threads = crate::threads::worker_threads(threads, open.len().div_ceil(RUN));
     let next = AtomicUsize::new(0);
-    let sync = repo.clone().into_sync();
     let done: Vec<Learnt> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
-                let (sync, next, open) = (&sync, &next, &open);
+                let (next, open) = (&next, &open);
+                let repo = repo.for_thread();
                 s.spawn(move || {
-                    let repo = crate::source::git::thread_repo(sync);
                     let blobs = Blobs {
                         repo: &repo,
                         inflated,
@@ -294,7 +295,7 @@ fn cosmetic(c: &Change, (old, new): (Arc<Vec<u8>>, Arc<Vec<u8>>), work: &mut Wor
 /// Where a thread reads blobs: those the history kept, else the
 /// repository.
 struct Blobs<'a> {
-    repo: &'a gix::Repository,
+    repo: &'a Session,
     inflated: Inflated<'a>,
 }
 
@@ -327,7 +328,7 @@ enum Own {
 /// same). `None` when they are not, or cannot be known. The conversion is
 /// looked for only when the blob is not `id`: with no attributes, a tree
 /// lookup.
-fn own_bytes(repo: &gix::Repository, (tree, path): (ObjectId, &str), id: ObjectId) -> Option<Own> {
+fn own_bytes(repo: &Session, (tree, path): (ObjectId, &str), id: ObjectId) -> Option<Own> {
     let blob = blob_at(repo, tree, path)?;
     if blob == id {
         return Some(Own::Blob);

@@ -76,7 +76,7 @@ pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
         }
         None => {
             // Only `fingerprint` can read a directory instead: say so here.
-            let repo = source::git::open_repo(args.repo.as_deref()).map_err(|e| match e {
+            let repo = source::git::Session::open(args.repo.as_deref()).map_err(|e| match e {
                 fpcheck::SourceError::Repository(m) if args.repo.is_none() => {
                     Failure::from(fpcheck::SourceError::Repository(
                         m.text(", or use --dir PATH for an installed runtime"),

@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 
 use fpcheck::history::{self, Options, Outcome, Record};
 use fpcheck::report::{self, RenderOptions};
-use fpcheck::source::git::open_repo;
+use fpcheck::source::git::Session;
 use fpcheck::term::escape;
 use fpcheck::warning::Code;
 
@@ -109,7 +109,7 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
         },
         None => None,
     };
-    let repo = open_repo(args.repo.as_deref())?;
+    let repo = Session::open(args.repo.as_deref())?;
     // `--runtime` (repeatable) narrows the runtimes; the request itself
     // names none. Each release's committed settings apply, flags over all.
     let flags = RuntimeFlags {

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use fpcheck::patch::{self, Explanation, Options, PatchError, PatchFormat, Plan};
 use fpcheck::range::{self, Analysis, RangeSpec};
-use fpcheck::source::git::open_repo;
+use fpcheck::source::git::Session;
 
 use super::{exit, print, request, Failure, RuntimeFlags};
 
@@ -113,7 +113,7 @@ struct Output<'a> {
 
 pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
     let spec = RangeSpec::parse(args.range.as_deref())?;
-    let repo = open_repo(args.repo.as_deref())?;
+    let repo = Session::open(args.repo.as_deref())?;
     // `--runtime` (repeatable) narrows the runtimes; the request names none.
     let flags = RuntimeFlags {
         runtime: Vec::new(),
@@ -186,7 +186,7 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
 /// `fpcheck FROM..TO --patch-out FILE`: the patch `fpcheck patch FROM..TO`
 /// prints, written to FILE; explanations on stderr.
 pub(super) fn patch_out(
-    repo: &gix::Repository,
+    repo: &Session,
     outcome: &range::Outcome,
     worktree: bool,
     format: Option<FormatArg>,

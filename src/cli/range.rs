@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 
 use fpcheck::range::{self, Outcome, RangeSpec};
 use fpcheck::report::{self, End, Format, RenderOptions};
-use fpcheck::source::git::open_repo;
+use fpcheck::source::git::Session;
 
 use super::{emit, exit, request, use_color, ColorWhen, Failure, RuntimeFlags};
 
@@ -134,7 +134,7 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
         pattern: None,
         pattern_at: args.tag_pattern_at.clone(),
     };
-    let repo = open_repo(args.repo.as_deref())?;
+    let repo = Session::open(args.repo.as_deref())?;
     if args.resolve_only {
         return resolve_only(&repo, spec, &args);
     }
@@ -219,7 +219,7 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
 
 /// `--resolve-only`: the ends as the comparison would take them, without
 /// reading a tree or the settings.
-fn resolve_only(repo: &gix::Repository, spec: RangeSpec, args: &RangeArgs) -> Result<u8, Failure> {
+fn resolve_only(repo: &Session, spec: RangeSpec, args: &RangeArgs) -> Result<u8, Failure> {
     // The settings only for the runtimes' tag patterns, read from the `to`
     // end's fpcheck.toml (one blob) when FROM is missing.
     let flags = super::RuntimeFlags {

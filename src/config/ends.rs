@@ -9,12 +9,13 @@ use gix::ObjectId;
 
 use super::{resolve, ConfigError, ConfigFile, Overrides, Runtime, FILE_NAME};
 use crate::safe_io::{self, ReadError};
+use crate::source::git::Session;
 
 /// The `fpcheck.toml` committed at the top of `tree` (a commit's tree),
 /// `None` when there is none. `name` names the revision in messages. A link
 /// or a directory in its place is an error, as is a file over the size cap.
 pub fn at_revision(
-    repo: &gix::Repository,
+    repo: &Session,
     tree: ObjectId,
     name: &str,
 ) -> Result<Option<ConfigFile>, ConfigError> {
@@ -32,7 +33,12 @@ pub fn at_revision(
     let id = entry.object_id();
     match entry.mode().kind() {
         gix::objs::tree::EntryKind::Blob | gix::objs::tree::EntryKind::BlobExecutable => {
-            if let Some(file) = parsed::get(repo, id) {
+            // Parsed before in this session: a range reads each end's file
+            // several times (to list the runtimes, then for each runtime's
+            // settings), a history mostly the same one at every release.
+            // Only parses that succeeded are kept (an error is reported
+            // again, with the name of the revision that shows it).
+            if let Some(file) = repo.parsed::<ConfigFile>(id) {
                 return Ok(Some(file));
             }
         }
@@ -43,7 +49,8 @@ pub fn at_revision(
         }
         _ => return Err(fail("it is not a file".into())),
     }
-    let size = crate::source::git::memo::object_size(repo, id)
+    let size = repo
+        .object_size(id)
         .map_err(|e| fail(format!("cannot read its blob {id}: {e}")))?;
     if size > safe_io::JSON_LIMIT {
         return Err(fail(
@@ -57,47 +64,8 @@ pub fn at_revision(
         .find_blob(id)
         .map_err(|e| fail(format!("cannot read its blob {id}: {e}")))?;
     let file = ConfigFile::parse_bytes(&blob.data, &shown)?;
-    parsed::put(repo, id, &file);
+    repo.keep_parsed(id, file.clone());
     Ok(Some(file))
-}
-
-/// The committed files parsed by this process, by blob id: a range reads
-/// each end's `fpcheck.toml` several times (to list the runtimes, then for
-/// each runtime's settings), and a history reads mostly the same one at
-/// every release. A blob id names the bytes, so a parse never goes stale
-/// (nothing is kept or looked up under `git replace`, where it does not);
-/// only parses that succeeded are kept (an error is reported again, with
-/// the name of the revision that shows it).
-mod parsed {
-    use std::sync::Mutex;
-
-    use gix::ObjectId;
-
-    use super::ConfigFile;
-
-    /// The most files kept (oldest dropped first).
-    const KEPT: usize = 16;
-
-    static FILES: Mutex<Vec<(ObjectId, ConfigFile)>> = Mutex::new(Vec::new());
-
-    pub(super) fn get(repo: &gix::Repository, id: ObjectId) -> Option<ConfigFile> {
-        if crate::source::git::replaces_objects(repo.objects.store_ref()) {
-            return None;
-        }
-        let files = FILES.lock().unwrap_or_else(|e| e.into_inner());
-        files.iter().find(|(k, _)| *k == id).map(|(_, f)| f.clone())
-    }
-
-    pub(super) fn put(repo: &gix::Repository, id: ObjectId, file: &ConfigFile) {
-        if crate::source::git::replaces_objects(repo.objects.store_ref()) {
-            return;
-        }
-        let mut files = FILES.lock().unwrap_or_else(|e| e.into_inner());
-        if files.len() >= KEPT {
-            files.remove(0);
-        }
-        files.push((id, file.clone()));
-    }
 }
 
 /// Where each end's settings come from.
@@ -149,7 +117,7 @@ impl Request {
     /// The settings of the revision whose tree is `tree` (`name` in messages).
     pub fn at_revision(
         &self,
-        repo: &gix::Repository,
+        repo: &Session,
         tree: ObjectId,
         name: &str,
     ) -> Result<EndSettings, ConfigError> {
@@ -287,41 +255,6 @@ pub fn differences(from: &Runtime, to: &Runtime) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A long-lived process (the Python package) reads the same blob id
-    /// again after `git replace` gave it other bytes: the parse kept by id
-    /// must not stand for them.
-    #[test]
-    fn a_settings_blob_replaced_since_it_was_parsed_is_parsed_anew() {
-        use crate::source::git::test_git;
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        let git_out = |args: &[&str]| {
-            let out = std::process::Command::new("git")
-                .current_dir(root)
-                .args(args)
-                .output()
-                .unwrap();
-            String::from_utf8(out.stdout).unwrap().trim().to_string()
-        };
-        test_git(root, &["init", "-q"]);
-        std::fs::write(root.join(FILE_NAME), "[runtime]\nroot = \"one\"\n").unwrap();
-        test_git(root, &["add", "-A"]);
-        test_git(root, &["commit", "-q", "-m", "one"]);
-        let blob = git_out(&["rev-parse", &format!("HEAD:{FILE_NAME}")]);
-        std::fs::write(root.join("other.toml"), "[runtime]\nroot = \"two\"\n").unwrap();
-        let other = git_out(&["hash-object", "-w", "other.toml"]);
-        let root_of = || {
-            let repo = gix::open(root).unwrap();
-            let tree = repo.head_commit().unwrap().tree_id().unwrap().detach();
-            let file = at_revision(&repo, tree, "HEAD").unwrap().unwrap();
-            file.runtime.unwrap().root.unwrap()
-        };
-        assert_eq!(root_of(), "one");
-        test_git(root, &["replace", &blob, &other]);
-        // Before the fix: "one", the parse kept under the blob's id.
-        assert_eq!(root_of(), "two");
-    }
 
     #[test]
     fn differences_name_each_key_that_moved() {

@@ -359,7 +359,7 @@ fn kept_bytes_are_bounded_in_total() {
     let repo = crate::source::git::open_repo(Some(root)).unwrap();
     let rev = crate::source::Revision::parse(&repo, "HEAD").unwrap();
     let source = Counting(
-        crate::source::GitSource::new(repo, rev, "").unwrap(),
+        crate::source::GitSource::new(repo.into(), rev, "").unwrap(),
         Default::default(),
     );
     let selection = select(&source, &Rules::default()).unwrap();

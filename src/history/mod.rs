@@ -28,6 +28,7 @@ mod worker;
 
 pub use runtimes::{run_runtimes, runtimes_summary, NamedRecord, Outcome, RuntimesHistory};
 
+use crate::source::git::Session;
 use settings::Plan;
 pub use tags::tag_version;
 use tags::{order_equal_versions, release_tags, restrict, Tag};
@@ -271,7 +272,7 @@ pub struct Stats {
 /// committed at it (flags over all). `progress(done, total)` is called as
 /// releases are read.
 pub fn run(
-    repo: &gix::Repository,
+    repo: &Session,
     request: &config::Request,
     opts: &Options,
     progress: &(dyn Fn(usize, usize) + Sync),
@@ -281,7 +282,7 @@ pub fn run(
 
 /// [`run`] for releases already listed.
 fn one(
-    repo: &gix::Repository,
+    repo: &Session,
     request: &config::Request,
     opts: &Options,
     listed: &Listed,
@@ -308,7 +309,7 @@ struct Listed {
 }
 
 fn listed(
-    repo: &gix::Repository,
+    repo: &Session,
     request: &config::Request,
     opts: &Options,
 ) -> Result<Listed, HistoryError> {
@@ -344,7 +345,7 @@ struct Slot {
 /// inflated once, and each runtime's releases are consecutive jobs so that
 /// a worker resumes its hasher after their shared prefix.
 fn records(
-    repo: &gix::Repository,
+    repo: &Session,
     request: &config::Request,
     opts: &Options,
     names: &[Option<String>],
@@ -441,7 +442,7 @@ fn records(
 
 /// One runtime's record from its reads.
 fn record(
-    repo: &gix::Repository,
+    repo: &Session,
     opts: &Options,
     (name, slots): (Option<&str>, &[Slot]),
     reads: &[Read],
@@ -523,14 +524,13 @@ fn record(
 }
 
 fn read_all(
-    repo: &gix::Repository,
+    repo: &Session,
     jobs: &[(&Tag, &Runtime)],
     cache: &FingerprintCache,
     opts: &Options,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<(Vec<Read>, Blobs), HistoryError> {
     let threads = crate::threads::worker_threads(opts.threads, jobs.len());
-    let sync = repo.clone().into_sync();
     let blobs = Mutex::new(Blobs::default());
     let done = std::sync::atomic::AtomicUsize::new(0);
     let chunk = jobs.len().div_ceil(threads).max(1);
@@ -538,9 +538,9 @@ fn read_all(
         let handles: Vec<_> = jobs
             .chunks(chunk)
             .map(|part| {
-                let (sync, blobs, done) = (&sync, &blobs, &done);
+                let (blobs, done) = (&blobs, &done);
+                let repo = repo.for_thread();
                 s.spawn(move || {
-                    let repo = crate::source::git::thread_repo(sync);
                     let mut worker = Worker::new(&repo, cache, blobs);
                     let mut out = Vec::with_capacity(part.len());
                     for (tag, runtime) in part {
@@ -579,7 +579,7 @@ fn read_all(
 /// runner's folders): `host/path` of its `origin` remote, with no user,
 /// password or port and no `.git`; for an origin on the local disk, or no
 /// origin, the folder's name.
-pub(crate) fn repo_name(repo: &gix::Repository) -> String {
+pub(crate) fn repo_name(repo: &Session) -> String {
     let origin = repo
         .config_snapshot()
         .string("remote.origin.url")

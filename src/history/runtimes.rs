@@ -10,6 +10,7 @@ use super::HistoryError;
 use super::{listed, records, run, settings, History, Options, Record, Stats, SCHEMA_VERSION};
 use crate::config;
 use crate::source::git::repo_display;
+use crate::source::git::Session;
 
 /// What a run answers: one runtime (the single-runtime report) or several.
 #[derive(Clone, Debug)]
@@ -71,7 +72,7 @@ pub struct NamedRecord {
 /// any release's own file is read, and HEAD's file is the one that names
 /// today's tags. Runtimes of one pattern share one pass of the workers.
 pub fn run_runtimes(
-    repo: &gix::Repository,
+    repo: &Session,
     request: &config::Request,
     opts: &Options,
     chosen: &[String],
@@ -119,7 +120,7 @@ pub fn run_runtimes(
 /// applies (`--config` names its own), `None` when HEAD is unborn or has
 /// none.
 fn head_config(
-    repo: &gix::Repository,
+    repo: &Session,
     request: &config::Request,
 ) -> Result<Option<config::ConfigFile>, HistoryError> {
     if !matches!(request.choice, config::ConfigChoice::Committed) {
@@ -138,7 +139,7 @@ fn head_config(
 /// releases per pattern (and one of every version tag for the runtimes
 /// without one), each runtime's history from its own.
 fn by_pattern(
-    repo: &gix::Repository,
+    repo: &Session,
     request: &config::Request,
     opts: &Options,
     chosen: &[String],
@@ -184,7 +185,7 @@ fn by_pattern(
 
 /// [`run_runtimes`] with one set of release tags for every runtime.
 fn same_tags(
-    repo: &gix::Repository,
+    repo: &Session,
     request: &config::Request,
     opts: &Options,
     chosen: &[String],
@@ -228,7 +229,7 @@ fn same_tags(
 
 /// The report of several runtimes' histories; `blobs_read` counts each
 /// blob once however many runtimes read it.
-fn many(repo: &gix::Repository, runtimes: Vec<NamedRecord>, blobs_read: usize) -> RuntimesHistory {
+fn many(repo: &Session, runtimes: Vec<NamedRecord>, blobs_read: usize) -> RuntimesHistory {
     let mut stats = runtimes.iter().fold(Stats::default(), |mut total, r| {
         total.cached += r.record.stats.cached;
         total.reused += r.record.stats.reused;

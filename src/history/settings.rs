@@ -21,6 +21,7 @@ use gix::ObjectId;
 use super::tags::Tag;
 use super::HistoryError;
 use crate::config::{self, ConfigChoice, ConfigFile, EndSettings, Request, FILE_NAME};
+use crate::source::git::Session;
 use crate::source::SourceError;
 
 /// One release's committed config, read once for every runtime.
@@ -67,7 +68,7 @@ pub(super) struct Borrowed {
 }
 
 /// The tree of `tag`'s commit.
-pub(super) fn tree_of(repo: &gix::Repository, tag: &Tag) -> Result<ObjectId, HistoryError> {
+pub(super) fn tree_of(repo: &Session, tag: &Tag) -> Result<ObjectId, HistoryError> {
     let fail = |what: &str, e: &dyn std::error::Error| {
         SourceError::Repository(format!("cannot read the {what} of {}: {e}", tag.name).into())
     };
@@ -80,7 +81,7 @@ pub(super) fn tree_of(repo: &gix::Repository, tag: &Tag) -> Result<ObjectId, His
 /// Reads every release's committed config (only when each release's own
 /// file applies).
 pub(super) fn committed(
-    repo: &gix::Repository,
+    repo: &Session,
     request: &Request,
     tags: &[Tag],
 ) -> Result<Vec<Committed>, HistoryError> {

@@ -109,7 +109,7 @@ pub(super) fn step(
 /// Marks the avoidable restarts ([`crate::classify::avoidable_updates`]
 /// decides which updates are looked at, and how the work is shared).
 pub(super) fn classify_steps(
-    repo: &gix::Repository,
+    repo: &crate::source::git::Session,
     reads: &[Read],
     steps: &mut [Step],
     threads: usize,

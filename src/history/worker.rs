@@ -13,6 +13,7 @@ use crate::config::Runtime;
 use crate::fingerprint::{self, Resumable};
 use crate::release;
 use crate::select::{select, Rules, SelectedFile, Selection};
+use crate::source::git::Session;
 use crate::source::{
     Entry, GitSource, MetaFile, Node, Origin, Revision, RootState, Source, SourceError, Target,
 };
@@ -64,7 +65,7 @@ impl Blobs {
 /// the hasher that resumes after the prefix a release shares with the one
 /// this thread hashed before it.
 pub(super) struct Worker<'a> {
-    repo: &'a gix::Repository,
+    repo: &'a Session,
     cache: &'a FingerprintCache,
     blobs: &'a Mutex<Blobs>,
     seen: HashMap<String, String>,
@@ -73,7 +74,7 @@ pub(super) struct Worker<'a> {
 
 impl<'a> Worker<'a> {
     pub(super) fn new(
-        repo: &'a gix::Repository,
+        repo: &'a Session,
         cache: &'a FingerprintCache,
         blobs: &'a Mutex<Blobs>,
     ) -> Self {

@@ -17,13 +17,14 @@ use crate::source::normalise_root;
 use crate::source::{GitSource, Revision, Source};
 
 use super::PatchError;
+use crate::source::git::Session;
 
 /// Where the version files are read from.
 pub enum Place<'r> {
     /// The tree of the `to` revision.
     Revision {
         /// The repository.
-        repo: &'r gix::Repository,
+        repo: &'r Session,
         /// The revision.
         rev: Revision,
         /// Its name in messages.
@@ -46,7 +47,7 @@ pub struct Worktree {
 
 impl Worktree {
     /// The working tree of `repo`; an error for a bare repository.
-    pub fn of(repo: &gix::Repository) -> Result<Worktree, PatchError> {
+    pub fn of(repo: &Session) -> Result<Worktree, PatchError> {
         let top = workdir(repo)?;
         let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         Ok(Worktree {
@@ -163,7 +164,7 @@ impl Worktree {
 impl<'r> Place<'r> {
     /// The `to` side of `analysis`, or the working tree when `worktree`.
     pub fn to_side(
-        repo: &'r gix::Repository,
+        repo: &'r Session,
         analysis: &Analysis,
         worktree: bool,
     ) -> Result<Place<'r>, PatchError> {
@@ -299,7 +300,7 @@ pub(crate) fn default_target(root: &str) -> String {
 
 /// `path` (relative to the top of the repository, or absolute inside its
 /// working tree) as a clean path from the top.
-pub(crate) fn repo_relative(repo: &gix::Repository, path: &str) -> Result<String, PatchError> {
+pub(crate) fn repo_relative(repo: &Session, path: &str) -> Result<String, PatchError> {
     let p = Path::new(path);
     let rel = if p.is_absolute() {
         let top = workdir(repo)?;
@@ -343,7 +344,7 @@ pub(crate) fn repo_relative(repo: &gix::Repository, path: &str) -> Result<String
 
 /// `--write` edits the working tree: the `to` side must be what is checked
 /// out, or the file would record another commit's fingerprint.
-pub fn check_checkout(repo: &gix::Repository, analysis: &Analysis) -> Result<(), PatchError> {
+pub fn check_checkout(repo: &Session, analysis: &Analysis) -> Result<(), PatchError> {
     workdir(repo)?;
     if analysis.to.worktree {
         return Ok(());
@@ -368,7 +369,7 @@ pub fn check_checkout(repo: &gix::Repository, analysis: &Analysis) -> Result<(),
 }
 
 /// The working tree's top.
-pub(crate) fn workdir(repo: &gix::Repository) -> Result<PathBuf, PatchError> {
+pub(crate) fn workdir(repo: &Session) -> Result<PathBuf, PatchError> {
     repo.workdir().map(Path::to_path_buf).ok_or_else(|| {
         PatchError::NoWorktree(format!(
             "{} is a bare repository: it has no working tree to read or write version.json in",

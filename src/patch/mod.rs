@@ -16,6 +16,7 @@ use serde_json::{json, Map, Value};
 use crate::config::Runtime;
 use crate::range::Analysis;
 use crate::setting::{Message, Setting, Value as Said};
+use crate::source::git::Session;
 use crate::warning::Code;
 
 pub mod edit;
@@ -236,7 +237,7 @@ pub struct Options {
 
 /// Locates the version file for `analysis` and computes its patch.
 pub(crate) fn prepare(
-    repo: &gix::Repository,
+    repo: &Session,
     analysis: &Analysis,
     runtime: &Runtime,
     options: &Options,
@@ -438,7 +439,7 @@ fn verify(text: &str, after: &Value, path: &str) -> Result<(), PatchError> {
 
 /// Writes the patched file into the working tree of `repo`, atomically;
 /// `false` (and not a byte touched) when it already says it all.
-pub fn write(repo: &gix::Repository, plan: &Plan) -> Result<bool, PatchError> {
+pub fn write(repo: &Session, plan: &Plan) -> Result<bool, PatchError> {
     let tree = locate::Worktree::of(repo)?;
     // The real path: every link resolved, inside the working tree and
     // outside the git directory, or refused.

@@ -19,6 +19,7 @@ use super::{
 };
 use crate::range::RuntimesAnalysis;
 use crate::setting::{Message, Setting, Value as Said};
+use crate::source::git::Session;
 use crate::warning::Code;
 
 /// The top-level key holding each runtime's record.
@@ -27,7 +28,7 @@ pub const RUNTIMES_KEY: &str = "runtimes";
 /// Locates the version file and computes the patch recording every
 /// runtime of `many`.
 pub fn prepare_runtimes(
-    repo: &gix::Repository,
+    repo: &Session,
     many: &RuntimesAnalysis,
     options: &Options,
 ) -> Result<Plan, PatchError> {

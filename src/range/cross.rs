@@ -11,6 +11,7 @@ use crate::cache::FingerprintCache;
 use crate::config::{self, EndSettings};
 use crate::fingerprint::{self, Fingerprint};
 use crate::select::select;
+use crate::source::git::Session;
 use crate::source::{GitSource, Revision, WorktreeSource};
 pub use crate::verdict::SettingsCheck;
 
@@ -32,7 +33,7 @@ pub(crate) fn needed(from_end: &EndSettings, to_end: &EndSettings) -> bool {
 
 /// The cross-check for a `to` revision.
 pub(super) fn at_revision(
-    repo: &gix::Repository,
+    repo: &Session,
     to_rev: &Revision,
     from_end: &EndSettings,
     from_fp: &Fingerprint,

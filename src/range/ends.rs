@@ -16,6 +16,7 @@ use crate::select::{select, Rules, Selection};
 use crate::setting::{Message, Setting, Value};
 use crate::side::Side;
 use crate::source::git::repo_display;
+use crate::source::git::Session;
 use crate::source::{GitSource, Node, RootState, Source, SourceError, WorktreeSource};
 
 /// Everything read of one end.
@@ -278,7 +279,7 @@ pub(super) fn read_git(
         RootState::Dir(Node::Object(id)) => Some(id),
         _ => None,
     };
-    let side = Side::new(
+    let mut side = Side::new(
         rev.spec.clone(),
         rev.commit.map(|c| c.to_string()),
         false,
@@ -286,6 +287,7 @@ pub(super) fn read_git(
         &fp,
     )
     .with_tag_version(src.tag_version());
+    side.tree = Some(rev.tree);
     let side = match skipped {
         Some(files) => side.skipped(files),
         None => side,
@@ -302,7 +304,7 @@ pub(super) fn read_git(
 /// The working tree's end: its files read as its commit would hold them
 /// (links resolved inside the repository, see [`WorktreeSource`]).
 pub(super) fn read_worktree(
-    repo: &gix::Repository,
+    repo: &Session,
     src: &WorktreeSource,
     rules: &Rules,
 ) -> Result<Read, SourceError> {
@@ -327,7 +329,7 @@ pub(super) fn read_worktree(
 }
 
 /// The top of the working tree, for `--worktree`.
-pub(super) fn workdir(repo: &gix::Repository) -> Result<PathBuf, SourceError> {
+pub(super) fn workdir(repo: &Session) -> Result<PathBuf, SourceError> {
     repo.workdir()
         .map(std::path::Path::to_path_buf)
         .ok_or_else(|| {
@@ -381,7 +383,7 @@ pub(super) fn check_roots(
 }
 
 /// The directories (and links, which may lead to one) at the top of `tree`.
-pub(super) fn top_dirs_at(repo: &gix::Repository, tree: ObjectId) -> Vec<String> {
+pub(super) fn top_dirs_at(repo: &Session, tree: ObjectId) -> Vec<String> {
     use gix::objs::tree::EntryKind;
     let Ok(tree) = repo.find_tree(tree) else {
         return Vec::new();

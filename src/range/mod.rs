@@ -16,6 +16,7 @@ use crate::config::{self, EndSettings, Runtime};
 use crate::select::select;
 use crate::setting::{Message, Setting, Value};
 use crate::side::Side;
+use crate::source::git::Session;
 use crate::source::{GitSource, Revision, SourceError};
 use crate::verdict::{self, Reason};
 use crate::warning::Warning;
@@ -221,30 +222,25 @@ enum ToSide {
 
 /// Resolves the range (defaults included) and analyses it: each end is
 /// fingerprinted with the settings committed at that end.
-pub fn analyse(repo: &gix::Repository, options: &Options) -> Result<Analysis, RangeError> {
+pub fn analyse(repo: &Session, options: &Options) -> Result<Analysis, RangeError> {
     with_memo(repo, options, |repo| analyse_in(repo, options))
 }
 
 /// Runs `f` on `repo` with the object memo in front of its object store
 /// when the persistent cache is on (see [`crate::source::git::memo`]: a
 /// warm range then opens no pack), saving the memo afterwards.
-fn with_memo<T>(
-    repo: &gix::Repository,
-    options: &Options,
-    f: impl FnOnce(&gix::Repository) -> T,
-) -> T {
+fn with_memo<T>(repo: &Session, options: &Options, f: impl FnOnce(&Session) -> T) -> T {
     if options.persistent_cache {
-        if let Some((repo, installed)) = crate::source::git::memo::install(repo) {
-            let out = f(&repo);
-            drop(installed);
-            return out;
-        }
+        let (repo, installed) = repo.with_memo();
+        let out = f(&repo);
+        drop(installed);
+        return out;
     }
     f(repo)
 }
 
 /// [`analyse`], the memo installed or not wanted.
-fn analyse_in(repo: &gix::Repository, options: &Options) -> Result<Analysis, RangeError> {
+fn analyse_in(repo: &Session, options: &Options) -> Result<Analysis, RangeError> {
     let (from, to, notes) = resolve_ends(repo, options)?;
     let mut cache = open_cache(repo, options);
     let mut analysis = analyse_with(
@@ -264,7 +260,7 @@ fn analyse_in(repo: &gix::Repository, options: &Options) -> Result<Analysis, Ran
 
 /// The ends of the range, defaults resolved, and how they were chosen.
 fn resolve_ends(
-    repo: &gix::Repository,
+    repo: &Session,
     options: &Options,
 ) -> Result<(String, ToSide, Vec<String>), RangeError> {
     let spec = &options.range;
@@ -314,7 +310,7 @@ fn resolve_ends(
 /// clone, where `--resolve-only` must still find FROM) has no file to
 /// read: `None`, and the note that says so.
 fn to_config(
-    repo: &gix::Repository,
+    repo: &Session,
     options: &Options,
     to: &str,
 ) -> Result<(Option<config::ConfigFile>, Option<String>), RangeError> {
@@ -342,7 +338,7 @@ fn to_config(
 /// range names FROM, `--tag-match` chose the releases, or fewer than two
 /// runtimes are in play (the single analysis looks its own up).
 fn runtime_patterns(
-    repo: &gix::Repository,
+    repo: &Session,
     options: &Options,
     chosen: &[String],
 ) -> Result<Option<std::collections::BTreeMap<String, Option<String>>>, RangeError> {
@@ -394,7 +390,7 @@ fn common_pattern(
     }
 }
 
-fn open_cache(repo: &gix::Repository, options: &Options) -> FingerprintCache {
+fn open_cache(repo: &Session, options: &Options) -> FingerprintCache {
     if options.persistent_cache {
         FingerprintCache::open(repo)
     } else {
@@ -421,7 +417,7 @@ struct Absent {
 }
 
 fn analyse_with(
-    repo: &gix::Repository,
+    repo: &Session,
     from: &str,
     to: &ToSide,
     request: &config::Request,
@@ -559,7 +555,7 @@ fn analyse_with(
 /// (`own_digest` then records the `from` end's own digest), else with the
 /// settings the `from` end was read with, when they differ.
 fn cross_check(
-    (repo, from_rev, cache): (&gix::Repository, &Revision, &mut FingerprintCache),
+    (repo, from_rev, cache): (&Session, &Revision, &mut FingerprintCache),
     (from_own, from_end, from_fp, to_end): (
         Option<&EndSettings>,
         &EndSettings,
@@ -585,7 +581,7 @@ fn cross_check(
 }
 
 fn own_fingerprint(
-    repo: &gix::Repository,
+    repo: &Session,
     from_rev: &Revision,
     own: &EndSettings,
     cache: &mut FingerprintCache,

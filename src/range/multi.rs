@@ -20,6 +20,7 @@ use super::{
 };
 use crate::config::{self, ConfigChoice, ConfigFile};
 use crate::select::select;
+use crate::source::git::Session;
 use crate::source::{GitSource, Revision};
 use crate::warning::{Code, Warning};
 
@@ -53,7 +54,7 @@ impl Outcome {
     /// Classifies every analysis's runtime changes
     /// ([`super::annotate`]), with the change kinds remembered in
     /// the repository unless `persistent_cache` is off (`--no-cache`).
-    pub fn classify(&mut self, repo: &gix::Repository, persistent_cache: bool) {
+    pub fn classify(&mut self, repo: &Session, persistent_cache: bool) {
         // Not read for a range that compares no file (an unchanged one).
         let compares = self
             .analyses_mut()
@@ -108,7 +109,7 @@ struct Declared {
 /// runtime, or a config declaring at most one, gives [`Outcome::One`]:
 /// exactly the single-runtime report.
 pub fn analyse_runtimes(
-    repo: &gix::Repository,
+    repo: &Session,
     options: &Options,
     chosen: &[String],
 ) -> Result<Outcome, RangeError> {
@@ -120,7 +121,7 @@ pub fn analyse_runtimes(
 /// share one share the range, runtimes whose patterns differ are each
 /// compared from their own (each report's notes say which).
 fn runtimes_in(
-    repo: &gix::Repository,
+    repo: &Session,
     options: &Options,
     chosen: &[String],
 ) -> Result<Outcome, RangeError> {
@@ -138,7 +139,7 @@ fn runtimes_in(
 /// Runtimes whose tag patterns differ, each compared from the latest
 /// release of its own pattern.
 fn per_runtime(
-    repo: &gix::Repository,
+    repo: &Session,
     options: &Options,
     patterns: &std::collections::BTreeMap<String, Option<String>>,
 ) -> Result<Outcome, RangeError> {
@@ -166,7 +167,7 @@ fn per_runtime(
 
 /// [`runtimes_in`] once the range is the same for every runtime.
 fn runtimes_with(
-    repo: &gix::Repository,
+    repo: &Session,
     options: &Options,
     chosen: &[String],
 ) -> Result<Outcome, RangeError> {
@@ -271,7 +272,7 @@ struct Revs {
 }
 
 impl Revs {
-    fn parse(repo: &gix::Repository, from: &str, to: &ToSide) -> Result<Revs, RangeError> {
+    fn parse(repo: &Session, from: &str, to: &ToSide) -> Result<Revs, RangeError> {
         Ok(Revs {
             from: Revision::parse_commit(repo, from)?,
             to: match to {
@@ -286,7 +287,7 @@ impl Revs {
 /// leaves their fingerprints in `cache` for the analyses (see [`prime`]).
 /// The working tree's end is read by each analysis as usual.
 fn prime_all(
-    repo: &gix::Repository,
+    repo: &Session,
     request: &config::Request,
     names: &[String],
     revs: &Revs,
@@ -375,7 +376,7 @@ pub(super) fn summary(runtimes: &[NamedAnalysis]) -> String {
 
 /// The `[runtimes.NAME]` keys each end declares.
 fn declared(
-    repo: &gix::Repository,
+    repo: &Session,
     options: &Options,
     revs: &Revs,
 ) -> Result<(Declared, Declared), RangeError> {
@@ -426,7 +427,7 @@ fn declared(
 /// For a runtime missing at one end: why, and the other end's settings to
 /// read it with.
 fn absent_ends(
-    repo: &gix::Repository,
+    repo: &Session,
     request: &config::Request,
     name: &str,
     revs: &Revs,

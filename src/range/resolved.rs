@@ -9,6 +9,7 @@ use super::{
     common_pattern, resolve_ends, runtime_patterns, Options, RangeError, ToSide, WORKTREE,
 };
 use crate::setting::{Message, Setting, Value};
+use crate::source::git::Session;
 use crate::source::Revision;
 
 /// One end, by name and commit.
@@ -41,7 +42,7 @@ pub struct ResolvedEnds {
 /// declares shares; runtimes with different patterns have different
 /// previous releases, so one must be chosen.
 pub fn resolve(
-    repo: &gix::Repository,
+    repo: &Session,
     options: &Options,
     chosen: &[String],
 ) -> Result<ResolvedEnds, RangeError> {

@@ -11,7 +11,7 @@ use crate::support::two_releases;
 #[test]
 fn a_history_worker_panic_is_an_internal_error_with_its_own_exit_code() {
     let repo = two_releases();
-    let git = fpcheck::source::git::open_repo(Some(repo.path())).unwrap();
+    let git = fpcheck::source::git::Session::open(Some(repo.path())).unwrap();
     let opts = Options {
         threads: 2,
         ..Options::default()

@@ -158,3 +158,76 @@ fn a_hostile_memo_file_is_ignored() {
         assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
     }
 }
+
+/// Two sessions on two repositories, used from eight threads at once (as
+/// the Python package may), give each repository its own answers, those of
+/// a lone cold run; and each repository's memo holds only its own objects.
+#[test]
+fn sessions_on_two_repositories_at_once_keep_to_their_own() {
+    use fpcheck::range::{self, Digests, Options, RangeSpec};
+    use fpcheck::source::git::Session;
+
+    let a = three_releases();
+    let b = TestRepo::new();
+    b.write("app/main.py", "print('b')\n")
+        .write("fpcheck.toml", "[runtime]\nroot = \"app\"\n")
+        .write("version.json", "{\"version\": \"7.0.0\"}\n");
+    b.commit_and_tag("7.0.0", "v1");
+    b.write("app/main.py", "print('b', 2)\n")
+        .write("version.json", "{\"version\": \"7.1.0\"}\n");
+    b.commit_and_tag("7.1.0", "v2");
+    b.write("README.md", "# b\n");
+    b.commit_and_tag("docs", "v3");
+    let options = |range: &str, persistent_cache: bool| {
+        let (from, to) = range.split_once("..").unwrap();
+        Options {
+            range: RangeSpec {
+                from: Some(from.into()),
+                to: Some(to.into()),
+                tags: Default::default(),
+            },
+            worktree: false,
+            settings: fpcheck::config::Request {
+                choice: fpcheck::config::ConfigChoice::Committed,
+                flags: Default::default(),
+            },
+            persistent_cache,
+            digests: Digests::Always,
+        }
+    };
+    let answer = |session: &Session, range: &str, persistent: bool| {
+        serde_json::to_value(range::analyse(session, &options(range, persistent)).unwrap()).unwrap()
+    };
+    let ranges = ["v1..v2", "v2..v3", "v1..v3"];
+    let sessions = [a.path(), b.path()].map(|p| Session::open(Some(p)).unwrap());
+    let alone: Vec<Vec<serde_json::Value>> = sessions
+        .iter()
+        .map(|s| ranges.iter().map(|r| answer(s, r, false)).collect())
+        .collect();
+    assert_ne!(alone[0], alone[1]);
+    std::thread::scope(|scope| {
+        for i in 0..8 {
+            let (session, expected) = (sessions[i % 2].for_thread(), &alone[i % 2]);
+            scope.spawn(move || {
+                for round in 0..6 {
+                    let r = (i + round) % ranges.len();
+                    assert_eq!(
+                        answer(&session, ranges[r], true),
+                        expected[r],
+                        "{}",
+                        ranges[r]
+                    );
+                }
+            });
+        }
+    });
+    let own_commit = |repo: &TestRepo| {
+        crate::support::hex_decode(repo.git(&["rev-parse", "v2^{commit}"]).trim())
+    };
+    for (repo, other) in [(&a, &b), (&b, &a)] {
+        let memo = std::fs::read(repo.join(MEMO)).expect("the memo was written");
+        let (own, theirs) = (own_commit(repo), own_commit(other));
+        assert!(memo.windows(own.len()).any(|w| w == own));
+        assert!(!memo.windows(theirs.len()).any(|w| w == theirs));
+    }
+}

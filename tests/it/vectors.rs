@@ -71,7 +71,7 @@ fn vectors_as_commits() {
         let commit = repo.commit(case["name"].as_str().unwrap());
         let git = open_repo(Some(repo.path())).unwrap();
         let rev = Revision::parse(&git, &commit[..10]).unwrap();
-        let source = GitSource::new(git, rev, "src").unwrap();
+        let source = GitSource::new(git.into(), rev, "src").unwrap();
         let fp = fpcheck::compute(&source, &rules_for(&case)).unwrap();
         assert_eq!(got(&fp), expected(&case), "case {}", case["name"]);
     }
@@ -104,7 +104,7 @@ fn checkout_vectors_as_commits() {
         let commit = repo.commit(name);
         let git = open_repo(Some(repo.path())).unwrap();
         let rev = Revision::parse(&git, &commit[..10]).unwrap();
-        let source = GitSource::new(git, rev, "src").unwrap();
+        let source = GitSource::new(git.into(), rev, "src").unwrap();
         let fp = fpcheck::compute(&source, &Rules::default()).unwrap();
         assert_eq!(
             fp.as_gate_str(),

@@ -490,7 +490,7 @@ impl GitSource {
 /// no checkout's bytes can be known (a filter driver, an encoding fpcheck
 /// cannot reproduce), the tree cannot be read or the bytes exceed `limit`.
 pub(crate) fn checkout_of(
-    repo: &gix::Repository,
+    repo: &super::Session,
     tree: ObjectId,
     path: &str,
     blob: ObjectId,
@@ -724,7 +724,7 @@ mod tests {
         git(top, &["commit", "-qm", "linked root"]);
         let repo = open_repo(Some(top)).unwrap();
         let rev = Revision::parse(&repo, "HEAD").unwrap();
-        let src = GitSource::new(repo, rev, "src").unwrap();
+        let src = GitSource::new(repo.into(), rev, "src").unwrap();
         let found = src.attribute_files().unwrap();
         let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(paths, ["a/b/.gitattributes"]);

@@ -122,7 +122,7 @@ impl GitSource {
         id: ObjectId,
         what: &str,
     ) -> Result<u64, SourceError> {
-        match header(odb, id) {
+        match header(&self.repo, odb, id) {
             Ok(Some(header)) => Ok(header.size()),
             Ok(None) => Err(self.missing(id, format!("the blob of {what}"))),
             Err(e) => Err(SourceError::Git {
@@ -184,7 +184,7 @@ impl GitSource {
         sink: &mut dyn FnMut(&[u8]),
     ) -> Result<Streamed, SourceError> {
         // Errors here are left to the whole read, which reports them.
-        let Ok(Some(header)) = header(odb, id) else {
+        let Ok(Some(header)) = header(&self.repo, odb, id) else {
             return Ok(Streamed::No(None));
         };
         let not = Ok(Streamed::No(Some(header.size())));
@@ -219,12 +219,13 @@ impl GitSource {
 
 /// The header of object `id` (kind, size, deltas), without inflating it.
 fn header(
+    session: &super::Session,
     odb: &gix::OdbHandle,
     id: ObjectId,
 ) -> gix::error::Result<Option<gix::odb::find::Header>> {
     #[cfg(test)]
     tests::HEADER_READS.with(|n| n.set(n.get() + 1));
-    if let Some((kind, size)) = super::memo::header(odb, &id) {
+    if let Some((kind, size)) = session.memo_header(odb, &id) {
         return Ok(Some(gix::odb::find::Header::Loose { kind, size }));
     }
     gix::odb::Header::try_header(odb, &id)
@@ -418,7 +419,7 @@ mod tests {
     fn source(repo: &Path, rev: &str) -> GitSource {
         let repo = open_repo(Some(repo)).unwrap();
         let rev = Revision::parse(&repo, rev).unwrap();
-        GitSource::new(repo, rev, "src").unwrap()
+        GitSource::new(repo.into(), rev, "src").unwrap()
     }
 
     fn fingerprint(repo: &Path, rev: &str) -> Option<String> {

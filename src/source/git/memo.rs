@@ -14,10 +14,8 @@
 //! object's kind, size and bytes, so an entry is used only once its bytes
 //! hash to its id (checked on first use, each entry at most once per run).
 //! A damaged, truncated or forged entry is a miss, never a different
-//! object. Nothing is keyed on a ref name. The memo is not used when the
-//! repository replaces objects (`git replace`): gix then serves another
-//! object's bytes under an id, which no hash check could tell apart from
-//! the real one's absence.
+//! object. Nothing is keyed on a ref name, and `git replace` is never read
+//! (see `open_options`), so an id served is always its own object's.
 //!
 //! Bounded: objects over [`MAX_OBJECT`] bytes are never kept, a run
 //! records at most [`MAX_NEW`] bytes of new objects (the first it reads:
@@ -30,7 +28,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 
 use gix::object::Kind;
 use gix::ObjectId;
@@ -78,9 +76,6 @@ struct Recorded {
 
 /// The memo of one repository's object store for one run.
 pub(crate) struct Memo {
-    /// The object store it serves (`objects/`), so that a lookup through
-    /// another repository's store never consults it.
-    objects_dir: PathBuf,
     /// The repository's common git directory, which holds [`FILE`].
     common: PathBuf,
     hash: gix::hash::Kind,
@@ -93,58 +88,21 @@ pub(crate) struct Memo {
     dirty: AtomicBool,
 }
 
-/// The memo in use by this process, if any (see [`header`]).
-static ACTIVE: RwLock<Option<Arc<Memo>>> = RwLock::new(None);
-
-/// While alive, `repo`'s object reads go through the memo (see [`install`]);
-/// dropped, the memo is saved and no longer consulted.
+/// While alive, the memo is in use (see [`super::Session::with_memo`]);
+/// dropped, it is saved.
 pub(crate) struct Installed {
     memo: Arc<Memo>,
 }
 
-/// A clone of `repo` whose object reads are served from the memo of its
-/// git directory when it holds them (and record those it does not), with
-/// the guard that saves it. `None` when the repository replaces objects.
-pub(crate) fn install(repo: &gix::Repository) -> Option<(gix::Repository, Installed)> {
-    let store = repo.objects.store_ref();
-    if super::replaces_objects(store) {
-        return None;
+impl Installed {
+    pub(super) fn new(memo: Arc<Memo>) -> Self {
+        Installed { memo }
     }
-    let memo = Arc::new(Memo::open(
-        store.path().to_path_buf(),
-        repo.common_dir().to_path_buf(),
-        repo.object_hash(),
-    ));
-    let mut repo = repo.clone();
-    set_cache(&mut repo, &memo);
-    *ACTIVE.write().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&memo));
-    Some((repo, Installed { memo }))
-}
-
-/// Puts the memo in front of `repo`'s object store when it is the active
-/// memo's: a clone of a `gix::Repository` gets its object cache from the
-/// repository's configuration again, so each clone needs this.
-pub(crate) fn adopt(repo: &mut gix::Repository) {
-    let memo = {
-        let active = ACTIVE.read().unwrap_or_else(|e| e.into_inner());
-        match active.as_ref() {
-            // Not under `git replace` (made since `install`, by another
-            // handle of the same store): the memo holds the originals.
-            Some(m)
-                if m.objects_dir == repo.objects.store_ref().path()
-                    && !super::replaces_objects(repo.objects.store_ref()) =>
-            {
-                Arc::clone(m)
-            }
-            _ => return,
-        }
-    };
-    set_cache(repo, &memo);
 }
 
 /// The object cache `open_repo` gives gix (4 MiB, in memory), with the
 /// memo in front of it.
-fn set_cache(repo: &mut gix::Repository, memo: &Arc<Memo>) {
+pub(super) fn set_cache(repo: &mut gix::Repository, memo: &Arc<Memo>) {
     let shared = Arc::clone(memo);
     repo.objects.set_object_cache(move || {
         Box::new(MemoCache {
@@ -158,41 +116,18 @@ impl Drop for Installed {
     fn drop(&mut self) {
         // A memo that cannot be written costs the next run time, nothing else.
         let _ = self.memo.save();
-        let mut active = ACTIVE.write().unwrap_or_else(|e| e.into_inner());
-        if active.as_ref().is_some_and(|m| Arc::ptr_eq(m, &self.memo)) {
-            *active = None;
-        }
     }
-}
-
-/// The kind and size of object `id` when the active memo for the store of
-/// `odb` holds it, without touching the store (gix reads headers from the
-/// pack, past the object cache). Only for handles with an object cache:
-/// the memo is that cache's front.
-pub(crate) fn header(odb: &gix::OdbHandle, id: &ObjectId) -> Option<(Kind, u64)> {
-    if !odb.has_object_cache() {
-        return None;
-    }
-    let active = ACTIVE.read().unwrap_or_else(|e| e.into_inner());
-    let memo = active.as_ref()?;
-    let store = odb.store_ref();
-    if memo.objects_dir != store.path() || super::replaces_objects(store) {
-        return None;
-    }
-    memo.sound(id)
-        .map(|(kind, bytes)| (kind, bytes.len() as u64))
 }
 
 impl Memo {
-    /// Reads the file (an absent, unreadable or malformed file is empty; a
-    /// malformed tail is dropped).
-    fn open(objects_dir: PathBuf, common: PathBuf, hash: gix::hash::Kind) -> Self {
+    /// Reads the file of the git directory `common` (an absent, unreadable
+    /// or malformed file is empty; a malformed tail is dropped).
+    pub(super) fn open(common: PathBuf, hash: gix::hash::Kind) -> Self {
         // Kept as the fingerprint cache is (`.git/fpcheck`, no link
         // followed, a regular file only, size capped).
         let data = crate::own_files::read_private(&common, FILE, MAX_FILE).unwrap_or_default();
         let (order, held) = index(&data, hash);
         Memo {
-            objects_dir,
             common,
             hash,
             data,
@@ -201,6 +136,14 @@ impl Memo {
             recorded: Mutex::new(Recorded::default()),
             dirty: AtomicBool::new(false),
         }
+    }
+
+    /// The kind and size of object `id` when the file holds it, without
+    /// touching the store (gix reads headers from the pack, past the object
+    /// cache).
+    pub(super) fn header(&self, id: &ObjectId) -> Option<(Kind, u64)> {
+        self.sound(id)
+            .map(|(kind, bytes)| (kind, bytes.len() as u64))
     }
 
     /// The bytes of an object of the file.
@@ -389,15 +332,6 @@ impl gix::odb::pack::cache::Object for MemoCache {
     }
 }
 
-/// The size of object `id` of `repo`: from the memo when it holds the
-/// object, else from its header in the store.
-pub(crate) fn object_size(repo: &gix::Repository, id: ObjectId) -> Result<u64, gix::Error> {
-    if let Some((_, size)) = header(&repo.objects, &id) {
-        return Ok(size);
-    }
-    repo.find_header(id).map(|h| h.size())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,7 +370,7 @@ mod tests {
         file.extend_from_slice(&rec_a[..30]);
         std::fs::write(&path, &file).unwrap();
 
-        let memo = Memo::open(dir.path().into(), dir.path().into(), SHA1);
+        let memo = Memo::open(dir.path().into(), SHA1);
         assert_eq!(memo.order, vec![a, c, b]);
         let mut out = Vec::new();
         assert_eq!(memo.get(&b, &mut out), Some(Kind::Blob));
@@ -449,7 +383,7 @@ mod tests {
         assert_eq!(memo.get(&d, &mut out), Some(Kind::Blob));
         memo.save().unwrap();
 
-        let again = Memo::open(dir.path().into(), dir.path().into(), SHA1);
+        let again = Memo::open(dir.path().into(), SHA1);
         assert_eq!(again.order, vec![b, d, c, a]);
         for id in [a, b, c, d] {
             assert!(again.sound(&id).is_some(), "{id}");
@@ -462,7 +396,7 @@ mod tests {
     #[test]
     fn recording_is_bounded() {
         let dir = tempfile::tempdir().unwrap();
-        let memo = Memo::open(dir.path().into(), dir.path().into(), SHA1);
+        let memo = Memo::open(dir.path().into(), SHA1);
         let big = vec![b'x'; MAX_OBJECT + 1];
         let (id, _) = blob(&big);
         memo.record(id, Kind::Blob, &big);

@@ -2,9 +2,11 @@
 //! no `git` process, and only the objects the answer needs (so partial clones
 //! and mirrors without their large assets work).
 //!
-//! By concern: [`repo`] opens the repository and resolves revisions (tag
-//! peeling bounded, `git replace` cycles named); [`tree`] reads trees
-//! (malformed ones refused) and follows paths and links through them;
+//! By concern: [`session`] holds one repository for one run, through
+//! which every object is read; [`repo`] opens the repository and resolves
+//! revisions (tag peeling bounded, `git replace` cycles named); [`tree`]
+//! reads trees (malformed ones refused) and follows paths and links
+//! through them;
 //! [`blob`] reads blobs with memory that does not grow with their size;
 //! [`attributes`] warns about `.gitattributes` conversions; [`scan`] proves,
 //! cheaply, that a root's selection depends on its tree alone.
@@ -23,24 +25,19 @@ mod blob;
 pub(crate) mod memo;
 mod repo;
 mod scan;
+mod session;
 mod tree;
 
 pub(crate) use attributes::checkout_of;
-pub(crate) use repo::thread_repo;
 pub use repo::{open_repo, peel_to_commit, repo_display, Revision};
 pub use scan::{ScanRule, ScanStep};
-
-/// Whether the object store replaces objects (`git replace`): an object id
-/// then no longer names its bytes, so nothing may be remembered by id
-/// (fingerprint cache, object memo, tree look-ups, parsed settings).
-pub(crate) fn replaces_objects(store: &gix::odb::Store) -> bool {
-    store.replacements().next().is_some()
-}
+pub use session::Session;
 use tree::{link_failure, Found};
 
 /// The runtime root inside a tree at a revision.
 pub struct GitSource {
-    repo: gix::Repository,
+    /// Every object is read through it.
+    repo: Session,
     /// The object database for runtime files, made on first use (see
     /// [`GitSource::runtime_objects`]).
     blobs: OnceCell<gix::OdbHandle>,
@@ -75,8 +72,7 @@ pub struct GitSource {
 impl GitSource {
     /// The tree at `rev`, rooted at `root` (a path from the top of the
     /// repository, e.g. `src`; `""` or `.` for the top itself).
-    pub fn new(mut repo: gix::Repository, rev: Revision, root: &str) -> Result<Self, SourceError> {
-        memo::adopt(&mut repo);
+    pub fn new(repo: Session, rev: Revision, root: &str) -> Result<Self, SourceError> {
         let root = crate::source::normalise_root(root);
         let mut source = GitSource {
             repo,

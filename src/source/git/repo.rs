@@ -363,14 +363,3 @@ pub fn repo_display(repo: &gix::Repository) -> String {
         .display()
         .to_string()
 }
-
-/// A worker thread's own handle on the repository, its pack cache capped.
-pub(crate) fn thread_repo(sync: &gix::ThreadSafeRepository) -> gix::Repository {
-    let mut repo = sync.to_thread_local();
-    repo.objects.set_pack_cache(|| {
-        Box::new(gix::odb::pack::cache::lru::MemoryCappedHashmap::new(
-            32 << 20,
-        ))
-    });
-    repo
-}

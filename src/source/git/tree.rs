@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use gix::objs::tree::EntryKind as GitKind;
 use gix::prelude::FindExt;
@@ -19,19 +20,6 @@ pub(super) const MAX_LINK_TARGET: u64 = 4096;
 
 /// One entry of a tree.
 pub(super) type TreeEntry = (Vec<u8>, GitKind, ObjectId);
-
-/// The largest tree [`GitSource::looked_up`] keeps, in entries.
-const KEPT_ENTRIES: usize = 4096;
-
-/// How many trees [`GitSource::looked_up`] keeps.
-const LOOKED_UP: usize = 8;
-
-/// The trees [`GitSource::looked_up`] keeps: object store, id, entries.
-type Kept = Vec<(std::path::PathBuf, ObjectId, Rc<Vec<TreeEntry>>)>;
-
-thread_local! {
-    static KEPT: std::cell::RefCell<Kept> = const { std::cell::RefCell::new(Vec::new()) };
-}
 
 /// A directory on a walk's stack.
 #[derive(Clone)]
@@ -137,42 +125,17 @@ impl GitSource {
     }
 
     /// [`GitSource::tree_entries`] of a tree a path look-up steps through,
-    /// kept for the next look-ups: the version file, the force-restart
-    /// file and the runtime root are each looked up from the top, at both
-    /// ends of a range, through the same few trees (and a runtime root's
-    /// tree can hold thousands of entries). A tree id names its entries,
-    /// so they are shared by every source of the same object store on this
-    /// thread (unless the repository replaces objects); only the last
-    /// [`LOOKED_UP`] trees are kept, so a walk of many links costs no memory.
-    fn looked_up(&self, id: ObjectId, what: &str) -> Result<Rc<Vec<TreeEntry>>, SourceError> {
-        let store = self.repo.objects.store_ref();
-        // Under `git replace`, an id no longer names its entries: what is
-        // kept (or would be) may be another object's, so nothing is.
-        if super::replaces_objects(store) {
-            return self.tree_entries(id, what).map(Rc::new);
-        }
-        let store = store.path();
-        let hit = KEPT.with(|kept| {
-            (kept.borrow().iter())
-                .find(|(p, k, _)| *k == id && p == store)
-                .map(|(_, _, entries)| Rc::clone(entries))
-        });
-        if let Some(entries) = hit {
+    /// kept by the session for the next look-ups: the version file, the
+    /// force-restart file and the runtime root are each looked up from the
+    /// top, at both ends of a range, through the same few trees (and a
+    /// runtime root's tree can hold thousands of entries). A tree id names
+    /// its entries, so they are shared by every source of the session.
+    fn looked_up(&self, id: ObjectId, what: &str) -> Result<Arc<Vec<TreeEntry>>, SourceError> {
+        if let Some(entries) = self.repo.kept_tree(id) {
             return Ok(entries);
         }
-        let entries = Rc::new(self.tree_entries(id, what)?);
-        // A huge directory is not worth keeping (memory in a long-lived
-        // process, the Python one).
-        if entries.len() > KEPT_ENTRIES {
-            return Ok(entries);
-        }
-        KEPT.with(|kept| {
-            let mut kept = kept.borrow_mut();
-            if kept.len() >= LOOKED_UP {
-                kept.remove(0);
-            }
-            kept.push((store.to_path_buf(), id, Rc::clone(&entries)));
-        });
+        let entries = Arc::new(self.tree_entries(id, what)?);
+        self.repo.keep_tree(id, &entries);
         Ok(entries)
     }
 
@@ -432,7 +395,7 @@ mod tests {
     fn fingerprint(root: &Path) -> Option<String> {
         let repo = open_repo(Some(root)).unwrap();
         let rev = Revision::parse(&repo, "HEAD").unwrap();
-        let src = GitSource::new(repo, rev, "src").unwrap();
+        let src = GitSource::new(repo.into(), rev, "src").unwrap();
         crate::fingerprint::compute(&src, &crate::select::Rules::default())
             .unwrap()
             .digest
