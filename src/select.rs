@@ -324,6 +324,25 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
         }
     }
 
+    let files = resolve_candidates(source, &root_display, candidates, &mut problems)?;
+    problems.sort();
+    skipped.sort();
+    Ok(Selection {
+        files,
+        problems,
+        skipped,
+    })
+}
+
+/// The selected files of `candidates` (paths below the root, in any order)
+/// in hash order, their links resolved; each one that cannot be hashed is
+/// a problem instead.
+fn resolve_candidates(
+    source: &dyn Source,
+    root_display: &str,
+    mut candidates: Vec<(Vec<u8>, Entry)>,
+    problems: &mut Vec<Problem>,
+) -> Result<Vec<SelectedFile>, SourceError> {
     // Hash order: by the bytes of the path (a directory on disk lists its
     // entries in any order).
     if !candidates.is_sorted_by(|a, b| a.0 < b.0) {
@@ -332,7 +351,7 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
     let mut files = Vec::with_capacity(candidates.len());
     for (path, entry) in candidates {
         let Ok(utf8) = String::from_utf8(path.clone()) else {
-            problems.push(problem(&root_display, &path, "is not valid UTF-8"));
+            problems.push(problem(root_display, &path, "is not valid UTF-8"));
             continue;
         };
         match source.resolve(&path, &entry) {
@@ -340,7 +359,7 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
                 path: utf8,
                 content,
             }),
-            Ok(Target::Unavailable(what)) => problems.push(problem(&root_display, &path, &what)),
+            Ok(Target::Unavailable(what)) => problems.push(problem(root_display, &path, &what)),
             Err(SourceError::Unreadable { path, why }) => problems.push(Problem {
                 path,
                 what: format!(": {why}"),
@@ -349,13 +368,7 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
             Err(e) => return Err(e),
         }
     }
-    problems.sort();
-    skipped.sort();
-    Ok(Selection {
-        files,
-        problems,
-        skipped,
-    })
+    Ok(files)
 }
 
 /// A directory being walked: its entries not yet visited.

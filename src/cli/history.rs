@@ -96,19 +96,7 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
     if args.json {
         args.format = HistoryFormat::Json;
     }
-    let span = match &args.span {
-        Some(text) => match text.split_once("..") {
-            Some((a, b)) if !a.is_empty() && !b.is_empty() && !b.starts_with('.') => {
-                Some((a.to_string(), b.to_string()))
-            }
-            _ => {
-                return Err(Failure::usage(format!(
-                    "`{text}`: write the span as FROM..TO with two release tags"
-                )))
-            }
-        },
-        None => None,
-    };
+    let span = parse_span(args.span.as_deref())?;
     let repo = Session::open(args.repo.as_deref())?;
     // `--runtime` (repeatable) narrows the runtimes; the request itself
     // names none. Each release's committed settings apply, flags over all.
@@ -126,18 +114,7 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
         threads: args.threads,
         classify: !args.no_classify,
     };
-    let show_progress =
-        std::io::stderr().is_terminal() && !matches!(args.format, HistoryFormat::Json);
-    let bar = show_progress.then(|| {
-        let bar = indicatif::ProgressBar::new(0);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} reading releases {pos}/{len} {wide_bar}",
-            )
-            .expect("a valid template"),
-        );
-        bar
-    });
+    let bar = progress_bar(&args);
     let progress = |done: usize, total: usize| {
         if let Some(bar) = &bar {
             bar.set_length(total as u64);
@@ -148,7 +125,78 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    let records: Vec<(Option<&str>, &Record)> = match &outcome {
+    let records = warn_records(&outcome);
+    if records.iter().all(|(_, r)| r.tags.is_empty()) {
+        return Err(Failure::new(
+            fpcheck::error::Kind::Input,
+            format!(
+                "no release tags{} in {}: releases are tags that parse as versions (v1.2.3, 2.0.0rc1; a prefix such as server-v1.2.3 with `tag_pattern = \"server-v*\"` in fpcheck.toml or --tags 'server-v*')",
+                args.tags
+                    .as_deref()
+                    .map(|g| format!(" matching `{g}`"))
+                    .unwrap_or_default(),
+                match &outcome {
+                    Outcome::One(h) => &h.repo,
+                    Outcome::Many(m) => &m.repo,
+                }
+            ),
+        ));
+    }
+    let text = render(&args, &outcome)?;
+    emit(&text, args.output.as_deref())?;
+    Ok(if args.exit_code && outcome.restart_required() {
+        exit::RESTART
+    } else {
+        exit::OK
+    })
+}
+
+/// The table's width: the terminal's, or `COLUMNS`; a file or a pipe gets
+/// the table's natural width (no wrapping) unless `COLUMNS` says otherwise.
+fn width(terminal: bool) -> Option<u16> {
+    let from_env = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok());
+    match (from_env, terminal) {
+        (Some(w), _) => Some(w),
+        (None, true) => Some(table_width(true)),
+        (None, false) => None,
+    }
+}
+
+/// `FROM..TO` as two release tags.
+fn parse_span(span: Option<&str>) -> Result<Option<(String, String)>, Failure> {
+    let Some(text) = span else {
+        return Ok(None);
+    };
+    match text.split_once("..") {
+        Some((a, b)) if !a.is_empty() && !b.is_empty() && !b.starts_with('.') => {
+            Ok(Some((a.to_string(), b.to_string())))
+        }
+        _ => Err(Failure::usage(format!(
+            "`{text}`: write the span as FROM..TO with two release tags"
+        ))),
+    }
+}
+
+/// A progress bar on a terminal's stderr, for every format but JSON.
+fn progress_bar(args: &HistoryArgs) -> Option<indicatif::ProgressBar> {
+    let show_progress =
+        std::io::stderr().is_terminal() && !matches!(args.format, HistoryFormat::Json);
+    show_progress.then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} reading releases {pos}/{len} {wide_bar}",
+            )
+            .expect("a valid template"),
+        );
+        bar
+    })
+}
+
+/// Each runtime's record, its warnings printed on stderr (the order
+/// warnings once: they are the same in every record).
+fn warn_records(outcome: &Outcome) -> Vec<(Option<&str>, &Record)> {
+    let records: Vec<(Option<&str>, &Record)> = match outcome {
         Outcome::One(h) => vec![(None, &h.record)],
         Outcome::Many(m) => m
             .runtimes
@@ -183,36 +231,25 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
             );
         }
     }
-    if records.iter().all(|(_, r)| r.tags.is_empty()) {
-        return Err(Failure::new(
-            fpcheck::error::Kind::Input,
-            format!(
-                "no release tags{} in {}: releases are tags that parse as versions (v1.2.3, 2.0.0rc1; a prefix such as server-v1.2.3 with `tag_pattern = \"server-v*\"` in fpcheck.toml or --tags 'server-v*')",
-                args.tags
-                    .as_deref()
-                    .map(|g| format!(" matching `{g}`"))
-                    .unwrap_or_default(),
-                match &outcome {
-                    Outcome::One(h) => &h.repo,
-                    Outcome::Many(m) => &m.repo,
-                }
-            ),
-        ));
-    }
+    records
+}
+
+/// The history in the format asked for.
+fn render(args: &HistoryArgs, outcome: &Outcome) -> Result<String, Failure> {
     let render = RenderOptions::default();
-    let text = match (args.format, &outcome) {
+    Ok(match (args.format, outcome) {
         (HistoryFormat::Json, Outcome::One(h)) => report::to_json(h),
         (HistoryFormat::Json, Outcome::Many(m)) => report::to_json(m),
         (HistoryFormat::Markdown, _) => {
-            report::history_markdown(&outcome, &render).map_err(|e| Failure::usage(e.0))?
+            report::history_markdown(outcome, &render).map_err(|e| Failure::usage(e.0))?
         }
         (HistoryFormat::Html, _) => {
-            report::history_html(&outcome, &render).map_err(|e| Failure::usage(e.0))?
+            report::history_html(outcome, &render).map_err(|e| Failure::usage(e.0))?
         }
         (HistoryFormat::Table, _) => {
             let terminal = args.output.is_none() && std::io::stdout().is_terminal();
             let color = use_color(args.color, terminal) && args.output.is_none();
-            match &outcome {
+            match outcome {
                 Outcome::One(h) => {
                     fpcheck::report::history_table(&h.record, color, width(terminal))
                 }
@@ -230,22 +267,5 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
                 }
             }
         }
-    };
-    emit(&text, args.output.as_deref())?;
-    Ok(if args.exit_code && outcome.restart_required() {
-        exit::RESTART
-    } else {
-        exit::OK
     })
-}
-
-/// The table's width: the terminal's, or `COLUMNS`; a file or a pipe gets
-/// the table's natural width (no wrapping) unless `COLUMNS` says otherwise.
-fn width(terminal: bool) -> Option<u16> {
-    let from_env = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok());
-    match (from_env, terminal) {
-        (Some(w), _) => Some(w),
-        (None, true) => Some(table_width(true)),
-        (None, false) => None,
-    }
 }

@@ -416,6 +416,27 @@ struct Absent {
     from_own: Option<EndSettings>,
 }
 
+/// The `from` end of an analysis, which either kind of `to` end is
+/// compared with.
+struct FromEnd<'a> {
+    rev: Revision,
+    end: EndSettings,
+    src: GitSource,
+    absent: &'a Absent,
+}
+
+/// Both ends read and compared, before the decision.
+struct Compared {
+    from: Read,
+    to: Read,
+    changes: Changes,
+    to_end: EndSettings,
+    check: Option<SettingsCheck>,
+    /// The `from` end's digest under its own settings, when the cross-check
+    /// used them (see [`Absent::from_own`]).
+    own_digest: Option<String>,
+}
+
 fn analyse_with(
     repo: &Session,
     from: &str,
@@ -425,126 +446,154 @@ fn analyse_with(
     cache: &mut FingerprintCache,
     digests: Digests,
 ) -> Result<Analysis, RangeError> {
-    let from_rev = Revision::parse_commit(repo, from)?;
-    let from_end = match &absent.from {
+    let rev = Revision::parse_commit(repo, from)?;
+    let end = match &absent.from {
         Some((_, end)) => end.clone(),
-        None => request.at_revision(repo, from_rev.tree, from)?,
+        None => request.at_revision(repo, rev.tree, from)?,
     };
-    let from_rt = &from_end.runtime;
-    let from_src = GitSource::new(repo.clone(), from_rev.clone(), &from_rt.root)?;
-
-    // The `from` end's digest under its own settings, when the cross-check
-    // used them (see [`Absent::from_own`]).
-    let mut own_digest: Option<String> = None;
-    let (from_read, to_read, changes, to_end, check) = match to {
-        ToSide::Rev(spec) => {
-            let to_rev = Revision::parse_commit(repo, spec)?;
-            let to_end = match &absent.to {
-                Some((_, end)) => end.clone(),
-                None => request.at_revision(repo, to_rev.tree, spec)?,
-            };
-            let to_rt = &to_end.runtime;
-            let to_src = GitSource::new(repo.clone(), to_rev.clone(), &to_rt.root)?;
-            ends::check_roots(&from_src, &to_src, from_rt, to_rt, || {
-                ends::top_dirs_at(repo, to_rev.tree)
-            })?;
-            // Same settings: see `ends::read_pair` for what a shared root
-            // tree saves. The cross-check compares with the `from` digest,
-            // and a runtime undeclared at one end reports both digests:
-            // both need real digests.
-            let same_settings = absent.from.is_none() && !cross::needed(&from_end, &to_end);
-            let digests = if same_settings {
-                digests
-            } else {
-                Digests::Always
-            };
-            let (from_read, mut to_read) = ends::read_pair(
-                (&from_src, from_rt),
-                (&to_src, to_rt),
-                same_settings && absent.to.is_none(),
-                cache,
-                digests,
-            )?;
-            // Changes are sorted by the `to` end's settings: what the new
-            // release's gate counts.
-            let diff = changes::between_trees(
-                repo,
-                from_rev.tree,
-                to_rev.tree,
-                (from_read.root_tree, to_read.root_tree),
-                &to_rt.root,
-                &to_rt.rules,
-            );
-            let changes = match diff {
-                Ok(mut changes) => {
-                    changes::add_target_changes(
-                        &mut changes,
-                        &from_read.ids,
-                        &to_read.ids,
-                        &to_rt.root,
-                    );
-                    changes
-                }
-                // The verdict comes from the fingerprints; the diff only
-                // explains it. A tree the diff cannot parse (a name with a
-                // NUL under an excluded folder, a tree too deep) must not
-                // turn a decided verdict into an error: the selections
-                // still tell what changed in the runtime, and the list of
-                // ignored changes is marked incomplete.
-                Err(_) => changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root),
-            };
-            let mut changes = changes;
-            attributes_changes(
-                &mut changes,
-                (&from_src, &from_read),
-                (&to_src, &mut to_read),
-                &to_rt.root,
-            );
-            let check = cross_check(
-                (repo, &from_rev, cache),
-                (absent.from_own.as_ref(), &from_end, &from_read.fp, &to_end),
-                &mut own_digest,
-                |end, fp, cache| cross::at_revision(repo, &to_rev, end, fp, cache),
-            )?;
-            (from_read, to_read, changes, to_end, check)
-        }
-        ToSide::Worktree => {
-            let top = ends::workdir(repo)?;
-            let to_end = match &absent.to {
-                Some((_, end)) => end.clone(),
-                None => request.at_worktree(&top)?,
-            };
-            let to_rt = &to_end.runtime;
-            let to_src = crate::source::WorktreeSource::new(&top, &to_rt.root);
-            ends::check_roots(&from_src, &to_src, from_rt, to_rt, || {
-                ends::top_dirs_on_disk(&top)
-            })?;
-            let from_sel = select(&from_src, &from_rt.rules)?;
-            let from_fp = ends::cached_or_hashed(&from_src, from_sel, &from_rt.rules, cache)?;
-            let from_read = ends::read_git(&from_src, from_fp, false, None)?;
-            let to_read = ends::read_worktree(repo, &to_src, &to_rt.rules)?;
-            let changes = changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root);
-            let check = cross_check(
-                (repo, &from_rev, cache),
-                (absent.from_own.as_ref(), &from_end, &from_read.fp, &to_end),
-                &mut own_digest,
-                |end, fp, _| cross::at_worktree(&top, end, fp),
-            )?;
-            (from_read, to_read, changes, to_end, check)
-        }
+    let src = GitSource::new(repo.clone(), rev.clone(), &end.runtime.root)?;
+    let from_end = FromEnd {
+        rev,
+        end,
+        src,
+        absent: &absent,
+    };
+    let compared = match to {
+        ToSide::Rev(spec) => against_revision(repo, &from_end, (spec, request), cache, digests)?,
+        ToSide::Worktree => against_worktree(repo, &from_end, request, cache)?,
     };
     // An end that does not declare the runtime was read with the other
     // end's settings and is compared as usual: a code change under those
     // settings is a restart whichever end adds or drops the declaration.
     let undeclared = absent.from.is_some() || absent.to.is_some();
     Ok(conclude(
-        from_read,
-        to_read,
-        changes,
-        (&from_end, &to_end),
-        (check, own_digest),
+        compared.from,
+        compared.to,
+        compared.changes,
+        (&from_end.end, &compared.to_end),
+        (compared.check, compared.own_digest),
         undeclared,
     ))
+}
+
+/// The `from` end compared with the revision `spec`.
+fn against_revision(
+    repo: &Session,
+    from: &FromEnd<'_>,
+    (spec, request): (&str, &config::Request),
+    cache: &mut FingerprintCache,
+    digests: Digests,
+) -> Result<Compared, RangeError> {
+    let (from_rt, absent) = (&from.end.runtime, from.absent);
+    let to_rev = Revision::parse_commit(repo, spec)?;
+    let to_end = match &absent.to {
+        Some((_, end)) => end.clone(),
+        None => request.at_revision(repo, to_rev.tree, spec)?,
+    };
+    let to_rt = &to_end.runtime;
+    let to_src = GitSource::new(repo.clone(), to_rev.clone(), &to_rt.root)?;
+    ends::check_roots(&from.src, &to_src, from_rt, to_rt, || {
+        ends::top_dirs_at(repo, to_rev.tree)
+    })?;
+    // Same settings: see `ends::read_pair` for what a shared root tree
+    // saves. The cross-check compares with the `from` digest, and a runtime
+    // undeclared at one end reports both digests: both need real digests.
+    let same_settings = absent.from.is_none() && !cross::needed(&from.end, &to_end);
+    let digests = if same_settings {
+        digests
+    } else {
+        Digests::Always
+    };
+    let (from_read, mut to_read) = ends::read_pair(
+        (&from.src, from_rt),
+        (&to_src, to_rt),
+        same_settings && absent.to.is_none(),
+        cache,
+        digests,
+    )?;
+    // Changes are sorted by the `to` end's settings: what the new release's
+    // gate counts.
+    let diff = changes::between_trees(
+        repo,
+        from.rev.tree,
+        to_rev.tree,
+        (from_read.root_tree, to_read.root_tree),
+        &to_rt.root,
+        &to_rt.rules,
+    );
+    let mut changes = match diff {
+        Ok(mut changes) => {
+            changes::add_target_changes(&mut changes, &from_read.ids, &to_read.ids, &to_rt.root);
+            changes
+        }
+        // The verdict comes from the fingerprints; the diff only explains
+        // it. A tree the diff cannot parse (a name with a NUL under an
+        // excluded folder, a tree too deep) must not turn a decided verdict
+        // into an error: the selections still tell what changed in the
+        // runtime, and the list of ignored changes is marked incomplete.
+        Err(_) => changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root),
+    };
+    attributes_changes(
+        &mut changes,
+        (&from.src, &from_read),
+        (&to_src, &mut to_read),
+        &to_rt.root,
+    );
+    let mut own_digest = None;
+    let check = cross_check(
+        (repo, &from.rev, cache),
+        (absent.from_own.as_ref(), &from.end, &from_read.fp, &to_end),
+        &mut own_digest,
+        |end, fp, cache| cross::at_revision(repo, &to_rev, end, fp, cache),
+    )?;
+    Ok(Compared {
+        from: from_read,
+        to: to_read,
+        changes,
+        to_end,
+        check,
+        own_digest,
+    })
+}
+
+/// The `from` end compared with the working tree.
+fn against_worktree(
+    repo: &Session,
+    from: &FromEnd<'_>,
+    request: &config::Request,
+    cache: &mut FingerprintCache,
+) -> Result<Compared, RangeError> {
+    let (from_rt, absent) = (&from.end.runtime, from.absent);
+    let top = ends::workdir(repo)?;
+    let to_end = match &absent.to {
+        Some((_, end)) => end.clone(),
+        None => request.at_worktree(&top)?,
+    };
+    let to_rt = &to_end.runtime;
+    let to_src = crate::source::WorktreeSource::new(&top, &to_rt.root);
+    ends::check_roots(&from.src, &to_src, from_rt, to_rt, || {
+        ends::top_dirs_on_disk(&top)
+    })?;
+    let from_sel = select(&from.src, &from_rt.rules)?;
+    let from_fp = ends::cached_or_hashed(&from.src, from_sel, &from_rt.rules, cache)?;
+    let from_read = ends::read_git(&from.src, from_fp, false, None)?;
+    let to_read = ends::read_worktree(repo, &to_src, &to_rt.rules)?;
+    let changes = changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root);
+    let mut own_digest = None;
+    let check = cross_check(
+        (repo, &from.rev, cache),
+        (absent.from_own.as_ref(), &from.end, &from_read.fp, &to_end),
+        &mut own_digest,
+        |end, fp, _| cross::at_worktree(&top, end, fp),
+    )?;
+    Ok(Compared {
+        from: from_read,
+        to: to_read,
+        changes,
+        to_end,
+        check,
+        own_digest,
+    })
 }
 
 /// The `from` end fingerprinted with its own settings (see

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::{render_template, RenderOptions, ReportError, HISTORY_HTML, HISTORY_MARKDOWN};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Color, ContentArrangement, Table};
 
-use crate::history::{Outcome, Record};
+use crate::history::{Outcome, Record, Step, Summary};
 use crate::term::{count, escape};
 use crate::verdict::Reason;
 
@@ -107,6 +107,41 @@ fn short_reason(reason: Reason) -> (&'static str, Option<&'static str>) {
 /// A history as a terminal table: one row per update, the summary and the
 /// warnings below it; `width` wraps it (`None`: its natural width).
 pub fn history_table(h: &Record, color: bool, width: Option<u16>) -> String {
+    let mut t = empty_table(color, width);
+    let mut legend: Vec<&str> = Vec::new();
+    for s in &h.updates {
+        t.add_row(update_row(s, color, &mut legend));
+    }
+    let mut out = t.to_string();
+    out.push('\n');
+    if !legend.is_empty() {
+        out.push_str(&format!("reasons: {}\n", legend.join("; ")));
+    }
+    out.push_str(&summary_line(&h.summary));
+    out.push('\n');
+    for s in &h.updates {
+        for w in &s.warnings {
+            out.push_str(&format!(
+                "warning {} → {}: {}: {}\n",
+                escape(&s.from),
+                escape(&s.to),
+                w.code,
+                escape(&w.message)
+            ));
+        }
+    }
+    for s in &h.skipped {
+        out.push_str(&format!(
+            "skipped {}: {}\n",
+            crate::term::escape(&s.tag),
+            crate::term::escape(&s.why)
+        ));
+    }
+    out
+}
+
+/// The table with its header, wrapped to `width` (`None`: not wrapped).
+fn empty_table(color: bool, width: Option<u16>) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     match width {
@@ -131,62 +166,60 @@ pub fn history_table(h: &Record, color: bool, width: Option<u16>) -> String {
         "reason",
         "files",
     ]);
-    let short = |fp: &str| {
-        if fp.is_empty() {
-            "unavailable".to_string()
-        } else {
-            fp[..8].to_string()
-        }
+    t
+}
+
+/// One update's row; the legend gets the abbreviations it uses.
+fn update_row(s: &Step, color: bool, legend: &mut Vec<&'static str>) -> Vec<Cell> {
+    let short = |fp: &str| match crate::fingerprint::available(fp) {
+        Some(fp) => fp.get(..8).unwrap_or(fp).to_string(),
+        None => "unavailable".to_string(),
     };
-    let mut legend: Vec<&str> = Vec::new();
-    for s in &h.updates {
-        let restart = Cell::new(if s.restart_required { "yes" } else { "no" });
-        let restart = match (color, s.restart_required) {
-            (true, true) => restart.fg(Color::Red),
-            (true, false) => restart.fg(Color::Green),
-            _ => restart,
-        };
-        let (reason, note) = short_reason(s.reason);
-        if let Some(note) = note {
-            if !legend.contains(&note) {
-                legend.push(note);
-            }
+    let restart = Cell::new(if s.restart_required { "yes" } else { "no" });
+    let restart = match (color, s.restart_required) {
+        (true, true) => restart.fg(Color::Red),
+        (true, false) => restart.fg(Color::Green),
+        _ => restart,
+    };
+    let (reason, note) = short_reason(s.reason);
+    if let Some(note) = note {
+        if !legend.contains(&note) {
+            legend.push(note);
         }
-        t.add_row(vec![
-            Cell::new(format!(
-                "{} → {}",
-                crate::term::escape(&s.from),
-                crate::term::escape(&s.to)
-            )),
-            Cell::new(format!(
-                "{} → {}",
-                crate::term::escape(&s.from_release.shown),
-                crate::term::escape(&s.to_release.shown)
-            )),
-            Cell::new(format!(
-                "{} → {}",
-                short(&s.from_fingerprint),
-                short(&s.to_fingerprint)
-            )),
-            restart,
-            Cell::new(if s.avoidable == Some(true) {
-                format!("{reason} (avoidable)")
-            } else {
-                reason.to_string()
-            }),
-            Cell::new(if s.changed_anything {
-                s.runtime_files_changed.to_string()
-            } else {
-                "same tree".into()
-            }),
-        ]);
     }
-    let m = &h.summary;
-    let mut out = t.to_string();
-    out.push('\n');
-    if !legend.is_empty() {
-        out.push_str(&format!("reasons: {}\n", legend.join("; ")));
-    }
+    vec![
+        Cell::new(format!(
+            "{} → {}",
+            crate::term::escape(&s.from),
+            crate::term::escape(&s.to)
+        )),
+        Cell::new(format!(
+            "{} → {}",
+            crate::term::escape(&s.from_release.shown),
+            crate::term::escape(&s.to_release.shown)
+        )),
+        Cell::new(format!(
+            "{} → {}",
+            short(&s.from_fingerprint),
+            short(&s.to_fingerprint)
+        )),
+        restart,
+        Cell::new(if s.avoidable == Some(true) {
+            format!("{reason} (avoidable)")
+        } else {
+            reason.to_string()
+        }),
+        Cell::new(if s.changed_anything {
+            s.runtime_files_changed.to_string()
+        } else {
+            "same tree".into()
+        }),
+    ]
+}
+
+/// The summary below the table: releases, restarts forced and saved.
+fn summary_line(m: &Summary) -> String {
+    let mut out = String::new();
     out.push_str(&format!(
         "{}, {}: {} forced a restart ({} only by force_restart), {} free; \
          the fingerprint saved {} over restarting on every version bump.",
@@ -231,25 +264,6 @@ pub fn history_table(h: &Record, color: bool, width: Option<u16>) -> String {
             } else {
                 format!("{} releases have", m.unavailable_fingerprints)
             }
-        ));
-    }
-    out.push('\n');
-    for s in &h.updates {
-        for w in &s.warnings {
-            out.push_str(&format!(
-                "warning {} → {}: {}: {}\n",
-                escape(&s.from),
-                escape(&s.to),
-                w.code,
-                escape(&w.message)
-            ));
-        }
-    }
-    for s in &h.skipped {
-        out.push_str(&format!(
-            "skipped {}: {}\n",
-            crate::term::escape(&s.tag),
-            crate::term::escape(&s.why)
         ));
     }
     out
