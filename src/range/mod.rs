@@ -361,7 +361,7 @@ fn analyse_with(
                 from_rev.tree,
                 to_rev.tree,
                 (from_read.root_tree, to_read.root_tree),
-                &to_rt.root,
+                (&from_rt.root, &to_rt.root),
                 &to_rt.rules,
             );
             let changes = match diff {
@@ -380,7 +380,11 @@ fn analyse_with(
                 // turn a decided verdict into an error: the selections
                 // still tell what changed in the runtime, and the list of
                 // ignored changes is marked incomplete.
-                Err(_) => changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root),
+                Err(_) => changes::between_selections(
+                    &from_read.ids,
+                    &to_read.ids,
+                    (&from_rt.root, &to_rt.root),
+                ),
             };
             let mut changes = changes;
             attributes_changes(
@@ -412,7 +416,11 @@ fn analyse_with(
             let from_fp = ends::cached_or_hashed(&from_src, from_sel, &from_rt.rules, cache)?;
             let from_read = ends::read_git(&from_src, from_fp, false, None)?;
             let to_read = ends::read_worktree(repo, &to_src, &to_rt.rules)?;
-            let changes = changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root);
+            let changes = changes::between_selections(
+                &from_read.ids,
+                &to_read.ids,
+                (&from_rt.root, &to_rt.root),
+            );
             let check = cross_check(
                 (repo, &from_rev, cache),
                 (absent.from_own.as_ref(), &from_end, &from_read.fp, &to_end),
