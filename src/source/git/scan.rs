@@ -178,8 +178,9 @@ impl Scan<'_> {
             }
             let blob = matches!(kind, GitKind::Blob | GitKind::BlobExecutable);
             // A `.gitattributes` is the walk's to warn about, whatever the
-            // rules make of its name (`--ext .gitattributes` selects it).
-            if blob && name == b".gitattributes" {
+            // rules make of its name (`--ext .gitattributes` selects it),
+            // a link too: git reads a link's text as the attributes.
+            if super::attributes::is_attribute_file(name, kind) {
                 return false;
             }
             let selected = self.rules.selects_name(name);
