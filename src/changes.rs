@@ -149,7 +149,7 @@ pub(crate) fn between_trees(
     from_tree: ObjectId,
     to_tree: ObjectId,
     roots: (Option<ObjectId>, Option<ObjectId>),
-    root: &str,
+    (from_root, root): (&str, &str),
     rules: &Rules,
 ) -> Result<Changes, DiffError> {
     let mut changes = Changes {
@@ -168,7 +168,7 @@ pub(crate) fn between_trees(
         .into());
     }
     for raw in raws {
-        classify_under_root(&mut changes, raw, root, rules);
+        classify_under_root(&mut changes, raw, (from_root, root), rules);
     }
     if !root.is_empty() {
         let prefix = format!("{root}/");
@@ -179,7 +179,10 @@ pub(crate) fn between_trees(
             changes.ignored_complete = false;
         }
         for raw in raws {
-            if raw.path.starts_with(&prefix) || raw.path == root {
+            // A file under a moved root's old place is listed once, as
+            // the runtime change it is.
+            let listed = changes.runtime.iter().any(|c| c.path == raw.path);
+            if raw.path.starts_with(&prefix) || raw.path == root || listed {
                 continue;
             }
             changes.ignored.push(IgnoredChange {
@@ -201,22 +204,22 @@ pub(crate) fn between_trees(
 pub(crate) fn between_selections(
     from: &BTreeMap<String, ObjectId>,
     to: &BTreeMap<String, ObjectId>,
-    root: &str,
+    roots: (&str, &str),
 ) -> Changes {
     let mut deleted: Vec<&String> = from.keys().filter(|p| !to.contains_key(*p)).collect();
     let mut runtime = Vec::new();
     for (path, id) in to {
         match from.get(path) {
             Some(old) if old == id => {}
-            Some(_) => runtime.push(change(root, path, Status::Modified, None)),
+            Some(_) => runtime.push(change(roots, path, Status::Modified, None)),
             None => {
                 let renamed_from = deleted.iter().position(|p| from[*p] == *id);
                 match renamed_from {
                     Some(i) => {
                         let old = deleted.remove(i);
-                        runtime.push(change(root, path, Status::Renamed, Some(old)));
+                        runtime.push(change(roots, path, Status::Renamed, Some(old)));
                     }
-                    None => runtime.push(change(root, path, Status::Added, None)),
+                    None => runtime.push(change(roots, path, Status::Added, None)),
                 }
             }
         }
@@ -224,7 +227,7 @@ pub(crate) fn between_selections(
     runtime.extend(
         deleted
             .into_iter()
-            .map(|p| change(root, p, Status::Deleted, None)),
+            .map(|p| change(roots, p, Status::Deleted, None)),
     );
     runtime.sort();
     Changes {
@@ -259,12 +262,22 @@ pub(crate) fn add_target_changes(
     changes.runtime.sort();
 }
 
-fn change(root: &str, path: &str, status: Status, old: Option<&String>) -> RuntimeChange {
+fn change(roots: (&str, &str), path: &str, status: Status, old: Option<&String>) -> RuntimeChange {
     RuntimeChange {
-        path: join(root, path),
+        path: join(root_of(roots, status), path),
         status,
-        old_path: old.map(|o| join(root, o)),
+        old_path: old.map(|o| join(roots.0, o)),
         change_kind: None,
+    }
+}
+
+/// The root a change's path is named by: the end it exists at (a deleted
+/// file is at the old end only; every other change is at the new end).
+fn root_of<'a>((from_root, to_root): (&'a str, &'a str), status: Status) -> &'a str {
+    if status == Status::Deleted {
+        from_root
+    } else {
+        to_root
     }
 }
 
@@ -277,7 +290,8 @@ pub(crate) fn join(root: &str, path: &str) -> String {
     }
 }
 
-fn classify_under_root(changes: &mut Changes, raw: Raw, root: &str, rules: &Rules) {
+fn classify_under_root(changes: &mut Changes, raw: Raw, roots: (&str, &str), rules: &Rules) {
+    let root = root_of(roots, raw.status);
     let class = rules.classify(raw.path.as_bytes());
     let old_class = raw.old_path.as_ref().map(|p| rules.classify(p.as_bytes()));
     let is_runtime = |c: &Class| *c == Class::Runtime;
@@ -297,13 +311,13 @@ fn classify_under_root(changes: &mut Changes, raw: Raw, root: &str, rules: &Rule
                     status: Status::Added,
                 },
             );
-            classify_under_root(changes, gone, root, rules);
-            classify_under_root(changes, came, root, rules);
+            classify_under_root(changes, gone, roots, rules);
+            classify_under_root(changes, came, roots, rules);
         }
         (_, Class::Runtime) => changes.runtime.push(RuntimeChange {
             path: join(root, &raw.path),
             status: raw.status,
-            old_path: raw.old_path.map(|p| join(root, &p)),
+            old_path: raw.old_path.map(|p| join(roots.0, &p)),
             change_kind: None,
         }),
         (_, class) => {
@@ -316,7 +330,7 @@ fn classify_under_root(changes: &mut Changes, raw: Raw, root: &str, rules: &Rule
                 status: raw.status,
                 why,
                 excluded_name,
-                old_path: raw.old_path.map(|p| join(root, &p)),
+                old_path: raw.old_path.map(|p| join(roots.0, &p)),
             });
         }
     }

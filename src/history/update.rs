@@ -96,9 +96,13 @@ pub(super) fn step(
         reason: d.reason,
         marker_reason: d.updater.marker_reason.map(|r| r.as_str()),
         version_changed: d.version_changed,
-        runtime_files_changed: changes::between_selections(&from.ids, &to.ids, &to.root)
-            .runtime
-            .len(),
+        runtime_files_changed: changes::between_selections(
+            &from.ids,
+            &to.ids,
+            (&from.root, &to.root),
+        )
+        .runtime
+        .len(),
         changed_anything: from.tree != to.tree,
         avoidable: None,
         settings_check,

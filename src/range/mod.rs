@@ -518,7 +518,7 @@ fn against_revision(
         from.rev.tree,
         to_rev.tree,
         (from_read.root_tree, to_read.root_tree),
-        &to_rt.root,
+        (&from_rt.root, &to_rt.root),
         &to_rt.rules,
     );
     let mut changes = match diff {
@@ -531,7 +531,9 @@ fn against_revision(
         // excluded folder, a tree too deep) must not turn a decided verdict
         // into an error: the selections still tell what changed in the
         // runtime, and the list of ignored changes is marked incomplete.
-        Err(_) => changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root),
+        Err(_) => {
+            changes::between_selections(&from_read.ids, &to_read.ids, (&from_rt.root, &to_rt.root))
+        }
     };
     attributes_changes(
         &mut changes,
@@ -578,7 +580,8 @@ fn against_worktree(
     let from_fp = ends::cached_or_hashed(&from.src, from_sel, &from_rt.rules, cache)?;
     let from_read = ends::read_git(&from.src, from_fp, false, None)?;
     let to_read = ends::read_worktree(repo, &to_src, &to_rt.rules)?;
-    let changes = changes::between_selections(&from_read.ids, &to_read.ids, &to_rt.root);
+    let changes =
+        changes::between_selections(&from_read.ids, &to_read.ids, (&from_rt.root, &to_rt.root));
     let mut own_digest = None;
     let check = cross_check(
         (repo, &from.rev, cache),

@@ -331,3 +331,185 @@ fn history_and_patch_record_the_checkouts_fingerprint() {
         run.stdout
     );
 }
+
+/// v1 without attributes, v2 with `.gitattributes` written as `bytes` (or,
+/// with `link`, a symbolic link whose target is `bytes`), src/a.py and
+/// src/b.py unchanged: both ends' fingerprints equal their checkouts', and
+/// the range restarts exactly when the checkouts differ. Each of a.py
+/// and b.py is listed as changed exactly when the checkout converts it.
+fn read_as_git_reads(bytes: &[u8], link: bool, converted: &[&str]) {
+    let repo = TestRepo::new();
+    repo.write("src/a.py", "a = 1\n")
+        .write("src/b.py", "b = 1\n");
+    repo.commit_and_tag("v1", "v1");
+    if link {
+        repo.symlink(".gitattributes", std::str::from_utf8(bytes).unwrap());
+    } else {
+        repo.write(".gitattributes", bytes);
+    }
+    repo.commit_and_tag("v2", "v2");
+    let j = agrees_with_checkouts(&repo, "v1", "v2");
+    let listed: Vec<&str> = j["changes"]["runtime"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, converted, "{j}");
+    let run = repo.fpcheck(&["patch", "v1..v2"]);
+    let patch: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(
+        patch["runtime_fingerprint"],
+        checkout_fingerprint(repo.path(), "v2").as_str(),
+        "{}",
+        run.stdout
+    );
+}
+
+/// git does not skip a byte-order mark in a `.gitattributes` it reads on
+/// checkout: the mark is part of the first pattern, which then matches
+/// nothing. gix skipped it (UTF-8, UTF-16 and UTF-32 marks alike).
+#[test]
+fn a_byte_order_mark_is_part_of_the_first_pattern_as_in_git() {
+    for bom in [&b"\xef\xbb\xbf"[..], b"\xff\xfe", b"\xfe\xff"] {
+        let bytes = [bom, b"*.py eol=crlf\nsrc/b.py eol=crlf\n"].concat();
+        read_as_git_reads(&bytes, false, &["src/b.py"]);
+    }
+}
+
+/// git reads a `.gitattributes` as a C string: nothing after a NUL.
+#[test]
+fn nothing_after_a_nul_is_read_as_in_git() {
+    read_as_git_reads(
+        b"src/a.py eol=crlf\nz\0z\nsrc/b.py eol=crlf\n",
+        false,
+        &["src/a.py"],
+    );
+}
+
+/// git ignores a line of 2048 bytes or more (ATTR_MAX_LINE_LENGTH).
+#[test]
+fn lines_of_2048_bytes_or_more_are_ignored_as_in_git() {
+    let line = |path: &str, len: usize| {
+        let head = format!("{path} eol=crlf y=");
+        format!("{head}{}\n", "v".repeat(len - head.len()))
+    };
+    let text = line("src/a.py", 2048) + &line("src/b.py", 2047);
+    read_as_git_reads(text.as_bytes(), false, &["src/b.py"]);
+}
+
+/// A `.gitattributes` that is a symbolic link: git never follows it, but
+/// on checkout reads the link's stored text (its target) as the
+/// attributes, as it reads any `.gitattributes` from the index.
+#[test]
+fn a_linked_gitattributes_is_read_as_its_target_text_as_in_git() {
+    read_as_git_reads(b"*.py eol=crlf", true, &["src/a.py", "src/b.py"]);
+}
+
+/// Lines gix already reads as git does: a negative pattern (ignored), a
+/// pattern for directories only, quoted and escaped patterns, a line with
+/// an invalid attribute name (ignored whole), a CRLF line end.
+#[test]
+fn negative_directory_quoted_and_invalid_lines_are_read_as_in_git() {
+    read_as_git_reads(
+        b"!*.py eol=crlf\nsrc/ eol=crlf\nsrc/b.py/ eol=crlf\n\"src/\\141.py\" eol=crlf\n\
+          \\#src/b.py eol=crlf\nsrc/b.py eol=crlf b@d\n",
+        false,
+        &["src/a.py"],
+    );
+    read_as_git_reads(b"src/b.py eol=crlf\r\n", false, &["src/b.py"]);
+}
+
+/// fpcheck (a debug build) with a time limit: the run's outcome, which
+/// must come within `secs` seconds (the child is killed past them).
+fn fpcheck_within(repo: &TestRepo, secs: u64, args: &[&str]) -> crate::support::Run {
+    use std::process::Stdio;
+    let mut child = crate::support::fpcheck_command(repo.path())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("no answer within {secs} s: {args:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    crate::support::Run::finished(child.wait_with_output().unwrap())
+}
+
+/// A pattern that would take git and gix exponential time against a deep
+/// path (each `**/` doubles the work): the fingerprint is unavailable,
+/// naming the file and the pattern, in every command, within seconds.
+#[test]
+fn a_pattern_of_exponential_cost_is_refused_in_bounded_time() {
+    let repo = TestRepo::new();
+    let deep = format!("src/{}x.py", "a/".repeat(300));
+    repo.write(&deep, "x = 1\n")
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit_and_tag("v1", "v1.0.0");
+    // git's own `add` would match the deep file against the pattern (and
+    // never finish) if it read the file again.
+    settle(&repo);
+    let pattern = format!("{}x*y*z*", "**/".repeat(60));
+    repo.write(".gitattributes", format!("{pattern} eol=crlf\n"))
+        .write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit_and_tag("v2", "v1.1.0");
+    let reason = format!(
+        "{deep}: its attributes cannot be read (.gitattributes has the pattern `{}...` with \
+         63 runs of `*`, 60 of them `**` (fpcheck matches at most 32 and 8): matching it can \
+         take exponential time, in git too, so the bytes a checkout writes cannot be known)",
+        &pattern[..64]
+    );
+    let run = fpcheck_within(&repo, 10, &["fingerprint", "--rev", "v1.1.0", "--json"]);
+    let j = run.json();
+    assert_eq!(j["fingerprint"], "", "{j}");
+    assert_eq!(j["unavailable_reason"], reason.as_str(), "{j}");
+    let run = fpcheck_within(&repo, 10, &["v1.0.0..v1.1.0", "--format", "json"]);
+    let j = run.json();
+    assert_eq!(j["restart_required"], true, "{j}");
+    assert_eq!(j["reason"], "fingerprint_unavailable", "{j}");
+    assert_eq!(j["to"]["unavailable_reason"], reason.as_str(), "{j}");
+    let run = fpcheck_within(&repo, 10, &["history", "--format", "json"]);
+    let h = run.json();
+    assert_eq!(h["tags"][1]["unavailable_reason"], reason.as_str(), "{h}");
+    assert_eq!(h["releases"][0]["restart_required"], true, "{h}");
+    let run = fpcheck_within(&repo, 10, &["patch", "v1.0.0..v1.1.0"]);
+    let patch: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(patch["runtime_fingerprint"], "", "{}", run.stdout);
+}
+
+/// More nested wildcards than gix's matcher follows (64): gix answered "no
+/// match" where git matches and converts, so the fingerprint was the
+/// stored blob's. Now it is unavailable: a restart, never a wrong "no".
+#[test]
+fn a_pattern_nested_deeper_than_gix_matches_is_refused() {
+    let repo = TestRepo::new();
+    let file = format!("src/{}.py", "x".repeat(80));
+    repo.write(&file, "x = 1\n")
+        .write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit_and_tag("v1", "v1");
+    repo.write(
+        ".gitattributes",
+        format!("{}.py eol=crlf\n", "x*".repeat(70)),
+    )
+    .write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit_and_tag("v2", "v2");
+    // git converts it.
+    assert_ne!(
+        checkout_fingerprint(repo.path(), "v1"),
+        checkout_fingerprint(repo.path(), "v2")
+    );
+    let j = fingerprint_at(&repo, "v2");
+    assert_eq!(j["fingerprint"], "", "{j}");
+    let why = j["unavailable_reason"].as_str().unwrap();
+    assert!(why.contains("with 70 runs of `*`, 0 of them `**`"), "{why}");
+    let j = repo.verdict_json(&["v1..v2"]);
+    assert_eq!(j["restart_required"], true, "{j}");
+    assert_eq!(j["reason"], "fingerprint_unavailable", "{j}");
+}

@@ -260,3 +260,36 @@ fn widened_settings_restart_by_their_own_fingerprint() {
     );
     assert_eq!(warning(&j, "settings_changed_runtime_changed"), None);
 }
+
+/// A release that moves the runtime root names each change by the root of
+/// the end it exists at: a file deleted from the old root by its old path,
+/// a file added under the new root by its new path.
+#[test]
+fn a_moved_root_names_each_change_by_its_own_end() {
+    let repo = TestRepo::new();
+    repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")
+        .write("src/a.py", "a = 1\n")
+        .write("src/old.py", "o = 1\n");
+    repo.commit_and_tag("v1", "v1");
+    repo.remove("src")
+        .write("fpcheck.toml", "[runtime]\nroot = \"lib\"\n")
+        .write("lib/a.py", "a = 1\n")
+        .write("lib/new.py", "n = 1\n");
+    repo.commit_and_tag("v2", "v2");
+    let j = repo.verdict_json(&["v1..v2"]);
+    assert_eq!(
+        j["changes"],
+        json!({
+            "runtime": [
+                {"path": "lib/new.py", "status": "added", "change_kind": "code"},
+                {"path": "src/old.py", "status": "deleted", "change_kind": "code"}
+            ],
+            "ignored": [
+                {"path": "fpcheck.toml", "status": "modified", "why": "outside_root"},
+                {"path": "src/a.py", "status": "deleted", "why": "outside_root"}
+            ],
+            "ignored_complete": true
+        }),
+        "{j}"
+    );
+}

@@ -6,18 +6,15 @@
 //! revision's own tree alone. A filter driver (`filter=lfs`) is never run:
 //! a selected file that names one has no known bytes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use gix::objs::tree::EntryKind as GitKind;
 use gix::ObjectId;
 
-use super::GitSource;
+use super::{attr_text, GitSource};
 use crate::source::SelectedFile;
 use crate::source::SourceError;
 use crate::warning::{Code, Warning};
-
-/// Attributes that make a checkout's bytes differ from the stored blob.
-const CONVERTING_ATTRIBUTES: [&str; 5] = ["text", "eol", "crlf", "ident", "working-tree-encoding"];
 
 /// The largest `.gitattributes` read: gix reads the file whole.
 const MAX_ATTRIBUTES: u64 = crate::safe_io::JSON_LIMIT;
@@ -48,10 +45,10 @@ impl GitSource {
             let mut dir: Vec<String> = Vec::new();
             for (depth, tree) in stack[..stack.len() - 1].iter().enumerate() {
                 let entries = self.tree_entries(*tree, "a directory above the runtime root")?;
-                if let Some((_, _, id)) = entries.iter().find(|(name, kind, _)| {
-                    name == b".gitattributes"
-                        && matches!(kind, GitKind::Blob | GitKind::BlobExecutable)
-                }) {
+                if let Some((_, _, id)) = entries
+                    .iter()
+                    .find(|(name, kind, _)| is_attribute_file(name, *kind))
+                {
                     let path = if dir.is_empty() {
                         ".gitattributes".to_string()
                     } else {
@@ -85,41 +82,7 @@ impl GitSource {
         &self,
         files: &[SelectedFile],
     ) -> Result<Vec<Warning>, SourceError> {
-        let fail = |e: gix::Error| SourceError::Git {
-            message: format!("cannot read .gitattributes at `{}`", self.rev.spec).into(),
-            source: Box::new(e),
-        };
-        // An index of the `.gitattributes` files alone, not of the whole
-        // tree: gix maps attribute files to blobs through an index, and one
-        // of the whole tree costs a walk of every directory (half a
-        // gigabyte for a tree nested 20,000 deep outside the root).
-        let mut index = gix::index::State::new(self.repo.object_hash());
-        let mut too_large = Vec::new();
-        for (path, id) in self.attribute_files()? {
-            let size = self.blob_size(&self.repo.objects, id, &path)?;
-            if size > MAX_ATTRIBUTES {
-                too_large.push(Warning::new(
-                    Code::GitattributesConversion,
-                    format!(
-                        "{path} at `{}` is {size} bytes, more than the {MAX_ATTRIBUTES} fpcheck \
-                     reads: the bytes a checkout writes cannot be known",
-                        self.rev.spec
-                    ),
-                ));
-                continue;
-            }
-            push_attribute_file(&mut index, &path, id);
-        }
-        index.sort_entries();
-        let mut stack = self
-            .repo
-            .attributes_only(
-                &index,
-                gix::worktree::stack::state::attributes::Source::IdMapping,
-            )
-            .map_err(fail)?;
-        let mut out = stack.selected_attribute_matches(CONVERTING_ATTRIBUTES);
-        // "filter=lfs" -> the runtime files it applies to
+        // "eol=crlf" -> the runtime files it applies to
         let mut hits: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for file in files {
             let full = if self.root.is_empty() {
@@ -127,33 +90,31 @@ impl GitSource {
             } else {
                 format!("{}/{}", self.root, file.path)
             };
-            let platform = stack.at_entry(full.as_str(), None).map_err(fail)?;
-            platform.matching_attributes(&mut out);
-            for m in out.iter_selected() {
-                let name = m.assignment.name.as_str();
-                let setting = match m.assignment.state {
-                    gix::attrs::StateRef::Set => name.to_string(),
-                    gix::attrs::StateRef::Value(v) => format!("{name}={}", v.as_bstr()),
-                    gix::attrs::StateRef::Unset | gix::attrs::StateRef::Unspecified => continue,
-                };
+            let settings = match self.with_checkout(|_, co| co.settings_at(&full)) {
+                // The fingerprint is unavailable for the same reason.
+                Err(SourceError::Unreadable { .. }) => return Ok(Vec::new()),
+                other => other?.unwrap_or_default(),
+            };
+            for setting in settings {
                 hits.entry(setting).or_default().push(full.clone());
             }
         }
-        let mut warnings = too_large;
-        warnings.extend(hits.into_iter().map(|(setting, paths)| {
-            let n = paths.len();
-            Warning::new(
-                Code::GitattributesConversion,
-                format!(
-                    ".gitattributes at `{}` sets {setting} on {n} runtime file{} ({}): \
+        Ok(hits
+            .into_iter()
+            .map(|(setting, paths)| {
+                let n = paths.len();
+                Warning::new(
+                    Code::GitattributesConversion,
+                    format!(
+                        ".gitattributes at `{}` sets {setting} on {n} runtime file{} ({}): \
                      the fingerprint is of the bytes a checkout writes, converted as git does",
-                    self.rev.spec,
-                    if n == 1 { "" } else { "s" },
-                    crate::warning::some_paths(&paths)
-                ),
-            )
-        }));
-        Ok(warnings)
+                        self.rev.spec,
+                        if n == 1 { "" } else { "s" },
+                        crate::warning::some_paths(&paths)
+                    ),
+                )
+            })
+            .collect())
     }
 }
 
@@ -193,9 +154,78 @@ pub(super) struct Checkout {
     stack: gix::worktree::Stack,
     outcome: gix::attrs::search::Outcome,
     pipeline: gix::filter::plumbing::Pipeline,
+    /// Each attribute file as git reads it, by the id given it in the
+    /// stack's index: the stack reads these, never the stored blobs.
+    views: HashMap<ObjectId, Vec<u8>>,
     /// How many attribute files the stack was built from.
     files: usize,
     kept: usize,
+}
+
+impl Checkout {
+    /// The attributes of the file at `path` (from the top) in the
+    /// checkout's outcome.
+    fn match_at(&mut self, path: &str) -> Result<(), SourceError> {
+        let views = Views(&self.views);
+        let platform = self
+            .stack
+            .at_entry(path, Some(gix::index::entry::Mode::FILE), &views)
+            .map_err(|e| SourceError::Git {
+                message: format!("cannot read .gitattributes for {path}").into(),
+                source: Box::new(e),
+            })?;
+        platform.matching_attributes(&mut self.outcome);
+        Ok(())
+    }
+
+    /// The settings that change a checkout's bytes on the file at `path`
+    /// (`eol=crlf`, `ident`), as a note names them; a filter driver is
+    /// reported as unavailable instead.
+    fn settings_at(&mut self, path: &str) -> Result<Vec<String>, SourceError> {
+        self.match_at(path)?;
+        Ok(self
+            .outcome
+            .iter_selected()
+            .filter(|m| m.assignment.name.as_str() != "filter")
+            .filter_map(|m| {
+                let name = m.assignment.name.as_str();
+                match m.assignment.state {
+                    gix::attrs::StateRef::Set => Some(name.to_string()),
+                    gix::attrs::StateRef::Value(v) => Some(format!("{name}={}", v.as_bstr())),
+                    gix::attrs::StateRef::Unset | gix::attrs::StateRef::Unspecified => None,
+                }
+            })
+            .collect())
+    }
+}
+
+/// The objects the attribute stack reads: git's view of each attribute
+/// file, by the id the stack's index gives it, and nothing else.
+struct Views<'a>(&'a HashMap<ObjectId, Vec<u8>>);
+
+impl gix::objs::Find for Views<'_> {
+    fn try_find<'a>(
+        &self,
+        id: &gix::oid,
+        buffer: &'a mut Vec<u8>,
+    ) -> gix::Result<Option<gix::objs::Data<'a>>> {
+        Ok(self.0.get(id).map(|bytes| {
+            buffer.clear();
+            buffer.extend_from_slice(bytes);
+            gix::objs::Data::new(buffer, gix::objs::Kind::Blob, id.kind())
+        }))
+    }
+}
+
+/// Whether a tree entry is a `.gitattributes` git reads on checkout: a
+/// file, or a link, whose stored text (its target) git reads from the
+/// index as the attributes, never following it.
+pub(super) fn is_attribute_file(name: &[u8], kind: GitKind) -> bool {
+    name == b".gitattributes"
+        && matches!(
+            kind,
+            GitKind::Blob | GitKind::BlobExecutable | GitKind::Link
+        )
 }
 
 /// What a checkout of one file holds.
@@ -232,9 +262,10 @@ impl GitSource {
         let parts: Vec<&str> = path.split('/').collect();
         for (i, part) in parts.iter().enumerate() {
             let entries = self.tree_entries(tree, "a directory of a link target")?;
-            if let Some((_, _, attr)) = entries.iter().find(|(name, kind, _)| {
-                name == b".gitattributes" && matches!(kind, GitKind::Blob | GitKind::BlobExecutable)
-            }) {
+            if let Some((_, _, attr)) = entries
+                .iter()
+                .find(|(name, kind, _)| is_attribute_file(name, *kind))
+            {
                 let at = if dir.is_empty() {
                     ".gitattributes".to_string()
                 } else {
@@ -262,6 +293,7 @@ impl GitSource {
 
     fn build_checkout(&self, files: Vec<(String, ObjectId)>) -> Result<Checkout, SourceError> {
         let mut index = gix::index::State::new(self.repo.object_hash());
+        let mut views = HashMap::new();
         let n = files.len();
         for (path, id) in files {
             let size = self.blob_size(&self.repo.objects, id, &path)?;
@@ -274,7 +306,15 @@ impl GitSource {
                     ),
                 });
             }
-            push_attribute_file(&mut index, &path, id);
+            let view = self.git_view(&path, id)?;
+            let view_id =
+                gix::objs::compute_hash(self.repo.object_hash(), gix::object::Kind::Blob, &view)
+                    .map_err(|e| SourceError::Git {
+                        message: format!("cannot hash {path}").into(),
+                        source: Box::new(e),
+                    })?;
+            views.insert(view_id, view);
+            push_attribute_file(&mut index, &path, view_id);
         }
         index.sort_entries();
         // The tree's own `.gitattributes` only, with git's built-in macro
@@ -320,9 +360,36 @@ impl GitSource {
             stack,
             outcome,
             pipeline,
+            views,
             files: n,
             kept: 0,
         })
+    }
+
+    /// The `.gitattributes` blob `id` at `path` as git reads it on
+    /// checkout; unreadable when it has a pattern fpcheck will not match.
+    fn git_view(&self, path: &str, id: ObjectId) -> Result<Vec<u8>, SourceError> {
+        let mut raw = Vec::new();
+        self.inflate_whole(&self.repo.objects, id, path, &mut |b| {
+            raw.extend_from_slice(b)
+        })?;
+        let view = attr_text::as_git_reads(&raw);
+        match attr_text::costly_pattern(&view) {
+            None => Ok(view),
+            Some(c) => Err(SourceError::Unreadable {
+                path: path.to_string(),
+                why: format!(
+                    "has the pattern `{}` with {} runs of `*`, {} of them `**` (fpcheck matches \
+                     at most {} and {}): matching it can take exponential time, in git too, so \
+                     the bytes a checkout writes cannot be known",
+                    c.pattern,
+                    c.wildcards,
+                    c.double_stars,
+                    attr_text::MAX_WILDCARDS,
+                    attr_text::MAX_DOUBLE_STARS
+                ),
+            }),
+        }
     }
 
     /// The checkout's attribute state, up to date with every known
@@ -352,15 +419,7 @@ impl GitSource {
         path: &str,
     ) -> Result<CheckoutBytes, SourceError> {
         let out = self.with_checkout(|src, co| {
-            let objects = &src.repo.objects;
-            let platform = co
-                .stack
-                .at_entry(path, Some(gix::index::entry::Mode::FILE), objects)
-                .map_err(|e| SourceError::Git {
-                    message: format!("cannot read .gitattributes for {path}").into(),
-                    source: Box::new(e),
-                })?;
-            platform.matching_attributes(&mut co.outcome);
+            co.match_at(path)?;
             let mut any = false;
             let mut ident = false;
             let mut utf16 = None;
@@ -541,10 +600,10 @@ fn convert(
     }
     let original = data;
     let data: &[u8] = expanded.as_deref().unwrap_or(data);
-    let objects = &src.repo.objects;
+    let views = Views(&co.views);
     let stack = &mut co.stack;
     let mut lookup = |p: &gix::bstr::BStr, out: &mut gix::attrs::search::Outcome| {
-        if let Ok(platform) = stack.at_entry(p, Some(gix::index::entry::Mode::FILE), objects) {
+        if let Ok(platform) = stack.at_entry(p, Some(gix::index::entry::Mode::FILE), &views) {
             platform.matching_attributes(out);
         }
     };

@@ -20,6 +20,7 @@ use super::{Entry, EntryKind, MetaFile, Node, Origin, RootState, Source, SourceE
 use crate::source::{display_path, SelectedFile};
 use crate::warning::Warning;
 
+mod attr_text;
 mod attributes;
 mod blob;
 pub(crate) mod memo;
@@ -234,8 +235,7 @@ impl Source for GitSource {
         let entries = self.tree_entries(*id, &what)?;
         let mut out = Vec::with_capacity(entries.len());
         for (name, kind, oid) in entries {
-            if name == b".gitattributes" && matches!(kind, GitKind::Blob | GitKind::BlobExecutable)
-            {
+            if attributes::is_attribute_file(&name, kind) {
                 let dir = self.full_path(rel);
                 let path = if dir.is_empty() {
                     ".gitattributes".to_string()

@@ -192,10 +192,10 @@ impl Scan<'_> {
             if entry.slash || !order.admits(name, kind) {
                 return false;
             }
-            let blob = matches!(kind, GitKind::Blob | GitKind::BlobExecutable);
             // A `.gitattributes` is the walk's to warn about, whatever the
-            // rules make of its name (`--ext .gitattributes` selects it).
-            if blob && name == b".gitattributes" {
+            // rules make of its name (`--ext .gitattributes` selects it),
+            // a link too: git reads a link's text as the attributes.
+            if super::attributes::is_attribute_file(name, kind) {
                 return false;
             }
             let step = (self.rule)(name, entry_kind(kind));
