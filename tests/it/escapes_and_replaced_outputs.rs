@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use serde_json::Value;
 
-use crate::support::{two_releases, Run, TestRepo};
+use crate::support::{is_char_device, two_releases, Run, TestRepo};
 
 fn no_raw_controls(run: &Run, what: &str) {
     for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
@@ -361,13 +361,6 @@ fn another_users_fifo_or_link_to_a_device_at_an_output_is_replaced() {
         .unwrap()
         .file_type()
         .is_fifo());
-}
-
-fn is_char_device(path: &Path) -> bool {
-    std::fs::symlink_metadata(path)
-        .unwrap()
-        .file_type()
-        .is_char_device()
 }
 
 /// A nested repository (a checked-out submodule, a clone inside the tree)

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{mkfifo, two_releases, warning_codes, Run, TestRepo};
+use crate::support::{is_char_device, mkfifo, two_releases, warning_codes, Run, TestRepo};
 
 fn json(run: &Run) -> Value {
     assert!(
@@ -28,14 +28,7 @@ fn mknod_char(path: &Path) {
     assert_eq!(rc, 0, "mknod: {}", std::io::Error::last_os_error());
 }
 
-fn is_char_device(path: &Path) -> bool {
-    std::fs::symlink_metadata(path)
-        .unwrap()
-        .file_type()
-        .is_char_device()
-}
-
-// Item 1: patch --write.
+// patch --write.
 
 #[test]
 fn patch_write_never_leaves_the_working_tree_nor_enters_git() {
@@ -100,7 +93,7 @@ fn patch_write_never_leaves_the_working_tree_nor_enters_git() {
     assert_eq!(written["runtime_fingerprint"].as_str().unwrap().len(), 64);
 }
 
-// Item 2: the config.
+// the config.
 
 #[test]
 fn a_config_link_is_refused_and_an_error_never_quotes_the_file() {
@@ -145,7 +138,7 @@ fn a_config_link_is_refused_and_an_error_never_quotes_the_file() {
     assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
 }
 
-// Item 3: --worktree answers what its commit would.
+// --worktree answers what its commit would.
 
 #[test]
 fn worktree_links_resolve_inside_the_repository_as_the_commit_would() {
@@ -213,7 +206,7 @@ fn a_worktree_root_that_is_a_link_out_of_the_repository_is_not_read() {
     );
 }
 
-// Item 4: devices and FIFOs as output targets.
+// devices and FIFOs as output targets.
 
 #[test]
 fn outputs_to_a_device_or_a_fifo_are_written_in_place() {
@@ -295,7 +288,7 @@ fn outputs_to_a_device_or_a_fifo_are_written_in_place() {
         .is_fifo());
 }
 
-// Item 5: each end's own settings.
+// each end's own settings.
 
 #[test]
 fn a_pull_request_cannot_exclude_its_own_change() {
@@ -366,7 +359,7 @@ fn a_pull_request_cannot_exclude_its_own_change() {
     );
 }
 
-// Item 6: revisions that read as options.
+// revisions that read as options.
 
 #[test]
 fn revisions_starting_with_a_dash_are_refused_and_double_dash_ends_options() {
@@ -390,7 +383,7 @@ fn revisions_starting_with_a_dash_are_refused_and_double_dash_ends_options() {
     assert!(run.stderr.contains("starts with `-`"), "{}", run.stderr);
 }
 
-// Item 7: a root at neither end.
+// a root at neither end.
 
 #[test]
 fn a_root_at_neither_end_is_a_usage_error_naming_what_exists() {

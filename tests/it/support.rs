@@ -332,3 +332,12 @@ pub fn split_over_a_copy() -> TestRepo {
     repo.commit("2");
     repo
 }
+
+/// Whether `path` itself (not what a link names) is a character device.
+pub fn is_char_device(path: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::symlink_metadata(path)
+        .unwrap()
+        .file_type()
+        .is_char_device()
+}
