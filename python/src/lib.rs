@@ -436,7 +436,7 @@ fn gate<'py>(
             }
         };
         let no_hook = |_: &Path| Ok(());
-        let mut report = run::gate(&run::Request {
+        let mut report = run::gate(&run::GateRequest {
             dir: &runtime_root,
             before: &before_path,
             marker: &marker,
@@ -511,7 +511,7 @@ fn ack<'py>(
     let value = detached(py, move || {
         let rules = dir_rules(extensions, exclude)?;
         // The same library call as `fpcheck ack --dir ROOT`.
-        let report = core_ack::run(&core_ack::Request {
+        let report = core_ack::run(&core_ack::AckRequest {
             marker: &marker,
             client: &client,
             process: core_ack::Process {

@@ -24,7 +24,7 @@ use crate::verdict::updater::{self, Reason};
 use crate::warning::{self, Code, Warning};
 
 /// What the gate is asked to do.
-pub struct Request<'a> {
+pub struct GateRequest<'a> {
     /// The runtime root, now holding the new release.
     pub dir: &'a Path,
     /// The snapshot taken before the update.
@@ -57,7 +57,7 @@ pub struct RecordedCheck {
 
 /// The gate's decision and what it did.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct Report {
+pub struct GateReport {
     /// The conservative answer on any failure.
     pub restart_required: bool,
     /// The marker's reason when one is required.
@@ -112,7 +112,7 @@ pub struct Report {
     pub warnings: Vec<Warning>,
 }
 
-impl Report {
+impl GateReport {
     /// Either side's fingerprint is unavailable.
     pub fn unavailable(&self) -> bool {
         self.from_fingerprint.is_empty() || self.to_fingerprint.is_empty()
@@ -130,11 +130,11 @@ impl Report {
 
 /// Runs the gate. Never returns an error: failures are in the report, with
 /// the conservative answer.
-pub fn gate(req: &Request) -> Report {
-    let mut report = Report {
+pub fn gate(req: &GateRequest) -> GateReport {
+    let mut report = GateReport {
         marker: req.marker.display().to_string(),
         warnings: unknown_client_warnings(req.clients),
-        ..Report::default()
+        ..GateReport::default()
     };
     let (before, after) = read_both(req, &mut report);
     match (&before, &after, report.error.is_none()) {
@@ -150,7 +150,7 @@ pub fn gate(req: &Request) -> Report {
 
 /// Reads the snapshot and takes the runtime's state now, with the
 /// snapshot's settings (or the flags', which must agree with them).
-fn read_both(req: &Request, report: &mut Report) -> (Option<Snapshot>, Option<Snapshot>) {
+fn read_both(req: &GateRequest, report: &mut GateReport) -> (Option<Snapshot>, Option<Snapshot>) {
     let before = snapshot::load(req.before);
     let settings = match (&before, &req.settings) {
         (Ok(b), Some(given)) if *given != b.settings => {
@@ -209,7 +209,7 @@ fn read_both(req: &Request, report: &mut Report) -> (Option<Snapshot>, Option<Sn
 /// them (up to `--lock-timeout`) would only delay a "no restart". The lock
 /// file is still opened, so that a marker directory a later gate could not
 /// use fails closed now instead of passing silently.
-fn write_under_lock(req: &Request, report: &mut Report) {
+fn write_under_lock(req: &GateRequest, report: &mut GateReport) {
     // A fresh install has no marker directory yet: the reference creates
     // it, and so does the gate when a marker is to be written. With nothing
     // to write, a missing directory holds no marker and needs no lock.
@@ -249,7 +249,7 @@ fn write_under_lock(req: &Request, report: &mut Report) {
 }
 
 /// The answer when the gate cannot decide: restart, for the usual reason.
-fn fail_closed(report: &mut Report) {
+fn fail_closed(report: &mut GateReport) {
     report.restart_required = true;
     report.reason.get_or_insert(Reason::BrainUpdate);
     report
@@ -258,7 +258,7 @@ fn fail_closed(report: &mut Report) {
 }
 
 /// Section 6 plus fpcheck's never-fail-open rule, on two good snapshots.
-fn decide(report: &mut Report, before: &Snapshot, after: &Snapshot) {
+fn decide(report: &mut GateReport, before: &Snapshot, after: &Snapshot) {
     let recorded_mismatch = report
         .recorded_fingerprint
         .as_ref()
@@ -320,8 +320,8 @@ fn check_recorded(r: &Recorded, after: &Snapshot) -> RecordedCheck {
 /// Writes the marker; the caller holds the lock, so the read of the
 /// previous marker (for its clients) and the replacement are one step.
 fn write_marker(
-    req: &Request,
-    report: &Report,
+    req: &GateRequest,
+    report: &GateReport,
     reason: Reason,
 ) -> Result<Map<String, Value>, GateError> {
     // Temporary files of gates killed mid-write: only writers holding this
