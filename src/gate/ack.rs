@@ -233,7 +233,7 @@ pub struct AckReport {
     pub because: Option<Message>,
     /// The reference's code when the marker stays because the process did
     /// not prove its fingerprint: `process_fingerprint_missing`.
-    pub pending_reason: Option<crate::verdict::process::Reason>,
+    pub pending_reason: Option<crate::verdict::process::CheckReason>,
     /// The installed runtime's fingerprint (`""`: unavailable; `null`: no
     /// runtime given, or no marker).
     pub installed_fingerprint: Option<String>,
@@ -338,7 +338,7 @@ pub fn run(req: &AckRequest<'_>) -> Result<AckReport, GateError> {
                 .all(|a| a.as_str() == Some(CLIENT_OK));
             if all_ok && marker::has_to_fingerprint(&marker) {
                 report.pending_reason =
-                    Some(crate::verdict::process::Reason::ProcessFingerprintMissing);
+                    Some(crate::verdict::process::CheckReason::ProcessFingerprintMissing);
             }
             report.because = Some(because);
         }

@@ -20,7 +20,7 @@ use crate::atomic;
 use crate::error::Classified;
 use crate::verdict::client::{self, Client};
 use crate::verdict::marker::{Marker, SCHEMA_VERSION};
-use crate::verdict::updater::{self, Reason};
+use crate::verdict::updater::{self, MarkerReason};
 use crate::warning::{self, Code, Warning};
 
 /// What the gate is asked to do.
@@ -61,7 +61,7 @@ pub struct GateReport {
     /// The conservative answer on any failure.
     pub restart_required: bool,
     /// The marker's reason when one is required.
-    pub reason: Option<Reason>,
+    pub reason: Option<MarkerReason>,
     /// Whether the marker file now holds this decision.
     pub marker_written: bool,
     /// The marker path.
@@ -251,7 +251,7 @@ fn write_under_lock(req: &GateRequest, report: &mut GateReport) {
 /// The answer when the gate cannot decide: restart, for the usual reason.
 fn fail_closed(report: &mut GateReport) {
     report.restart_required = true;
-    report.reason.get_or_insert(Reason::BrainUpdate);
+    report.reason.get_or_insert(MarkerReason::BrainUpdate);
     report
         .conservative
         .get_or_insert_with(|| "the gate could not decide, so it asks for a restart".into());
@@ -269,7 +269,7 @@ fn decide(report: &mut GateReport, before: &Snapshot, after: &Snapshot) {
         .chain(&after.unreadable_version_files)
         .map(String::as_str)
         .collect();
-    let inputs = updater::Inputs {
+    let inputs = updater::MarkerInputs {
         old_version: before.version_str(),
         new_version: after.version_str(),
         updater_version_changed: before.updater().differs(&after.updater()),
@@ -283,7 +283,7 @@ fn decide(report: &mut GateReport, before: &Snapshot, after: &Snapshot) {
     let (reason, _) = updater::never_fail_open(&inputs, &d);
     // What the readable files alone decide, to say which rule asked for
     // the marker beyond section 6.
-    let readable = updater::Inputs {
+    let readable = updater::MarkerInputs {
         version_unreadable: false,
         ..inputs
     };
@@ -322,7 +322,7 @@ fn check_recorded(r: &Recorded, after: &Snapshot) -> RecordedCheck {
 fn write_marker(
     req: &GateRequest,
     report: &GateReport,
-    reason: Reason,
+    reason: MarkerReason,
 ) -> Result<Map<String, Value>, GateError> {
     // Temporary files of gates killed mid-write: only writers holding this
     // lock make them, so none is live. Failing to sweep them is harmless.

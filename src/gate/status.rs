@@ -11,7 +11,7 @@ use crate::release;
 use crate::select::{select, Rules};
 use crate::source::{DirSource, SourceError};
 use crate::verdict::marker;
-use crate::verdict::process::{self, Status};
+use crate::verdict::process::{self, CheckStatus};
 use crate::warning::{self, Code, Warning};
 
 /// What the running process asks about.
@@ -53,7 +53,7 @@ pub enum CacheUse {
 pub struct StatusReport {
     /// The reference's fields.
     #[serde(flatten)]
-    pub status: Status,
+    pub status: CheckStatus,
     /// Why the installed fingerprint is unavailable.
     pub installed_unavailable_reason: Option<String>,
     /// Why the marker is corrupt.
@@ -128,7 +128,7 @@ fn answer(
     }
     warnings.extend(inst.warnings);
     let marker = marker::read(req.marker);
-    let mut status = process::check(&process::Inputs {
+    let mut status = process::check(&process::CheckInputs {
         marker: &marker,
         installed_version: rel.version.as_deref().unwrap_or(""),
         installed_fingerprint: &inst.fingerprint,
@@ -145,7 +145,7 @@ fn answer(
     // installed version and with it a mismatch. Err toward restart.
     if !status.restart_required && !status.fingerprint_match && !rel.unreadable.is_empty() {
         status.restart_required = true;
-        status.reason = Some(process::Reason::VersionMismatch);
+        status.reason = Some(process::CheckReason::VersionMismatch);
         conservative = Some(format!(
             "version files cannot be read ({}) and the fingerprints cannot prove the process current",
             rel.unreadable.join(", ")
