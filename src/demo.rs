@@ -256,7 +256,7 @@ pub fn run(dir: &Path) -> Result<Vec<Row>, DemoError> {
     let mut rows = Vec::new();
     for (i, release) in releases().into_iter().enumerate() {
         let (from, to) = (&tags[i], &tags[i + 1]);
-        let options = range::Options {
+        let options = range::RangeOptions {
             range: range::RangeSpec {
                 from: Some(from.clone()),
                 to: Some(to.clone()),

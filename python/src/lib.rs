@@ -14,7 +14,7 @@ use pyo3::types::{PyDict, PyString};
 
 use fpcheck::config::{self, ConfigFile, Overrides};
 use fpcheck::gate::{ack as core_ack, document, lock, run, snapshot as core_snapshot, Cause};
-use fpcheck::range::{self, Outcome, RangeSpec};
+use fpcheck::range::{self, RangeOutcome, RangeSpec};
 use fpcheck::select::Rules;
 use fpcheck::setting::Spelling;
 use fpcheck::source::git::Session;
@@ -234,7 +234,7 @@ fn analyse<'py>(
         // `runtimes` array of a monorepo.
         let mut outcome = range::analyse_runtimes(
             &repo,
-            &range::Options {
+            &range::RangeOptions {
                 range: RangeSpec {
                     from: Some(from_rev),
                     to,
@@ -260,8 +260,8 @@ fn analyse<'py>(
         };
         let format = fpcheck::report::Format::Json;
         match &outcome {
-            Outcome::One(analysis) => fpcheck::report::render(analysis, format, &options),
-            Outcome::Many(many) => fpcheck::report::render_runtimes(many, format, &options),
+            RangeOutcome::One(analysis) => fpcheck::report::render(analysis, format, &options),
+            RangeOutcome::Many(many) => fpcheck::report::render_runtimes(many, format, &options),
         }
         .map_err(|e| Error::Config(e.0))
     })?;

@@ -136,7 +136,7 @@ impl Default for Runtime {
 /// `fingerprint`, the range and `history`): [`Runtime`] is what a
 /// fingerprint is computed with, this is how it is shown (the top of the
 /// repository as `.`). The range adds where the file came from
-/// (`range::Settings`); a snapshot keeps what the gate must reuse
+/// (`range::ReportedSettings`); a snapshot keeps what the gate must reuse
 /// (`gate::snapshot::Settings`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Settings {
