@@ -123,7 +123,7 @@ fn fingerprint_at(
         let revision = Revision::parse(&repo, &rev).map_err(Error::revision)?;
         // As `fpcheck fingerprint REV`: the fpcheck.toml committed at that
         // revision (what its gate uses), the keywords over it.
-        let settings = config::Request {
+        let settings = config::ConfigRequest {
             choice: config::ConfigChoice::Committed,
             flags: overrides(runtime, root, extensions, exclude)?,
         }
@@ -242,7 +242,7 @@ fn analyse<'py>(
                     tags: Default::default(),
                 },
                 worktree: s.worktree,
-                settings: config::Request { choice, flags },
+                settings: config::ConfigRequest { choice, flags },
                 persistent_cache: s.use_cache,
                 // As the CLI: an unchanged selection is not hashed.
                 digests: range::Digests::WhenNeeded,
@@ -344,7 +344,7 @@ fn snapshot<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let value = detached(py, move || {
         let rules = dir_rules(extensions, exclude)?;
-        let settings = core_snapshot::Settings {
+        let settings = core_snapshot::SnapshotSettings {
             runtime: None,
             extensions: rules.extensions,
             exclude: rules.exclude,

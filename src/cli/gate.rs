@@ -10,7 +10,7 @@ use clap::Args;
 use fpcheck::atomic;
 use fpcheck::gate::ack::{self, AckAction};
 use fpcheck::gate::run::{self, GateReport};
-use fpcheck::gate::snapshot::{self, Settings};
+use fpcheck::gate::snapshot::{self, SnapshotSettings};
 use fpcheck::gate::status;
 use fpcheck::gate::{document, io_reason, lock, ErrorKind};
 use fpcheck::term::escape;
@@ -226,7 +226,7 @@ fn json<T: serde::Serialize>(body: &T) -> String {
     fpcheck::pretty::json(&document(body))
 }
 
-fn snapshot_settings(flags: &RuntimeFlags) -> Result<Settings, Failure> {
+fn snapshot_settings(flags: &RuntimeFlags) -> Result<SnapshotSettings, Failure> {
     Ok(settings(flags, None, None)?.into())
 }
 

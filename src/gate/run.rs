@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::snapshot::{self, FileChange, Recorded, Settings, Snapshot};
+use super::snapshot::{self, FileChange, Recorded, Snapshot, SnapshotSettings};
 use super::{clock, lock, Cause, ErrorKind, GateError};
 use crate::atomic;
 use crate::error::Classified;
@@ -36,7 +36,7 @@ pub struct GateRequest<'a> {
     /// reference's default, `claude_code`.
     pub clients: &'a [String],
     /// Settings given on the command line; `None` uses the snapshot's.
-    pub settings: Option<Settings>,
+    pub settings: Option<SnapshotSettings>,
     /// How long to wait for another gate holding the lock.
     pub lock_timeout: Duration,
     /// Called between the marker's temporary write and its rename (fault
@@ -378,11 +378,11 @@ pub(crate) fn unknown_client_warnings(names: &[String]) -> Vec<Warning> {
         .collect()
 }
 
-fn default_settings() -> Settings {
+fn default_settings() -> SnapshotSettings {
     crate::config::Runtime::default().into()
 }
 
-fn describe(s: &Settings) -> String {
+fn describe(s: &SnapshotSettings) -> String {
     format!(
         "extensions {}, exclude {}",
         s.extensions.join(","),

@@ -273,7 +273,7 @@ pub struct Stats {
 /// releases are read.
 pub fn run(
     repo: &Session,
-    request: &config::Request,
+    request: &config::ConfigRequest,
     opts: &HistoryOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<History, HistoryError> {
@@ -283,7 +283,7 @@ pub fn run(
 /// [`run`] for releases already listed.
 fn one(
     repo: &Session,
-    request: &config::Request,
+    request: &config::ConfigRequest,
     opts: &HistoryOptions,
     listed: &Listed,
     progress: &(dyn Fn(usize, usize) + Sync),
@@ -310,7 +310,7 @@ struct Listed {
 
 fn listed(
     repo: &Session,
-    request: &config::Request,
+    request: &config::ConfigRequest,
     opts: &HistoryOptions,
 ) -> Result<Listed, HistoryError> {
     let (tags, skipped) = release_tags(repo, opts)?;
@@ -346,7 +346,7 @@ struct Slot {
 /// a worker resumes its hasher after their shared prefix.
 fn records(
     repo: &Session,
-    request: &config::Request,
+    request: &config::ConfigRequest,
     opts: &HistoryOptions,
     names: &[Option<String>],
     listed: &Listed,

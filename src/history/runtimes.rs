@@ -75,7 +75,7 @@ pub struct NamedRecord {
 /// today's tags. Runtimes of one pattern share one pass of the workers.
 pub fn run_runtimes(
     repo: &Session,
-    request: &config::Request,
+    request: &config::ConfigRequest,
     opts: &HistoryOptions,
     chosen: &[String],
     progress: &(dyn Fn(usize, usize) + Sync),
@@ -123,7 +123,7 @@ pub fn run_runtimes(
 /// none.
 fn head_config(
     repo: &Session,
-    request: &config::Request,
+    request: &config::ConfigRequest,
 ) -> Result<Option<config::ConfigFile>, HistoryError> {
     if !matches!(request.choice, config::ConfigChoice::Committed) {
         return Ok(None);
@@ -142,7 +142,7 @@ fn head_config(
 /// without one), each runtime's history from its own.
 fn by_pattern(
     repo: &Session,
-    request: &config::Request,
+    request: &config::ConfigRequest,
     opts: &HistoryOptions,
     chosen: &[String],
     patterned: &BTreeMap<String, String>,
@@ -188,7 +188,7 @@ fn by_pattern(
 /// [`run_runtimes`] with one set of release tags for every runtime.
 fn same_tags(
     repo: &Session,
-    request: &config::Request,
+    request: &config::ConfigRequest,
     opts: &HistoryOptions,
     chosen: &[String],
     progress: &(dyn Fn(usize, usize) + Sync),

@@ -145,7 +145,7 @@ pub struct MatrixRow {
 pub struct ReportedSettings {
     /// The runtime's name, root, extensions and excluded names.
     #[serde(flatten)]
-    pub shown: config::Settings,
+    pub shown: config::ShownSettings,
     /// Where the config came from (`fpcheck.toml at v1.2.0`, `--config
     /// FILE`), `null` when no file applied (defaults and flags).
     pub config: Option<String>,
@@ -163,7 +163,7 @@ impl ReportedSettings {
     /// The settings of `runtime`, the top of the repository shown as `.`.
     pub fn of(runtime: &Runtime) -> Self {
         ReportedSettings {
-            shown: config::Settings::of(runtime),
+            shown: config::ShownSettings::of(runtime),
             config: None,
         }
     }
@@ -189,7 +189,7 @@ pub struct RangeOptions {
     /// The working tree is the `to` end.
     pub worktree: bool,
     /// Where each end's settings come from, and the flags over them.
-    pub settings: config::Request,
+    pub settings: config::ConfigRequest,
     /// Read and write the fingerprint cache in the git directory.
     pub persistent_cache: bool,
     /// Whether both digests must be computed when the verdict needs none.
@@ -441,7 +441,7 @@ fn analyse_with(
     repo: &Session,
     from: &str,
     to: &ToSide,
-    request: &config::Request,
+    request: &config::ConfigRequest,
     absent: Absent,
     cache: &mut FingerprintCache,
     digests: Digests,
@@ -480,7 +480,7 @@ fn analyse_with(
 fn against_revision(
     repo: &Session,
     from: &FromEnd<'_>,
-    (spec, request): (&str, &config::Request),
+    (spec, request): (&str, &config::ConfigRequest),
     cache: &mut FingerprintCache,
     digests: Digests,
 ) -> Result<Compared, RangeError> {
@@ -560,7 +560,7 @@ fn against_revision(
 fn against_worktree(
     repo: &Session,
     from: &FromEnd<'_>,
-    request: &config::Request,
+    request: &config::ConfigRequest,
     cache: &mut FingerprintCache,
 ) -> Result<Compared, RangeError> {
     let (from_rt, absent) = (&from.end.runtime, from.absent);
@@ -706,7 +706,7 @@ fn attributes_changes(
     for change in &mut changes.runtime {
         if !matches!(
             change.status,
-            changes::Status::TargetChanged | changes::Status::Modified
+            changes::ChangeStatus::TargetChanged | changes::ChangeStatus::Modified
         ) {
             continue;
         }
@@ -726,7 +726,7 @@ fn attributes_changes(
             continue;
         };
         if old != new && from_src.stored_blob(*old) == to_src.stored_blob(*new) {
-            change.status = changes::Status::AttributesChanged;
+            change.status = changes::ChangeStatus::AttributesChanged;
             paths.push(change.path.clone());
         }
     }

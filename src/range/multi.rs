@@ -288,7 +288,7 @@ impl Revs {
 /// The working tree's end is read by each analysis as usual.
 fn prime_all(
     repo: &Session,
-    request: &config::Request,
+    request: &config::ConfigRequest,
     names: &[String],
     revs: &Revs,
     cache: &mut crate::cache::FingerprintCache,
@@ -428,7 +428,7 @@ fn declared(
 /// read it with.
 fn absent_ends(
     repo: &Session,
-    request: &config::Request,
+    request: &config::ConfigRequest,
     name: &str,
     revs: &Revs,
     (from_decl, to_decl): (&Declared, &Declared),

@@ -17,7 +17,7 @@ fn a_history_worker_panic_is_an_internal_error_with_its_own_exit_code() {
         ..HistoryOptions::default()
     };
     let panicking = |_: usize, _: usize| panic!("injected by the test");
-    let request = fpcheck::config::Request {
+    let request = fpcheck::config::ConfigRequest {
         choice: fpcheck::config::ConfigChoice::None,
         flags: Default::default(),
     };

@@ -187,7 +187,7 @@ fn sessions_on_two_repositories_at_once_keep_to_their_own() {
                 tags: Default::default(),
             },
             worktree: false,
-            settings: fpcheck::config::Request {
+            settings: fpcheck::config::ConfigRequest {
                 choice: fpcheck::config::ConfigChoice::Committed,
                 flags: Default::default(),
             },
