@@ -12,7 +12,7 @@ use crate::source::git::Session;
 /// How a path changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub enum ChangeStatus {
     /// New at the `to` side.
     Added,
     /// Gone at the `to` side.
@@ -32,18 +32,18 @@ pub enum Status {
     AttributesChanged,
 }
 
-impl Status {
+impl ChangeStatus {
     /// A one-letter code, as `git status --short` uses.
     pub fn letter(self) -> &'static str {
         match self {
-            Status::Added => "A",
-            Status::Deleted => "D",
-            Status::Modified => "M",
-            Status::Renamed => "R",
-            Status::ModeChanged => "m",
-            Status::TypeChanged => "T",
-            Status::TargetChanged => "L",
-            Status::AttributesChanged => "G",
+            ChangeStatus::Added => "A",
+            ChangeStatus::Deleted => "D",
+            ChangeStatus::Modified => "M",
+            ChangeStatus::Renamed => "R",
+            ChangeStatus::ModeChanged => "m",
+            ChangeStatus::TypeChanged => "T",
+            ChangeStatus::TargetChanged => "L",
+            ChangeStatus::AttributesChanged => "G",
         }
     }
 }
@@ -83,7 +83,7 @@ pub struct RuntimeChange {
     /// The path from the top of the repository.
     pub path: String,
     /// How it changed.
-    pub status: Status,
+    pub status: ChangeStatus,
     /// For renames, where it was.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub old_path: Option<String>,
@@ -111,7 +111,7 @@ pub struct IgnoredChange {
     /// The path from the top of the repository.
     pub path: String,
     /// How it changed.
-    pub status: Status,
+    pub status: ChangeStatus,
     /// Why it does not count.
     pub why: Why,
     /// The excluded name, for `why == excluded`.
@@ -139,7 +139,7 @@ pub struct Changes {
 struct Raw {
     path: String,
     old_path: Option<String>,
-    status: Status,
+    status: ChangeStatus,
 }
 
 /// The changes between two commits' trees. `root` is the runtime root from
@@ -211,15 +211,15 @@ pub(crate) fn between_selections(
     for (path, id) in to {
         match from.get(path) {
             Some(old) if old == id => {}
-            Some(_) => runtime.push(change(roots, path, Status::Modified, None)),
+            Some(_) => runtime.push(change(roots, path, ChangeStatus::Modified, None)),
             None => {
                 let renamed_from = deleted.iter().position(|p| from[*p] == *id);
                 match renamed_from {
                     Some(i) => {
                         let old = deleted.remove(i);
-                        runtime.push(change(roots, path, Status::Renamed, Some(old)));
+                        runtime.push(change(roots, path, ChangeStatus::Renamed, Some(old)));
                     }
-                    None => runtime.push(change(roots, path, Status::Added, None)),
+                    None => runtime.push(change(roots, path, ChangeStatus::Added, None)),
                 }
             }
         }
@@ -227,7 +227,7 @@ pub(crate) fn between_selections(
     runtime.extend(
         deleted
             .into_iter()
-            .map(|p| change(roots, p, Status::Deleted, None)),
+            .map(|p| change(roots, p, ChangeStatus::Deleted, None)),
     );
     runtime.sort();
     Changes {
@@ -252,7 +252,7 @@ pub(crate) fn add_target_changes(
             if !listed.contains(&full) {
                 changes.runtime.push(RuntimeChange {
                     path: full,
-                    status: Status::TargetChanged,
+                    status: ChangeStatus::TargetChanged,
                     old_path: None,
                     change_kind: None,
                 });
@@ -262,7 +262,12 @@ pub(crate) fn add_target_changes(
     changes.runtime.sort();
 }
 
-fn change(roots: (&str, &str), path: &str, status: Status, old: Option<&String>) -> RuntimeChange {
+fn change(
+    roots: (&str, &str),
+    path: &str,
+    status: ChangeStatus,
+    old: Option<&String>,
+) -> RuntimeChange {
     RuntimeChange {
         path: join(root_of(roots, status), path),
         status,
@@ -273,8 +278,8 @@ fn change(roots: (&str, &str), path: &str, status: Status, old: Option<&String>)
 
 /// The root a change's path is named by: the end it exists at (a deleted
 /// file is at the old end only; every other change is at the new end).
-fn root_of<'a>((from_root, to_root): (&'a str, &'a str), status: Status) -> &'a str {
-    if status == Status::Deleted {
+fn root_of<'a>((from_root, to_root): (&'a str, &'a str), status: ChangeStatus) -> &'a str {
+    if status == ChangeStatus::Deleted {
         from_root
     } else {
         to_root
@@ -303,12 +308,12 @@ fn classify_under_root(changes: &mut Changes, raw: Raw, roots: (&str, &str), rul
                 Raw {
                     path: old_path,
                     old_path: None,
-                    status: Status::Deleted,
+                    status: ChangeStatus::Deleted,
                 },
                 Raw {
                     path: raw.path,
                     old_path: None,
-                    status: Status::Added,
+                    status: ChangeStatus::Added,
                 },
             );
             classify_under_root(changes, gone, roots, rules);
@@ -468,7 +473,7 @@ fn with_renames(
                     Some(source) if !dest.change.entry_mode().is_tree() => out.push(Raw {
                         path: dest.location.to_string(),
                         old_path: Some(source.location.to_string()),
-                        status: Status::Renamed,
+                        status: ChangeStatus::Renamed,
                     }),
                     Some(_) => {}
                     None => out.extend(raw(&dest.change, dest.location)),
@@ -488,8 +493,8 @@ fn with_renames(
 fn raw(change: &TreeChange, location: &gix::bstr::BStr) -> Option<Raw> {
     let path = location.to_string();
     let status = match change {
-        TreeChange::Addition { entry_mode, .. } if !entry_mode.is_tree() => Status::Added,
-        TreeChange::Deletion { entry_mode, .. } if !entry_mode.is_tree() => Status::Deleted,
+        TreeChange::Addition { entry_mode, .. } if !entry_mode.is_tree() => ChangeStatus::Added,
+        TreeChange::Deletion { entry_mode, .. } if !entry_mode.is_tree() => ChangeStatus::Deleted,
         TreeChange::Modification {
             previous_entry_mode,
             previous_oid,
@@ -497,19 +502,19 @@ fn raw(change: &TreeChange, location: &gix::bstr::BStr) -> Option<Raw> {
             oid,
         } if !entry_mode.is_tree() && !previous_entry_mode.is_tree() => {
             if previous_entry_mode.is_link() != entry_mode.is_link() {
-                Status::TypeChanged
+                ChangeStatus::TypeChanged
             } else if previous_oid == oid {
-                Status::ModeChanged
+                ChangeStatus::ModeChanged
             } else {
-                Status::Modified
+                ChangeStatus::Modified
             }
         }
         // A tree replaced by a file (or back) shows as a modification.
-        TreeChange::Modification { entry_mode, .. } if !entry_mode.is_tree() => Status::Added,
+        TreeChange::Modification { entry_mode, .. } if !entry_mode.is_tree() => ChangeStatus::Added,
         TreeChange::Modification {
             previous_entry_mode,
             ..
-        } if !previous_entry_mode.is_tree() => Status::Deleted,
+        } if !previous_entry_mode.is_tree() => ChangeStatus::Deleted,
         _ => return None,
     };
     Some(Raw {

@@ -256,14 +256,14 @@ pub fn run(dir: &Path) -> Result<Vec<Row>, DemoError> {
     let mut rows = Vec::new();
     for (i, release) in releases().into_iter().enumerate() {
         let (from, to) = (&tags[i], &tags[i + 1]);
-        let options = range::Options {
+        let options = range::RangeOptions {
             range: range::RangeSpec {
                 from: Some(from.clone()),
                 to: Some(to.clone()),
                 tags: Default::default(),
             },
             worktree: false,
-            settings: crate::config::Request::flags_only(Default::default()),
+            settings: crate::config::ConfigRequest::flags_only(Default::default()),
             persistent_cache: true,
             digests: range::Digests::Always,
         };

@@ -14,7 +14,7 @@ use pyo3::types::{PyDict, PyString};
 
 use fpcheck::config::{self, ConfigFile, Overrides};
 use fpcheck::gate::{ack as core_ack, document, lock, run, snapshot as core_snapshot, Cause};
-use fpcheck::range::{self, Outcome, RangeSpec};
+use fpcheck::range::{self, RangeOutcome, RangeSpec};
 use fpcheck::select::Rules;
 use fpcheck::setting::Spelling;
 use fpcheck::source::git::Session;
@@ -123,7 +123,7 @@ fn fingerprint_at(
         let revision = Revision::parse(&repo, &rev).map_err(Error::revision)?;
         // As `fpcheck fingerprint REV`: the fpcheck.toml committed at that
         // revision (what its gate uses), the keywords over it.
-        let settings = config::Request {
+        let settings = config::ConfigRequest {
             choice: config::ConfigChoice::Committed,
             flags: overrides(runtime, root, extensions, exclude)?,
         }
@@ -234,7 +234,7 @@ fn analyse<'py>(
         // `runtimes` array of a monorepo.
         let mut outcome = range::analyse_runtimes(
             &repo,
-            &range::Options {
+            &range::RangeOptions {
                 range: RangeSpec {
                     from: Some(from_rev),
                     to,
@@ -242,7 +242,7 @@ fn analyse<'py>(
                     tags: Default::default(),
                 },
                 worktree: s.worktree,
-                settings: config::Request { choice, flags },
+                settings: config::ConfigRequest { choice, flags },
                 persistent_cache: s.use_cache,
                 // As the CLI: an unchanged selection is not hashed.
                 digests: range::Digests::WhenNeeded,
@@ -260,8 +260,8 @@ fn analyse<'py>(
         };
         let format = fpcheck::report::Format::Json;
         match &outcome {
-            Outcome::One(analysis) => fpcheck::report::render(analysis, format, &options),
-            Outcome::Many(many) => fpcheck::report::render_runtimes(many, format, &options),
+            RangeOutcome::One(analysis) => fpcheck::report::render(analysis, format, &options),
+            RangeOutcome::Many(many) => fpcheck::report::render_runtimes(many, format, &options),
         }
         .map_err(|e| Error::Config(e.0))
     })?;
@@ -344,7 +344,7 @@ fn snapshot<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let value = detached(py, move || {
         let rules = dir_rules(extensions, exclude)?;
-        let settings = core_snapshot::Settings {
+        let settings = core_snapshot::SnapshotSettings {
             runtime: None,
             extensions: rules.extensions,
             exclude: rules.exclude,
@@ -436,7 +436,7 @@ fn gate<'py>(
             }
         };
         let no_hook = |_: &Path| Ok(());
-        let mut report = run::gate(&run::Request {
+        let mut report = run::gate(&run::GateRequest {
             dir: &runtime_root,
             before: &before_path,
             marker: &marker,
@@ -511,7 +511,7 @@ fn ack<'py>(
     let value = detached(py, move || {
         let rules = dir_rules(extensions, exclude)?;
         // The same library call as `fpcheck ack --dir ROOT`.
-        let report = core_ack::run(&core_ack::Request {
+        let report = core_ack::run(&core_ack::AckRequest {
             marker: &marker,
             client: &client,
             process: core_ack::Process {

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
-use fpcheck::gate::status::{self, CacheUse, Report};
+use fpcheck::gate::status::{self, CacheUse, StatusReport};
 use fpcheck::select::{select, Rules};
 use fpcheck::source::DirSource;
 use fpcheck::warning::Warning;
@@ -140,7 +140,7 @@ fn registry() -> &'static Registry {
 }
 
 /// Answers the process's question.
-pub fn status(q: &Question) -> Result<Report, Error> {
+pub fn status(q: &Question) -> Result<StatusReport, Error> {
     if matches!(q.cache, Cache::None) {
         return full(q);
     }
@@ -229,8 +229,8 @@ fn watch_selection(
 }
 
 /// The library's request for this question.
-fn request<'a>(q: &'a Question, cache: Option<&'a Path>) -> status::Request<'a> {
-    status::Request {
+fn request<'a>(q: &'a Question, cache: Option<&'a Path>) -> status::StatusRequest<'a> {
+    status::StatusRequest {
         dir: &q.root,
         rules: &q.rules,
         marker: &q.marker,
@@ -242,7 +242,7 @@ fn request<'a>(q: &'a Question, cache: Option<&'a Path>) -> status::Request<'a> 
 }
 
 /// The library's full check (the CLI's `status`).
-fn full(q: &Question) -> Result<Report, Error> {
+fn full(q: &Question) -> Result<StatusReport, Error> {
     match &q.cache {
         Cache::File(path) => Ok(status::status(&request(q, Some(path.as_path())))?),
         Cache::None => Ok(status::status(&request(q, None))?),
@@ -254,7 +254,7 @@ fn full(q: &Question) -> Result<Report, Error> {
 /// check of a watcher, and its periodic verification (never through the
 /// cache file, whose sizes and time stamps do not see a write through a
 /// mapping either).
-fn verify(q: &Question) -> Result<Report, Error> {
+fn verify(q: &Question) -> Result<StatusReport, Error> {
     let mut report = status::status(&request(q, None))?;
     report.cache = Some(if report.status.installed_fingerprint.is_empty() {
         CacheUse::Skipped
@@ -267,10 +267,10 @@ fn verify(q: &Question) -> Result<Report, Error> {
 /// The answer with the watched fingerprint: the library's own answer
 /// (`gate::status::status_with`), the version and the marker read now, as
 /// on every call.
-fn warm(q: &Question, w: &Watched) -> Result<Report, Error> {
+fn warm(q: &Question, w: &Watched) -> Result<StatusReport, Error> {
     let report = status::status_with(
         &request(q, None),
-        status::Installed {
+        status::StatusInstalled {
             fingerprint: w.fingerprint.clone(),
             unavailable: None,
             cache: Some(CacheUse::Hit),

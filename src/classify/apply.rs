@@ -10,7 +10,7 @@
 use gix::ObjectId;
 
 use super::{ChangeKind, Classifier, KindCache};
-use crate::changes::{Changes, RuntimeChange, Status};
+use crate::changes::{ChangeStatus, Changes, RuntimeChange};
 use crate::safe_io::{self, Links};
 use crate::source::git::Session;
 use crate::verdict::Reason;
@@ -113,7 +113,7 @@ pub(crate) fn classify_changes(
     for change in changes {
         let kind = match change.status {
             // As `compares_files`.
-            Status::Modified if super::is_python_source(&change.path) => {
+            ChangeStatus::Modified if super::is_python_source(&change.path) => {
                 match (from.read(repo, &change.path), to.read(repo, &change.path)) {
                     (Some((old_id, old)), Some((new_id, new))) => kinds
                         .get(old_id, new_id)
@@ -140,7 +140,7 @@ pub(crate) fn classify_changes(
 pub(crate) fn compares_files(changes: &[RuntimeChange]) -> bool {
     changes
         .iter()
-        .any(|c| c.status == Status::Modified && super::is_python_source(&c.path))
+        .any(|c| c.status == ChangeStatus::Modified && super::is_python_source(&c.path))
 }
 
 /// Where one end's bytes are.

@@ -63,7 +63,7 @@ struct Output<'a> {
     files: Vec<&'a str>,
     #[serde(flatten)]
     origin: &'a Origin,
-    settings: fpcheck::config::Settings,
+    settings: fpcheck::config::ShownSettings,
     #[serde(serialize_with = "fpcheck::warning::messages")]
     warnings: &'a [fpcheck::warning::Warning],
 }
@@ -158,7 +158,7 @@ fn json(
         unavailable_reason: fp.unavailable_reason.as_deref(),
         files: fp.files(),
         origin,
-        settings: fpcheck::config::Settings {
+        settings: fpcheck::config::ShownSettings {
             runtime: runtime.map(str::to_string),
             root: root.to_string(),
             extensions: rules.extensions.clone(),

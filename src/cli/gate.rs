@@ -8,9 +8,9 @@ use std::time::Duration;
 use clap::Args;
 
 use fpcheck::atomic;
-use fpcheck::gate::ack::{self, Action};
-use fpcheck::gate::run::{self, Report as GateReport};
-use fpcheck::gate::snapshot::{self, Settings};
+use fpcheck::gate::ack::{self, AckAction};
+use fpcheck::gate::run::{self, GateReport};
+use fpcheck::gate::snapshot::{self, SnapshotSettings};
 use fpcheck::gate::status;
 use fpcheck::gate::{document, io_reason, lock, ErrorKind};
 use fpcheck::term::escape;
@@ -226,7 +226,7 @@ fn json<T: serde::Serialize>(body: &T) -> String {
     fpcheck::pretty::json(&document(body))
 }
 
-fn snapshot_settings(flags: &RuntimeFlags) -> Result<Settings, Failure> {
+fn snapshot_settings(flags: &RuntimeFlags) -> Result<SnapshotSettings, Failure> {
     Ok(settings(flags, None, None)?.into())
 }
 
@@ -277,7 +277,7 @@ pub(super) fn run_gate(args: GateArgs) -> Result<u8, Failure> {
     let hook = test_hook();
     #[cfg(not(debug_assertions))]
     let hook = |_: &Path| -> std::io::Result<()> { Ok(()) };
-    let report = run::gate(&run::Request {
+    let report = run::gate(&run::GateRequest {
         dir: &args.dir,
         before: &args.before,
         marker: &args.marker,
@@ -332,7 +332,7 @@ fn test_hook() -> impl Fn(&Path) -> std::io::Result<()> {
 
 pub(super) fn run_status(args: StatusArgs) -> Result<u8, Failure> {
     let rt = settings(&args.runtime, None, None)?;
-    let report = status::status(&status::Request {
+    let report = status::status(&status::StatusRequest {
         dir: &args.dir,
         rules: &rt.rules,
         marker: &args.marker,
@@ -356,7 +356,7 @@ pub(super) fn run_status(args: StatusArgs) -> Result<u8, Failure> {
 
 pub(super) fn run_ack(args: AckArgs) -> Result<u8, Failure> {
     let rt = settings(&args.runtime, None, None)?;
-    let report = ack::run(&ack::Request {
+    let report = ack::run(&ack::AckRequest {
         marker: &args.marker,
         client: &args.client,
         process: ack::Process {
@@ -373,7 +373,7 @@ pub(super) fn run_ack(args: AckArgs) -> Result<u8, Failure> {
         let text = fpcheck::report::ack_text(&report);
         print(&text)?;
     }
-    Ok(if report.action == Action::Refused {
+    Ok(if report.action == AckAction::Refused {
         exit::RESTART
     } else {
         exit::OK

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use fpcheck::history::{self, Options, Outcome, Record};
+use fpcheck::history::{self, HistoryOptions, HistoryOutcome, Record};
 use fpcheck::report::{self, RenderOptions};
 use fpcheck::source::git::Session;
 use fpcheck::term::escape;
@@ -106,7 +106,7 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
     };
     let mut settings = request(&flags, args.root.clone(), true)?;
     settings.flags.tag_pattern = super::tag_pattern_flag(args.tag_pattern.as_deref())?;
-    let opts = Options {
+    let opts = HistoryOptions {
         span,
         tags: args.tags.clone(),
         skip_prereleases: args.skip_prereleases,
@@ -136,8 +136,8 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
                     .map(|g| format!(" matching `{g}`"))
                     .unwrap_or_default(),
                 match &outcome {
-                    Outcome::One(h) => &h.repo,
-                    Outcome::Many(m) => &m.repo,
+                    HistoryOutcome::One(h) => &h.repo,
+                    HistoryOutcome::Many(m) => &m.repo,
                 }
             ),
         ));
@@ -195,10 +195,10 @@ fn progress_bar(args: &HistoryArgs) -> Option<indicatif::ProgressBar> {
 
 /// Each runtime's record, its warnings printed on stderr (the order
 /// warnings once: they are the same in every record).
-fn warn_records(outcome: &Outcome) -> Vec<(Option<&str>, &Record)> {
+fn warn_records(outcome: &HistoryOutcome) -> Vec<(Option<&str>, &Record)> {
     let records: Vec<(Option<&str>, &Record)> = match outcome {
-        Outcome::One(h) => vec![(None, &h.record)],
-        Outcome::Many(m) => m
+        HistoryOutcome::One(h) => vec![(None, &h.record)],
+        HistoryOutcome::Many(m) => m
             .runtimes
             .iter()
             .map(|r| (Some(r.name.as_str()), &r.record))
@@ -235,11 +235,11 @@ fn warn_records(outcome: &Outcome) -> Vec<(Option<&str>, &Record)> {
 }
 
 /// The history in the format asked for.
-fn render(args: &HistoryArgs, outcome: &Outcome) -> Result<String, Failure> {
+fn render(args: &HistoryArgs, outcome: &HistoryOutcome) -> Result<String, Failure> {
     let render = RenderOptions::default();
     Ok(match (args.format, outcome) {
-        (HistoryFormat::Json, Outcome::One(h)) => report::to_json(h),
-        (HistoryFormat::Json, Outcome::Many(m)) => report::to_json(m),
+        (HistoryFormat::Json, HistoryOutcome::One(h)) => report::to_json(h),
+        (HistoryFormat::Json, HistoryOutcome::Many(m)) => report::to_json(m),
         (HistoryFormat::Markdown, _) => {
             report::history_markdown(outcome, &render).map_err(|e| Failure::usage(e.0))?
         }
@@ -250,10 +250,10 @@ fn render(args: &HistoryArgs, outcome: &Outcome) -> Result<String, Failure> {
             let terminal = args.output.is_none() && std::io::stdout().is_terminal();
             let color = use_color(args.color, terminal) && args.output.is_none();
             match outcome {
-                Outcome::One(h) => {
+                HistoryOutcome::One(h) => {
                     fpcheck::report::history_table(&h.record, color, width(terminal))
                 }
-                Outcome::Many(m) => {
+                HistoryOutcome::Many(m) => {
                     let mut out = format!("{}\n", escape(&m.summary));
                     for r in &m.runtimes {
                         out.push_str(&format!("\n== runtime {} ==\n", escape(&r.name)));

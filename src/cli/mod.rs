@@ -412,7 +412,7 @@ pub fn request(
     flags: &RuntimeFlags,
     root: Option<String>,
     in_repository: bool,
-) -> Result<config::Request, Failure> {
+) -> Result<config::ConfigRequest, Failure> {
     let choice = match &flags.config {
         Some(path) => config::ConfigChoice::File {
             path: path.clone(),
@@ -421,7 +421,7 @@ pub fn request(
         None if in_repository => config::ConfigChoice::Committed,
         None => config::ConfigChoice::None,
     };
-    Ok(config::Request {
+    Ok(config::ConfigRequest {
         choice,
         flags: Overrides {
             runtime: flags.one_runtime()?,

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use fpcheck::range::Outcome;
+use fpcheck::range::RangeOutcome;
 use fpcheck::report::{self, Format, RenderOptions};
 
 use super::{emit, Failure};
@@ -55,7 +55,7 @@ pub(super) fn parse(text: &str) -> Result<ReportOut, String> {
 /// Renders every extra report (no colour, 80 columns: they go to files),
 /// of one runtime or of several.
 pub(super) fn render_all(
-    outcome: &Outcome,
+    outcome: &RangeOutcome,
     outs: &[ReportOut],
     opts: &RenderOptions,
 ) -> Result<Vec<(PathBuf, String)>, Failure> {
@@ -72,8 +72,8 @@ pub(super) fn render_all(
                     ..opts.clone()
                 };
                 match outcome {
-                    Outcome::One(analysis) => report::render(analysis, out.format, &opts),
-                    Outcome::Many(many) => report::render_runtimes(many, out.format, &opts),
+                    RangeOutcome::One(analysis) => report::render(analysis, out.format, &opts),
+                    RangeOutcome::Many(many) => report::render_runtimes(many, out.format, &opts),
                 }
             };
             let text = match out.max_bytes {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
-use fpcheck::patch::{self, Explanation, Options, PatchError, PatchFormat, Plan};
+use fpcheck::patch::{self, Explanation, PatchError, PatchFormat, PatchOptions, Plan};
 use fpcheck::range::{self, Analysis, RangeSpec};
 use fpcheck::source::git::Session;
 
@@ -122,7 +122,7 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
     let settings = request(&flags, args.root.clone(), true)?;
     let outcome = range::analyse_runtimes(
         &repo,
-        &range::Options {
+        &range::RangeOptions {
             range: spec,
             worktree: args.worktree,
             settings,
@@ -132,13 +132,13 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
         &args.runtime.runtime,
     )?;
     let analysis: &Analysis = match &outcome {
-        range::Outcome::One(a) => a,
-        range::Outcome::Many(many) => &many.runtimes[0].analysis,
+        range::RangeOutcome::One(a) => a,
+        range::RangeOutcome::Many(many) => &many.runtimes[0].analysis,
     };
     if args.write && !args.force {
         patch::check_checkout(&repo, analysis).map_err(|e| refused(e, true))?;
     }
-    let options = Options {
+    let options = PatchOptions {
         version_file: args.version_file.clone(),
         force_restart: args.force_restart,
         // --write edits the working tree, so it is also what is patched.
@@ -146,8 +146,8 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
     };
     // The `to` end's own settings: its root, and its `version_file`.
     let plan = match &outcome {
-        range::Outcome::One(a) => patch::prepare(&repo, a, &a.runtime, &options),
-        range::Outcome::Many(many) => patch::prepare_runtimes(&repo, many, &options),
+        range::RangeOutcome::One(a) => patch::prepare(&repo, a, &a.runtime, &options),
+        range::RangeOutcome::Many(many) => patch::prepare_runtimes(&repo, many, &options),
     }
     .map_err(|e| refused(e, args.write))?;
     let written = if args.write {
@@ -187,18 +187,18 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
 /// prints, written to FILE; explanations on stderr.
 pub(super) fn patch_out(
     repo: &Session,
-    outcome: &range::Outcome,
+    outcome: &range::RangeOutcome,
     worktree: bool,
     format: Option<FormatArg>,
     path: &Path,
 ) -> Result<(), Failure> {
-    let options = Options {
+    let options = PatchOptions {
         worktree,
-        ..Options::default()
+        ..PatchOptions::default()
     };
     let plan = match outcome {
-        range::Outcome::One(a) => patch::prepare(repo, a, &a.runtime, &options)?,
-        range::Outcome::Many(many) => patch::prepare_runtimes(repo, many, &options)?,
+        range::RangeOutcome::One(a) => patch::prepare(repo, a, &a.runtime, &options)?,
+        range::RangeOutcome::Many(many) => patch::prepare_runtimes(repo, many, &options)?,
     };
     explain(&plan);
     let format = PatchFormat::from(format.unwrap_or_default());

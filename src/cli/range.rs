@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use fpcheck::range::{self, Outcome, RangeSpec};
+use fpcheck::range::{self, RangeOutcome, RangeSpec};
 use fpcheck::report::{self, End, Format, RenderOptions};
 use fpcheck::source::git::Session;
 
@@ -152,7 +152,7 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
     };
     let mut outcome = range::analyse_runtimes(
         &repo,
-        &range::Options {
+        &range::RangeOptions {
             range: spec,
             worktree: args.worktree,
             settings,
@@ -186,8 +186,8 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
     };
     let text = match (&template, args.format) {
         (Some((name, t)), _) => match &outcome {
-            Outcome::One(analysis) => report::render_template(analysis, t, name, &opts),
-            Outcome::Many(many) => report::render_template(many, t, name, &opts),
+            RangeOutcome::One(analysis) => report::render_template(analysis, t, name, &opts),
+            RangeOutcome::Many(many) => report::render_template(many, t, name, &opts),
         }
         .map_err(|e| Failure::usage(e.0))?,
         (None, f) => {
@@ -197,8 +197,8 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
                 FormatArg::Markdown => Format::Markdown,
             };
             match &outcome {
-                Outcome::One(analysis) => report::render(analysis, format, &opts),
-                Outcome::Many(many) => report::render_runtimes(many, format, &opts),
+                RangeOutcome::One(analysis) => report::render(analysis, format, &opts),
+                RangeOutcome::Many(many) => report::render_runtimes(many, format, &opts),
             }
             .map_err(|e| Failure::usage(e.0))?
         }
@@ -230,7 +230,7 @@ fn resolve_only(repo: &Session, spec: RangeSpec, args: &RangeArgs) -> Result<u8,
     settings.flags.tag_pattern = super::tag_pattern_flag(args.tag_pattern.as_deref())?;
     let ends = range::resolve(
         repo,
-        &range::Options {
+        &range::RangeOptions {
             range: spec,
             worktree: args.worktree,
             settings,

@@ -88,7 +88,7 @@ pub enum ConfigChoice {
 /// What the user asked for: where the config comes from, and the flags
 /// that override it at both ends.
 #[derive(Clone, Debug)]
-pub struct Request {
+pub struct ConfigRequest {
     /// The config's origin.
     pub choice: ConfigChoice,
     /// The flags.
@@ -105,10 +105,10 @@ pub struct EndSettings {
     pub file: Option<String>,
 }
 
-impl Request {
+impl ConfigRequest {
     /// Settings from flags only (no file).
     pub fn flags_only(flags: Overrides) -> Self {
-        Request {
+        ConfigRequest {
             choice: ConfigChoice::None,
             flags,
         }
@@ -161,7 +161,7 @@ impl Request {
     /// The settings of an end whose committed file (already read, `None`
     /// when there is none) is `file`; `shown` names it in messages. With
     /// `--config` or no file at all, the shared settings apply instead, as
-    /// in [`Request::at_revision`] (for `history`, which reads every
+    /// in [`ConfigRequest::at_revision`] (for `history`, which reads every
     /// release's file once and resolves it for each runtime).
     pub fn with_committed(
         &self,
@@ -280,7 +280,7 @@ mod tests {
             Path::new("x.toml"),
         )
         .unwrap();
-        let request = Request {
+        let request = ConfigRequest {
             choice: ConfigChoice::File {
                 path: PathBuf::from("x.toml"),
                 file,

@@ -38,7 +38,7 @@ use crate::select::Rules;
 pub mod choose;
 mod ends;
 
-pub use ends::{at_revision, differences, ConfigChoice, EndSettings, Request};
+pub use ends::{at_revision, differences, ConfigChoice, ConfigRequest, EndSettings};
 
 /// The file name looked up at the top of the repository.
 pub(crate) const FILE_NAME: &str = "fpcheck.toml";
@@ -136,10 +136,10 @@ impl Default for Runtime {
 /// `fingerprint`, the range and `history`): [`Runtime`] is what a
 /// fingerprint is computed with, this is how it is shown (the top of the
 /// repository as `.`). The range adds where the file came from
-/// (`range::Settings`); a snapshot keeps what the gate must reuse
-/// (`gate::snapshot::Settings`).
+/// (`range::ReportedSettings`); a snapshot keeps what the gate must reuse
+/// (`gate::snapshot::SnapshotSettings`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Settings {
+pub struct ShownSettings {
     /// The runtime's name in a multi-runtime config.
     pub runtime: Option<String>,
     /// The runtime root from the top of the repository, or the directory.
@@ -150,10 +150,10 @@ pub struct Settings {
     pub exclude: Vec<String>,
 }
 
-impl Settings {
+impl ShownSettings {
     /// How `runtime` is shown.
     pub fn of(runtime: &Runtime) -> Self {
-        Settings {
+        ShownSettings {
             runtime: runtime.name.clone(),
             root: crate::source::show_root(&runtime.root).to_string(),
             extensions: runtime.rules.extensions.clone(),

@@ -30,7 +30,7 @@ use crate::warning::{Code, Warning};
 
 /// What acknowledging does to the marker.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Outcome {
+pub enum AckOutcome {
     /// Write this object back (the client is now `"ok"`).
     Keep {
         /// The updated marker.
@@ -53,7 +53,7 @@ pub enum Outcome {
 /// The report's short name of an outcome.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Action {
+pub enum AckAction {
     /// No marker: nothing to do.
     NoMarker,
     /// The client is marked, the marker kept.
@@ -75,7 +75,7 @@ pub struct Process<'a> {
 
 /// The installed runtime as section 7 reads it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Installed {
+pub struct AckInstalled {
     /// Its fingerprint (`""` when unavailable).
     pub fingerprint: String,
     /// Its version (`""` when no version file gives one, or one cannot be
@@ -86,10 +86,10 @@ pub struct Installed {
     pub warnings: Vec<Warning>,
 }
 
-impl Installed {
+impl AckInstalled {
     /// Reads the runtime at `dir` (the same fingerprint and version files
     /// as `status`).
-    pub fn read(dir: &Path, rules: &Rules) -> Result<Installed, GateError> {
+    pub fn read(dir: &Path, rules: &Rules) -> Result<AckInstalled, GateError> {
         let source = DirSource::new(dir);
         let fp = crate::fingerprint::compute(&source, rules)?;
         let release = crate::release::read(&source)?;
@@ -114,7 +114,7 @@ impl Installed {
                 )
             })
             .collect();
-        Ok(Installed {
+        Ok(AckInstalled {
             fingerprint: fp.as_gate_str().to_string(),
             version,
             warnings,
@@ -128,8 +128,8 @@ pub(crate) fn acknowledge(
     marker: &Map<String, Value>,
     client: Client,
     process: Process<'_>,
-    installed: Option<&Installed>,
-) -> Outcome {
+    installed: Option<&AckInstalled>,
+) -> AckOutcome {
     let proven = process
         .fingerprint
         .map(py_strip)
@@ -137,7 +137,7 @@ pub(crate) fn acknowledge(
     let to = marker::to_fingerprint(marker);
     if let (Some(p), Some(t)) = (proven, to) {
         if p != t {
-            return Outcome::Refuse(format!(
+            return AckOutcome::Refuse(format!(
                 "the process fingerprint {p} is not the marker's to_fingerprint {t}: \
                  this client has not loaded the release the marker asks for; restart it"
             ));
@@ -151,14 +151,14 @@ pub(crate) fn acknowledge(
         )
     });
     if let Some(e) = evidence.filter(Evidence::fingerprints_differ) {
-        return Outcome::Refuse(format!(
+        return AckOutcome::Refuse(format!(
             "the process fingerprint {} is not the installed runtime's {}: \
              this client runs other code than is installed; restart it",
             e.process_fingerprint, e.installed_fingerprint
         ));
     }
     if let Some(e) = evidence.filter(Evidence::versions_differ) {
-        return Outcome::Refuse(format!(
+        return AckOutcome::Refuse(format!(
             "the process version {} is not the installed version {}: \
              this client runs another release than is installed; restart it",
             e.process_version, e.installed_version
@@ -173,7 +173,7 @@ pub(crate) fn acknowledge(
     {
         Value::Object(c) => c,
         other => {
-            return Outcome::Invalid(format!(
+            return AckOutcome::Invalid(format!(
                 "the marker's \"clients\" is {other}, not an object: not touching it"
             ))
         }
@@ -191,7 +191,7 @@ pub(crate) fn acknowledge(
         format!("clients still to restart: {}", pending.join(", ")).into()
     } else if proven_current {
         let clients = clients.clone();
-        return Outcome::Remove { clients };
+        return AckOutcome::Remove { clients };
     } else if marker::has_to_fingerprint(marker) && to.is_some() {
         Message::new()
             .text("the process has not proven it loaded the marker's to_fingerprint (pass ")
@@ -206,7 +206,7 @@ pub(crate) fn acknowledge(
          show that the process runs the installed release"
             .into()
     };
-    Outcome::Keep {
+    AckOutcome::Keep {
         marker: updated,
         because,
     }
@@ -214,26 +214,26 @@ pub(crate) fn acknowledge(
 
 /// What `fpcheck ack` did.
 #[derive(Clone, Debug, Serialize)]
-pub struct Report {
+pub struct AckReport {
     /// The marker path.
     pub marker: String,
     /// The acknowledging client, normalised.
     pub client: Client,
     /// What happened.
-    pub action: Action,
+    pub action: AckAction,
     /// Whether the marker is gone now.
     pub marker_removed: bool,
     /// The marker's clients after the acknowledgement (`null` when there
     /// is no marker or nothing changed).
     pub clients: Option<Map<String, Value>>,
     /// Why the marker stays, or why the acknowledgement was refused; a
-    /// setting it names is spelled as a flag unless [`Report::spelled`]
+    /// setting it names is spelled as a flag unless [`AckReport::spelled`]
     /// says otherwise.
     #[serde(serialize_with = "flag_form")]
     pub because: Option<Message>,
     /// The reference's code when the marker stays because the process did
     /// not prove its fingerprint: `process_fingerprint_missing`.
-    pub pending_reason: Option<crate::verdict::process::Reason>,
+    pub pending_reason: Option<crate::verdict::process::CheckReason>,
     /// The installed runtime's fingerprint (`""`: unavailable; `null`: no
     /// runtime given, or no marker).
     pub installed_fingerprint: Option<String>,
@@ -245,7 +245,7 @@ pub struct Report {
     pub warnings: Vec<Warning>,
 }
 
-impl Report {
+impl AckReport {
     /// The report with the settings its reason names spelled for a front
     /// end: the command line shows flags, the Python package keywords.
     pub fn spelled(mut self, spelling: Spelling) -> Self {
@@ -261,7 +261,7 @@ fn flag_form<S: serde::Serializer>(m: &Option<Message>, s: S) -> Result<S::Ok, S
 
 /// What `fpcheck ack` is asked.
 #[derive(Clone, Copy, Debug)]
-pub struct Request<'a> {
+pub struct AckRequest<'a> {
     /// The marker file.
     pub marker: &'a Path,
     /// The client that restarted, as given (normalised here).
@@ -279,17 +279,17 @@ pub struct Request<'a> {
 /// Acknowledges the client's restart in the marker, under the same lock as
 /// the gate, so an ack and a gate never interleave their
 /// read-modify-write.
-pub fn run(req: &Request<'_>) -> Result<Report, GateError> {
+pub fn run(req: &AckRequest<'_>) -> Result<AckReport, GateError> {
     let (path, client) = (req.marker, req.client);
     // An unknown name would acknowledge nobody: say so rather than
     // pretend (the reference silently does nothing).
     let client = client::normalise(client).ok_or_else(|| GateError::UnknownClient {
         name: client.to_string(),
     })?;
-    let mut report = Report {
+    let mut report = AckReport {
         marker: path.display().to_string(),
         client,
-        action: Action::NoMarker,
+        action: AckAction::NoMarker,
         marker_removed: false,
         clients: None,
         because: None,
@@ -313,7 +313,7 @@ pub fn run(req: &Request<'_>) -> Result<Report, GateError> {
         MarkerState::Present(m) => m,
     };
     let installed = match req.runtime {
-        Some((dir, rules)) => Some(Installed::read(dir, rules)?),
+        Some((dir, rules)) => Some(AckInstalled::read(dir, rules)?),
         None => None,
     };
     if let Some(i) = &installed {
@@ -326,10 +326,10 @@ pub fn run(req: &Request<'_>) -> Result<Report, GateError> {
         why: super::io_reason(&e),
     };
     match acknowledge(&current, client, req.process, installed.as_ref()) {
-        Outcome::Keep { marker, because } => {
+        AckOutcome::Keep { marker, because } => {
             let bytes = crate::pretty::json_bytes(&marker);
             atomic::replace_own(path, &bytes).map_err(write_err)?;
-            report.action = Action::Acknowledged;
+            report.action = AckAction::Acknowledged;
             report.clients = marker.get("clients").and_then(Value::as_object).cloned();
             let all_ok = report
                 .clients
@@ -338,21 +338,21 @@ pub fn run(req: &Request<'_>) -> Result<Report, GateError> {
                 .all(|a| a.as_str() == Some(CLIENT_OK));
             if all_ok && marker::has_to_fingerprint(&marker) {
                 report.pending_reason =
-                    Some(crate::verdict::process::Reason::ProcessFingerprintMissing);
+                    Some(crate::verdict::process::CheckReason::ProcessFingerprintMissing);
             }
             report.because = Some(because);
         }
-        Outcome::Remove { clients } => {
+        AckOutcome::Remove { clients } => {
             atomic::remove_durable(path).map_err(write_err)?;
-            report.action = Action::Removed;
+            report.action = AckAction::Removed;
             report.marker_removed = true;
             report.clients = Some(clients);
         }
-        Outcome::Refuse(why) => {
-            report.action = Action::Refused;
+        AckOutcome::Refuse(why) => {
+            report.action = AckAction::Refused;
             report.because = Some(why.into());
         }
-        Outcome::Invalid(why) => return Err(corrupt(path, why)),
+        AckOutcome::Invalid(why) => return Err(corrupt(path, why)),
     }
     Ok(report)
 }
@@ -375,12 +375,12 @@ mod tests {
         v.as_object().unwrap().clone()
     }
 
-    fn short(o: &Outcome) -> (&'static str, Option<Value>) {
+    fn short(o: &AckOutcome) -> (&'static str, Option<Value>) {
         match o {
-            Outcome::Keep { marker, .. } => ("keep", marker.get("clients").cloned()),
-            Outcome::Remove { clients } => ("remove", Some(Value::Object(clients.clone()))),
-            Outcome::Refuse(_) => ("refuse", None),
-            Outcome::Invalid(_) => ("invalid", None),
+            AckOutcome::Keep { marker, .. } => ("keep", marker.get("clients").cloned()),
+            AckOutcome::Remove { clients } => ("remove", Some(Value::Object(clients.clone()))),
+            AckOutcome::Refuse(_) => ("refuse", None),
+            AckOutcome::Invalid(_) => ("invalid", None),
         }
     }
 
@@ -439,7 +439,7 @@ mod tests {
             fingerprint: Some(T),
             version: "",
         };
-        let Outcome::Keep { marker, because } = acknowledge(&m, Client::Codex, process, None)
+        let AckOutcome::Keep { marker, because } = acknowledge(&m, Client::Codex, process, None)
         else {
             panic!("kept")
         };
@@ -458,17 +458,17 @@ mod tests {
             fingerprint: Some(UNKNOWN),
             version: "",
         };
-        let Outcome::Keep { because, .. } = acknowledge(&m, Client::Codex, process, None) else {
+        let AckOutcome::Keep { because, .. } = acknowledge(&m, Client::Codex, process, None) else {
             panic!("kept")
         };
         assert_eq!(
             because.settings().collect::<Vec<_>>(),
             [Setting::ProcessFingerprint]
         );
-        let report = Report {
+        let report = AckReport {
             marker: "m".into(),
             client: Client::Codex,
-            action: Action::Acknowledged,
+            action: AckAction::Acknowledged,
             marker_removed: false,
             clients: None,
             because: Some(because),
@@ -499,17 +499,17 @@ mod tests {
         const I: &str = "iiii";
         let no_to = json!({"clients": {"codex": "restart_session_required"}});
         let with_to = json!({"to_fingerprint": T, "clients": {"codex": "r"}});
-        let inst = |fp: &str, v: &str| Installed {
+        let inst = |fp: &str, v: &str| AckInstalled {
             fingerprint: fp.into(),
             version: v.into(),
-            ..Installed::default()
+            ..AckInstalled::default()
         };
         // (marker, process fp, process version, installed, outcome)
         type Row = (
             Value,
             Option<&'static str>,
             &'static str,
-            Installed,
+            AckInstalled,
             &'static str,
         );
         #[rustfmt::skip]

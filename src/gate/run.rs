@@ -14,17 +14,17 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::snapshot::{self, FileChange, Recorded, Settings, Snapshot};
+use super::snapshot::{self, FileChange, Recorded, Snapshot, SnapshotSettings};
 use super::{clock, lock, Cause, ErrorKind, GateError};
 use crate::atomic;
 use crate::error::Classified;
 use crate::verdict::client::{self, Client};
 use crate::verdict::marker::{Marker, SCHEMA_VERSION};
-use crate::verdict::updater::{self, Reason};
+use crate::verdict::updater::{self, MarkerReason};
 use crate::warning::{self, Code, Warning};
 
 /// What the gate is asked to do.
-pub struct Request<'a> {
+pub struct GateRequest<'a> {
     /// The runtime root, now holding the new release.
     pub dir: &'a Path,
     /// The snapshot taken before the update.
@@ -36,7 +36,7 @@ pub struct Request<'a> {
     /// reference's default, `claude_code`.
     pub clients: &'a [String],
     /// Settings given on the command line; `None` uses the snapshot's.
-    pub settings: Option<Settings>,
+    pub settings: Option<SnapshotSettings>,
     /// How long to wait for another gate holding the lock.
     pub lock_timeout: Duration,
     /// Called between the marker's temporary write and its rename (fault
@@ -57,11 +57,11 @@ pub struct RecordedCheck {
 
 /// The gate's decision and what it did.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct Report {
+pub struct GateReport {
     /// The conservative answer on any failure.
     pub restart_required: bool,
     /// The marker's reason when one is required.
-    pub reason: Option<Reason>,
+    pub reason: Option<MarkerReason>,
     /// Whether the marker file now holds this decision.
     pub marker_written: bool,
     /// The marker path.
@@ -112,7 +112,7 @@ pub struct Report {
     pub warnings: Vec<Warning>,
 }
 
-impl Report {
+impl GateReport {
     /// Either side's fingerprint is unavailable.
     pub fn unavailable(&self) -> bool {
         self.from_fingerprint.is_empty() || self.to_fingerprint.is_empty()
@@ -130,11 +130,11 @@ impl Report {
 
 /// Runs the gate. Never returns an error: failures are in the report, with
 /// the conservative answer.
-pub fn gate(req: &Request) -> Report {
-    let mut report = Report {
+pub fn gate(req: &GateRequest) -> GateReport {
+    let mut report = GateReport {
         marker: req.marker.display().to_string(),
         warnings: unknown_client_warnings(req.clients),
-        ..Report::default()
+        ..GateReport::default()
     };
     let (before, after) = read_both(req, &mut report);
     match (&before, &after, report.error.is_none()) {
@@ -150,7 +150,7 @@ pub fn gate(req: &Request) -> Report {
 
 /// Reads the snapshot and takes the runtime's state now, with the
 /// snapshot's settings (or the flags', which must agree with them).
-fn read_both(req: &Request, report: &mut Report) -> (Option<Snapshot>, Option<Snapshot>) {
+fn read_both(req: &GateRequest, report: &mut GateReport) -> (Option<Snapshot>, Option<Snapshot>) {
     let before = snapshot::load(req.before);
     let settings = match (&before, &req.settings) {
         (Ok(b), Some(given)) if *given != b.settings => {
@@ -209,7 +209,7 @@ fn read_both(req: &Request, report: &mut Report) -> (Option<Snapshot>, Option<Sn
 /// them (up to `--lock-timeout`) would only delay a "no restart". The lock
 /// file is still opened, so that a marker directory a later gate could not
 /// use fails closed now instead of passing silently.
-fn write_under_lock(req: &Request, report: &mut Report) {
+fn write_under_lock(req: &GateRequest, report: &mut GateReport) {
     // A fresh install has no marker directory yet: the reference creates
     // it, and so does the gate when a marker is to be written. With nothing
     // to write, a missing directory holds no marker and needs no lock.
@@ -249,16 +249,16 @@ fn write_under_lock(req: &Request, report: &mut Report) {
 }
 
 /// The answer when the gate cannot decide: restart, for the usual reason.
-fn fail_closed(report: &mut Report) {
+fn fail_closed(report: &mut GateReport) {
     report.restart_required = true;
-    report.reason.get_or_insert(Reason::BrainUpdate);
+    report.reason.get_or_insert(MarkerReason::BrainUpdate);
     report
         .conservative
         .get_or_insert_with(|| "the gate could not decide, so it asks for a restart".into());
 }
 
 /// Section 6 plus fpcheck's never-fail-open rule, on two good snapshots.
-fn decide(report: &mut Report, before: &Snapshot, after: &Snapshot) {
+fn decide(report: &mut GateReport, before: &Snapshot, after: &Snapshot) {
     let recorded_mismatch = report
         .recorded_fingerprint
         .as_ref()
@@ -269,7 +269,7 @@ fn decide(report: &mut Report, before: &Snapshot, after: &Snapshot) {
         .chain(&after.unreadable_version_files)
         .map(String::as_str)
         .collect();
-    let inputs = updater::Inputs {
+    let inputs = updater::MarkerInputs {
         old_version: before.version_str(),
         new_version: after.version_str(),
         updater_version_changed: before.updater().differs(&after.updater()),
@@ -283,7 +283,7 @@ fn decide(report: &mut Report, before: &Snapshot, after: &Snapshot) {
     let (reason, _) = updater::never_fail_open(&inputs, &d);
     // What the readable files alone decide, to say which rule asked for
     // the marker beyond section 6.
-    let readable = updater::Inputs {
+    let readable = updater::MarkerInputs {
         version_unreadable: false,
         ..inputs
     };
@@ -320,9 +320,9 @@ fn check_recorded(r: &Recorded, after: &Snapshot) -> RecordedCheck {
 /// Writes the marker; the caller holds the lock, so the read of the
 /// previous marker (for its clients) and the replacement are one step.
 fn write_marker(
-    req: &Request,
-    report: &Report,
-    reason: Reason,
+    req: &GateRequest,
+    report: &GateReport,
+    reason: MarkerReason,
 ) -> Result<Map<String, Value>, GateError> {
     // Temporary files of gates killed mid-write: only writers holding this
     // lock make them, so none is live. Failing to sweep them is harmless.
@@ -378,11 +378,11 @@ pub(crate) fn unknown_client_warnings(names: &[String]) -> Vec<Warning> {
         .collect()
 }
 
-fn default_settings() -> Settings {
+fn default_settings() -> SnapshotSettings {
     crate::config::Runtime::default().into()
 }
 
-fn describe(s: &Settings) -> String {
+fn describe(s: &SnapshotSettings) -> String {
     format!(
         "extensions {}, exclude {}",
         s.extensions.join(","),

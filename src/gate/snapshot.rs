@@ -30,7 +30,7 @@ pub(crate) const SCHEMA_VERSION: u32 = 2;
 /// (the part of [`crate::config::Runtime`] that selects files under a
 /// runtime root given as a directory).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Settings {
+pub struct SnapshotSettings {
     /// The runtime's name in a multi-runtime config, if any.
     pub runtime: Option<String>,
     /// Runtime file extensions.
@@ -39,9 +39,9 @@ pub struct Settings {
     pub exclude: Vec<String>,
 }
 
-impl From<crate::config::Runtime> for Settings {
+impl From<crate::config::Runtime> for SnapshotSettings {
     fn from(rt: crate::config::Runtime) -> Self {
-        Settings {
+        SnapshotSettings {
             runtime: rt.name,
             extensions: rt.rules.extensions,
             exclude: rt.rules.exclude,
@@ -49,7 +49,7 @@ impl From<crate::config::Runtime> for Settings {
     }
 }
 
-impl Settings {
+impl SnapshotSettings {
     /// The selection rules.
     pub fn rules(&self) -> Rules {
         Rules {
@@ -113,7 +113,7 @@ pub struct Snapshot {
     /// Why it is unavailable.
     pub unavailable_reason: Option<String>,
     /// The settings used.
-    pub settings: Settings,
+    pub settings: SnapshotSettings,
     /// Each selected file's own SHA-256, by path (empty when unavailable).
     pub files: BTreeMap<String, String>,
     /// Things to know about the version files or the bytes: `warnings`
@@ -141,7 +141,7 @@ impl Snapshot {
 
 /// Reads the runtime at `dir` with `settings`. Each runtime file is read
 /// once, for both the fingerprint and its own digest.
-pub fn take(dir: &Path, settings: &Settings) -> Result<Snapshot, SourceError> {
+pub fn take(dir: &Path, settings: &SnapshotSettings) -> Result<Snapshot, SourceError> {
     let source = DirSource::new(dir);
     let rules = settings.rules();
     let rel = release::read(&source)?;
@@ -331,9 +331,9 @@ pub fn changed_files(before: &Snapshot, after: &Snapshot) -> Option<Vec<FileChan
 mod tests {
     use super::*;
 
-    fn settings() -> Settings {
+    fn settings() -> SnapshotSettings {
         let r = Rules::default();
-        Settings {
+        SnapshotSettings {
             runtime: None,
             extensions: r.extensions,
             exclude: r.exclude,

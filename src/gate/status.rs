@@ -11,12 +11,12 @@ use crate::release;
 use crate::select::{select, Rules};
 use crate::source::{DirSource, SourceError};
 use crate::verdict::marker;
-use crate::verdict::process::{self, Status};
+use crate::verdict::process::{self, CheckStatus};
 use crate::warning::{self, Code, Warning};
 
 /// What the running process asks about.
 #[derive(Clone, Copy, Debug)]
-pub struct Request<'a> {
+pub struct StatusRequest<'a> {
     /// The installed runtime root.
     pub dir: &'a Path,
     /// Which files count.
@@ -50,10 +50,10 @@ pub enum CacheUse {
 
 /// The answer, plus what fpcheck adds for people.
 #[derive(Clone, Debug, Serialize)]
-pub struct Report {
+pub struct StatusReport {
     /// The reference's fields.
     #[serde(flatten)]
-    pub status: Status,
+    pub status: CheckStatus,
     /// Why the installed fingerprint is unavailable.
     pub installed_unavailable_reason: Option<String>,
     /// Why the marker is corrupt.
@@ -74,14 +74,14 @@ pub struct Report {
 }
 
 /// Answers the process's question.
-pub fn status(req: &Request) -> Result<Report, SourceError> {
+pub fn status(req: &StatusRequest) -> Result<StatusReport, SourceError> {
     let source = DirSource::new(req.dir);
     let mut warnings = Vec::new();
     let (fingerprint, unavailable, cache) = installed(&source, req, &mut warnings)?;
     answer(
         req,
         &source,
-        Installed {
+        StatusInstalled {
             fingerprint,
             unavailable,
             cache,
@@ -93,7 +93,7 @@ pub fn status(req: &Request) -> Result<Report, SourceError> {
 /// What is known of the installed runtime before the version files and the
 /// marker are read.
 #[derive(Clone, Debug, Default)]
-pub struct Installed {
+pub struct StatusInstalled {
     /// The installed fingerprint (`""` when unavailable).
     pub fingerprint: String,
     /// Why it is unavailable.
@@ -108,11 +108,18 @@ pub struct Installed {
 /// installed fingerprint (a long-running process whose file watcher saw no
 /// change): the version files and the marker are still read on every call,
 /// and the answer is the same function of them as [`status`]'s.
-pub fn status_with(req: &Request, installed: Installed) -> Result<Report, SourceError> {
+pub fn status_with(
+    req: &StatusRequest,
+    installed: StatusInstalled,
+) -> Result<StatusReport, SourceError> {
     answer(req, &DirSource::new(req.dir), installed)
 }
 
-fn answer(req: &Request, source: &DirSource, inst: Installed) -> Result<Report, SourceError> {
+fn answer(
+    req: &StatusRequest,
+    source: &DirSource,
+    inst: StatusInstalled,
+) -> Result<StatusReport, SourceError> {
     let rel = release::read(source)?;
     let mut warnings = rel.warnings.clone();
     let client = req.client.and_then(crate::verdict::client::normalise);
@@ -121,7 +128,7 @@ fn answer(req: &Request, source: &DirSource, inst: Installed) -> Result<Report, 
     }
     warnings.extend(inst.warnings);
     let marker = marker::read(req.marker);
-    let mut status = process::check(&process::Inputs {
+    let mut status = process::check(&process::CheckInputs {
         marker: &marker,
         installed_version: rel.version.as_deref().unwrap_or(""),
         installed_fingerprint: &inst.fingerprint,
@@ -138,13 +145,13 @@ fn answer(req: &Request, source: &DirSource, inst: Installed) -> Result<Report, 
     // installed version and with it a mismatch. Err toward restart.
     if !status.restart_required && !status.fingerprint_match && !rel.unreadable.is_empty() {
         status.restart_required = true;
-        status.reason = Some(process::Reason::VersionMismatch);
+        status.reason = Some(process::CheckReason::VersionMismatch);
         conservative = Some(format!(
             "version files cannot be read ({}) and the fingerprints cannot prove the process current",
             rel.unreadable.join(", ")
         ));
     }
-    Ok(Report {
+    Ok(StatusReport {
         conservative,
         status,
         installed_unavailable_reason: inst.unavailable,
@@ -184,7 +191,7 @@ pub(crate) fn installed_unavailable(why: &str, release: &release::Release) -> Wa
 /// unavailable, and how the cache served.
 fn installed(
     source: &DirSource,
-    req: &Request,
+    req: &StatusRequest,
     warnings: &mut Vec<Warning>,
 ) -> Result<(String, Option<String>, Option<CacheUse>), SourceError> {
     let selection = select(source, req.rules)?;

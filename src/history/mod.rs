@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::cache::FingerprintCache;
 use crate::changes;
 use crate::config::{self, Runtime};
-use crate::range::{Settings, SettingsCheck};
+use crate::range::{ReportedSettings, SettingsCheck};
 use crate::source::git::repo_display;
 use crate::source::SourceError;
 use crate::verdict::{self, Reason, SideFacts};
@@ -26,7 +26,7 @@ mod tags;
 mod update;
 mod worker;
 
-pub use runtimes::{run_runtimes, runtimes_summary, NamedRecord, Outcome, RuntimesHistory};
+pub use runtimes::{run_runtimes, runtimes_summary, HistoryOutcome, NamedRecord, RuntimesHistory};
 
 use crate::source::git::Session;
 use settings::Plan;
@@ -40,7 +40,7 @@ pub(crate) const SCHEMA_VERSION: u32 = 1;
 
 /// What to analyse.
 #[derive(Clone, Debug, Default)]
-pub struct Options {
+pub struct HistoryOptions {
     /// Only releases between these two tags (inclusive, by precedence).
     pub span: Option<(String, String)>,
     /// Only tags matching this glob (`v7.*`).
@@ -197,7 +197,7 @@ pub struct Summary {
 
 /// A tag left out, and why.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub struct Skipped {
+pub struct SkippedTag {
     /// The tag.
     pub tag: String,
     /// Why.
@@ -225,7 +225,7 @@ pub struct History {
 pub struct Record {
     /// The settings of the newest release (each release is fingerprinted
     /// with the settings committed at it; see the updates' warnings).
-    pub settings: Settings,
+    pub settings: ReportedSettings,
     /// Every update (one release to the next), oldest first. Named
     /// `releases` in the JSON, a stable schema.
     #[serde(rename = "releases")]
@@ -235,7 +235,7 @@ pub struct Record {
     /// The record at a glance.
     pub summary: Summary,
     /// Tags left out.
-    pub skipped: Vec<Skipped>,
+    pub skipped: Vec<SkippedTag>,
     /// Things to know about the order of the releases, with stable codes.
     pub warnings: Vec<Warning>,
     /// How the work went: fingerprints reused, blobs read (for the whole
@@ -273,8 +273,8 @@ pub struct Stats {
 /// releases are read.
 pub fn run(
     repo: &Session,
-    request: &config::Request,
-    opts: &Options,
+    request: &config::ConfigRequest,
+    opts: &HistoryOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<History, HistoryError> {
     one(repo, request, opts, &listed(repo, request, opts)?, progress)
@@ -283,8 +283,8 @@ pub fn run(
 /// [`run`] for releases already listed.
 fn one(
     repo: &Session,
-    request: &config::Request,
-    opts: &Options,
+    request: &config::ConfigRequest,
+    opts: &HistoryOptions,
     listed: &Listed,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<History, HistoryError> {
@@ -304,14 +304,14 @@ fn one(
 struct Listed {
     tags: Vec<Tag>,
     committed: Vec<settings::Committed>,
-    skipped: Vec<Skipped>,
+    skipped: Vec<SkippedTag>,
     warnings: Vec<Warning>,
 }
 
 fn listed(
     repo: &Session,
-    request: &config::Request,
-    opts: &Options,
+    request: &config::ConfigRequest,
+    opts: &HistoryOptions,
 ) -> Result<Listed, HistoryError> {
     let (tags, skipped) = release_tags(repo, opts)?;
     let mut warnings = Vec::new();
@@ -346,8 +346,8 @@ struct Slot {
 /// a worker resumes its hasher after their shared prefix.
 fn records(
     repo: &Session,
-    request: &config::Request,
-    opts: &Options,
+    request: &config::ConfigRequest,
+    opts: &HistoryOptions,
     names: &[Option<String>],
     listed: &Listed,
     progress: &(dyn Fn(usize, usize) + Sync),
@@ -443,7 +443,7 @@ fn records(
 /// One runtime's record from its reads.
 fn record(
     repo: &Session,
-    opts: &Options,
+    opts: &HistoryOptions,
     (name, slots): (Option<&str>, &[Slot]),
     reads: &[Read],
     listed: &Listed,
@@ -510,8 +510,8 @@ fn record(
     let summary = summarise(&own, &steps);
     let newest = slots
         .last()
-        .map(|s| Settings::of(&s.plan.end.runtime))
-        .unwrap_or_else(|| Settings::of(&Runtime::default()));
+        .map(|s| ReportedSettings::of(&s.plan.end.runtime))
+        .unwrap_or_else(|| ReportedSettings::of(&Runtime::default()));
     Record {
         settings: newest,
         updates: steps,
@@ -527,7 +527,7 @@ fn read_all(
     repo: &Session,
     jobs: &[(&Tag, &Runtime)],
     cache: &FingerprintCache,
-    opts: &Options,
+    opts: &HistoryOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<(Vec<Read>, Blobs), HistoryError> {
     let threads = crate::threads::worker_threads(opts.threads, jobs.len());

@@ -7,26 +7,28 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::HistoryError;
-use super::{listed, records, run, settings, History, Options, Record, Stats, SCHEMA_VERSION};
+use super::{
+    listed, records, run, settings, History, HistoryOptions, Record, Stats, SCHEMA_VERSION,
+};
 use crate::config;
 use crate::source::git::repo_display;
 use crate::source::git::Session;
 
 /// What a run answers: one runtime (the single-runtime report) or several.
 #[derive(Clone, Debug)]
-pub enum Outcome {
+pub enum HistoryOutcome {
     /// A single runtime: the config declares one, or `--runtime` chose one.
     One(Box<History>),
     /// Several runtimes.
     Many(RuntimesHistory),
 }
 
-impl Outcome {
+impl HistoryOutcome {
     /// Any update of any runtime forced a restart (`--exit-code`).
     pub fn restart_required(&self) -> bool {
         match self {
-            Outcome::One(h) => h.record.restart_required(),
-            Outcome::Many(m) => m.restart_required,
+            HistoryOutcome::One(h) => h.record.restart_required(),
+            HistoryOutcome::Many(m) => m.restart_required,
         }
     }
 }
@@ -62,7 +64,7 @@ pub struct NamedRecord {
 
 /// Runs the history for the runtimes `chosen` (`--runtime`, repeatable), or
 /// every runtime declared in any release when none is chosen. One chosen
-/// runtime, or configs declaring at most one, give [`Outcome::One`]:
+/// runtime, or configs declaring at most one, give [`HistoryOutcome::One`]:
 /// exactly the single-runtime history. As `fpcheck A..B` does for several
 /// runtimes (`crate::range::analyse_runtimes`).
 ///
@@ -73,11 +75,11 @@ pub struct NamedRecord {
 /// today's tags. Runtimes of one pattern share one pass of the workers.
 pub fn run_runtimes(
     repo: &Session,
-    request: &config::Request,
-    opts: &Options,
+    request: &config::ConfigRequest,
+    opts: &HistoryOptions,
     chosen: &[String],
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Outcome, HistoryError> {
+) -> Result<HistoryOutcome, HistoryError> {
     let chosen = config::choose::dedupe(chosen);
     if opts.tags.is_some() {
         return same_tags(repo, request, opts, &chosen, progress);
@@ -88,7 +90,7 @@ pub fn run_runtimes(
         request.flags.runtime = name.cloned();
         request.tag_pattern(head.as_ref())
     };
-    let with_pattern = |pattern: Option<String>| Options {
+    let with_pattern = |pattern: Option<String>| HistoryOptions {
         tags: pattern,
         ..opts.clone()
     };
@@ -121,7 +123,7 @@ pub fn run_runtimes(
 /// none.
 fn head_config(
     repo: &Session,
-    request: &config::Request,
+    request: &config::ConfigRequest,
 ) -> Result<Option<config::ConfigFile>, HistoryError> {
     if !matches!(request.choice, config::ConfigChoice::Committed) {
         return Ok(None);
@@ -140,12 +142,12 @@ fn head_config(
 /// without one), each runtime's history from its own.
 fn by_pattern(
     repo: &Session,
-    request: &config::Request,
-    opts: &Options,
+    request: &config::ConfigRequest,
+    opts: &HistoryOptions,
     chosen: &[String],
     patterned: &BTreeMap<String, String>,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Outcome, HistoryError> {
+) -> Result<HistoryOutcome, HistoryError> {
     let plain = listed(repo, request, opts)?;
     let mut all = settings::declared_anywhere(request, &plain.committed);
     all.extend(patterned.keys().cloned());
@@ -165,7 +167,7 @@ fn by_pattern(
         let group = match pattern {
             None => records(repo, request, opts, &names, &plain, progress)?,
             Some(p) => {
-                let opts = Options {
+                let opts = HistoryOptions {
                     tags: Some(p.clone()),
                     ..opts.clone()
                 };
@@ -180,17 +182,17 @@ fn by_pattern(
         }));
     }
     runtimes.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(Outcome::Many(many(repo, runtimes, blobs_read)))
+    Ok(HistoryOutcome::Many(many(repo, runtimes, blobs_read)))
 }
 
 /// [`run_runtimes`] with one set of release tags for every runtime.
 fn same_tags(
     repo: &Session,
-    request: &config::Request,
-    opts: &Options,
+    request: &config::ConfigRequest,
+    opts: &HistoryOptions,
     chosen: &[String],
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Outcome, HistoryError> {
+) -> Result<HistoryOutcome, HistoryError> {
     let one = |name: Option<&String>, listed: Option<&super::Listed>| {
         let mut request = request.clone();
         request.flags.runtime = name.cloned();
@@ -198,7 +200,7 @@ fn same_tags(
             Some(listed) => super::one(repo, &request, opts, listed, progress),
             None => run(repo, &request, opts, progress),
         }
-        .map(|h| Outcome::One(Box::new(h)))
+        .map(|h| HistoryOutcome::One(Box::new(h)))
     };
     if chosen.len() == 1 {
         return one(chosen.first(), None);
@@ -224,7 +226,7 @@ fn same_tags(
         })
         .collect();
     let blobs_read = runtimes.first().map_or(0, |r| r.record.stats.blobs_read);
-    Ok(Outcome::Many(many(repo, runtimes, blobs_read)))
+    Ok(HistoryOutcome::Many(many(repo, runtimes, blobs_read)))
 }
 
 /// The report of several runtimes' histories; `blobs_read` counts each

@@ -20,7 +20,7 @@ use gix::ObjectId;
 
 use super::tags::Tag;
 use super::HistoryError;
-use crate::config::{self, ConfigChoice, ConfigFile, EndSettings, Request, FILE_NAME};
+use crate::config::{self, ConfigChoice, ConfigFile, ConfigRequest, EndSettings, FILE_NAME};
 use crate::source::git::Session;
 use crate::source::SourceError;
 
@@ -82,7 +82,7 @@ pub(super) fn tree_of(repo: &Session, tag: &Tag) -> Result<ObjectId, HistoryErro
 /// file applies).
 pub(super) fn committed(
     repo: &Session,
-    request: &Request,
+    request: &ConfigRequest,
     tags: &[Tag],
 ) -> Result<Vec<Committed>, HistoryError> {
     tags.iter()
@@ -100,7 +100,10 @@ pub(super) fn committed(
 }
 
 /// The `[runtimes.NAME]` names declared by any release (or by `--config`).
-pub(super) fn declared_anywhere(request: &Request, committed: &[Committed]) -> BTreeSet<String> {
+pub(super) fn declared_anywhere(
+    request: &ConfigRequest,
+    committed: &[Committed],
+) -> BTreeSet<String> {
     match &request.choice {
         ConfigChoice::File { file, .. } => file.runtimes.keys().cloned().collect(),
         ConfigChoice::Committed => committed
@@ -114,7 +117,10 @@ pub(super) fn declared_anywhere(request: &Request, committed: &[Committed]) -> B
 
 /// The settings of a release that declares no named runtime, as its gate
 /// read them (`None` when it declares some, or no committed file applies).
-fn own_settings(request: &Request, c: &Committed) -> Result<Option<EndSettings>, HistoryError> {
+fn own_settings(
+    request: &ConfigRequest,
+    c: &Committed,
+) -> Result<Option<EndSettings>, HistoryError> {
     let declares_none = c.file.as_ref().is_none_or(|f| f.runtimes.is_empty());
     if !declares_none || !matches!(request.choice, ConfigChoice::Committed) {
         return Ok(None);
@@ -128,7 +134,7 @@ fn own_settings(request: &Request, c: &Committed) -> Result<Option<EndSettings>,
 /// runtime, as `request` picks it); `None` for a release before the
 /// runtime's history starts.
 pub(super) fn plans(
-    request: &Request,
+    request: &ConfigRequest,
     name: Option<&str>,
     committed: &[Committed],
 ) -> Result<Vec<Option<Plan>>, HistoryError> {
@@ -224,8 +230,8 @@ mod tests {
             .collect()
     }
 
-    fn request() -> Request {
-        Request {
+    fn request() -> ConfigRequest {
+        ConfigRequest {
             choice: ConfigChoice::Committed,
             flags: Overrides::default(),
         }

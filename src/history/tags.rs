@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use gix::ObjectId;
 
-use super::{HistoryError, Options, Skipped};
+use super::{HistoryError, HistoryOptions, SkippedTag};
 use crate::source::git::peel_to_commit;
 use crate::source::SourceError;
 use crate::warning::{Code, Warning};
@@ -29,8 +29,8 @@ pub fn tag_version(name: &str) -> Option<crate::version::TagVersion> {
 /// Lists the release tags in precedence order, folding tags on one commit.
 pub(super) fn release_tags(
     repo: &gix::Repository,
-    opts: &Options,
-) -> Result<(Vec<Tag>, Vec<Skipped>), HistoryError> {
+    opts: &HistoryOptions,
+) -> Result<(Vec<Tag>, Vec<SkippedTag>), HistoryError> {
     let fail = |e: &dyn std::fmt::Display| {
         SourceError::Repository(format!("cannot list the tags: {e}").into())
     };
@@ -54,14 +54,14 @@ pub(super) fn release_tags(
             None => tag_version(&name),
         };
         let Some(version) = version else {
-            skipped.push(Skipped {
+            skipped.push(SkippedTag {
                 tag: name,
                 why: "not a version".into(),
             });
             continue;
         };
         if opts.skip_prereleases && version.is_prerelease() {
-            skipped.push(Skipped {
+            skipped.push(SkippedTag {
                 tag: name,
                 why: "pre-release".into(),
             });
@@ -84,11 +84,11 @@ pub(super) fn release_tags(
             }),
             // A cycle of tags is an error, never a skipped tag.
             Err(e @ SourceError::Repository(_)) => return Err(e.into()),
-            Ok(None) => skipped.push(Skipped {
+            Ok(None) => skipped.push(SkippedTag {
                 tag: name,
                 why: "does not point at a commit (a tag of a tree or a file)".into(),
             }),
-            Err(_) => skipped.push(Skipped {
+            Err(_) => skipped.push(SkippedTag {
                 tag: name,
                 why: "does not point at a commit in this repository (a shallow clone?)".into(),
             }),

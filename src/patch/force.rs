@@ -15,16 +15,16 @@ use crate::warning::Code;
 
 /// The value the patch gives `force_restart` in the target file.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Outcome {
+pub struct ForceOutcome {
     /// `None`: leave the key as it is (absent stays absent).
     pub value: Option<bool>,
     /// One sentence per decision worth knowing.
     pub explanations: Vec<Explanation>,
 }
 
-impl Outcome {
+impl ForceOutcome {
     fn leave() -> Self {
-        Outcome {
+        ForceOutcome {
             value: None,
             explanations: Vec::new(),
         }
@@ -51,7 +51,7 @@ pub fn intent(value: &Value) -> bool {
 
 /// Decides `force_restart` for `file`, whose current value is `current`;
 /// `requested` is `--force-restart`.
-pub fn decide(facts: &Facts, file: &str, current: Option<&Value>, requested: bool) -> Outcome {
+pub fn decide(facts: &Facts, file: &str, current: Option<&Value>, requested: bool) -> ForceOutcome {
     if facts.code_changed {
         return redundant(facts, file, current, requested);
     }
@@ -59,10 +59,10 @@ pub fn decide(facts: &Facts, file: &str, current: Option<&Value>, requested: boo
         return requested_on(facts, file, current);
     }
     let Some(value) = current else {
-        return Outcome::leave();
+        return ForceOutcome::leave();
     };
     if intent(value) && carried_over(facts, value) {
-        let mut out = Outcome {
+        let mut out = ForceOutcome {
             value: Some(false),
             explanations: Vec::new(),
         };
@@ -89,9 +89,9 @@ fn carried_over(facts: &Facts, value: &Value) -> bool {
 
 /// The code changed, so clients restart anyway: a force is redundant now
 /// and would only be carried into the next release.
-fn redundant(facts: &Facts, file: &str, current: Option<&Value>, requested: bool) -> Outcome {
+fn redundant(facts: &Facts, file: &str, current: Option<&Value>, requested: bool) -> ForceOutcome {
     let why = facts.code_change();
-    let mut out = Outcome {
+    let mut out = ForceOutcome {
         value: current.map(|_| false),
         explanations: Vec::new(),
     };
@@ -119,8 +119,8 @@ fn redundant(facts: &Facts, file: &str, current: Option<&Value>, requested: bool
     out
 }
 
-fn requested_on(facts: &Facts, file: &str, current: Option<&Value>) -> Outcome {
-    let mut out = Outcome {
+fn requested_on(facts: &Facts, file: &str, current: Option<&Value>) -> ForceOutcome {
+    let mut out = ForceOutcome {
         value: Some(true),
         explanations: Vec::new(),
     };
@@ -163,11 +163,11 @@ fn requested_on(facts: &Facts, file: &str, current: Option<&Value>) -> Outcome {
 }
 
 /// A value left as meant, written as a JSON boolean.
-fn normalised(file: &str, value: &Value, on: bool) -> Outcome {
+fn normalised(file: &str, value: &Value, on: bool) -> ForceOutcome {
     if value.is_boolean() {
-        return Outcome::leave();
+        return ForceOutcome::leave();
     }
-    Outcome {
+    ForceOutcome {
         value: Some(on),
         explanations: vec![not_boolean(file, value, on)],
     }
@@ -276,11 +276,11 @@ mod tests {
     fn every_case() {
         let f = facts();
         // Absent and nothing asks: left absent, silently.
-        assert_eq!(decide(&f, "v.json", None, false), Outcome::leave());
+        assert_eq!(decide(&f, "v.json", None, false), ForceOutcome::leave());
         // Set in this release (not on before): kept, and not even mentioned.
         assert_eq!(
             decide(&f, "v.json", Some(&json!(true)), false),
-            Outcome::leave()
+            ForceOutcome::leave()
         );
         // Carried over unchanged: off.
         let carried = Facts {
@@ -321,6 +321,9 @@ mod tests {
             out.explanations.iter().map(|e| e.code).collect::<Vec<_>>(),
             ["force_restart_redundant", "force_restart_redundant"]
         );
-        assert_eq!(decide(&changed, "v.json", None, false), Outcome::leave());
+        assert_eq!(
+            decide(&changed, "v.json", None, false),
+            ForceOutcome::leave()
+        );
     }
 }

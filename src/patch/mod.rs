@@ -225,7 +225,7 @@ fn merge_diff(before: &Value, after: &Value) -> Value {
 
 /// What `fpcheck patch` is asked to do.
 #[derive(Clone, Debug, Default)]
-pub struct Options {
+pub struct PatchOptions {
     /// `--version-file`, as given.
     pub version_file: Option<String>,
     /// `--force-restart`.
@@ -240,7 +240,7 @@ pub(crate) fn prepare(
     repo: &Session,
     analysis: &Analysis,
     runtime: &Runtime,
-    options: &Options,
+    options: &PatchOptions,
 ) -> Result<Plan, PatchError> {
     let explicit = match (&options.version_file, &runtime.version_file) {
         (Some(p), _) => Some((locate::repo_relative(repo, p)?, Chosen::Flag)),

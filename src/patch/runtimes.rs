@@ -14,8 +14,8 @@
 use serde_json::{Map, Value};
 
 use super::{
-    finish, locate, missing, scan, Chosen, Explanation, Facts, Options, PatchError, Place, Plan,
-    KEYS,
+    finish, locate, missing, scan, Chosen, Explanation, Facts, PatchError, PatchOptions, Place,
+    Plan, KEYS,
 };
 use crate::range::RuntimesAnalysis;
 use crate::setting::{Message, Setting, Value as Said};
@@ -30,7 +30,7 @@ pub const RUNTIMES_KEY: &str = "runtimes";
 pub fn prepare_runtimes(
     repo: &Session,
     many: &RuntimesAnalysis,
-    options: &Options,
+    options: &PatchOptions,
 ) -> Result<Plan, PatchError> {
     let first = &many
         .runtimes

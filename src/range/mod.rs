@@ -36,7 +36,7 @@ pub use annotate::annotate;
 pub(crate) use cross::needed as settings_differ;
 pub use cross::SettingsCheck;
 use ends::Read;
-pub use multi::{analyse_runtimes, NamedAnalysis, Outcome, RuntimesAnalysis};
+pub use multi::{analyse_runtimes, NamedAnalysis, RangeOutcome, RuntimesAnalysis};
 pub use resolved::{resolve, ResolvedEnd, ResolvedEnds};
 pub use spec::{check_revision, RangeSpec};
 pub use tags::TagFilter;
@@ -108,9 +108,9 @@ pub struct Analysis {
     pub to: Side,
     /// The settings that produced the `to` fingerprint (each end is
     /// fingerprinted with its own committed settings, flags applied).
-    pub settings: Settings,
+    pub settings: ReportedSettings,
     /// The settings that produced the `from` fingerprint.
-    pub from_settings: Settings,
+    pub from_settings: ReportedSettings,
     /// When the settings differ between the ends: the `to` end fingerprinted
     /// with the `from` end's settings; `null` when the settings are equal.
     /// A change there requires a restart even when the `to` end's own
@@ -142,28 +142,28 @@ pub struct MatrixRow {
 
 /// The settings in a report: as shown, and where they came from.
 #[derive(Clone, Debug, Serialize)]
-pub struct Settings {
+pub struct ReportedSettings {
     /// The runtime's name, root, extensions and excluded names.
     #[serde(flatten)]
-    pub shown: config::Settings,
+    pub shown: config::ShownSettings,
     /// Where the config came from (`fpcheck.toml at v1.2.0`, `--config
     /// FILE`), `null` when no file applied (defaults and flags).
     pub config: Option<String>,
 }
 
-impl Settings {
+impl ReportedSettings {
     /// The settings of one end, and where its file came from.
     pub fn of_end(end: &EndSettings) -> Self {
-        Settings {
+        ReportedSettings {
             config: end.file.clone(),
-            ..Settings::of(&end.runtime)
+            ..ReportedSettings::of(&end.runtime)
         }
     }
 
     /// The settings of `runtime`, the top of the repository shown as `.`.
     pub fn of(runtime: &Runtime) -> Self {
-        Settings {
-            shown: config::Settings::of(runtime),
+        ReportedSettings {
+            shown: config::ShownSettings::of(runtime),
             config: None,
         }
     }
@@ -183,13 +183,13 @@ pub(crate) const MATRIX: [&str; 8] = [
 
 /// What to analyse, and how.
 #[derive(Clone, Debug)]
-pub struct Options {
+pub struct RangeOptions {
     /// The ends as given (defaults resolved by [`analyse`]).
     pub range: RangeSpec,
     /// The working tree is the `to` end.
     pub worktree: bool,
     /// Where each end's settings come from, and the flags over them.
-    pub settings: config::Request,
+    pub settings: config::ConfigRequest,
     /// Read and write the fingerprint cache in the git directory.
     pub persistent_cache: bool,
     /// Whether both digests must be computed when the verdict needs none.
@@ -222,14 +222,14 @@ enum ToSide {
 
 /// Resolves the range (defaults included) and analyses it: each end is
 /// fingerprinted with the settings committed at that end.
-pub fn analyse(repo: &Session, options: &Options) -> Result<Analysis, RangeError> {
+pub fn analyse(repo: &Session, options: &RangeOptions) -> Result<Analysis, RangeError> {
     with_memo(repo, options, |repo| analyse_in(repo, options))
 }
 
 /// Runs `f` on `repo` with the object memo in front of its object store
 /// when the persistent cache is on (see [`crate::source::git::memo`]: a
 /// warm range then opens no pack), saving the memo afterwards.
-fn with_memo<T>(repo: &Session, options: &Options, f: impl FnOnce(&Session) -> T) -> T {
+fn with_memo<T>(repo: &Session, options: &RangeOptions, f: impl FnOnce(&Session) -> T) -> T {
     if options.persistent_cache {
         let (repo, installed) = repo.with_memo();
         let out = f(&repo);
@@ -240,7 +240,7 @@ fn with_memo<T>(repo: &Session, options: &Options, f: impl FnOnce(&Session) -> T
 }
 
 /// [`analyse`], the memo installed or not wanted.
-fn analyse_in(repo: &Session, options: &Options) -> Result<Analysis, RangeError> {
+fn analyse_in(repo: &Session, options: &RangeOptions) -> Result<Analysis, RangeError> {
     let (from, to, notes) = resolve_ends(repo, options)?;
     let mut cache = open_cache(repo, options);
     let mut analysis = analyse_with(
@@ -261,7 +261,7 @@ fn analyse_in(repo: &Session, options: &Options) -> Result<Analysis, RangeError>
 /// The ends of the range, defaults resolved, and how they were chosen.
 fn resolve_ends(
     repo: &Session,
-    options: &Options,
+    options: &RangeOptions,
 ) -> Result<(String, ToSide, Vec<String>), RangeError> {
     let spec = &options.range;
     if options.worktree && spec.to.is_some() {
@@ -311,7 +311,7 @@ fn resolve_ends(
 /// read: `None`, and the note that says so.
 fn to_config(
     repo: &Session,
-    options: &Options,
+    options: &RangeOptions,
     to: &str,
 ) -> Result<(Option<config::ConfigFile>, Option<String>), RangeError> {
     if !matches!(options.settings.choice, config::ConfigChoice::Committed) {
@@ -339,7 +339,7 @@ fn to_config(
 /// runtimes are in play (the single analysis looks its own up).
 fn runtime_patterns(
     repo: &Session,
-    options: &Options,
+    options: &RangeOptions,
     chosen: &[String],
 ) -> Result<Option<std::collections::BTreeMap<String, Option<String>>>, RangeError> {
     let tags = &options.range.tags;
@@ -390,7 +390,7 @@ fn common_pattern(
     }
 }
 
-fn open_cache(repo: &Session, options: &Options) -> FingerprintCache {
+fn open_cache(repo: &Session, options: &RangeOptions) -> FingerprintCache {
     if options.persistent_cache {
         FingerprintCache::open(repo)
     } else {
@@ -441,7 +441,7 @@ fn analyse_with(
     repo: &Session,
     from: &str,
     to: &ToSide,
-    request: &config::Request,
+    request: &config::ConfigRequest,
     absent: Absent,
     cache: &mut FingerprintCache,
     digests: Digests,
@@ -480,7 +480,7 @@ fn analyse_with(
 fn against_revision(
     repo: &Session,
     from: &FromEnd<'_>,
-    (spec, request): (&str, &config::Request),
+    (spec, request): (&str, &config::ConfigRequest),
     cache: &mut FingerprintCache,
     digests: Digests,
 ) -> Result<Compared, RangeError> {
@@ -562,7 +562,7 @@ fn against_revision(
 fn against_worktree(
     repo: &Session,
     from: &FromEnd<'_>,
-    request: &config::Request,
+    request: &config::ConfigRequest,
     cache: &mut FingerprintCache,
 ) -> Result<Compared, RangeError> {
     let (from_rt, absent) = (&from.end.runtime, from.absent);
@@ -685,8 +685,8 @@ fn conclude(
         process_check: decision.process_check,
         from: from.side,
         to: to.side,
-        settings: Settings::of_end(to_end),
-        from_settings: Settings::of_end(from_end),
+        settings: ReportedSettings::of_end(to_end),
+        from_settings: ReportedSettings::of_end(from_end),
         settings_check: check,
         runtime: to_end.runtime.clone(),
         changes,
@@ -709,7 +709,7 @@ fn attributes_changes(
     for change in &mut changes.runtime {
         if !matches!(
             change.status,
-            changes::Status::TargetChanged | changes::Status::Modified
+            changes::ChangeStatus::TargetChanged | changes::ChangeStatus::Modified
         ) {
             continue;
         }
@@ -729,7 +729,7 @@ fn attributes_changes(
             continue;
         };
         if old != new && from_src.stored_blob(*old) == to_src.stored_blob(*new) {
-            change.status = changes::Status::AttributesChanged;
+            change.status = changes::ChangeStatus::AttributesChanged;
             paths.push(change.path.clone());
         }
     }

@@ -15,8 +15,8 @@ use serde::Serialize;
 
 use super::prime;
 use super::{
-    analyse_with, open_cache, resolve_ends, Absent, Analysis, Digests, Options, RangeError, ToSide,
-    SCHEMA_VERSION,
+    analyse_with, open_cache, resolve_ends, Absent, Analysis, Digests, RangeError, RangeOptions,
+    ToSide, SCHEMA_VERSION,
 };
 use crate::config::{self, ConfigChoice, ConfigFile};
 use crate::select::select;
@@ -26,19 +26,19 @@ use crate::warning::{Code, Warning};
 
 /// What a run answers: one runtime (today's report, unchanged) or several.
 #[derive(Clone, Debug)]
-pub enum Outcome {
+pub enum RangeOutcome {
     /// A single runtime: the config declares one, or `--runtime` chose one.
     One(Box<Analysis>),
     /// Several runtimes.
     Many(RuntimesAnalysis),
 }
 
-impl Outcome {
+impl RangeOutcome {
     /// Any runtime is made to restart.
     pub fn restart_required(&self) -> bool {
         match self {
-            Outcome::One(a) => a.restart_required,
-            Outcome::Many(m) => m.restart_required,
+            RangeOutcome::One(a) => a.restart_required,
+            RangeOutcome::Many(m) => m.restart_required,
         }
     }
 
@@ -46,8 +46,8 @@ impl Outcome {
     /// (classification, naming the ends).
     pub fn analyses_mut(&mut self) -> Box<dyn Iterator<Item = &mut Analysis> + '_> {
         match self {
-            Outcome::One(a) => Box::new(std::iter::once(&mut **a)),
-            Outcome::Many(m) => Box::new(m.runtimes.iter_mut().map(|r| &mut r.analysis)),
+            RangeOutcome::One(a) => Box::new(std::iter::once(&mut **a)),
+            RangeOutcome::Many(m) => Box::new(m.runtimes.iter_mut().map(|r| &mut r.analysis)),
         }
     }
 
@@ -106,13 +106,13 @@ struct Declared {
 
 /// Analyses the range for the runtimes `chosen` (`--runtime`, repeatable),
 /// or every runtime declared at either end when none is chosen. One chosen
-/// runtime, or a config declaring at most one, gives [`Outcome::One`]:
+/// runtime, or a config declaring at most one, gives [`RangeOutcome::One`]:
 /// exactly the single-runtime report.
 pub fn analyse_runtimes(
     repo: &Session,
-    options: &Options,
+    options: &RangeOptions,
     chosen: &[String],
-) -> Result<Outcome, RangeError> {
+) -> Result<RangeOutcome, RangeError> {
     super::with_memo(repo, options, |repo| runtimes_in(repo, options, chosen))
 }
 
@@ -122,9 +122,9 @@ pub fn analyse_runtimes(
 /// compared from their own (each report's notes say which).
 fn runtimes_in(
     repo: &Session,
-    options: &Options,
+    options: &RangeOptions,
     chosen: &[String],
-) -> Result<Outcome, RangeError> {
+) -> Result<RangeOutcome, RangeError> {
     let chosen = config::choose::dedupe(chosen);
     let mut options = options.clone();
     if let Some(patterns) = super::runtime_patterns(repo, &options, &chosen)? {
@@ -140,22 +140,22 @@ fn runtimes_in(
 /// release of its own pattern.
 fn per_runtime(
     repo: &Session,
-    options: &Options,
+    options: &RangeOptions,
     patterns: &std::collections::BTreeMap<String, Option<String>>,
-) -> Result<Outcome, RangeError> {
+) -> Result<RangeOutcome, RangeError> {
     let mut runtimes = Vec::with_capacity(patterns.len());
     for (name, pattern) in patterns {
         let mut own = options.clone();
         own.range.tags.pattern = pattern.clone();
         match runtimes_with(repo, &own, std::slice::from_ref(name))? {
-            Outcome::One(analysis) => runtimes.push(NamedAnalysis {
+            RangeOutcome::One(analysis) => runtimes.push(NamedAnalysis {
                 name: name.clone(),
                 analysis: *analysis,
             }),
-            Outcome::Many(many) => runtimes.extend(many.runtimes),
+            RangeOutcome::Many(many) => runtimes.extend(many.runtimes),
         }
     }
-    Ok(Outcome::Many(RuntimesAnalysis {
+    Ok(RangeOutcome::Many(RuntimesAnalysis {
         schema_version: SCHEMA_VERSION,
         restart_required: runtimes.iter().any(|r| r.analysis.restart_required),
         summary: summary(&runtimes),
@@ -168,13 +168,13 @@ fn per_runtime(
 /// [`runtimes_in`] once the range is the same for every runtime.
 fn runtimes_with(
     repo: &Session,
-    options: &Options,
+    options: &RangeOptions,
     chosen: &[String],
-) -> Result<Outcome, RangeError> {
-    let single = |name: Option<&String>| -> Result<Outcome, RangeError> {
+) -> Result<RangeOutcome, RangeError> {
+    let single = |name: Option<&String>| -> Result<RangeOutcome, RangeError> {
         let mut options = options.clone();
         options.settings.flags.runtime = name.cloned();
-        super::analyse_in(repo, &options).map(|a| Outcome::One(Box::new(a)))
+        super::analyse_in(repo, &options).map(|a| RangeOutcome::One(Box::new(a)))
     };
     let chosen = config::choose::dedupe(chosen);
     let (from, to, notes) = resolve_ends(repo, options)?;
@@ -251,9 +251,9 @@ fn runtimes_with(
     if let ([_], [_]) = (chosen.as_slice(), runtimes.as_slice()) {
         let mut one = runtimes.pop().expect("one runtime").analysis;
         one.notes = notes;
-        return Ok(Outcome::One(Box::new(one)));
+        return Ok(RangeOutcome::One(Box::new(one)));
     }
-    Ok(Outcome::Many(RuntimesAnalysis {
+    Ok(RangeOutcome::Many(RuntimesAnalysis {
         schema_version: SCHEMA_VERSION,
         restart_required: runtimes.iter().any(|r| r.analysis.restart_required),
         summary: summary(&runtimes),
@@ -288,7 +288,7 @@ impl Revs {
 /// The working tree's end is read by each analysis as usual.
 fn prime_all(
     repo: &Session,
-    request: &config::Request,
+    request: &config::ConfigRequest,
     names: &[String],
     revs: &Revs,
     cache: &mut crate::cache::FingerprintCache,
@@ -377,7 +377,7 @@ pub(super) fn summary(runtimes: &[NamedAnalysis]) -> String {
 /// The `[runtimes.NAME]` keys each end declares.
 fn declared(
     repo: &Session,
-    options: &Options,
+    options: &RangeOptions,
     revs: &Revs,
 ) -> Result<(Declared, Declared), RangeError> {
     let names = |f: Option<&ConfigFile>| -> BTreeSet<String> {
@@ -428,7 +428,7 @@ fn declared(
 /// read it with.
 fn absent_ends(
     repo: &Session,
-    request: &config::Request,
+    request: &config::ConfigRequest,
     name: &str,
     revs: &Revs,
     (from_decl, to_decl): (&Declared, &Declared),

@@ -6,7 +6,7 @@
 use serde::Serialize;
 
 use super::{
-    common_pattern, resolve_ends, runtime_patterns, Options, RangeError, ToSide, WORKTREE,
+    common_pattern, resolve_ends, runtime_patterns, RangeError, RangeOptions, ToSide, WORKTREE,
 };
 use crate::setting::{Message, Setting, Value};
 use crate::source::git::Session;
@@ -43,7 +43,7 @@ pub struct ResolvedEnds {
 /// previous releases, so one must be chosen.
 pub fn resolve(
     repo: &Session,
-    options: &Options,
+    options: &RangeOptions,
     chosen: &[String],
 ) -> Result<ResolvedEnds, RangeError> {
     let chosen = crate::config::choose::dedupe(chosen);

@@ -3,7 +3,7 @@
 
 use super::ends::Read;
 use super::{MatrixRow, MATRIX};
-use crate::changes::{Changes, Status, Why};
+use crate::changes::{ChangeStatus, Changes, Why};
 use crate::config::{self, EndSettings};
 use crate::release;
 use crate::side::Side;
@@ -86,7 +86,10 @@ pub(super) fn matrix_row(d: &Decision, changes: &Changes, to: &Side) -> Option<M
     }
     match d.reason {
         Reason::CodeChanged => {
-            let all_added = changes.runtime.iter().all(|c| c.status == Status::Added);
+            let all_added = changes
+                .runtime
+                .iter()
+                .all(|c| c.status == ChangeStatus::Added);
             row(if all_added && !changes.runtime.is_empty() {
                 2
             } else {
@@ -98,7 +101,7 @@ pub(super) fn matrix_row(d: &Decision, changes: &Changes, to: &Side) -> Option<M
         Reason::UnavailableVersionUnchanged | Reason::SettingsChangedRuntimeChanged => None,
         Reason::NoRuntimeChange if to.force_restart => row(7),
         Reason::NoRuntimeChange => {
-            let under = |name: &str| -> Vec<Status> {
+            let under = |name: &str| -> Vec<ChangeStatus> {
                 changes
                     .ignored
                     .iter()
@@ -108,10 +111,10 @@ pub(super) fn matrix_row(d: &Decision, changes: &Changes, to: &Side) -> Option<M
             };
             // The label says what happened: "new" only when every change
             // there is an added file.
-            let label = |n: u8, statuses: &[Status], one_new, many_new, other| {
+            let label = |n: u8, statuses: &[ChangeStatus], one_new, many_new, other| {
                 let touches = match statuses {
-                    [Status::Added] => one_new,
-                    s if s.iter().all(|s| *s == Status::Added) => many_new,
+                    [ChangeStatus::Added] => one_new,
+                    s if s.iter().all(|s| *s == ChangeStatus::Added) => many_new,
                     _ => other,
                 };
                 Some(MatrixRow { number: n, touches })

@@ -4,10 +4,10 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::gate::ack::{Action, Report as AckReport};
-use crate::gate::run::Report as GateReport;
+use crate::gate::ack::{AckAction, AckReport};
+use crate::gate::run::GateReport;
 use crate::gate::snapshot::Snapshot;
-use crate::gate::status::Report as StatusReport;
+use crate::gate::status::StatusReport;
 use crate::term::escape;
 
 /// What `snapshot` took, as a terminal shows it.
@@ -197,12 +197,12 @@ pub fn ack_text(report: &AckReport) -> String {
     let because = escape(because.as_deref().unwrap_or(""));
     let marker = escape(&report.marker);
     let line = match report.action {
-        Action::NoMarker => format!("no marker at {marker}: nothing to acknowledge"),
-        Action::Acknowledged => {
+        AckAction::NoMarker => format!("no marker at {marker}: nothing to acknowledge"),
+        AckAction::Acknowledged => {
             format!("{} acknowledged; marker kept: {because}", report.client)
         }
-        Action::Removed => format!("{} acknowledged; marker removed", report.client),
-        Action::Refused => format!("{} not acknowledged: {because}", report.client),
+        AckAction::Removed => format!("{} acknowledged; marker removed", report.client),
+        AckAction::Refused => format!("{} not acknowledged: {because}", report.client),
     };
     let mut text = format!("{line}\n");
     for w in &report.warnings {

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::{render_template, RenderOptions, ReportError, HISTORY_HTML, HISTORY_MARKDOWN};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Color, ContentArrangement, Table};
 
-use crate::history::{Outcome, Record, Step, Summary};
+use crate::history::{HistoryOutcome, Record, Step, Summary};
 use crate::term::{count, escape};
 use crate::verdict::Reason;
 
@@ -29,13 +29,13 @@ struct Page<'a> {
     runtimes: Vec<Section<'a>>,
 }
 
-fn sections(outcome: &Outcome) -> Vec<Section<'_>> {
+fn sections(outcome: &HistoryOutcome) -> Vec<Section<'_>> {
     match outcome {
-        Outcome::One(h) => vec![Section {
+        HistoryOutcome::One(h) => vec![Section {
             runtime: None,
             record: &h.record,
         }],
-        Outcome::Many(m) => m
+        HistoryOutcome::Many(m) => m
             .runtimes
             .iter()
             .map(|r| Section {
@@ -48,9 +48,12 @@ fn sections(outcome: &Outcome) -> Vec<Section<'_>> {
 
 /// The Markdown history: one runtime as it always was; several as the
 /// summary line, then one section per runtime.
-pub fn history_markdown(outcome: &Outcome, opts: &RenderOptions) -> Result<String, ReportError> {
+pub fn history_markdown(
+    outcome: &HistoryOutcome,
+    opts: &RenderOptions,
+) -> Result<String, ReportError> {
     let render = |section: &Section| render_template(section, HISTORY_MARKDOWN, "history.md", opts);
-    let Outcome::Many(m) = outcome else {
+    let HistoryOutcome::Many(m) = outcome else {
         return render(&sections(outcome)[0]);
     };
     let mut out = format!(
@@ -66,14 +69,14 @@ pub fn history_markdown(outcome: &Outcome, opts: &RenderOptions) -> Result<Strin
 }
 
 /// The HTML page: one timeline per runtime.
-pub fn history_html(outcome: &Outcome, opts: &RenderOptions) -> Result<String, ReportError> {
+pub fn history_html(outcome: &HistoryOutcome, opts: &RenderOptions) -> Result<String, ReportError> {
     let page = match outcome {
-        Outcome::One(h) => Page {
+        HistoryOutcome::One(h) => Page {
             name: &h.name,
             summary: None,
             runtimes: sections(outcome),
         },
-        Outcome::Many(m) => Page {
+        HistoryOutcome::Many(m) => Page {
             name: &m.name,
             summary: Some(&m.summary),
             runtimes: sections(outcome),

@@ -22,19 +22,19 @@ pub enum Client {
 /// What a known client must do, as the marker's `clients` says it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Action {
+pub enum ClientAction {
     /// Restart the client application.
     RestartClientRequired,
     /// Restart the session.
     RestartSessionRequired,
 }
 
-impl Action {
+impl ClientAction {
     /// The code written in the marker.
     pub fn as_str(self) -> &'static str {
         match self {
-            Action::RestartClientRequired => "restart_client_required",
-            Action::RestartSessionRequired => "restart_session_required",
+            ClientAction::RestartClientRequired => "restart_client_required",
+            ClientAction::RestartSessionRequired => "restart_session_required",
         }
     }
 }
@@ -60,10 +60,10 @@ impl Client {
     }
 
     /// What this client must do when a marker is written.
-    pub fn action(self) -> Action {
+    pub fn action(self) -> ClientAction {
         match self {
-            Client::ClaudeDesktop => Action::RestartClientRequired,
-            Client::ClaudeCode | Client::Codex => Action::RestartSessionRequired,
+            Client::ClaudeDesktop => ClientAction::RestartClientRequired,
+            Client::ClaudeCode | Client::Codex => ClientAction::RestartSessionRequired,
         }
     }
 }

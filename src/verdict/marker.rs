@@ -37,7 +37,7 @@ pub struct Marker {
     /// The fingerprint after it.
     pub to_fingerprint: String,
     /// Why it was written.
-    pub reason: super::updater::Reason,
+    pub reason: super::updater::MarkerReason,
     /// UTC, `YYYY-MM-DDTHH:MM:SSZ`.
     pub updated_at: String,
     /// Client name to action (`restart_session_required`,
@@ -179,7 +179,7 @@ mod tests {
             to_version: "1.1".into(),
             from_fingerprint: "a".repeat(64),
             to_fingerprint: "b".repeat(64),
-            reason: super::super::updater::Reason::BrainUpdate,
+            reason: super::super::updater::MarkerReason::BrainUpdate,
             updated_at: "2026-04-27T10:00:00Z".into(),
             clients: obj(json!({"codex": "restart_session_required"})),
         };

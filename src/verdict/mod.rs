@@ -13,8 +13,8 @@ pub mod updater;
 
 use crate::release::UpdaterVersion;
 use marker::MarkerState;
-use process::{self as check, Reason as CheckReason};
-use updater::{self as decision, Reason as MarkerReason};
+use process::{self as check, CheckReason};
+use updater::{self as decision, MarkerReason};
 
 /// What section 6 reads of a release besides its fingerprint and
 /// `force_restart` (which reports show): kept beside each side of a range
@@ -148,7 +148,7 @@ pub struct Decision {
 /// ([`check::check`], with no marker) for the process started on `from`.
 pub fn decide(from: &SideFacts, to: &SideFacts) -> Decision {
     let unavailable = from.fingerprint.is_none() || to.fingerprint.is_none();
-    let d = decision::decide(&decision::Inputs {
+    let d = decision::decide(&decision::MarkerInputs {
         old_version: &from.version,
         new_version: &to.version,
         updater_version_changed: from.updater_version.differs(&to.updater_version),
@@ -277,7 +277,7 @@ impl SettingsCheck {
 /// no marker: a fingerprint mismatch, or the version fallback.
 fn process_check(from: &SideFacts, to: &SideFacts) -> ProcessCheck {
     // Section 7 reads the text a process reports, where "" is unavailable.
-    let status = check::check(&check::Inputs {
+    let status = check::check(&check::CheckInputs {
         marker: &MarkerState::Absent,
         installed_version: &to.version,
         installed_fingerprint: to.fingerprint.as_deref().unwrap_or(""),

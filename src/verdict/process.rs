@@ -28,7 +28,7 @@ pub(crate) const UNKNOWN: &str = "unknown";
 /// Why the process must restart: the reference's codes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Reason {
+pub enum CheckReason {
     /// A marker asks for a restart and this client has not acknowledged it.
     MarkerRequired,
     /// The marker cannot be read as a JSON object.
@@ -42,25 +42,25 @@ pub enum Reason {
     VersionMismatch,
 }
 
-impl Reason {
+impl CheckReason {
     /// The documented code.
     pub fn as_str(self) -> &'static str {
         match self {
-            Reason::MarkerRequired => "marker_required",
-            Reason::MarkerCorrupt => "marker_corrupt",
-            Reason::FingerprintMismatch => "fingerprint_mismatch",
-            Reason::ProcessFingerprintMissing => "process_fingerprint_missing",
-            Reason::VersionMismatch => "version_mismatch",
+            CheckReason::MarkerRequired => "marker_required",
+            CheckReason::MarkerCorrupt => "marker_corrupt",
+            CheckReason::FingerprintMismatch => "fingerprint_mismatch",
+            CheckReason::ProcessFingerprintMissing => "process_fingerprint_missing",
+            CheckReason::VersionMismatch => "version_mismatch",
         }
     }
 }
 
 /// The reference prints no reason as `""`.
-fn reason_or_empty<S: Serializer>(r: &Option<Reason>, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(r.map_or("", Reason::as_str))
+fn reason_or_empty<S: Serializer>(r: &Option<CheckReason>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(r.map_or("", CheckReason::as_str))
 }
 
-impl std::fmt::Display for Reason {
+impl std::fmt::Display for CheckReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
@@ -68,7 +68,7 @@ impl std::fmt::Display for Reason {
 
 /// What the check looks at. Text is stripped here, as the reference does.
 #[derive(Clone, Copy, Debug)]
-pub struct Inputs<'a> {
+pub struct CheckInputs<'a> {
     /// The marker file as read.
     pub marker: &'a MarkerState,
     /// The version on disk now (`""` when none is found).
@@ -88,12 +88,12 @@ pub struct Inputs<'a> {
 
 /// The answer, with the fields the reference's status exposes.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Status {
+pub struct CheckStatus {
     /// Must the process restart?
     pub restart_required: bool,
     /// Why (`""` when it need not).
     #[serde(serialize_with = "reason_or_empty")]
-    pub reason: Option<Reason>,
+    pub reason: Option<CheckReason>,
     /// The fingerprint on disk (`""` when unavailable).
     pub installed_fingerprint: String,
     /// The fingerprint the process reported, stripped.
@@ -175,7 +175,7 @@ impl<'a> Evidence<'a> {
 }
 
 /// Section 7, exactly.
-pub fn check(i: &Inputs) -> Status {
+pub fn check(i: &CheckInputs) -> CheckStatus {
     let evidence = Evidence::new(
         (i.installed_fingerprint, i.installed_version),
         (i.process_fingerprint, i.process_version),
@@ -203,27 +203,27 @@ pub fn check(i: &Inputs) -> Status {
     let mut reason = None;
     if pending {
         restart = true;
-        reason = Some(Reason::MarkerRequired);
+        reason = Some(CheckReason::MarkerRequired);
     }
-    let mut fire = |own: Reason| {
+    let mut fire = |own: CheckReason| {
         restart = true;
         reason.get_or_insert(own);
     };
     if matches!(i.marker, MarkerState::Corrupt(_)) {
         restart = true;
-        reason = Some(Reason::MarkerCorrupt);
+        reason = Some(CheckReason::MarkerCorrupt);
     } else if evidence.fingerprints_differ() {
-        fire(Reason::FingerprintMismatch);
+        fire(CheckReason::FingerprintMismatch);
     } else if pending && object.is_some_and(marker::has_to_fingerprint) && !process_fp_known {
-        fire(Reason::ProcessFingerprintMissing);
+        fire(CheckReason::ProcessFingerprintMissing);
     } else if evidence.versions_differ() {
-        fire(Reason::VersionMismatch);
+        fire(CheckReason::VersionMismatch);
     } else if acknowledged {
         restart = false;
         reason = None;
     }
 
-    Status {
+    CheckStatus {
         restart_required: restart,
         reason,
         installed_fingerprint: installed_fp.to_string(),
@@ -243,7 +243,7 @@ pub fn check(i: &Inputs) -> Status {
 mod tests {
     use super::*;
     use serde_json::json;
-    use Reason::*;
+    use CheckReason::*;
 
     const A: &str = "aaaa";
     const B: &str = "bbbb";
@@ -279,7 +279,7 @@ mod tests {
             (&'static str, &'static str),
             (&'static str, &'static str),
             Option<Client>,
-            Option<Reason>,
+            Option<CheckReason>,
         );
         #[rustfmt::skip]
         let rows: Vec<Row> = vec![
@@ -341,7 +341,7 @@ mod tests {
             (ok_not_text(), ("1.1", B), ("1.1", B), codex, Some(MarkerRequired)),
         ];
         for (n, (marker, (iv, ifp), (pv, pfp), client, want)) in rows.iter().enumerate() {
-            let got = check(&Inputs {
+            let got = check(&CheckInputs {
                 marker,
                 installed_version: iv,
                 installed_fingerprint: ifp,
@@ -376,7 +376,7 @@ mod tests {
 
     #[test]
     fn no_reason_serialises_as_empty_text() {
-        let s = check(&Inputs {
+        let s = check(&CheckInputs {
             marker: &MarkerState::Absent,
             installed_version: "1",
             installed_fingerprint: "a",

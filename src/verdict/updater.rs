@@ -16,24 +16,24 @@ use serde::Serialize;
 /// Why a marker is written: the reference's two codes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Reason {
+pub enum MarkerReason {
     /// The runtime code changed (or could not be compared).
     BrainUpdate,
     /// Only the release's `force_restart` asks for the restart.
     BrainUpdateForce,
 }
 
-impl Reason {
+impl MarkerReason {
     /// The code as written in the marker.
     pub fn as_str(self) -> &'static str {
         match self {
-            Reason::BrainUpdate => "brain_update",
-            Reason::BrainUpdateForce => "brain_update_force",
+            MarkerReason::BrainUpdate => "brain_update",
+            MarkerReason::BrainUpdateForce => "brain_update_force",
         }
     }
 }
 
-impl std::fmt::Display for Reason {
+impl std::fmt::Display for MarkerReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
@@ -43,7 +43,7 @@ impl std::fmt::Display for Reason {
 /// fingerprints are `None` when unavailable, versions the gate's text
 /// (`""` when absent).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Inputs<'a> {
+pub struct MarkerInputs<'a> {
     /// The version before the update (section 5).
     pub old_version: &'a str,
     /// The version after it (section 5).
@@ -72,18 +72,18 @@ pub struct Inputs<'a> {
 
 /// The outcome of section 6.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Decision {
+pub struct MarkerDecision {
     /// Either reading of the versions changed.
     pub version_changed: bool,
     /// The code changed, or one side could not be fingerprinted.
     pub code_changed: bool,
     /// The marker's reason when it is written; `None` when it is not.
-    pub marker: Option<Reason>,
+    pub marker: Option<MarkerReason>,
 }
 
 /// Section 6, exactly (plus `recorded_mismatch` and `version_unreadable`,
 /// which only ever add reasons to restart).
-pub fn decide(i: &Inputs) -> Decision {
+pub fn decide(i: &MarkerInputs) -> MarkerDecision {
     let version_changed =
         i.old_version != i.new_version || i.updater_version_changed || i.version_unreadable;
     let force_restart = i.force_restart || i.version_unreadable;
@@ -92,12 +92,12 @@ pub fn decide(i: &Inputs) -> Decision {
         || i.new_fingerprint.is_none()
         || i.recorded_mismatch;
     let reason = if force_restart && !code_changed {
-        Reason::BrainUpdateForce
+        MarkerReason::BrainUpdateForce
     } else {
-        Reason::BrainUpdate
+        MarkerReason::BrainUpdate
     };
     let marker = (version_changed && (code_changed || force_restart)).then_some(reason);
-    Decision {
+    MarkerDecision {
         version_changed,
         code_changed,
         marker,
@@ -111,10 +111,13 @@ pub fn decide(i: &Inputs) -> Decision {
 /// running processes' own check (section 7) falls back to the version then,
 /// so nothing else would catch it. Returns the marker reason to use instead
 /// of `decision.marker`, and whether the rule changed the answer.
-pub(crate) fn never_fail_open(i: &Inputs, decision: &Decision) -> (Option<Reason>, bool) {
+pub(crate) fn never_fail_open(
+    i: &MarkerInputs,
+    decision: &MarkerDecision,
+) -> (Option<MarkerReason>, bool) {
     let unavailable = i.old_fingerprint.is_none() || i.new_fingerprint.is_none();
     match decision.marker {
-        None if unavailable => (Some(Reason::BrainUpdate), true),
+        None if unavailable => (Some(MarkerReason::BrainUpdate), true),
         other => (other, false),
     }
 }
@@ -122,7 +125,7 @@ pub(crate) fn never_fail_open(i: &Inputs, decision: &Decision) -> (Option<Reason
 #[cfg(test)]
 mod tests {
     use super::*;
-    use Reason::*;
+    use MarkerReason::*;
 
     const A: &str = "aaaa";
     const B: &str = "bbbb";
@@ -138,7 +141,7 @@ mod tests {
             bool,
             bool,
             bool,
-            Option<Reason>,
+            Option<MarkerReason>,
         );
         #[rustfmt::skip]
         let rows: &[Row] = &[
@@ -165,17 +168,17 @@ mod tests {
             ("v1.0", "1.0", A, B, false, true, true, Some(BrainUpdate)),
         ];
         for (n, &(ov, nv, of, nf, force, vc, cc, marker)) in rows.iter().enumerate() {
-            let got = decide(&Inputs {
+            let got = decide(&MarkerInputs {
                 old_version: ov,
                 new_version: nv,
                 old_fingerprint: crate::fingerprint::available(of),
                 new_fingerprint: crate::fingerprint::available(nf),
                 force_restart: force,
-                ..Inputs::default()
+                ..MarkerInputs::default()
             });
             assert_eq!(
                 got,
-                Decision {
+                MarkerDecision {
                     version_changed: vc,
                     code_changed: cc,
                     marker
@@ -189,7 +192,7 @@ mod tests {
     #[test]
     fn the_updaters_own_reading_counts_too() {
         #[rustfmt::skip]
-        type Row = (&'static str, &'static str, bool, &'static str, &'static str, bool, Option<Reason>);
+        type Row = (&'static str, &'static str, bool, &'static str, &'static str, bool, Option<MarkerReason>);
         let rows: &[Row] = &[
             // Same section-5 text, raw values differ (7 -> 8 in the home,
             // or " 1.0 " -> "1.0"): a change.
@@ -202,14 +205,14 @@ mod tests {
             ("1.0", "1.0", false, A, B, true, None),
         ];
         for (n, &(ov, nv, raw, of, nf, force, want)) in rows.iter().enumerate() {
-            let d = decide(&Inputs {
+            let d = decide(&MarkerInputs {
                 old_version: ov,
                 new_version: nv,
                 updater_version_changed: raw,
                 old_fingerprint: crate::fingerprint::available(of),
                 new_fingerprint: crate::fingerprint::available(nf),
                 force_restart: force,
-                ..Inputs::default()
+                ..MarkerInputs::default()
             });
             assert_eq!(d.marker, want, "row {n}");
             assert_eq!(d.version_changed, ov != nv || raw, "row {n}");
@@ -218,14 +221,14 @@ mod tests {
 
     #[test]
     fn a_recorded_mismatch_counts_as_changed_code() {
-        let i = Inputs {
+        let i = MarkerInputs {
             old_version: "1.0",
             new_version: "1.1",
             old_fingerprint: Some(A),
             new_fingerprint: Some(A),
             force_restart: true,
             recorded_mismatch: true,
-            ..Inputs::default()
+            ..MarkerInputs::default()
         };
         let d = decide(&i);
         assert!(d.code_changed);
@@ -241,13 +244,13 @@ mod tests {
             (A, B, BrainUpdate),
             (A, "", BrainUpdate),
         ] {
-            let d = decide(&Inputs {
+            let d = decide(&MarkerInputs {
                 old_version: "1.0",
                 new_version: "1.0",
                 old_fingerprint: crate::fingerprint::available(of),
                 new_fingerprint: crate::fingerprint::available(nf),
                 version_unreadable: true,
-                ..Inputs::default()
+                ..MarkerInputs::default()
             });
             assert!(d.version_changed, "{nf}");
             assert_eq!(d.marker, Some(want), "{nf}");
@@ -261,7 +264,7 @@ mod tests {
             &'static str,
             &'static str,
             &'static str,
-            (Option<Reason>, bool),
+            (Option<MarkerReason>, bool),
         );
         #[rustfmt::skip]
         let rows: &[Row] = &[
@@ -273,12 +276,12 @@ mod tests {
             ("1.0", "1.1", A, A, (None, false)),
         ];
         for (n, &(ov, nv, of, nf, want)) in rows.iter().enumerate() {
-            let i = Inputs {
+            let i = MarkerInputs {
                 old_version: ov,
                 new_version: nv,
                 old_fingerprint: crate::fingerprint::available(of),
                 new_fingerprint: crate::fingerprint::available(nf),
-                ..Inputs::default()
+                ..MarkerInputs::default()
             };
             assert_eq!(never_fail_open(&i, &decide(&i)), want, "row {n}");
         }

@@ -2,7 +2,7 @@
 //! command line maps kinds to exit codes in one place.
 
 use fpcheck::error::{Classified, Kind};
-use fpcheck::history::{self, HistoryError, Options};
+use fpcheck::history::{self, HistoryError, HistoryOptions};
 
 use crate::support::two_releases;
 
@@ -12,12 +12,12 @@ use crate::support::two_releases;
 fn a_history_worker_panic_is_an_internal_error_with_its_own_exit_code() {
     let repo = two_releases();
     let git = fpcheck::source::git::Session::open(Some(repo.path())).unwrap();
-    let opts = Options {
+    let opts = HistoryOptions {
         threads: 2,
-        ..Options::default()
+        ..HistoryOptions::default()
     };
     let panicking = |_: usize, _: usize| panic!("injected by the test");
-    let request = fpcheck::config::Request {
+    let request = fpcheck::config::ConfigRequest {
         choice: fpcheck::config::ConfigChoice::None,
         flags: Default::default(),
     };

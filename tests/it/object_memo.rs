@@ -164,7 +164,7 @@ fn a_hostile_memo_file_is_ignored() {
 /// a lone cold run; and each repository's memo holds only its own objects.
 #[test]
 fn sessions_on_two_repositories_at_once_keep_to_their_own() {
-    use fpcheck::range::{self, Digests, Options, RangeSpec};
+    use fpcheck::range::{self, Digests, RangeOptions, RangeSpec};
     use fpcheck::source::git::Session;
 
     let a = three_releases();
@@ -180,14 +180,14 @@ fn sessions_on_two_repositories_at_once_keep_to_their_own() {
     b.commit_and_tag("docs", "v3");
     let options = |range: &str, persistent_cache: bool| {
         let (from, to) = range.split_once("..").unwrap();
-        Options {
+        RangeOptions {
             range: RangeSpec {
                 from: Some(from.into()),
                 to: Some(to.into()),
                 tags: Default::default(),
             },
             worktree: false,
-            settings: fpcheck::config::Request {
+            settings: fpcheck::config::ConfigRequest {
                 choice: fpcheck::config::ConfigChoice::Committed,
                 flags: Default::default(),
             },

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use fpcheck::verdict::client;
 use fpcheck::verdict::marker::MarkerState;
-use fpcheck::verdict::process::{self, Inputs};
+use fpcheck::verdict::process::{self, CheckInputs};
 
 use super::{release_a, Host, BASE_FP, MARKER};
 
@@ -202,7 +202,7 @@ fn the_library_check_follows_the_model() {
                     fpcheck::verdict::marker::parse(Value::Object(o.clone()).to_string().as_bytes())
                 }
             };
-            let got = process::check(&Inputs {
+            let got = process::check(&CheckInputs {
                 marker: &state,
                 installed_version: iv,
                 installed_fingerprint: ifp,
