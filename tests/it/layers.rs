@@ -51,6 +51,43 @@ fn no_module_uses_a_layer_above_it_and_no_modules_form_a_cycle() {
     }
 }
 
+/// A public type's name says which one it is: two public types of one name
+/// (three `Report`s, four `Outcome`s) make every reader look up the path.
+#[test]
+fn no_two_public_types_share_a_name() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for file in rust_files(&src) {
+        let rel = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        if rel.split('/').any(|s| s == "tests" || s == "tests.rs") {
+            continue;
+        }
+        let code = without_tests(&code_only(&std::fs::read_to_string(&file).unwrap()));
+        let tokens = tokens(&code);
+        for w in tokens.windows(3) {
+            if w[0] == "pub" && matches!(w[1], "struct" | "enum" | "type" | "trait") {
+                seen.entry(w[2].to_string())
+                    .or_default()
+                    .push(format!("src/{rel}"));
+            }
+        }
+    }
+    let shared: Vec<String> = seen
+        .iter()
+        .filter(|(_, files)| files.len() > 1)
+        .map(|(name, files)| format!("{name}: {}", files.join(", ")))
+        .collect();
+    assert!(
+        shared.is_empty(),
+        "public types sharing a name:\n{}",
+        shared.join("\n")
+    );
+}
+
 /// The checker sees the edges it must: a direct path, a `use` group, a
 /// `super::` from a nested file, and not a test's or a comment's.
 #[test]
