@@ -106,6 +106,15 @@ pub struct EndSettings {
 }
 
 impl ConfigRequest {
+    /// The same request for the runtime `name` (`None`: the file's single
+    /// `[runtime]`, or the defaults), the other flags kept: how each
+    /// runtime of a repository is read in turn.
+    pub fn for_runtime(&self, name: Option<&str>) -> ConfigRequest {
+        let mut request = self.clone();
+        request.flags.runtime = name.map(str::to_string);
+        request
+    }
+
     /// Settings from flags only (no file).
     pub fn flags_only(flags: Overrides) -> Self {
         ConfigRequest {

@@ -86,8 +86,7 @@ pub fn run_runtimes(
     }
     let head = head_config(repo, request)?;
     let pattern_of = |name: Option<&String>| {
-        let mut request = request.clone();
-        request.flags.runtime = name.cloned();
+        let request = request.for_runtime(name.map(String::as_str));
         request.tag_pattern(head.as_ref())
     };
     let with_pattern = |pattern: Option<String>| HistoryOptions {
@@ -194,8 +193,7 @@ fn same_tags(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<HistoryOutcome, HistoryError> {
     let one = |name: Option<&String>, listed: Option<&super::Listed>| {
-        let mut request = request.clone();
-        request.flags.runtime = name.cloned();
+        let request = request.for_runtime(name.map(String::as_str));
         match listed {
             Some(listed) => super::one(repo, &request, opts, listed, progress),
             None => run(repo, &request, opts, progress),

@@ -125,8 +125,7 @@ fn own_settings(
     if !declares_none || !matches!(request.choice, ConfigChoice::Committed) {
         return Ok(None);
     }
-    let mut own = request.clone();
-    own.flags.runtime = None;
+    let own = request.for_runtime(None);
     Ok(Some(own.with_committed(c.file.as_ref(), &c.shown)?))
 }
 
@@ -138,8 +137,7 @@ pub(super) fn plans(
     name: Option<&str>,
     committed: &[Committed],
 ) -> Result<Vec<Option<Plan>>, HistoryError> {
-    let mut request = request.clone();
-    request.flags.runtime = name.map(str::to_string);
+    let request = request.for_runtime(name);
     let declares = |c: &Committed| match (name, &request.choice) {
         (Some(n), ConfigChoice::Committed) => {
             c.file.as_ref().is_some_and(|f| f.runtimes.contains_key(n))

@@ -363,8 +363,7 @@ fn runtime_patterns(
         return Ok(None);
     }
     let of = |name: &String| {
-        let mut request = options.settings.clone();
-        request.flags.runtime = Some(name.clone());
+        let request = options.settings.for_runtime(Some(name));
         request.tag_pattern(file.as_ref())
     };
     Ok(Some(names.iter().map(|n| (n.clone(), of(n))).collect()))

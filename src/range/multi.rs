@@ -173,7 +173,7 @@ fn runtimes_with(
 ) -> Result<RangeOutcome, RangeError> {
     let single = |name: Option<&String>| -> Result<RangeOutcome, RangeError> {
         let mut options = options.clone();
-        options.settings.flags.runtime = name.cloned();
+        options.settings = options.settings.for_runtime(name.map(String::as_str));
         super::analyse_in(repo, &options).map(|a| RangeOutcome::One(Box::new(a)))
     };
     let chosen = config::choose::dedupe(chosen);
@@ -217,8 +217,7 @@ fn runtimes_with(
     );
     let mut runtimes = Vec::with_capacity(names.len());
     for name in names {
-        let mut request = options.settings.clone();
-        request.flags.runtime = Some(name.clone());
+        let request = options.settings.for_runtime(Some(&name));
         let absent = absent_ends(repo, &request, &name, &revs, (&from_decl, &to_decl))?;
         let mut analysis = analyse_with(
             repo,
@@ -297,8 +296,7 @@ fn prime_all(
     let ends: Vec<&Revision> = std::iter::once(&revs.from).chain(&revs.to).collect();
     let mut merged = prime::Merged::default();
     for name in names {
-        let mut request = request.clone();
-        request.flags.runtime = Some(name.clone());
+        let request = request.for_runtime(Some(name));
         let mut pair = Vec::new();
         for rev in &ends {
             // A runtime missing at this end is read by its analysis.
@@ -449,8 +447,7 @@ fn absent_ends(
             // `[runtime]` (or the defaults), which the new end is
             // cross-checked with.
             let from_own = if from_decl.names.is_empty() {
-                let mut own = request.clone();
-                own.flags.runtime = None;
+                let own = request.for_runtime(None);
                 Some(own.at_revision(repo, revs.from.tree, &revs.from.spec)?)
             } else {
                 None
