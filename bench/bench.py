@@ -214,7 +214,7 @@ def main():
     ap.add_argument("--max-wait", type=int, default=900, help="seconds to wait for a quiet machine per group")
     ap.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
     ap.add_argument("--real", help="a real repository (a clone of the reference project): adds the group `real`")
-    ap.add_argument("--before", help="group attrs: another fpcheck build, timed beside this one on medium as is")
+    ap.add_argument("--before", help="group attrs: another fpcheck build, timed beside this one on (a) and (b)")
     args = ap.parse_args()
     if args.quick:
         args.runs, args.slow_runs = 3, 1
