@@ -208,22 +208,23 @@ def main():
     ap.add_argument("--dir", default=os.environ.get("FPCHECK_BENCH_DIR", "/tmp/fpcheck-bench"))
     ap.add_argument("--runs", type=int, default=11, help="timed runs per fast command (median)")
     ap.add_argument("--slow-runs", type=int, default=3, help="timed runs per slow command (history loop, checkouts)")
-    ap.add_argument("--only", nargs="*", help="groups: small medium large range history dir memory")
+    ap.add_argument("--only", nargs="*", help="groups: small medium large range history dir memory attrs")
     ap.add_argument("--quick", action="store_true", help="3 runs, 1 slow run; a smoke test, not for RESULTS")
     ap.add_argument("--no-wait", action="store_true", help="do not wait for a quiet machine")
     ap.add_argument("--max-wait", type=int, default=900, help="seconds to wait for a quiet machine per group")
     ap.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
     ap.add_argument("--real", help="a real repository (a clone of the reference project): adds the group `real`")
+    ap.add_argument("--before", help="group attrs: another fpcheck build, timed beside this one on (a) and (b)")
     args = ap.parse_args()
     if args.quick:
         args.runs, args.slow_runs = 3, 1
-    only = set(args.only or ["small", "medium", "large", "range", "history", "dir", "memory"]
+    only = set(args.only or ["small", "medium", "large", "range", "history", "dir", "memory", "attrs"]
                + (["real"] if args.real else []))
     if "real" in only and not args.real:
         raise SystemExit("the group real needs --real REPO")
     F, L, D = args.fpcheck, args.limit, args.dir
     # Only the repositories the chosen groups read are generated.
-    needs = {"small": {"small", "range", "history"}, "medium": {"medium"}, "large": {"large", "memory"},
+    needs = {"small": {"small", "range", "history"}, "medium": {"medium", "attrs"}, "large": {"large", "memory"},
              "rt300": {"dir"}, "rt20k": {"dir"}}
     wanted = [n for n, groups in needs.items() if groups & only]
     if wanted:
@@ -433,6 +434,9 @@ def main():
                         f"+{grow / 1e6:.0f} MB for a {big[2] / 1e6:.0f} MB file ((b): +{(s1 + c1 - s0 - c0) * 1024 / 1e6:.0f} MB)",
                         "flat (< 10% of the file)", grow < 0.1 * big[2]))
 
+    if "attrs" in only:
+        attributes_job(args, repos["medium"], results, targets)
+
     if "real" in only:
         real_history(args, results, targets)
 
@@ -504,6 +508,119 @@ def real_history(args, results, targets):
                     "<= 1.1x", won.median / woff.median <= 1.1))
     targets.append((f"real history ({name}), cold --no-classify vs one git cat-file --batch",
                     f"{off.median / cat.median:.2f}x ({fmt(off.median)} vs {fmt(cat.median)})", "(report)", None))
+
+
+# The `.gitattributes` variants of the medium repository: (label, content).
+ATTRIBUTES = [
+    ("c", "`*.md text` (no converting attribute on a selected path)", "*.md text\n"),
+    ("b", "`* text=auto eol=lf` (every selected file looked up, bytes unchanged)", "* text=auto eol=lf\n"),
+    ("d", "`* text eol=crlf` (every selected file converted)", "* text eol=crlf\n"),
+]
+
+
+def with_attributes(base, dest, content):
+    """A clone of `base` whose HEAD is one more commit, adding a top-level
+    `.gitattributes` with `content` (rebuilt on every run: under a second)."""
+    shutil.rmtree(dest, ignore_errors=True)
+    subprocess.run(["git", "clone", "-q", "--bare", base, dest], check=True)
+    blob = subprocess.run(["git", "-C", dest, "hash-object", "-w", "--stdin"], input=content, check=True,
+                          capture_output=True, text=True).stdout.strip()
+    tree_in = git(dest, "ls-tree", "HEAD") + f"100644 blob {blob}\t.gitattributes\n"
+    tree = subprocess.run(["git", "-C", dest, "mktree"], input=tree_in, check=True, capture_output=True,
+                          text=True).stdout.strip()
+    env = dict(os.environ, GIT_AUTHOR_DATE="2026-01-01T00:00:00Z", GIT_COMMITTER_DATE="2026-01-01T00:00:00Z")
+    commit = subprocess.run(["git", "-C", dest, "commit-tree", "-p", "HEAD", "-m", "Add .gitattributes", tree],
+                            env=env, check=True, capture_output=True, text=True).stdout.strip()
+    git(dest, "update-ref", "HEAD", commit)
+    return dest
+
+
+def attributes_job(args, base, results, targets):
+    """The cost of fingerprinting the bytes a checkout writes: the medium
+    repository as is (a) beside the same with one more commit adding a
+    top-level `.gitattributes` (b, c, d), `fingerprint --rev HEAD` and a
+    range with no cache (both ends fingerprinted), side by side with the
+    plain ways; (a) twice, so that the run's own noise is in the table."""
+    F, D, N = args.fpcheck, args.dir, args.runs
+    repos = {"a": base}
+    for key, _, content in ATTRIBUTES:
+        repos[key] = with_attributes(base, os.path.join(D, f"medium-attributes-{key}.git"), content)
+    label = {"a": "(a) medium as is"} | {k: f"({k}) {what}" for k, what, _ in ATTRIBUTES}
+    fp = {k: subprocess.run([F, "fingerprint", "--repo", r, "--rev", "HEAD"], check=True, capture_output=True,
+                            text=True).stdout.strip() for k, r in repos.items()}
+    # Ranges with no cache, from a tag (no attributes) to HEAD: one whose
+    # selection did not change (the trees' ids decide, unless attributes
+    # can convert), and the newest whose selection changed (both ends read).
+    same, changed = None, None
+    for t in reversed(tags(base)[:-1]):
+        differs = subprocess.run(["git", "-C", base, "diff", "--quiet", t, "HEAD", "--", *pathspec()]).returncode
+        if differs and changed is None:
+            changed = t
+        elif not differs and same is None:
+            same = t
+        if same and changed:
+            break
+    verdict = lambda out: json.loads(out)["reason"]
+    range_argv = lambda k, start: [F, "--repo", repos[k], f"{start}..HEAD", "--format", "json", "--no-cache"]
+    range_verdict = lambda k, start: verdict(subprocess.run(range_argv(k, start), capture_output=True, text=True).stdout)
+    fingerprint = lambda k: [F, "fingerprint", "--repo", repos[k], "--rev", "HEAD"]
+    cmds = [Cmd(f"fpcheck fingerprint --rev HEAD, {label['a']}", fingerprint("a"), fp["a"])]
+    cmds += [Cmd(f"fpcheck fingerprint --rev HEAD, {label[k]}", fingerprint(k), fp[k]) for k in "cbd"]
+    cmds.append(Cmd(f"fpcheck fingerprint --rev HEAD, {label['a']}, again (the run's noise)", fingerprint("a"), fp["a"]))
+    if args.before:
+        # Its own answer: a build from before checkouts' bytes hashes the blobs.
+        for k in "ab":
+            argv = [args.before, "fingerprint", "--repo", repos[k], "--rev", "HEAD"]
+            own = subprocess.run(argv, check=True, capture_output=True, text=True).stdout.strip()
+            cmds.append(Cmd(f"fpcheck fingerprint --rev HEAD, {label[k]}, the build --before", argv, own))
+    for start, which, keys in ((same, "unchanged", "acb"), (changed, "changed", "acbd")):
+        cmds += [Cmd(f"fpcheck {start}..HEAD --no-cache ({which} selection), {label[k]}", range_argv(k, start),
+                     range_verdict(k, start), parse=verdict) for k in keys]
+    # (b) of the medium job reads the blobs, so it agrees where the bytes are the blobs';
+    # git archive writes a checkout's bytes, so it agrees everywhere.
+    cmds += [Cmd(f"(b) git ls-tree + cat-file --batch -> hashlib, {label[k]}",
+                 [sys.executable, f"{PLAIN}/catfile.py", repos[k], "HEAD", "src"], fp[k]) for k in "ab"]
+    cmds += [Cmd(f"(a) git archive, tar -x, Python hash, {label[k]}",
+                 ["sh", f"{PLAIN}/archive.sh", repos[k], "HEAD", "src"], fp[k]) for k in "abd"]
+    # (a) `git archive` leaves ~17 MB of written and deleted files behind it:
+    # flushed before each fpcheck run (untimed), so that the write-back does
+    # not land on whichever command follows it in the round.
+    for c in cmds:
+        if c.argv[0] in (F, args.before):
+            c.before = os.sync
+    load = os.getloadavg()[0]
+    g = time_group(args, f".gitattributes: fingerprint of the checkout's bytes, medium repository (HEAD = {tags(base)[-1]} "
+                         f"+ one commit)", cmds, N)
+    results.append(g)
+    by = {c.label: c for c in g["cmds"]}
+    a, c_, b, d, again = g["cmds"][:5]
+    cpu = lambda c: statistics.median(c.cpu)
+    g["extra_text"] = ("CPU (user + system, medians) of the fingerprints: "
+                       + "; ".join(f"{k} {fmt(cpu(c))} ({cpu(c) / cpu(a):.2f}x)"
+                                   for k, c in zip(["(a)", "(c)", "(b)", "(d)", "(a) again"], [a, c_, b, d, again]))
+                       + ". Fingerprints: " + ", ".join(f"({k}) {fp[k][:12]}" for k in "acbd")
+                       + f". Machine: CPU busy {g['busy_before']:.0%} before the group, {g['busy_after']:.0%} after; "
+                         f"load average {load:.2f} before, {os.getloadavg()[0]:.2f} after.")
+    noise = abs(again.median / a.median - 1)
+    targets.append((".gitattributes `* text=auto eol=lf` on every file, medium: fingerprint (b) vs (a)",
+                    f"{b.median / a.median:.2f}x (CPU {cpu(b) / cpu(a):.2f}x)", "<= 1.3x", b.median <= 1.3 * a.median))
+    targets.append(("no converting attribute on a selected path (`*.md text`), medium: fingerprint (c) vs (a)",
+                    f"{c_.median / a.median:.2f}x (CPU {cpu(c_) / cpu(a):.2f}x); (a) vs itself {again.median / a.median:.2f}x",
+                    "within noise", abs(c_.median / a.median - 1) <= max(0.05, 2 * noise)))
+    if args.before:
+        before = {k: by[f"fpcheck fingerprint --rev HEAD, {label[k]}, the build --before"] for k in "ab"}
+        targets.append(("medium as is: fingerprint, this build vs the build --before",
+                        f"{a.median / before['a'].median:.2f}x (CPU {cpu(a) / cpu(before['a']):.2f}x)", "within noise",
+                        abs(a.median / before["a"].median - 1) <= max(0.05, 2 * noise)))
+        targets.append(("`* text=auto eol=lf`: fingerprint (b), this build vs the build --before",
+                        f"{b.median / before['b'].median:.2f}x (CPU {cpu(b) / cpu(before['b']):.2f}x)", "(report)", None))
+    targets.append((".gitattributes `* text eol=crlf` on every file (all converted), medium: fingerprint (d) vs (a)",
+                    f"{d.median / a.median:.2f}x", "(report)", None))
+    for start, which in ((same, "unchanged"), (changed, "changed")):
+        r = {k: by[f"fpcheck {start}..HEAD --no-cache ({which} selection), {label[k]}"] for k in "acb"}
+        targets.append((f"range {start}..HEAD --no-cache ({which} selection), medium: (c) and (b) vs (a)",
+                        f"(c) {r['c'].median / r['a'].median:.2f}x, (b) {r['b'].median / r['a'].median:.2f}x "
+                        f"({fmt(r['a'].median)} / {fmt(r['c'].median)} / {fmt(r['b'].median)})", "(report)", None))
 
 
 def warm_page_cache(paths):
