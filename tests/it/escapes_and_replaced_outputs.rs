@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 use serde_json::Value;
 
-use crate::support::{is_char_device, two_releases, Run, TestRepo};
+use crate::support::{is_char_device, two_releases, Run};
 
 fn no_raw_controls(run: &Run, what: &str) {
     for (name, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
@@ -422,29 +422,6 @@ fn a_nested_repository_in_the_worktree_is_a_submodule_as_in_the_commit() {
             .contains("src/vendored is a submodule"),
         "{commit}"
     );
-}
-
-/// The moved-root attack's own example when the changed file is the root's only runtime
-/// file: the pull request's settings exclude it, its end's fingerprint is
-/// unavailable and the version is unchanged. Under the `from` end's
-/// settings (the settings cross-check) the code changed, so the verdict is
-/// a restart (`settings_changed_runtime_changed`), never exit 0.
-#[test]
-fn a_pull_request_cannot_make_its_own_end_unavailable_to_skip_the_restart() {
-    let repo = TestRepo::new();
-    repo.write("src/app.py", "def main(): return 1\n")
-        .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
-    repo.write("src/app.py", "def main(): return 2\n")
-        .write("fpcheck.toml", "[runtime]\nexclude = [\"app.py\"]\n");
-    repo.commit("the pull request");
-    // `--exit-code` is what `fail-on-restart` passes: 1 means restart.
-    let run = repo.fpcheck(&["v1.0.0..HEAD", "--format", "json", "--exit-code"]);
-    let j = run.json();
-    assert_eq!(j["restart_required"], true, "{j}");
-    assert_eq!(j["reason"], "settings_changed_runtime_changed", "{j}");
-    assert_eq!(run.code, 1);
 }
 
 /// `fingerprint`'s unavailable reason and every `fpcheck: warning:` line

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::{is_char_device, mkfifo, two_releases, warning_codes, Run, TestRepo};
+use crate::support::{is_char_device, mkfifo, two_releases, Run};
 
 fn json(run: &Run) -> Value {
     assert!(
@@ -286,77 +286,6 @@ fn outputs_to_a_device_or_a_fifo_are_written_in_place() {
         .unwrap()
         .file_type()
         .is_fifo());
-}
-
-// each end's own settings.
-
-#[test]
-fn a_pull_request_cannot_exclude_its_own_change() {
-    let repo = TestRepo::new();
-    repo.write("src/app.py", "def main(): return 1\n")
-        .write("src/util.py", "X = 1\n")
-        .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("base");
-    repo.tag("v1.0.0");
-    // The pull request changes app.py and excludes it in the same commit.
-    repo.write("src/app.py", "def main(): return 2\n")
-        .write("version.json", "{\"version\": \"1.1.0\"}\n")
-        .write("fpcheck.toml", "[runtime]\nexclude = [\"app.py\"]\n");
-    repo.commit("pr");
-    let run = repo.fpcheck(&["v1.0.0..HEAD", "--format", "json", "--exit-code"]);
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    let j = run.json();
-    assert_eq!(j["restart_required"], true);
-    assert_eq!(j["reason"], "code_changed");
-    assert_eq!(j["from_settings"]["config"], Value::Null);
-    assert_eq!(j["settings"]["config"], "fpcheck.toml at HEAD");
-    assert_eq!(j["settings"]["exclude"], serde_json::json!(["app.py"]));
-    let w = j["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|w| w["code"] == "settings_changed")
-        .unwrap_or_else(|| panic!("no settings_changed in {j}"));
-    assert_eq!(
-        w["message"],
-        "the fingerprint settings differ between v1.0.0 and HEAD (exclude [scripts, tests, migrations, crons, __pycache__, node_modules, .git, versions] → [app.py]): each end is fingerprinted with its own settings, as its gate computes it"
-    );
-    // In every format.
-    let table = repo.fpcheck(&["v1.0.0..HEAD"]);
-    assert!(
-        table
-            .stdout
-            .contains("! settings_changed: the fingerprint settings differ"),
-        "{}",
-        table.stdout
-    );
-    let md = repo.fpcheck(&["v1.0.0..HEAD", "--format", "markdown"]);
-    assert!(md.stdout.contains("**settings_changed**"), "{}", md.stdout);
-
-    // Flags override both ends: no difference, no warning, and the
-    // exclusion applies to both (so app.py no longer counts).
-    let j = json(&repo.fpcheck(&["v1.0.0..HEAD", "--format", "json", "--exclude", "app.py"]));
-    assert!(!warning_codes(&j).contains(&"settings_changed"), "{j}");
-    assert_eq!(
-        (&j["restart_required"], &j["code_changed"]),
-        (&Value::Bool(false), &Value::Bool(false))
-    );
-
-    // --worktree: the working tree's own file is the `to` end's.
-    repo.write("fpcheck.toml", "[runtime]\nexclude = [\"tests\"]\n");
-    let j = json(&repo.fpcheck(&["v1.0.0..", "--worktree", "--format", "json"]));
-    assert_eq!(j["settings"]["config"], "fpcheck.toml in the working tree");
-    assert_eq!(j["settings"]["exclude"], serde_json::json!(["tests"]));
-    assert_eq!(j["code_changed"], true);
-
-    // patch records the `to` end's own settings.
-    repo.git(&["checkout", "-q", "--", "fpcheck.toml"]);
-    let run = repo.fpcheck(&["patch", "v1.0.0..HEAD", "--json"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(
-        run.json()["patch"]["runtime_fingerprint_spec"]["exclude"],
-        serde_json::json!(["app.py"])
-    );
 }
 
 // revisions that read as options.
