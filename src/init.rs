@@ -549,14 +549,12 @@ fn toml_str(s: &str) -> String {
     out
 }
 
+/// Each runtime's tag pattern, as [`runtime_patterns`] proposes it.
+type Patterns = BTreeMap<String, (String, usize)>;
+
 /// The text of the file: one `[runtime]` when one runtime was found,
 /// `[runtimes.NAME]` tables when several, every line explained.
 pub fn render(scan: &Scan) -> String {
-    let defaults = Rules::default();
-    let list = |v: &[String]| {
-        let items: Vec<String> = v.iter().map(|s| toml_str(s)).collect();
-        format!("[{}]", items.join(", "))
-    };
     let mut out = String::from(
         "# fpcheck.toml: which files make up each long-running runtime, so that\n\
          # `fpcheck FROM..TO` can tell whether a release forces it to restart.\n\
@@ -571,36 +569,21 @@ pub fn render(scan: &Scan) -> String {
         );
     }
     let patterns = runtime_patterns(scan);
-    let keys = |out: &mut String, p: &Proposal, lead: &str| {
-        for e in &p.evidence {
-            out.push_str(&format!("# found: {}\n", comment(e)));
-        }
-        out.push_str(&format!(
-            "{lead}root = {}\n",
-            toml_str(crate::source::show_root(&p.root))
-        ));
-        if lead.is_empty() {
-            out.push_str(&format!("# extensions = {}\n", list(&defaults.extensions)));
-            out.push_str(&format!("# exclude = {}\n", list(&defaults.exclude)));
-            out.push_str("# version_file = \"version.json\"  # where `fpcheck patch` writes\n");
-            if let Some((glob, n)) = patterns.get(&p.name) {
-                out.push_str(&format!(
-                    "# found: {n} of {} tag{} match {}: the prefix is stripped before the version is read\n",
-                    scan.tags_total,
-                    if scan.tags_total == 1 { "" } else { "s" },
-                    comment(glob)
-                ));
-                out.push_str(&format!("tag_pattern = {}\n", toml_str(glob)));
-            }
-        }
-    };
     let active: Vec<&Proposal> = scan.active().collect();
     let left_out: Vec<&Proposal> = scan
         .proposals
         .iter()
         .filter(|p| p.left_out.is_some())
         .collect();
-    match active.as_slice() {
+    render_active(&mut out, &active, (scan, &patterns));
+    render_unassigned(&mut out, scan, &patterns);
+    render_left_out(&mut out, (&active, &left_out), (scan, &patterns));
+    out
+}
+
+/// The runtimes proposed: none (a `[runtime]` to edit), one, or several.
+fn render_active(out: &mut String, active: &[&Proposal], found: (&Scan, &Patterns)) {
+    match active {
         [] => {
             out.push_str(
                 "\n# No entry point (server.py, __main__.py, [project.scripts]) was found:\n\
@@ -611,7 +594,7 @@ pub fn render(scan: &Scan) -> String {
         }
         [one] => {
             out.push_str("\n[runtime]\n");
-            keys(&mut out, one, "");
+            runtime_keys(out, one, "", found);
         }
         several => {
             out.push_str(
@@ -622,10 +605,14 @@ pub fn render(scan: &Scan) -> String {
             );
             for p in several {
                 out.push_str(&format!("\n[runtimes.{}]\n", p.name));
-                keys(&mut out, p, "");
+                runtime_keys(out, p, "", found);
             }
         }
     }
+}
+
+/// The tag prefixes found that no runtime is named after.
+fn render_unassigned(out: &mut String, scan: &Scan, patterns: &Patterns) {
     let unassigned: Vec<&(String, usize)> = scan
         .tag_patterns
         .iter()
@@ -646,6 +633,14 @@ pub fn render(scan: &Scan) -> String {
             ));
         }
     }
+}
+
+/// The entry points left out, commented out, each with why.
+fn render_left_out(
+    out: &mut String,
+    (active, left_out): (&[&Proposal], &[&Proposal]),
+    found: (&Scan, &Patterns),
+) {
     if !left_out.is_empty() {
         out.push_str(&format!(
             "\n# Left out, ranked by evidence: {} more entry point{} found where a\n\
@@ -663,10 +658,40 @@ pub fn render(scan: &Scan) -> String {
             let why = p.left_out.as_deref().unwrap_or_default();
             out.push_str(&format!("\n# left out: {}\n", comment(why)));
             out.push_str(&format!("# [runtimes.{}]\n", p.name));
-            keys(&mut out, p, "# ");
+            runtime_keys(out, p, "# ", found);
         }
     }
-    out
+}
+
+/// One runtime's keys, each line led by `lead` (`"# "`: commented out),
+/// with the evidence it was found by.
+fn runtime_keys(out: &mut String, p: &Proposal, lead: &str, (scan, patterns): (&Scan, &Patterns)) {
+    let defaults = Rules::default();
+    let list = |v: &[String]| {
+        let items: Vec<String> = v.iter().map(|s| toml_str(s)).collect();
+        format!("[{}]", items.join(", "))
+    };
+    for e in &p.evidence {
+        out.push_str(&format!("# found: {}\n", comment(e)));
+    }
+    out.push_str(&format!(
+        "{lead}root = {}\n",
+        toml_str(crate::source::show_root(&p.root))
+    ));
+    if lead.is_empty() {
+        out.push_str(&format!("# extensions = {}\n", list(&defaults.extensions)));
+        out.push_str(&format!("# exclude = {}\n", list(&defaults.exclude)));
+        out.push_str("# version_file = \"version.json\"  # where `fpcheck patch` writes\n");
+        if let Some((glob, n)) = patterns.get(&p.name) {
+            out.push_str(&format!(
+                "# found: {n} of {} tag{} match {}: the prefix is stripped before the version is read\n",
+                scan.tags_total,
+                if scan.tags_total == 1 { "" } else { "s" },
+                comment(glob)
+            ));
+            out.push_str(&format!("tag_pattern = {}\n", toml_str(glob)));
+        }
+    }
 }
 
 /// A comment holds one line of printable text.
