@@ -12,7 +12,7 @@ use std::time::Duration;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
-use fpcheck::config::{self, ConfigFile, Overrides};
+use fpcheck::config::{self, Overrides};
 use fpcheck::gate::{ack as core_ack, document, lock, run, snapshot as core_snapshot, Cause};
 use fpcheck::range::{self, RangeOutcome, RangeSpec};
 use fpcheck::select::Rules;
@@ -215,13 +215,7 @@ fn analyse<'py>(
         // The runtimes are chosen by `analyse_runtimes`, as the CLI's.
         let flags = overrides(None, s.root, s.extensions, s.exclude)?;
         // As the CLI: --config, else the fpcheck.toml committed at each end.
-        let choice = match &s.config {
-            Some(path) => config::ConfigChoice::File {
-                path: path.clone(),
-                file: ConfigFile::load(path)?,
-            },
-            None => config::ConfigChoice::Committed,
-        };
+        let choice = config::ConfigChoice::of(s.config.as_deref(), true)?;
         // Resolved first, so an unknown revision is a RevisionError.
         Revision::parse(&repo, &from_rev).map_err(Error::revision)?;
         let to = if s.worktree {

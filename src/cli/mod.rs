@@ -395,14 +395,18 @@ pub fn settings(
         (None, Some(dir)) => ConfigFile::find_in(dir)?.map(|(_, f)| f),
         (None, None) => None,
     };
-    let overrides = Overrides {
+    Ok(config::resolve(file.as_ref(), &overrides(flags, root)?)?)
+}
+
+/// The flags that override the config, at every end.
+fn overrides(flags: &RuntimeFlags, root: Option<String>) -> Result<Overrides, Failure> {
+    Ok(Overrides {
         runtime: flags.one_runtime()?,
         root,
         extensions: flags.ext.clone(),
         exclude: flags.exclude.clone(),
         tag_pattern: None,
-    };
-    Ok(config::resolve(file.as_ref(), &overrides)?)
+    })
 }
 
 /// Where each end's settings come from: `--config FILE` for both ends, else
@@ -413,23 +417,9 @@ pub fn request(
     root: Option<String>,
     in_repository: bool,
 ) -> Result<config::ConfigRequest, Failure> {
-    let choice = match &flags.config {
-        Some(path) => config::ConfigChoice::File {
-            path: path.clone(),
-            file: ConfigFile::load(path)?,
-        },
-        None if in_repository => config::ConfigChoice::Committed,
-        None => config::ConfigChoice::None,
-    };
     Ok(config::ConfigRequest {
-        choice,
-        flags: Overrides {
-            runtime: flags.one_runtime()?,
-            root,
-            extensions: flags.ext.clone(),
-            exclude: flags.exclude.clone(),
-            tag_pattern: None,
-        },
+        choice: config::ConfigChoice::of(flags.config.as_deref(), in_repository)?,
+        flags: overrides(flags, root)?,
     })
 }
 

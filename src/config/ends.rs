@@ -85,6 +85,22 @@ pub enum ConfigChoice {
     None,
 }
 
+impl ConfigChoice {
+    /// Where the settings come from, as every front end asks it: the file
+    /// `config` names (`--config`, Python's `config=`) for both ends, else
+    /// each end's committed `fpcheck.toml` when `committed`, else none.
+    pub fn of(config: Option<&Path>, committed: bool) -> Result<ConfigChoice, ConfigError> {
+        Ok(match config {
+            Some(path) => ConfigChoice::File {
+                path: path.to_path_buf(),
+                file: ConfigFile::load(path)?,
+            },
+            None if committed => ConfigChoice::Committed,
+            None => ConfigChoice::None,
+        })
+    }
+}
+
 /// What the user asked for: where the config comes from, and the flags
 /// that override it at both ends.
 #[derive(Clone, Debug)]
