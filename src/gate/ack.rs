@@ -23,9 +23,9 @@ use crate::atomic;
 use crate::select::Rules;
 use crate::setting::{Message, Setting, Spelling, Value as Said};
 use crate::source::DirSource;
-use crate::verdict::client::{self, py_strip, Client, OK as CLIENT_OK};
+use crate::verdict::client::{self, Client, OK as CLIENT_OK};
 use crate::verdict::marker::{self, MarkerState};
-use crate::verdict::process::{Evidence, UNKNOWN};
+use crate::verdict::process::{self, Evidence};
 use crate::warning::{Code, Warning};
 
 /// What acknowledging does to the marker.
@@ -130,10 +130,7 @@ pub(crate) fn acknowledge(
     process: Process<'_>,
     installed: Option<&AckInstalled>,
 ) -> AckOutcome {
-    let proven = process
-        .fingerprint
-        .map(py_strip)
-        .filter(|fp| !fp.is_empty() && *fp != UNKNOWN);
+    let proven = process.fingerprint.and_then(process::known_fingerprint);
     let to = marker::to_fingerprint(marker);
     if let (Some(p), Some(t)) = (proven, to) {
         if p != t {
@@ -367,6 +364,7 @@ fn corrupt(path: &Path, why: String) -> GateError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verdict::process::UNKNOWN;
     use serde_json::json;
 
     const T: &str = "tttt";

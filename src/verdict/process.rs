@@ -117,6 +117,12 @@ pub struct CheckStatus {
     pub client_action: Option<Value>,
 }
 
+/// A fingerprint a process reported, stripped, when it is one: not empty
+/// and not [`UNKNOWN`] (what a process that could not compute one says).
+pub fn known_fingerprint(reported: &str) -> Option<&str> {
+    Some(py_strip(reported)).filter(|fp| !fp.is_empty() && *fp != UNKNOWN)
+}
+
 /// What section 7 compares, stripped as the reference strips it: the
 /// fingerprint and version a process started with against the installed
 /// ones. The one reading of that evidence, for `status` ([`check`]) and for
@@ -149,7 +155,7 @@ impl<'a> Evidence<'a> {
 
     /// The process knows its fingerprint.
     pub fn process_fingerprint_known(&self) -> bool {
-        !self.process_fingerprint.is_empty() && self.process_fingerprint != UNKNOWN
+        known_fingerprint(self.process_fingerprint).is_some()
     }
 
     /// Both fingerprints are known: they decide, and the versions do not.
