@@ -169,9 +169,12 @@ pub fn literal_prefix(glob: &str) -> &str {
 /// The version a tag matching `glob` names: the whole name when it is a
 /// version, else the name without the glob's literal prefix (a monorepo's
 /// `server-v1.2.0` of `server-v*`, changesets' `mcp@1.2.0` of `mcp@*`).
+/// The prefix never cuts inside the version: `server-v7.*` strips only
+/// `server-v`, so `server-v7.1.0` is 7.1.0.
 pub fn of_glob(name: &str, glob: &str) -> Option<TagVersion> {
     parse_tag(name).or_else(|| {
-        let prefix = literal_prefix(glob);
+        let prefix =
+            literal_prefix(glob).trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
         parse_tag(name.strip_prefix(prefix).filter(|_| !prefix.is_empty())?)
     })
 }
@@ -312,5 +315,22 @@ mod tests {
             .unwrap()
             .cmp_precedence(&parse_tag("1.0rc1").unwrap())
             .is_gt());
+    }
+
+    /// A glob's literal prefix is stripped up to the version, never into it.
+    #[test]
+    fn a_globs_prefix_never_cuts_into_the_version() {
+        let version = |name: &str, glob: &str| of_glob(name, glob).map(|v| v.to_string());
+        assert_eq!(
+            version("server-v7.1.0", "server-v7.*"),
+            Some("7.1.0".into())
+        );
+        assert_eq!(
+            version("server-v10.0.0", "server-v1*"),
+            Some("10.0.0".into())
+        );
+        assert_eq!(version("server-v1.2.0", "server-v*"), Some("1.2.0".into()));
+        assert_eq!(version("mcp@1.2.0", "mcp@*"), Some("1.2.0".into()));
+        assert_eq!(version("v2.0.0rc1", "v2.*"), Some("2.0.0rc1".into()));
     }
 }

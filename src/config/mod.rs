@@ -442,6 +442,11 @@ pub fn check_tag_pattern(pattern: &str) -> Result<(), String> {
             }
         ));
     }
+    if prefix.ends_with(|c: char| c.is_ascii_digit() || c == '.') {
+        return Err(format!(
+            "ends its prefix inside a version (a digit or `.` before the `*`): the prefix is stripped before the version is read, so `server-v1*` would read `server-v10.0.0` as 0.0.0; write the prefix up to the version ({EXAMPLE}), and choose releases with --tags"
+        ));
+    }
     if prefix.contains("..") || prefix.starts_with(['/', '-', '.']) || prefix.contains("//") {
         return Err(format!(
             "is not the start of a git tag name (`..`, `//`, or a leading `/`, `-` or `.`): {EXAMPLE}"
@@ -609,6 +614,8 @@ mod tests {
             ".a*",
             "a//b*",
             "a\u{7}*",
+            "server-v1*",
+            "server-v1.*",
         ] {
             assert!(check_tag_pattern(bad).is_err(), "{bad:?}");
         }
