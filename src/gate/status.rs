@@ -170,7 +170,10 @@ fn answer(
 /// started with its version), so it is said rather than left to
 /// `installed_unavailable_reason` alone.
 pub(crate) fn installed_unavailable(why: &str, release: &release::Release) -> Warning {
-    let version = release.version.as_deref().map(str::trim);
+    let version = release
+        .version
+        .as_deref()
+        .map(crate::verdict::client::py_strip);
     let rest = if !release.unreadable.is_empty() {
         "a version file cannot be read either, so the answer errs toward restart"
     } else if version.is_some_and(|v| !v.is_empty()) {

@@ -129,13 +129,13 @@ pub fn status_text(r: &StatusReport) -> String {
     let _ = writeln!(
         t,
         "  installed  {}  {}",
-        escape(or_none(&s.installed_version)),
+        escape(&super::shown(or_none(&s.installed_version))),
         escape(or_none(&s.installed_fingerprint))
     );
     let _ = writeln!(
         t,
         "  process    {}  {}",
-        escape(or_none(&s.process_version)),
+        escape(&super::shown(or_none(&s.process_version))),
         escape(or_none(&s.process_fingerprint))
     );
     if let Some(why) = &r.installed_unavailable_reason {
@@ -164,18 +164,19 @@ pub fn status_text(r: &StatusReport) -> String {
 
 fn version_line(version: &Option<String>, file: &Option<String>) -> String {
     match (version, file) {
-        (Some(v), Some(f)) => format!("{} ({})", escape(v), escape(f)),
-        (Some(v), None) => escape(v).into_owned(),
+        (Some(v), Some(f)) => format!("{} ({})", escape(&super::shown(v)), escape(f)),
+        (Some(v), None) => escape(&super::shown(v)).into_owned(),
         _ => "(none found)".into(),
     }
 }
 
 fn fp_line(fp: &str, files: usize) -> String {
-    if fp.is_empty() {
-        "unavailable".into()
-    } else {
-        let s = if files == 1 { "" } else { "s" };
-        format!("{fp} ({files} file{s})")
+    match crate::fingerprint::available(fp) {
+        None => "unavailable".into(),
+        Some(fp) => {
+            let s = if files == 1 { "" } else { "s" };
+            format!("{fp} ({files} file{s})")
+        }
     }
 }
 

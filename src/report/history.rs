@@ -198,8 +198,8 @@ fn update_row(s: &Step, color: bool, legend: &mut Vec<&'static str>) -> Vec<Cell
         )),
         Cell::new(format!(
             "{} → {}",
-            crate::term::escape(&s.from_release.shown),
-            crate::term::escape(&s.to_release.shown)
+            crate::term::escape(&super::shown(&s.from_release.shown)),
+            crate::term::escape(&super::shown(&s.to_release.shown))
         )),
         Cell::new(format!(
             "{} → {}",
