@@ -104,9 +104,17 @@ fn by_version(
             .rev_walk(tips)
             .all()
             .map_err(|e| fail(format!("cannot walk the history of `{to}`: {e}")))?;
+        // Once every release commit is seen, nothing older can change the
+        // answer: the walk stops there rather than at the root.
+        let mut unseen = releases.len();
         for info in walk {
+            if unseen == 0 {
+                break;
+            }
             let info = info.map_err(|e| fail(format!("cannot walk the history of `{to}`: {e}")))?;
-            for (version, name) in releases.get(&info.id).into_iter().flatten() {
+            let here = releases.get(&info.id);
+            unseen -= usize::from(here.is_some());
+            for (version, name) in here.into_iter().flatten() {
                 let below = own
                     .as_ref()
                     .is_none_or(|(top, _)| version.cmp_precedence(top).is_lt());
