@@ -216,6 +216,71 @@ fn an_unknown_working_tree_encoding_is_unavailable() {
     );
 }
 
+/// Encodings git converts with the system's iconv and gix with other
+/// tables or names (`ISO-8859-1` read as windows-1252, which iconv cannot
+/// write a `€` in, so git writes the UTF-8 bytes; `UTF-16-LE`, a name iconv
+/// does not know; a name-less `working-tree-encoding`, which git refuses):
+/// each makes the value unavailable rather than a guess, in the range,
+/// `fingerprint --rev` and `patch` alike.
+#[test]
+fn encodings_fpcheck_cannot_reproduce_are_unavailable() {
+    for attribute in [
+        "working-tree-encoding=ISO-8859-1",
+        "working-tree-encoding=latin1",
+        "working-tree-encoding=UTF-16-LE",
+        "working-tree-encoding=UTF_16",
+        "working-tree-encoding",
+    ] {
+        let repo = TestRepo::new();
+        repo.write("src/a.py", "s = '\u{20ac}'\n")
+            .write("version.json", "{\"version\": \"1.0.0\"}\n");
+        repo.commit_and_tag("v1", "v1");
+        settle(&repo);
+        repo.write(".gitattributes", format!("*.py {attribute}\n"))
+            .write("version.json", "{\"version\": \"1.1.0\"}\n");
+        repo.commit_and_tag("v2", "v2");
+        let j = fingerprint_at(&repo, "v2");
+        assert_eq!(j["fingerprint"], "", "{attribute}: {j}");
+        assert!(
+            j["unavailable_reason"]
+                .as_str()
+                .unwrap()
+                .contains("src/a.py"),
+            "{attribute}: {j}"
+        );
+        let range = repo.verdict_json(&["v1..v2"]);
+        assert_eq!(
+            (&range["restart_required"], &range["reason"]),
+            (
+                &serde_json::json!(true),
+                &serde_json::json!("fingerprint_unavailable")
+            ),
+            "{attribute}: {range}"
+        );
+        let patch = repo.fpcheck(&["patch", "v1..v2", "--format", "json"]);
+        assert_eq!(
+            patch.json()["patch"]["runtime_fingerprint"],
+            "",
+            "{attribute}: {}",
+            patch.stdout
+        );
+    }
+}
+
+/// An empty file under `working-tree-encoding=UTF-16` stays empty: git
+/// re-encodes nothing of it (no byte-order mark is written).
+#[test]
+fn an_empty_file_under_utf16_stays_empty_as_in_git() {
+    let repo = TestRepo::new();
+    repo.write("src/a.py", "a = 1\n").write("src/empty.py", "");
+    repo.commit_and_tag("v1", "v1");
+    settle(&repo);
+    repo.write(".gitattributes", "empty.py working-tree-encoding=UTF-16\n");
+    repo.commit_and_tag("v2", "v2");
+    let j = agrees_with_checkouts(&repo, "v1", "v2");
+    assert_eq!(j["restart_required"], false, "{j}");
+}
+
 /// A filter driver is never run, configured or not: the value is
 /// unavailable, naming the file and the attribute.
 #[test]

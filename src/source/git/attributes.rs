@@ -436,6 +436,17 @@ impl GitSource {
                         Err(why) => return Ok(CheckoutBytes::Unavailable(why)),
                     }
                 }
+                // git refuses to check out a file whose encoding is set
+                // without a name ("true/false are no valid encodings").
+                if name == "working-tree-encoding"
+                    && m.assignment.state == gix::attrs::StateRef::Set
+                {
+                    return Ok(CheckoutBytes::Unavailable(
+                        ": its attributes set working-tree-encoding without a name, which git \
+                         refuses to check out"
+                            .into(),
+                    ));
+                }
                 match m.assignment.state {
                     gix::attrs::StateRef::Unspecified => {}
                     gix::attrs::StateRef::Value(v) if name == "filter" => {
@@ -621,6 +632,8 @@ fn convert(
             let out = match utf16 {
                 // gix encodes UTF-16 as UTF-8 (the WHATWG output encoding of
                 // `encoding_rs`): the pipeline left the text as it was.
+                // git re-encodes nothing of an empty file.
+                Some(_) if b.is_empty() => Vec::new(),
                 Some(form) => match std::str::from_utf8(b) {
                     Ok(text) => form.encode(text),
                     Err(_) => {
@@ -680,32 +693,24 @@ impl Utf16 {
     }
 }
 
-/// The UTF-16 form a `working-tree-encoding` names, `None` for an encoding
-/// gix's pipeline converts to as git does; `Err` (a fragment after the
-/// path) for a UTF-16 or UTF-32 name fpcheck does not reproduce.
+/// The UTF-16 form a `working-tree-encoding` names, `None` for UTF-8 (git
+/// converts nothing then); `Err` (a fragment after the path) for any other
+/// name. git converts with the system's iconv, whose names and tables are
+/// not gix's (`encoding_rs` reads `ISO-8859-1` as windows-1252 and
+/// `UTF-16-LE` as UTF-16LE, where iconv knows no such name and git writes
+/// the UTF-8 bytes unchanged), so only the forms both read alike are
+/// reproduced.
 fn utf16_form(label: &str) -> Result<Option<Utf16>, String> {
-    let norm = label.trim().to_ascii_lowercase().replace(['-', '_'], "");
-    let form = match norm.as_str() {
-        "utf16" => Some(Utf16::WithBom),
-        "utf16le" => Some(Utf16::Le),
-        "utf16be" => Some(Utf16::Be),
-        _ => None,
-    };
-    if form.is_some() {
-        return Ok(form);
-    }
-    let utf16_like = norm.starts_with("utf16")
-        || norm.starts_with("utf32")
-        || norm.starts_with("ucs")
-        || gix::filter::plumbing::encoding::Encoding::for_label(label.trim().as_bytes())
-            .is_some_and(|e| e.output_encoding() != e);
-    if utf16_like {
-        return Err(format!(
+    match label.to_ascii_lowercase().as_str() {
+        "utf-16" | "utf16" => Ok(Some(Utf16::WithBom)),
+        "utf-16le" | "utf16le" => Ok(Some(Utf16::Le)),
+        "utf-16be" | "utf16be" => Ok(Some(Utf16::Be)),
+        "utf-8" | "utf8" => Ok(None),
+        _ => Err(format!(
             ": its attributes set working-tree-encoding={label}, which fpcheck does not \
              reproduce, so the bytes a checkout writes cannot be known"
-        ));
+        )),
     }
-    Ok(None)
 }
 
 /// git's `ident` on checkout (convert.c, `ident_to_worktree`): each
