@@ -281,6 +281,21 @@ fn an_empty_file_under_utf16_stays_empty_as_in_git() {
     assert_eq!(j["restart_required"], false, "{j}");
 }
 
+/// A root reached through a link (`src -> a/b/c`) holds the files a
+/// checkout writes at `a/b/c`: the attributes of `a/b` apply to them, as
+/// git applies them, in the range and `fingerprint --rev`.
+#[test]
+fn attributes_apply_at_a_linked_roots_real_path() {
+    let repo = TestRepo::new();
+    repo.write("a/b/c/x.py", "x = 1\n").symlink("src", "a/b/c");
+    repo.commit_and_tag("v1", "v1");
+    settle(&repo);
+    repo.write("a/b/.gitattributes", "*.py eol=crlf\n");
+    repo.commit_and_tag("v2", "v2");
+    let j = agrees_with_checkouts(&repo, "v1", "v2");
+    assert_eq!(j["restart_required"], true, "{j}");
+}
+
 /// A filter driver is never run, configured or not: the value is
 /// unavailable, naming the file and the attribute.
 #[test]

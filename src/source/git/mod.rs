@@ -179,13 +179,21 @@ impl GitSource {
         }
     }
 
-    /// A path below the root as a path from the top of the repository.
+    /// A path below the root as a path from the top of the repository,
+    /// through the root's real path: a root reached through a link
+    /// (`src -> a/b/c`) is where a checkout writes its files, and the
+    /// `.gitattributes` of `a/b` apply to them, not those of `src`.
     fn full_path(&self, rel: &[u8]) -> String {
         let rel = String::from_utf8_lossy(rel);
-        match (self.root.is_empty(), rel.is_empty()) {
+        let paths = self.root_paths.borrow();
+        let real = match paths.last() {
+            Some(real) if self.root_stack.is_some() => String::from_utf8_lossy(real),
+            _ => std::borrow::Cow::Borrowed(self.root.as_str()),
+        };
+        match (real.is_empty(), rel.is_empty()) {
             (true, _) => rel.into_owned(),
-            (false, true) => self.root.clone(),
-            (false, false) => format!("{}/{rel}", self.root),
+            (false, true) => real.into_owned(),
+            (false, false) => format!("{real}/{rel}"),
         }
     }
 
