@@ -593,3 +593,14 @@ fn a_pattern_nested_deeper_than_gix_matches_is_refused() {
     assert_eq!(j["restart_required"], true, "{j}");
     assert_eq!(j["reason"], "fingerprint_unavailable", "{j}");
 }
+
+/// git unquotes a quoted pattern into a C string: an escaped NUL ends it,
+/// so `"*.py\000x"` matches every `.py` file, as a checkout shows.
+#[test]
+fn a_quoted_pattern_ends_at_an_escaped_nul_as_in_git() {
+    read_as_git_reads(
+        b"\"*.py\\000x\" eol=crlf\n",
+        false,
+        &["src/a.py", "src/b.py"],
+    );
+}

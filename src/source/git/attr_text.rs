@@ -47,10 +47,42 @@ pub(super) fn as_git_reads(raw: &[u8]) -> Vec<u8> {
             out.push(b'\n');
         }
         if line.len() < GIT_MAX_LINE {
-            out.extend_from_slice(line);
+            out.extend_from_slice(&cut_at_escaped_nul(line));
         }
     }
     out
+}
+
+/// A line whose quoted pattern holds an escaped NUL (`"*.py\000x" eol=crlf`)
+/// with the pattern ending there, as git reads it: git unquotes the
+/// pattern into a C string, so it ends at the NUL (`*.py`), where gix keeps
+/// the NUL and the rest, which then match nothing. Any other line as it is.
+fn cut_at_escaped_nul(line: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
+    let Some(start) = line.iter().position(|b| !blank(b)) else {
+        return line.into();
+    };
+    if line[start] != b'"' {
+        return line.into();
+    }
+    let quoted = &line[start..];
+    let Some(end) = closing_quote(quoted) else {
+        return line.into();
+    };
+    let mut i = 1;
+    while i < end - 1 {
+        if quoted[i] == b'\\' {
+            if quoted.get(i + 1..i + 4) == Some(b"000") {
+                let mut cut = line[..start + i].to_vec();
+                cut.extend_from_slice(&quoted[end - 1..]);
+                return cut.into();
+            }
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    line.into()
 }
 
 /// A pattern fpcheck will not match: its text (as written) and its count
@@ -193,5 +225,22 @@ mod tests {
         let quoted = format!("\"{}\" eol=crlf\n", "a*".repeat(33));
         assert_eq!(costly_pattern(quoted.as_bytes()).unwrap().wildcards, 33);
         assert_eq!(costly_pattern(b"\"a*b\" x=*****\n"), None);
+    }
+
+    /// git ends a quoted pattern at an escaped NUL; an escaped backslash
+    /// before `000` is no NUL.
+    #[test]
+    fn a_quoted_pattern_ends_at_an_escaped_nul() {
+        let view = |raw: &[u8]| as_git_reads(raw)[UTF8_BOM.len()..].to_vec();
+        assert_eq!(
+            view(b"\"*.py\\000x\" eol=crlf"),
+            b"\"*.py\" eol=crlf".to_vec()
+        );
+        assert_eq!(view(b"  \"a\\000\" text"), b"  \"a\" text".to_vec());
+        assert_eq!(
+            view(b"\"*.py\\\\000\" eol=crlf"),
+            b"\"*.py\\\\000\" eol=crlf".to_vec()
+        );
+        assert_eq!(view(b"*.py\\000 eol=crlf"), b"*.py\\000 eol=crlf".to_vec());
     }
 }
