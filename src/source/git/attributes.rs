@@ -598,16 +598,29 @@ fn convert(
     let expanded = if ident {
         let id = gix::objs::compute_hash(src.repo.object_hash(), gix::object::Kind::Blob, data)
             .map_err(|e| format!(": cannot hash it for `ident` ({e})"))?;
-        ident_to_worktree(data, &id.to_string())
+        ident_to_worktree(data, &id.to_string(), MAX_CONVERTED as usize)
     } else {
         None
     };
+    // Each `$Id$` grows by the id's length: a file of them is bounded as
+    // the converted bytes are, before the pipeline copies it again.
+    if expanded
+        .as_ref()
+        .is_some_and(|e| e.len() as u64 > MAX_CONVERTED)
+    {
+        return Err(format!(
+            ": its `ident` expansion is larger than {MAX_CONVERTED} bytes, so fpcheck does not hold it"
+        ));
+    }
     if expanded
         .as_ref()
         .is_some_and(|e| e.windows(4).any(|w| w == b"$Id$"))
     {
-        return Err(": its `ident` expansion leaves a `$Id$` that gix would expand again,              so fpcheck cannot reproduce what git writes"
-            .into());
+        return Err(
+            ": its `ident` expansion leaves a `$Id$` that gix would expand again, \
+                    so fpcheck cannot reproduce what git writes"
+                .into(),
+        );
     }
     let original = data;
     let data: &[u8] = expanded.as_deref().unwrap_or(data);
@@ -715,12 +728,16 @@ fn utf16_form(label: &str) -> Result<Option<Utf16>, String> {
 
 /// git's `ident` on checkout (convert.c, `ident_to_worktree`): each
 /// `$Id$`, and each `$Id:...$` on one line without a space before its last
-/// character, becomes `$Id: <blob id> $`. `None` when there is none.
-fn ident_to_worktree(src: &[u8], id: &str) -> Option<Vec<u8>> {
+/// character, becomes `$Id: <blob id> $`. `None` when there is none. Stops
+/// once the output passes `limit` bytes (the caller refuses it then).
+fn ident_to_worktree(src: &[u8], id: &str, limit: usize) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(src.len() + id.len() + 8);
     let mut rest = src;
     let mut changed = false;
     while let Some(d) = rest.iter().position(|b| *b == b'$') {
+        if out.len() > limit {
+            return Some(out);
+        }
         out.extend_from_slice(&rest[..=d]);
         rest = &rest[d + 1..];
         if rest.len() < 3 || &rest[..2] != b"Id" {
@@ -792,5 +809,17 @@ mod tests {
         let found = src.attribute_files().unwrap();
         let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(paths, ["a/b/.gitattributes"]);
+    }
+
+    /// An `ident` expansion stops once past its limit, so a file of
+    /// `$Id$`s never grows beyond what the caller refuses.
+    #[test]
+    fn an_ident_expansion_stops_past_its_limit() {
+        let id = "a".repeat(40);
+        let src = "$Id$".repeat(1000);
+        let out = super::ident_to_worktree(src.as_bytes(), &id, 100).unwrap();
+        assert!(out.len() > 100 && out.len() < 200, "{}", out.len());
+        let whole = super::ident_to_worktree(src.as_bytes(), &id, usize::MAX).unwrap();
+        assert_eq!(whole.len(), 1000 * format!("$Id: {id} $").len());
     }
 }
