@@ -604,3 +604,33 @@ fn a_quoted_pattern_ends_at_an_escaped_nul_as_in_git() {
         &["src/a.py", "src/b.py"],
     );
 }
+
+/// One `.gitattributes` blob at many paths is read and matched at each of
+/// them, by git too: past a total of bytes in all, the value is
+/// unavailable (a restart) rather than hours of matching.
+#[test]
+fn the_same_attributes_at_many_paths_are_bounded_in_all() {
+    let repo = TestRepo::new();
+    let big = "# a comment line\n".repeat(70_000);
+    for d in 0..60 {
+        repo.write(&format!("src/d{d}/m.py"), "x = 1\n");
+    }
+    repo.write("version.json", "{\"version\": \"1.0.0\"}\n");
+    repo.commit_and_tag("v1", "v1");
+    for d in 0..60 {
+        repo.write(&format!("src/d{d}/.gitattributes"), &big);
+    }
+    repo.write("version.json", "{\"version\": \"1.1.0\"}\n");
+    repo.commit_and_tag("v2", "v2");
+    let j = fingerprint_at(&repo, "v2");
+    assert_eq!(j["fingerprint"], "", "{j}");
+    assert!(
+        j["unavailable_reason"]
+            .as_str()
+            .unwrap()
+            .contains("bytes in all"),
+        "{j}"
+    );
+    let range = repo.verdict_json(&["v1..v2"]);
+    assert_eq!(range["restart_required"], true, "{range}");
+}

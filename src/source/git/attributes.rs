@@ -19,6 +19,11 @@ use crate::warning::{Code, Warning};
 /// The largest `.gitattributes` read: gix reads the file whole.
 const MAX_ATTRIBUTES: u64 = crate::safe_io::JSON_LIMIT;
 
+/// The most bytes of `.gitattributes` one checkout reads in all, a file
+/// counted at each path it stands at: the same blob at 100,000 paths is
+/// matched 100,000 times over, by git too. Real trees hold kilobytes.
+const MAX_ATTRIBUTES_TOTAL: u64 = 4 * MAX_ATTRIBUTES;
+
 impl GitSource {
     /// The `.gitattributes` files that can apply to runtime files: in the
     /// directories above the root and in those the selection walked (path
@@ -294,26 +299,46 @@ impl GitSource {
     fn build_checkout(&self, files: Vec<(String, ObjectId)>) -> Result<Checkout, SourceError> {
         let mut index = gix::index::State::new(self.repo.object_hash());
         let mut views = HashMap::new();
+        // Each blob read once, whatever the paths it stands at.
+        let mut view_of: HashMap<ObjectId, ObjectId> = HashMap::new();
+        let mut total: u64 = 0;
         let n = files.len();
         for (path, id) in files {
             let size = self.blob_size(&self.repo.objects, id, &path)?;
-            if size > MAX_ATTRIBUTES {
-                return Err(SourceError::Unreadable {
-                    path,
-                    why: format!(
+            total = total.saturating_add(size);
+            if size > MAX_ATTRIBUTES || total > MAX_ATTRIBUTES_TOTAL {
+                let why = if size > MAX_ATTRIBUTES {
+                    format!(
                         "is {size} bytes, more than the {MAX_ATTRIBUTES} fpcheck reads of a \
                          .gitattributes, so the bytes a checkout writes cannot be known"
-                    ),
-                });
+                    )
+                } else {
+                    format!(
+                        "brings the .gitattributes files on the way to the selected files past \
+                         {MAX_ATTRIBUTES_TOTAL} bytes in all, more than fpcheck matches, so the \
+                         bytes a checkout writes cannot be known"
+                    )
+                };
+                return Err(SourceError::Unreadable { path, why });
             }
-            let view = self.git_view(&path, id)?;
-            let view_id =
-                gix::objs::compute_hash(self.repo.object_hash(), gix::object::Kind::Blob, &view)
+            let view_id = match view_of.get(&id) {
+                Some(view_id) => *view_id,
+                None => {
+                    let view = self.git_view(&path, id)?;
+                    let view_id = gix::objs::compute_hash(
+                        self.repo.object_hash(),
+                        gix::object::Kind::Blob,
+                        &view,
+                    )
                     .map_err(|e| SourceError::Git {
                         message: format!("cannot hash {path}").into(),
                         source: Box::new(e),
                     })?;
-            views.insert(view_id, view);
+                    views.insert(view_id, view);
+                    view_of.insert(id, view_id);
+                    view_id
+                }
+            };
             push_attribute_file(&mut index, &path, view_id);
         }
         index.sort_entries();
