@@ -113,10 +113,9 @@ pub(crate) fn replace_own_with(
 ) -> io::Result<()> {
     let mode = match fs::symlink_metadata(path) {
         Ok(meta) if meta.is_file() => Some(meta.permissions()),
-        Ok(meta) if meta.file_type().is_symlink() => fs::metadata(path)
-            .ok()
-            .filter(|t| t.is_file())
-            .map(|t| t.permissions()),
+        // A link's target is someone else's file: its mode (setuid, world
+        // writable) is not taken over by the marker that replaces the link.
+        Ok(meta) if meta.file_type().is_symlink() => None,
         Ok(meta) if meta.is_dir() || is_device(&meta.file_type()) => {
             return Err(io::Error::other(format!(
                 "it is a {}, not a regular file, and is never written through or replaced",

@@ -512,3 +512,26 @@ fn only_names_fpcheck_makes_are_temporary_files() {
         assert_eq!(temp_pid(other), None, "{}", String::from_utf8_lossy(other));
     }
 }
+
+/// A marker that replaces a link takes nothing of the link's target: not
+/// its setuid bit, not its world-writable mode, and the target is untouched.
+#[test]
+fn a_replaced_link_lends_the_marker_no_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("target");
+    fs::write(&target, b"theirs").unwrap();
+    fs::set_permissions(&target, fs::Permissions::from_mode(0o4777)).unwrap();
+    let marker = dir.path().join("marker.json");
+    std::os::unix::fs::symlink(&target, &marker).unwrap();
+    super::replace_own(&marker, b"{}\n").unwrap();
+    let meta = fs::symlink_metadata(&marker).unwrap();
+    assert!(meta.is_file());
+    assert_eq!(
+        meta.permissions().mode() & 0o7022,
+        0,
+        "{:o}",
+        meta.permissions().mode()
+    );
+    assert_eq!(fs::read(&target).unwrap(), b"theirs");
+}
