@@ -12,6 +12,7 @@ use crate::warning::Warning;
 mod parallel;
 mod pipe;
 mod resumable;
+mod stream;
 #[cfg(test)]
 mod tests;
 
@@ -21,6 +22,7 @@ use crate::threads::{idle_core, parallel};
 use pipe::*;
 pub use resumable::Resumable;
 use resumable::*;
+pub(crate) use stream::StreamSink;
 
 /// A computed fingerprint, or why there is none.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -214,16 +216,13 @@ fn hash_stream(
             let mut hasher = Sha256::new();
             let mut own = Sha256::new();
             feed(source, files, &mut |piece| match piece {
-                Piece::Path(path) => {
-                    hasher.update(path);
-                    hasher.update([0u8]);
-                }
+                Piece::Path(path) => hasher.begin_file(path),
                 Piece::Bytes(bytes) => {
-                    hasher.update(bytes);
+                    hasher.put(bytes);
                     own.update(bytes);
                 }
                 Piece::End => {
-                    hasher.update([b'\n']);
+                    hasher.end_file();
                     out.push(hex::encode(std::mem::take(&mut own).finalize()));
                 }
             })?;

@@ -126,8 +126,7 @@ pub(super) fn hash_split(
         let mut batch: Option<Batch> = None;
         let (mut item, mut at) = (0, 0);
         for (i, f) in files.iter().enumerate() {
-            hasher.update(f.path.as_bytes());
-            hasher.update([0u8]);
+            hasher.begin_file(f.path.as_bytes());
             let mut own = !ahead(i);
             if !own {
                 while batch.as_ref().is_none_or(|b| item == b.items.len()) {
@@ -147,7 +146,7 @@ pub(super) fn hash_split(
                         item += 1;
                         match got {
                             Item::Bytes(n) if j == i => {
-                                hasher.update(&b.bytes[at..at + n]);
+                                hasher.put(&b.bytes[at..at + n]);
                                 at += n;
                             }
                             Item::Failed(e) if j == i => return Err(e),
@@ -160,9 +159,9 @@ pub(super) fn hash_split(
                 }
             }
             if own {
-                mine.read(&f.path, &f.content, &mut |b| hasher.update(b))?;
+                mine.read(&f.path, &f.content, &mut |b| hasher.put(b))?;
             }
-            hasher.update([b'\n']);
+            hasher.end_file();
         }
         if let Some(done) = batch {
             BATCH_BUFS.give(done.bytes);
@@ -179,10 +178,9 @@ pub(super) fn hash_inline(
 ) -> Result<String, SourceError> {
     let mut hasher = Sha256::new();
     for f in files {
-        hasher.update(f.path.as_bytes());
-        hasher.update([0u8]);
-        reader.read(&f.path, &f.content, &mut |b| hasher.update(b))?;
-        hasher.update([b'\n']);
+        hasher.begin_file(f.path.as_bytes());
+        reader.read(&f.path, &f.content, &mut |b| hasher.put(b))?;
+        hasher.end_file();
     }
     Ok(hex::encode(hasher.finalize()))
 }
@@ -199,12 +197,9 @@ pub(super) fn hash_piped(
     std::thread::scope(|scope| {
         let mut pipe = Pipe::new(scope);
         feed(source, files, &mut |piece| match piece {
-            Piece::Path(path) => {
-                pipe.write(path);
-                pipe.write(&[0]);
-            }
-            Piece::Bytes(bytes) => pipe.write(bytes),
-            Piece::End => pipe.write(b"\n"),
+            Piece::Path(path) => pipe.begin_file(path),
+            Piece::Bytes(bytes) => pipe.put(bytes),
+            Piece::End => pipe.end_file(),
         })?;
         Ok(pipe.finish())
     })

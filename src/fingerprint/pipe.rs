@@ -164,3 +164,10 @@ impl<'scope, 'env> Pipe<'scope, 'env> {
         hex::encode(digest)
     }
 }
+
+impl super::StreamSink for Pipe<'_, '_> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.write(bytes);
+    }
+}

@@ -1,5 +1,7 @@
-//! The one writer of section 2's byte stream ([`feed`]), and the hasher
-//! that resumes it across the releases of a history.
+//! The pieces of section 2's byte stream for a selection ([`feed`]: each
+//! distinct content read once), and the hasher that resumes the stream
+//! across the releases of a history. The framing of the pieces is
+//! [`StreamSink`]'s.
 
 use super::*;
 
@@ -8,8 +10,8 @@ use super::*;
 /// before it: the SHA-256 state after each file is kept, so a release that
 /// changes its last files hashes only those. Only files read from git
 /// objects are shared: a blob id names its bytes, a path on disk does not.
-/// The bytes come from [`feed`], the one writer of the stream, as for every
-/// other fingerprint.
+/// The bytes come from [`feed`] and are framed by [`StreamSink`], as for
+/// every other fingerprint.
 #[derive(Clone)]
 pub struct Resumable {
     /// The files hashed last, in hash order.
@@ -51,13 +53,10 @@ impl Resumable {
         let mut hasher = self.states[common].clone();
         let states = &mut self.states;
         feed(source, &files[common..], &mut |piece| match piece {
-            Piece::Path(path) => {
-                hasher.update(path);
-                hasher.update([0u8]);
-            }
-            Piece::Bytes(bytes) => hasher.update(bytes),
+            Piece::Path(path) => hasher.begin_file(path),
+            Piece::Bytes(bytes) => hasher.put(bytes),
             Piece::End => {
-                hasher.update([b'\n']);
+                hasher.end_file();
                 states.push(hasher.clone());
             }
         })?;

@@ -19,6 +19,7 @@ use std::rc::Rc;
 use sha2::{Digest, Sha256};
 
 use crate::cache::FingerprintCache;
+use crate::fingerprint::StreamSink;
 use crate::select::Selection;
 use crate::source::{GitSource, Node, Source};
 
@@ -127,8 +128,7 @@ impl Merged {
                 if job.files.get(cursors[j]) == Some(&(pos as u32)) {
                     cursors[j] += 1;
                     let h = &mut hashers[j];
-                    h.update(full[job.prefix..].as_bytes());
-                    h.update([0u8]);
+                    h.begin_file(full[job.prefix..].as_bytes());
                     readers.push(j);
                 }
             }
@@ -141,7 +141,7 @@ impl Merged {
             let ok = self.sources[job.source]
                 .read(&full[job.prefix..], node, &mut |b| {
                     for &j in &readers {
-                        hashers[j].update(b);
+                        hashers[j].put(b);
                     }
                 })
                 .is_ok();
@@ -149,7 +149,7 @@ impl Merged {
                 return;
             }
             for &j in &readers {
-                hashers[j].update([b'\n']);
+                hashers[j].end_file();
             }
         }
         for (job, h) in self.jobs.into_iter().zip(hashers) {
