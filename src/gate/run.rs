@@ -279,31 +279,25 @@ fn decide(report: &mut GateReport, before: &Snapshot, after: &Snapshot) {
         recorded_mismatch,
         version_unreadable: !unreadable.is_empty(),
     };
-    let d = updater::decide(&inputs);
-    let (reason, _) = updater::never_fail_open(&inputs, &d);
-    // What the readable files alone decide, to say which rule asked for
-    // the marker beyond section 6.
-    let readable = updater::MarkerInputs {
-        version_unreadable: false,
-        ..inputs
-    };
-    let (readable_reason, overridden) =
-        updater::never_fail_open(&readable, &updater::decide(&readable));
-    let by_unreadable = reason.is_some() && readable_reason.is_none();
-    report.version_changed = Some(d.version_changed);
-    report.code_changed = Some(d.code_changed);
+    let decided = updater::decide_gate(&inputs);
+    let reason = decided.marker;
+    report.version_changed = Some(decided.section_6.version_changed);
+    report.code_changed = Some(decided.section_6.code_changed);
     report.changed_files = snapshot::changed_files(before, after);
-    if overridden {
-        report.conservative = Some(
-            "a fingerprint is unavailable: the marker is written although the version did not change"
-                .into(),
-        );
-    }
-    if by_unreadable {
-        report.conservative = Some(format!(
-            "version files cannot be read ({}): a version change or force_restart cannot be ruled out",
-            unreadable.join(", ")
-        ));
+    match decided.asked_by {
+        updater::AskedBy::Section6 => {}
+        updater::AskedBy::UnavailableFingerprint => {
+            report.conservative = Some(
+                "a fingerprint is unavailable: the marker is written although the version did not change"
+                    .into(),
+            )
+        }
+        updater::AskedBy::UnreadableVersion => {
+            report.conservative = Some(format!(
+                "version files cannot be read ({}): a version change or force_restart cannot be ruled out",
+                unreadable.join(", ")
+            ))
+        }
     }
     report.reason = reason;
     report.restart_required = reason.is_some();

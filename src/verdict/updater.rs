@@ -111,14 +111,61 @@ pub fn decide(i: &MarkerInputs) -> MarkerDecision {
 /// running processes' own check (section 7) falls back to the version then,
 /// so nothing else would catch it. Returns the marker reason to use instead
 /// of `decision.marker`, and whether the rule changed the answer.
-pub(crate) fn never_fail_open(
-    i: &MarkerInputs,
-    decision: &MarkerDecision,
-) -> (Option<MarkerReason>, bool) {
+fn never_fail_open(i: &MarkerInputs, decision: &MarkerDecision) -> (Option<MarkerReason>, bool) {
     let unavailable = i.old_fingerprint.is_none() || i.new_fingerprint.is_none();
     match decision.marker {
         None if unavailable => (Some(MarkerReason::BrainUpdate), true),
         other => (other, false),
+    }
+}
+
+/// Which rule asked the gate for its marker, when section 6 on readable
+/// files alone would not have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AskedBy {
+    /// Section 6 itself (or no marker at all).
+    Section6,
+    /// [`never_fail_open`]: a fingerprint is unavailable and the version
+    /// did not change.
+    UnavailableFingerprint,
+    /// An unreadable version file ([`MarkerInputs::version_unreadable`]).
+    UnreadableVersion,
+}
+
+/// The gate's decision: section 6, then [`never_fail_open`], and which of
+/// the rules beyond section 6 wrote the marker (a report says why).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GateDecision {
+    /// Section 6's outcome.
+    pub section_6: MarkerDecision,
+    /// The marker's reason when the gate writes one.
+    pub marker: Option<MarkerReason>,
+    /// The rule that asked for it.
+    pub asked_by: AskedBy,
+}
+
+/// The gate's one decision on two snapshots' facts.
+pub fn decide_gate(i: &MarkerInputs) -> GateDecision {
+    let section_6 = decide(i);
+    let (marker, _) = never_fail_open(i, &section_6);
+    // The same inputs with the version files taken as read: a marker that
+    // only the unreadable files ask for is theirs.
+    let readable = MarkerInputs {
+        version_unreadable: false,
+        ..*i
+    };
+    let (readable_marker, readable_by_unavailable) = never_fail_open(&readable, &decide(&readable));
+    let asked_by = if marker.is_some() && readable_marker.is_none() {
+        AskedBy::UnreadableVersion
+    } else if readable_by_unavailable {
+        AskedBy::UnavailableFingerprint
+    } else {
+        AskedBy::Section6
+    };
+    GateDecision {
+        section_6,
+        marker,
+        asked_by,
     }
 }
 
@@ -284,6 +331,51 @@ mod tests {
                 ..MarkerInputs::default()
             };
             assert_eq!(never_fail_open(&i, &decide(&i)), want, "row {n}");
+        }
+    }
+
+    #[test]
+    fn the_gate_says_which_rule_asked_for_its_marker() {
+        use AskedBy::*;
+        // (old_v, new_v, old_fp, new_fp, force, version unreadable, marker, asked by)
+        type Row = (
+            &'static str,
+            &'static str,
+            &'static str,
+            &'static str,
+            bool,
+            bool,
+            Option<MarkerReason>,
+            AskedBy,
+        );
+        #[rustfmt::skip]
+        let rows: &[Row] = &[
+            ("1.0", "1.1", A, B, false, false, Some(BrainUpdate), Section6),
+            ("1.0", "1.1", A, A, false, false, None, Section6),
+            ("1.0", "1.0", A, A, false, false, None, Section6),
+            // Unchanged version, a fingerprint unavailable: never fail open.
+            ("1.0", "1.0", A, "", false, false, Some(BrainUpdate), UnavailableFingerprint),
+            // Changed version: section 6 writes it whatever the fingerprints.
+            ("1.0", "1.1", A, "", false, false, Some(BrainUpdate), Section6),
+            // Only the unreadable version file asks.
+            ("1.0", "1.0", A, A, false, true, Some(BrainUpdateForce), UnreadableVersion),
+            ("1.0", "1.0", A, B, false, true, Some(BrainUpdate), UnreadableVersion),
+            // A marker the readable files ask for anyway is theirs.
+            ("1.0", "1.1", A, B, false, true, Some(BrainUpdate), Section6),
+            ("1.0", "1.0", A, "", false, true, Some(BrainUpdate), UnavailableFingerprint),
+            ("1.0", "1.1", A, A, true, true, Some(BrainUpdateForce), Section6),
+        ];
+        for (n, &(ov, nv, of, nf, force, unreadable, marker, by)) in rows.iter().enumerate() {
+            let d = decide_gate(&MarkerInputs {
+                old_version: ov,
+                new_version: nv,
+                old_fingerprint: crate::fingerprint::available(of),
+                new_fingerprint: crate::fingerprint::available(nf),
+                force_restart: force,
+                version_unreadable: unreadable,
+                ..MarkerInputs::default()
+            });
+            assert_eq!((d.marker, d.asked_by), (marker, by), "row {n}");
         }
     }
 }
