@@ -133,12 +133,24 @@ class Cmd:
         return statistics.median(self.times)
 
 
+def twin(args, c):
+    """The same command run by the build `--compare` names, or None when `c`
+    does not run this build's fpcheck."""
+    if not args.compare or not c.argv or c.argv[0] != args.fpcheck:
+        return None
+    return Cmd(c.label, [args.compare, *c.argv[1:]], c.expect, c.before, c.runs, c.parse, c.stdin)
+
+
 def time_group(args, name, cmds, runs):
     """Runs the commands interleaved, round after round, so that drift in the
-    machine's speed hits all of them alike. A warm-up round is not timed."""
+    machine's speed hits all of them alike. A warm-up round is not timed.
+    With `--compare BIN`, each fpcheck command runs beside its twin on BIN in
+    the same rounds (the twins are kept apart: groups read `cmds` by place)."""
     busy = wait_quiet(args, name)
-    log(f"{name}: {len(cmds)} commands x {runs} runs (busy {busy:.0%})")
-    for c in cmds:
+    twins = [(c, t) for c in cmds if (t := twin(args, c)) is not None]
+    timed = cmds + [t for _, t in twins]
+    log(f"{name}: {len(timed)} commands x {runs} runs (busy {busy:.0%})")
+    for c in timed:
         if c.warm_up:
             c.run_once()
             c.times.clear()
@@ -146,9 +158,19 @@ def time_group(args, name, cmds, runs):
         for c in cmds:
             if i < (c.runs or runs):
                 c.run_once()
+                t = twin_of(twins, c)
+                if t is not None:
+                    t.run_once()
     for c in cmds:
         log(f"  {c.label:<58} {fmt(c.median)}  (min {fmt(min(c.times))}, {len(c.times)} runs)")
-    return {"group": name, "busy_before": busy, "busy_after": cpu_busy(0.5), "cmds": cmds}
+    for c, t in twins:
+        log(f"  {c.label:<58} {fmt(t.median)}  --compare build: this / it = {c.median / t.median:.3f}x wall, "
+            f"{statistics.median(c.cpu) / max(statistics.median(t.cpu), 1e-9):.3f}x CPU")
+    return {"group": name, "busy_before": busy, "busy_after": cpu_busy(0.5), "cmds": cmds, "twins": twins}
+
+
+def twin_of(twins, c):
+    return next((t for k, t in twins if k is c), None)
 
 
 def fmt(s):
@@ -215,6 +237,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "RESULTS.md"))
     ap.add_argument("--real", help="a real repository (a clone of the reference project): adds the group `real`")
     ap.add_argument("--before", help="group attrs: another fpcheck build, timed beside this one on (a) and (b)")
+    ap.add_argument("--compare", help="another fpcheck build: every fpcheck command of every group runs on it too, "
+                    "in the same rounds, and the log and RESULTS give this build's time over its (a redesign: "
+                    "ratios within noise)")
     args = ap.parse_args()
     if args.quick:
         args.runs, args.slow_runs = 3, 1
@@ -723,6 +748,19 @@ def report(args, info, shapes, results, targets, memory):
         for name, got, want, ok in targets:
             mark = "met" if ok else ("-" if ok is None else "**missed**")
             w(f"| {name} | {got} | {want} | {mark} |")
+        w("")
+    compared = [(g["group"], c, t) for g in results for c, t in g.get("twins", [])]
+    if compared:
+        w(f"## This build against `--compare` ({md(args.compare)})")
+        w("")
+        w("Each fpcheck command ran on both builds in the same rounds. Noise: compare with the spread of "
+          "the ratios around 1.00x.")
+        w("")
+        w("| group | command | this build | --compare | wall | CPU |")
+        w("|---|---|---:|---:|---:|---:|")
+        for group, c, t in compared:
+            cpu = statistics.median(c.cpu) / max(statistics.median(t.cpu), 1e-9)
+            w(f"| {md(group)} | {md(c.label)} | {fmt(c.median)} | {fmt(t.median)} | {c.median / t.median:.3f}x | {cpu:.3f}x |")
         w("")
     w("## Medians")
     w("")
