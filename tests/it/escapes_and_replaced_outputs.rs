@@ -1,6 +1,8 @@
-//! An adversarial review of the hostile-input guarantees: the holes it found, each
-//! built as the hostile case (a pull request's committed config, a working
-//! tree, hostile arguments), and the properties that held.
+//! What a pull request controls (its committed config, its working tree,
+//! the arguments a workflow builds from it) cannot reach the terminal raw,
+//! write into git's directory, panic the tool, or have an output that is a
+//! FIFO, a device or another user's link written through; each case is
+//! built as the hostile input itself.
 
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;

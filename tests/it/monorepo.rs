@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use crate::support::{split_over_a_copy, warning_codes, TestRepo};
+use crate::support::{warning_codes, TestRepo};
 
 const TWO: &str = "[runtimes.server]\nroot = \"server\"\n[runtimes.worker]\nroot = \"worker\"\n";
 
@@ -459,9 +459,9 @@ fn extra_reports_hold_every_runtime_and_fit_their_limit() {
 /// The base has no fpcheck.toml (or a single `[runtime]`); the pull request
 /// edits src/ and turns the config into several `[runtimes.NAME]` over it,
 /// version unchanged. Each runtime is read at the old end with its new
-/// settings and compared: the code changed, so each restarts (once
-/// the old end's fingerprint used to be withdrawn, and the unchanged
-/// version then answered "no restart" with exit 0).
+/// settings and compared: the code changed, so each restarts (were the
+/// old end's fingerprint withdrawn instead, the unchanged version would
+/// answer "no restart", exit 0).
 #[test]
 fn splitting_the_config_into_several_runtimes_cannot_hide_a_code_change() {
     for base in [None, Some("[runtime]\nroot = \"src\"\n")] {
@@ -584,61 +584,4 @@ fn an_empty_runtime_name_is_refused() {
         let fp = repo.fpcheck(&["fingerprint", "--runtime", "b"]);
         assert_eq!(fp.code, 2, "{name}: {}", fp.stderr);
     }
-}
-
-/// The base's `[runtime]` runs src/; the pull request edits src/ and
-/// declares several runtimes over `copy/`, an unchanged copy of the old
-/// code, version unchanged. Each runtime compares as unchanged under its
-/// own settings, but the to end cross-checked with the base's own settings
-/// shows the change: a restart (the moved-root attack, by a split).
-#[test]
-fn a_split_over_a_copy_of_the_old_code_is_caught_by_the_cross_check() {
-    let repo = split_over_a_copy();
-    let base = repo.fpcheck(&["fingerprint", "--rev", "v1.0.0", "--json"]);
-    assert_eq!(base.code, 0, "{}", base.stderr);
-    let base_src = base.json()["fingerprint"].as_str().unwrap().to_string();
-    let j = repo.fpcheck(&["v1.0.0..", "--format", "json"]).json();
-    assert_eq!(j["summary"], "a and b restart");
-    for r in j["runtimes"].as_array().unwrap() {
-        assert_eq!(r["reason"], "settings_changed_runtime_changed");
-        assert_eq!(r["from"]["fingerprint"], r["to"]["fingerprint"]);
-        assert_eq!(r["settings_check"]["runtime_changed"], true);
-        // The warning compares with the base's own fingerprint (src/).
-        let hidden = r["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|w| w["code"] == "settings_changed_runtime_changed")
-            .expect("the cross-check's warning");
-        let cross = r["settings_check"]["fingerprint"].as_str().unwrap();
-        assert!(
-            hidden["message"].as_str().unwrap().contains(&format!(
-                "is {}, not {}",
-                &cross[..12],
-                &base_src[..12]
-            )),
-            "{hidden}"
-        );
-    }
-    let one = repo.fpcheck(&["v1.0.0..", "--runtime", "a", "--exit-code"]);
-    assert_eq!(one.code, 1, "{}{}", one.stdout, one.stderr);
-    let wt = repo.fpcheck(&["v1.0.0..", "--worktree", "--exit-code"]);
-    assert_eq!(wt.code, 1, "{}{}", wt.stdout, wt.stderr);
-    // src/ unchanged: the cross-check agrees, no restart.
-    let repo = TestRepo::new();
-    repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")
-        .write("src/app.py", "x = 1\n")
-        .write("copy/app.py", "x = 1\n");
-    repo.commit_and_tag("1", "v1.0.0");
-    repo.write(
-        "fpcheck.toml",
-        "[runtimes.a]\nroot = \"copy\"\n[runtimes.b]\nroot = \"copy\"\n",
-    );
-    repo.commit("2");
-    let same = repo.fpcheck(&["v1.0.0..", "--format", "json"]).json();
-    assert_eq!(same["summary"], "a and b do not restart");
-    assert_eq!(
-        same["runtimes"][0]["settings_check"]["runtime_changed"],
-        false
-    );
 }

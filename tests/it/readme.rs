@@ -155,7 +155,7 @@ fn the_first_five_minutes_run_as_written() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
         std::fs::write(path, blessed).unwrap();
     }
-    // The walk-through covers what the issue promised a newcomer.
+    // The walk-through runs every command a newcomer needs first.
     for needed in [
         "fpcheck demo --keep",
         "cd /tmp/fpdemo",

@@ -313,26 +313,6 @@ pub fn two_releases() -> TestRepo {
     repo
 }
 
-/// v1.0.0 with `[runtime]` over src/ (app.py) and an unchanged copy of it
-/// in copy/; then, version unchanged, src/app.py changed and the settings
-/// split into runtimes `a` and `b`, both over copy/ (committed, untagged):
-/// the moved-root attack, by a split.
-pub fn split_over_a_copy() -> TestRepo {
-    let repo = TestRepo::new();
-    repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n")
-        .write("src/app.py", "x = 1\n")
-        .write("copy/app.py", "x = 1\n")
-        .write("version.json", "{\"version\":\"1.0.0\"}\n");
-    repo.commit("1");
-    repo.tag("v1.0.0");
-    repo.write("src/app.py", "x = 2\n").write(
-        "fpcheck.toml",
-        "[runtimes.a]\nroot = \"copy\"\n[runtimes.b]\nroot = \"copy\"\n",
-    );
-    repo.commit("2");
-    repo
-}
-
 /// Whether `path` itself (not what a link names) is a character device.
 pub fn is_char_device(path: &Path) -> bool {
     use std::os::unix::fs::FileTypeExt;

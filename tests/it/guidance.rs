@@ -1,7 +1,8 @@
-//! A newcomer's first hour: the slips a first user makes get
-//! answers that say what to do, the labels say what happened, counts agree
-//! with their nouns, `history` fits the terminal and publishes no local
-//! path, and the demo repository is a real checkout.
+//! What the tool tells its user: a slip (no repository, two words for a
+//! range, a mistyped command) gets an answer that says what to do, labels
+//! say what happened, counts agree with their nouns, `history` fits the
+//! terminal and publishes no local path, and the demo repository is a real
+//! checkout.
 
 use std::path::Path;
 use std::process::Command;
