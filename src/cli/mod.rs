@@ -50,6 +50,15 @@ impl JsonArg {
     pub(crate) fn on(&self) -> bool {
         self.json || self.json_format == Some(TextOrJson::Json)
     }
+
+    /// The report's format: JSON, else text.
+    pub(crate) fn format(&self) -> fpcheck::report::Format {
+        if self.on() {
+            fpcheck::report::Format::Json
+        } else {
+            fpcheck::report::Format::Text
+        }
+    }
 }
 
 /// Exit codes, documented in the README and in `--help`.
@@ -484,8 +493,6 @@ pub fn table_width(terminal: bool) -> u16 {
     }
     80
 }
-
-pub use fpcheck::term::count;
 
 /// Prints warnings on stderr, one per line, control characters escaped.
 pub fn warn_all(warnings: &[fpcheck::warning::Warning]) {
