@@ -203,3 +203,6 @@ pub(crate) fn printable(text: &str) -> String {
 
 /// Pretty JSON with a final newline.
 pub use crate::pretty::json as to_json;
+
+#[cfg(test)]
+mod tests;
