@@ -1,6 +1,11 @@
-//! The report: renderers over the serialisable [`Analysis`]. `json` prints
-//! the context itself; `markdown` renders a tera template embedded from
-//! `templates/` (or a user's own, with the same context); `table` is for a
+//! The report: every answer fpcheck gives, rendered in one way. Each
+//! report value (a range's [`Analysis`], several runtimes, the history, the
+//! gate's, `status`'s and `ack`'s reports, the snapshot written, the
+//! fingerprint, the patch, the demo, the resolved ends) implements
+//! [`Render`], whose one [`Render::render`] takes a [`Format`] and the
+//! [`RenderOptions`]. `json` prints the documented value itself; `markdown`
+//! and `html` render a tera template embedded from `templates/` (or a
+//! user's own, with the JSON's context); `table` and `text` are for a
 //! terminal.
 
 use crate::range::{Analysis, RangeOutcome};
