@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use fpcheck::demo::{self, Row};
-use fpcheck::report::{DemoReport, Render, RenderOptions};
+use fpcheck::report::{DemoReport, RenderOptions};
 
-use super::{exit, print, use_color, ColorWhen, Failure};
+use super::{exit, print, render_built_in, use_color, ColorWhen, Failure};
 
 /// Show the behaviour matrix on a built-in demo repository (no repository of yours needed)
 ///
@@ -68,10 +68,7 @@ pub(super) fn run(args: DemoArgs) -> Result<u8, Failure> {
         color: use_color(ColorWhen::Auto, std::io::stdout().is_terminal()),
         ..RenderOptions::default()
     };
-    let text = report
-        .render(&args.json.format(), &opts)
-        .map_err(|e| Failure::new(fpcheck::error::Kind::Internal, e.0))?;
-    print(&text)?;
+    print(&render_built_in(&report, &args.json.format(), &opts)?)?;
     Ok(if all_agree { exit::OK } else { exit::RESTART })
 }
 

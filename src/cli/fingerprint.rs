@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use fpcheck::report::{FingerprintReport, Render, RenderOptions};
+use fpcheck::report::{FingerprintReport, RenderOptions};
 use fpcheck::source::{self, DirSource, GitSource, Revision};
 use fpcheck::Source;
 
-use super::{exit, print, request, warn_all, Failure, RuntimeFlags};
+use super::{exit, print, render_built_in, request, warn_all, Failure, RuntimeFlags};
 
 /// Print the runtime fingerprint of a revision (default HEAD) or directory.
 ///
@@ -100,9 +100,7 @@ pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
         rules: &runtime.rules,
         list: args.list,
     };
-    let text = report
-        .render(&args.json.format(), &RenderOptions::default())
-        .map_err(|e| Failure::new(fpcheck::error::Kind::Internal, e.0))?;
+    let text = render_built_in(&report, &args.json.format(), &RenderOptions::default())?;
     // The JSON carries the warnings and the reason; the text has them on
     // stderr, around it.
     let text_only = !args.json.on();

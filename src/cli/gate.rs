@@ -16,7 +16,7 @@ use fpcheck::gate::{io_reason, lock, ErrorKind};
 use fpcheck::report::{Format, Render, RenderOptions, SnapshotWritten};
 use fpcheck::term::escape;
 
-use super::{exit, print, settings, warn_all, Failure, RuntimeFlags};
+use super::{exit, print, render_built_in, settings, warn_all, Failure, RuntimeFlags};
 
 /// Test-only, and only in debug builds (the tests'): `pause:MS` sleeps,
 /// `fail` fails, between the marker's temporary write and its rename, so
@@ -223,12 +223,9 @@ pub(super) struct AckArgs {
     json: super::JsonArg,
 }
 
-/// `report` rendered as `format` (the gate's reports have every format
-/// their commands offer, so an error here is a bug).
+/// A gate command's report as `format`.
 fn render(report: &impl Render, format: &Format) -> Result<String, Failure> {
-    report
-        .render(format, &RenderOptions::default())
-        .map_err(|e| Failure::new(fpcheck::error::Kind::Internal, e.0))
+    render_built_in(report, format, &RenderOptions::default())
 }
 
 fn snapshot_settings(flags: &RuntimeFlags) -> Result<SnapshotSettings, Failure> {

@@ -454,6 +454,18 @@ pub fn emit(text: &str, output: Option<&std::path::Path>) -> Result<(), Failure>
     }
 }
 
+/// `report` as `format`, for a report whose command offers only formats it
+/// has (text and JSON): one that cannot be rendered is a bug in fpcheck.
+pub fn render_built_in<R: fpcheck::report::Render>(
+    report: &R,
+    format: &fpcheck::report::Format,
+    opts: &fpcheck::report::RenderOptions,
+) -> Result<String, Failure> {
+    report
+        .render(format, opts)
+        .map_err(|e| Failure::new(Kind::Internal, e.0))
+}
+
 /// Writes `text` to stdout; a closed pipe is an output error (exit 5).
 pub fn print(text: &str) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();

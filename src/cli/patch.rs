@@ -7,10 +7,10 @@ use clap::{Args, ValueEnum};
 
 use fpcheck::patch::{self, PatchError, PatchFormat, PatchOptions, Plan};
 use fpcheck::range::{self, Analysis, RangeSpec};
-use fpcheck::report::{Format, PatchReport, Render, RenderOptions};
+use fpcheck::report::{Format, PatchReport, RenderOptions};
 use fpcheck::source::git::Session;
 
-use super::{exit, print, request, Failure, RuntimeFlags};
+use super::{exit, print, render_built_in, request, Failure, RuntimeFlags};
 
 /// Print (or --write) the version.json patch that records a release's
 /// runtime identity.
@@ -170,12 +170,9 @@ fn first(outcome: &range::RangeOutcome) -> &Analysis {
     }
 }
 
-/// `report` rendered as `format` (a patch has every format the command
-/// offers, so an error here is a bug).
+/// The patch's report as `format`.
 fn render(report: &PatchReport, format: &Format) -> Result<String, Failure> {
-    report
-        .render(format, &RenderOptions::default())
-        .map_err(|e| Failure::new(fpcheck::error::Kind::Internal, e.0))
+    render_built_in(report, format, &RenderOptions::default())
 }
 
 /// `fpcheck FROM..TO --patch-out FILE`: the patch `fpcheck patch FROM..TO`

@@ -239,9 +239,7 @@ fn resolve_only(repo: &Session, spec: RangeSpec, args: &RangeArgs) -> Result<u8,
         // was asked for.
         _ => Format::Text,
     };
-    let text = ends
-        .render(&format, &RenderOptions::default())
-        .map_err(|e| Failure::usage(e.0))?;
+    let text = super::render_built_in(&ends, &format, &RenderOptions::default())?;
     emit(&text, args.output.as_deref())?;
     Ok(exit::OK)
 }
