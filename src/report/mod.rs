@@ -207,7 +207,7 @@ pub(crate) fn printable(text: &str) -> String {
 }
 
 /// Pretty JSON with a final newline.
-pub use crate::pretty::json as to_json;
+pub(crate) use crate::pretty::json as to_json;
 
 #[cfg(test)]
 mod tests;
