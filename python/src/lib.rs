@@ -14,7 +14,7 @@ use pyo3::types::{PyDict, PyString};
 
 use fpcheck::config::{self, Overrides};
 use fpcheck::gate::{ack as core_ack, document, lock, run, snapshot as core_snapshot, Cause};
-use fpcheck::range::{self, RangeOutcome, RangeSpec};
+use fpcheck::range::{self, RangeSpec};
 use fpcheck::select::Rules;
 use fpcheck::setting::Spelling;
 use fpcheck::source::git::Session;
@@ -247,16 +247,11 @@ fn analyse<'py>(
             outcome.classify(&repo, s.use_cache);
         }
         // The CLI's `--format json` text, parsed back: the same object.
-        let options = fpcheck::report::RenderOptions {
-            color: false,
-            max_files: fpcheck::report::DEFAULT_MAX_FILES,
-            width: 80,
-        };
-        let format = fpcheck::report::Format::Json;
-        match &outcome {
-            RangeOutcome::One(analysis) => fpcheck::report::render(analysis, format, &options),
-            RangeOutcome::Many(many) => fpcheck::report::render_runtimes(many, format, &options),
-        }
+        fpcheck::report::Render::render(
+            &outcome,
+            &fpcheck::report::Format::Json,
+            &fpcheck::report::RenderOptions::default(),
+        )
         .map_err(|e| Error::Config(e.0))
     })?;
     let value: serde_json::Value = serde_json::from_str(&text)

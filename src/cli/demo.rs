@@ -4,14 +4,11 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::Args;
-use comfy_table::{
-    presets::UTF8_FULL_CONDENSED, Cell, Color, ColumnConstraint, ContentArrangement, Table, Width,
-};
-use serde::Serialize;
 
 use fpcheck::demo::{self, Row};
+use fpcheck::report::{DemoReport, RenderOptions};
 
-use super::{count, exit, print, Failure};
+use super::{exit, print, render_built_in, use_color, ColorWhen, Failure};
 
 /// Show the behaviour matrix on a built-in demo repository (no repository of yours needed)
 ///
@@ -39,17 +36,6 @@ pub(super) struct DemoArgs {
     json: super::JsonArg,
 }
 
-#[derive(Serialize)]
-struct JsonRow<'a> {
-    row: u8,
-    touches: &'a str,
-    range: &'a str,
-    agrees: bool,
-    expected_restart: bool,
-    expected_marker: bool,
-    analysis: &'a fpcheck::range::Analysis,
-}
-
 pub(super) fn run(args: DemoArgs) -> Result<u8, Failure> {
     let temp;
     let dir = match &args.keep {
@@ -74,23 +60,15 @@ pub(super) fn run(args: DemoArgs) -> Result<u8, Failure> {
         demo::check_out_head(&dir)?;
     }
     let all_agree = rows.iter().all(Row::agrees);
-    if args.json.on() {
-        let out: Vec<JsonRow> = rows
-            .iter()
-            .map(|r| JsonRow {
-                row: r.number,
-                touches: r.touches,
-                range: &r.range,
-                agrees: r.agrees(),
-                expected_restart: r.expected.restart,
-                expected_marker: r.expected.marker,
-                analysis: &r.analysis,
-            })
-            .collect();
-        print(&fpcheck::report::to_json(&out))?;
-    } else {
-        print(&human(&rows, &args, all_agree))?;
-    }
+    let report = DemoReport {
+        rows: &rows,
+        kept: args.keep.as_deref(),
+    };
+    let opts = RenderOptions {
+        color: use_color(ColorWhen::Auto, std::io::stdout().is_terminal()),
+        ..RenderOptions::default()
+    };
+    print(&render_built_in(&report, &args.json.format(), &opts)?)?;
     Ok(if all_agree { exit::OK } else { exit::RESTART })
 }
 
@@ -106,105 +84,4 @@ fn prepare(dir: &std::path::Path) -> Result<(), Failure> {
     }
     std::fs::create_dir_all(dir)
         .map_err(|e| Failure::output(format!("cannot create {}: {e}", dir.display())))
-}
-
-fn human(rows: &[Row], args: &DemoArgs, all_agree: bool) -> String {
-    let color = std::io::stdout().is_terminal()
-        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
-    let mut table = Table::new();
-    table
-        .load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(100);
-    if color {
-        table.enforce_styling();
-    } else {
-        table.force_no_tty();
-    }
-    table.set_header(vec![
-        "#",
-        "release touches",
-        "release",
-        "marker",
-        "restart",
-        "reason",
-        "spec",
-    ]);
-    let yes_no = |b: bool| if b { "yes" } else { "no" };
-    for r in rows {
-        let a = &r.analysis;
-        let marker = match a.updater.marker_reason {
-            Some(reason) => reason.to_string(),
-            None => "no".into(),
-        };
-        let verdict = Cell::new(yes_no(a.restart_required));
-        let verdict = if color {
-            verdict.fg(if a.restart_required {
-                Color::Red
-            } else {
-                Color::Green
-            })
-        } else {
-            verdict
-        };
-        let spec = if r.agrees() {
-            "agrees".to_string()
-        } else {
-            format!("DISAGREES (spec: restart {})", yes_no(r.expected.restart))
-        };
-        table.add_row(vec![
-            Cell::new(r.number),
-            Cell::new(r.touches),
-            Cell::new(
-                r.range
-                    .split_once("..")
-                    .map_or(r.range.as_str(), |(_, to)| to),
-            ),
-            Cell::new(marker),
-            verdict,
-            Cell::new(a.reason.as_str()),
-            Cell::new(spec),
-        ]);
-    }
-    // Reason codes are looked up and grepped: keep them whole (the widths
-    // include the padding), and let the
-    // prose column ("release touches") wrap instead.
-    for (column, width) in [(3, 20), (5, 25)] {
-        if let Some(c) = table.column_mut(column) {
-            c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(width)));
-        }
-    }
-    let mut out =
-        String::from("The behaviour matrix of docs/spec.md section 8, as fpcheck sees it:\n");
-    out.push_str(&table.to_string());
-    out.push('\n');
-    let restarts = rows.iter().filter(|r| r.analysis.restart_required).count();
-    let free = rows.len() - restarts;
-    out.push_str(&format!(
-        "{}: {} a restart, {}. {}\n",
-        count(rows.len(), "release", "releases"),
-        count(restarts, "forces", "force"),
-        if free == 1 {
-            "1 is free".to_string()
-        } else {
-            format!("{free} are free")
-        },
-        if all_agree {
-            "Every verdict agrees with the spec."
-        } else {
-            "SOME VERDICTS DISAGREE WITH THE SPEC."
-        }
-    ));
-    match &args.keep {
-        Some(dir) => out.push_str(&format!(
-            "The repository is kept in {}, with {} checked out: \
-             cd there and try `fpcheck v1.0.0..v1.1.0`, `fpcheck history`.\n",
-            dir.display(),
-            rows.last()
-                .and_then(|r| r.range.split_once(".."))
-                .map_or("the last release", |(_, to)| to),
-        )),
-        None => out.push_str("Keep the repository to explore it: fpcheck demo --keep DIR\n"),
-    }
-    out
 }

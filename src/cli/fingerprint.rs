@@ -3,12 +3,12 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use serde::Serialize;
 
-use fpcheck::source::{self, DirSource, GitSource, Origin, Revision};
-use fpcheck::{Fingerprint, Rules, Source};
+use fpcheck::report::{FingerprintReport, RenderOptions};
+use fpcheck::source::{self, DirSource, GitSource, Revision};
+use fpcheck::Source;
 
-use super::{exit, print, request, warn_all, Failure, RuntimeFlags};
+use super::{exit, print, render_built_in, request, warn_all, Failure, RuntimeFlags};
 
 /// Print the runtime fingerprint of a revision (default HEAD) or directory.
 ///
@@ -55,19 +55,6 @@ pub(super) struct FingerprintArgs {
     json: super::JsonArg,
 }
 
-#[derive(Serialize)]
-struct Output<'a> {
-    schema_version: u32,
-    fingerprint: &'a str,
-    unavailable_reason: Option<&'a str>,
-    files: Vec<&'a str>,
-    #[serde(flatten)]
-    origin: &'a Origin,
-    settings: fpcheck::config::ShownSettings,
-    #[serde(serialize_with = "fpcheck::warning::messages")]
-    warnings: &'a [fpcheck::warning::Warning],
-}
-
 pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
     let (source, runtime): (Box<dyn Source>, _) = match &args.dir {
         Some(dir) => {
@@ -105,66 +92,31 @@ pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
         Some(d) => d.display().to_string(),
         None => source.root_display(),
     };
-    if args.json.on() {
-        print(&json(
-            &fp,
-            &origin,
-            &root,
-            runtime.name.as_deref(),
-            &runtime.rules,
-        ))?;
-    } else {
+    let report = FingerprintReport {
+        fingerprint: &fp,
+        origin: &origin,
+        root: &root,
+        runtime: runtime.name.as_deref(),
+        rules: &runtime.rules,
+        list: args.list,
+    };
+    let text = render_built_in(&report, &args.json.format(), &RenderOptions::default())?;
+    // The JSON carries the warnings and the reason; the text has them on
+    // stderr, around it.
+    let text_only = !args.json.on();
+    if text_only {
         warn_all(&fp.warnings);
-        print(&plain(&fp, args.list))?;
-        if let Some(reason) = &fp.unavailable_reason {
-            eprintln!(
-                "fpcheck: fingerprint unavailable: {}",
-                fpcheck::term::escape(reason)
-            );
-        }
+    }
+    print(&text)?;
+    if let Some(reason) = fp.unavailable_reason.as_ref().filter(|_| text_only) {
+        eprintln!(
+            "fpcheck: fingerprint unavailable: {}",
+            fpcheck::term::escape(reason)
+        );
     }
     Ok(if fp.digest.is_some() {
         exit::OK
     } else {
         exit::UNAVAILABLE
     })
-}
-
-fn plain(fp: &Fingerprint, list: bool) -> String {
-    let Some(digest) = &fp.digest else {
-        return String::new();
-    };
-    let mut out = format!("{digest}\n");
-    if list {
-        // One path per line: a name holding a newline must not split.
-        for f in fp.files() {
-            out.push_str(&fpcheck::report::printable(f));
-            out.push('\n');
-        }
-    }
-    out
-}
-
-fn json(
-    fp: &Fingerprint,
-    origin: &Origin,
-    root: &str,
-    runtime: Option<&str>,
-    rules: &Rules,
-) -> String {
-    let out = Output {
-        schema_version: 1,
-        fingerprint: fp.as_gate_str(),
-        unavailable_reason: fp.unavailable_reason.as_deref(),
-        files: fp.files(),
-        origin,
-        settings: fpcheck::config::ShownSettings {
-            runtime: runtime.map(str::to_string),
-            root: root.to_string(),
-            extensions: rules.extensions.clone(),
-            exclude: rules.exclude.clone(),
-        },
-        warnings: &fp.warnings,
-    };
-    fpcheck::pretty::json(&out)
 }

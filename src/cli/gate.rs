@@ -12,10 +12,11 @@ use fpcheck::gate::ack::{self, AckAction};
 use fpcheck::gate::run::{self, GateReport};
 use fpcheck::gate::snapshot::{self, SnapshotSettings};
 use fpcheck::gate::status;
-use fpcheck::gate::{document, io_reason, lock, ErrorKind};
+use fpcheck::gate::{io_reason, lock, ErrorKind};
+use fpcheck::report::{Format, Render, RenderOptions, SnapshotWritten};
 use fpcheck::term::escape;
 
-use super::{exit, print, settings, warn_all, Failure, RuntimeFlags};
+use super::{exit, print, render_built_in, settings, warn_all, Failure, RuntimeFlags};
 
 /// Test-only, and only in debug builds (the tests'): `pause:MS` sleeps,
 /// `fail` fails, between the marker's temporary write and its rename, so
@@ -222,8 +223,9 @@ pub(super) struct AckArgs {
     json: super::JsonArg,
 }
 
-fn json<T: serde::Serialize>(body: &T) -> String {
-    fpcheck::pretty::json(&document(body))
+/// A gate command's report as `format`.
+fn render(report: &impl Render, format: &Format) -> Result<String, Failure> {
+    render_built_in(report, format, &RenderOptions::default())
 }
 
 fn snapshot_settings(flags: &RuntimeFlags) -> Result<SnapshotSettings, Failure> {
@@ -241,20 +243,21 @@ pub(super) fn run_snapshot(args: SnapshotArgs) -> Result<u8, Failure> {
         );
     }
     let root_problem = snapshot::root_problem(&args.dir);
-    let bytes = snap.to_bytes();
-    match &args.out {
-        None => print(&String::from_utf8_lossy(&bytes))?,
-        Some(out) => {
-            atomic::write_atomic(out, &bytes).map_err(|e| {
-                Failure::output(format!("cannot write {}: {}", out.display(), io_reason(&e)))
-            })?;
-            if args.json.on() {
-                print(&String::from_utf8_lossy(&bytes))?;
-            } else {
-                print(&fpcheck::report::snapshot_summary(&snap, out))?;
-            }
-        }
+    if let Some(out) = &args.out {
+        atomic::write_atomic(out, &snap.to_bytes()).map_err(|e| {
+            Failure::output(format!("cannot write {}: {}", out.display(), io_reason(&e)))
+        })?;
     }
+    // Without --out, the snapshot itself is the output.
+    let format = match &args.out {
+        Some(_) => args.json.format(),
+        None => Format::Json,
+    };
+    let written = SnapshotWritten {
+        snapshot: &snap,
+        out: args.out.as_deref(),
+    };
+    print(&render(&written, &format)?)?;
     if let Some(why) = root_problem {
         eprintln!("fpcheck: error: the runtime {}", escape(&why));
         return Ok(exit::INPUT);
@@ -287,11 +290,7 @@ pub(super) fn run_gate(args: GateArgs) -> Result<u8, Failure> {
         before_rename: &hook,
     });
     warn_all(&report.warnings);
-    if args.json.on() {
-        print(&json(&report))?;
-    } else {
-        print(&fpcheck::report::gate_text(&report))?;
-    }
+    print(&render(&report, &args.json.format())?)?;
     if let Some(e) = &report.error {
         eprintln!("fpcheck: error: {}", escape(e));
     }
@@ -342,11 +341,7 @@ pub(super) fn run_status(args: StatusArgs) -> Result<u8, Failure> {
         cache: args.cache.as_deref(),
     })?;
     warn_all(&report.warnings);
-    if args.json.on() {
-        print(&json(&report))?;
-    } else {
-        print(&fpcheck::report::status_text(&report))?;
-    }
+    print(&render(&report, &args.json.format())?)?;
     Ok(if report.status.restart_required {
         exit::RESTART
     } else {
@@ -367,12 +362,7 @@ pub(super) fn run_ack(args: AckArgs) -> Result<u8, Failure> {
         lock_timeout: Duration::from_secs(args.lock_timeout),
     })?;
     warn_all(&report.warnings);
-    if args.json.on() {
-        print(&json(&report))?;
-    } else {
-        let text = fpcheck::report::ack_text(&report);
-        print(&text)?;
-    }
+    print(&render(&report, &args.json.format())?)?;
     Ok(if report.action == AckAction::Refused {
         exit::RESTART
     } else {

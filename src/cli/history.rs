@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use fpcheck::history::{self, HistoryOptions, HistoryOutcome, Record};
-use fpcheck::report::{self, RenderOptions};
+use fpcheck::report::{Format, Render, RenderOptions};
 use fpcheck::source::git::Session;
 use fpcheck::term::escape;
 use fpcheck::warning::Code;
@@ -236,36 +236,19 @@ fn warn_records(outcome: &HistoryOutcome) -> Vec<(Option<&str>, &Record)> {
 
 /// The history in the format asked for.
 fn render(args: &HistoryArgs, outcome: &HistoryOutcome) -> Result<String, Failure> {
-    let render = RenderOptions::default();
-    Ok(match (args.format, outcome) {
-        (HistoryFormat::Json, HistoryOutcome::One(h)) => report::to_json(h),
-        (HistoryFormat::Json, HistoryOutcome::Many(m)) => report::to_json(m),
-        (HistoryFormat::Markdown, _) => {
-            report::history_markdown(outcome, &render).map_err(|e| Failure::usage(e.0))?
-        }
-        (HistoryFormat::Html, _) => {
-            report::history_html(outcome, &render).map_err(|e| Failure::usage(e.0))?
-        }
-        (HistoryFormat::Table, _) => {
-            let terminal = args.output.is_none() && std::io::stdout().is_terminal();
-            let color = use_color(args.color, terminal) && args.output.is_none();
-            match outcome {
-                HistoryOutcome::One(h) => {
-                    fpcheck::report::history_table(&h.record, color, width(terminal))
-                }
-                HistoryOutcome::Many(m) => {
-                    let mut out = format!("{}\n", escape(&m.summary));
-                    for r in &m.runtimes {
-                        out.push_str(&format!("\n== runtime {} ==\n", escape(&r.name)));
-                        out.push_str(&fpcheck::report::history_table(
-                            &r.record,
-                            color,
-                            width(terminal),
-                        ));
-                    }
-                    out
-                }
-            }
-        }
-    })
+    let format = match args.format {
+        HistoryFormat::Table => Format::Table,
+        HistoryFormat::Json => Format::Json,
+        HistoryFormat::Markdown => Format::Markdown,
+        HistoryFormat::Html => Format::Html,
+    };
+    let terminal = args.output.is_none() && std::io::stdout().is_terminal();
+    let opts = RenderOptions {
+        color: use_color(args.color, terminal) && args.output.is_none(),
+        width: width(terminal),
+        ..RenderOptions::default()
+    };
+    outcome
+        .render(&format, &opts)
+        .map_err(|e| Failure::usage(e.0))
 }

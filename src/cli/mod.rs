@@ -50,6 +50,15 @@ impl JsonArg {
     pub(crate) fn on(&self) -> bool {
         self.json || self.json_format == Some(TextOrJson::Json)
     }
+
+    /// The report's format: JSON, else text.
+    pub(crate) fn format(&self) -> fpcheck::report::Format {
+        if self.on() {
+            fpcheck::report::Format::Json
+        } else {
+            fpcheck::report::Format::Text
+        }
+    }
 }
 
 /// Exit codes, documented in the README and in `--help`.
@@ -445,6 +454,18 @@ pub fn emit(text: &str, output: Option<&std::path::Path>) -> Result<(), Failure>
     }
 }
 
+/// `report` as `format`, for a report whose command offers only formats it
+/// has (text and JSON): one that cannot be rendered is a bug in fpcheck.
+pub fn render_built_in<R: fpcheck::report::Render>(
+    report: &R,
+    format: &fpcheck::report::Format,
+    opts: &fpcheck::report::RenderOptions,
+) -> Result<String, Failure> {
+    report
+        .render(format, opts)
+        .map_err(|e| Failure::new(Kind::Internal, e.0))
+}
+
 /// Writes `text` to stdout; a closed pipe is an output error (exit 5).
 pub fn print(text: &str) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
@@ -484,8 +505,6 @@ pub fn table_width(terminal: bool) -> u16 {
     }
     80
 }
-
-pub use fpcheck::term::count;
 
 /// Prints warnings on stderr, one per line, control characters escaped.
 pub fn warn_all(warnings: &[fpcheck::warning::Warning]) {

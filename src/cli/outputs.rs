@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use fpcheck::range::RangeOutcome;
-use fpcheck::report::{self, Format, RenderOptions};
+use fpcheck::report::{Format, Render, RenderOptions};
 
 use super::{emit, Failure};
 
@@ -59,35 +59,24 @@ pub(super) fn render_all(
     outs: &[ReportOut],
     opts: &RenderOptions,
 ) -> Result<Vec<(PathBuf, String)>, Failure> {
-    let opts = RenderOptions {
-        color: false,
-        width: 80,
-        ..opts.clone()
-    };
     outs.iter()
         .map(|out| {
-            let at = |max_files: usize| {
-                let opts = RenderOptions {
-                    max_files,
-                    ..opts.clone()
-                };
-                match outcome {
-                    RangeOutcome::One(analysis) => report::render(analysis, out.format, &opts),
-                    RangeOutcome::Many(many) => report::render_runtimes(many, out.format, &opts),
-                }
+            let opts = RenderOptions {
+                color: false,
+                width: Some(80),
+                max_bytes: out.max_bytes,
+                ..opts.clone()
             };
-            let text = match out.max_bytes {
-                Some(limit) => report::fit_within(opts.max_files, limit, at),
-                None => at(opts.max_files),
-            }
-            // Only the report's own content can overflow a limit (the
-            // formats are built in): an input the report cannot hold.
-            .map_err(|e| {
-                Failure::new(
-                    fpcheck::error::Kind::Input,
-                    format!("--report {}: {}", out.path.display(), e.0),
-                )
-            })?;
+            let text = outcome
+                .render(&out.format, &opts)
+                // Only the report's own content can overflow a limit (the
+                // formats are built in): an input the report cannot hold.
+                .map_err(|e| {
+                    Failure::new(
+                        fpcheck::error::Kind::Input,
+                        format!("--report {}: {}", out.path.display(), e.0),
+                    )
+                })?;
             Ok((out.path.clone(), text))
         })
         .collect()

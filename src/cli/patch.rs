@@ -4,13 +4,13 @@
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use serde::Serialize;
 
-use fpcheck::patch::{self, Explanation, PatchError, PatchFormat, PatchOptions, Plan};
+use fpcheck::patch::{self, PatchError, PatchFormat, PatchOptions, Plan};
 use fpcheck::range::{self, Analysis, RangeSpec};
+use fpcheck::report::{Format, PatchReport, RenderOptions};
 use fpcheck::source::git::Session;
 
-use super::{exit, print, request, Failure, RuntimeFlags};
+use super::{exit, print, render_built_in, request, Failure, RuntimeFlags};
 
 /// Print (or --write) the version.json patch that records a release's
 /// runtime identity.
@@ -96,21 +96,6 @@ impl From<FormatArg> for PatchFormat {
     }
 }
 
-/// `--json`.
-#[derive(Serialize)]
-struct Output<'a> {
-    schema_version: u32,
-    from: &'a str,
-    to: &'a str,
-    version_file: &'a str,
-    version_file_source: patch::Chosen,
-    exists: bool,
-    format: PatchFormat,
-    patch: serde_json::Value,
-    explanations: &'a [Explanation],
-    written: bool,
-}
-
 pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
     let spec = RangeSpec::parse(args.range.as_deref())?;
     let repo = Session::open(args.repo.as_deref())?;
@@ -131,10 +116,7 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
         },
         &args.runtime.runtime,
     )?;
-    let analysis: &Analysis = match &outcome {
-        range::RangeOutcome::One(a) => a,
-        range::RangeOutcome::Many(many) => &many.runtimes[0].analysis,
-    };
+    let analysis = first(&outcome);
     if args.write && !args.force {
         patch::check_checkout(&repo, analysis).map_err(|e| refused(e, true))?;
     }
@@ -155,32 +137,42 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
     } else {
         false
     };
-    let format = PatchFormat::from(args.patch_format);
-    if args.json.on() {
-        let out = Output {
-            schema_version: 1,
+    let text = render(
+        &PatchReport {
             from: &analysis.from.reference,
             to: &analysis.to.reference,
-            version_file: &plan.version_file,
-            version_file_source: plan.chosen,
-            exists: plan.exists,
-            format,
-            patch: plan.patch(format),
-            explanations: &plan.explanations,
+            plan: &plan,
+            format: PatchFormat::from(args.patch_format),
             written,
-        };
-        print(&fpcheck::pretty::json(&out))?;
-        return Ok(exit::OK);
+        },
+        &args.json.format(),
+    )?;
+    // The JSON carries the explanations; the patch alone has them on stderr.
+    if !args.json.on() {
+        explain(&plan);
+        if args.write {
+            eprintln!(
+                "fpcheck: {}",
+                fpcheck::term::escape(&write_note(&plan, written))
+            );
+        }
     }
-    explain(&plan);
-    if args.write {
-        eprintln!(
-            "fpcheck: {}",
-            fpcheck::term::escape(&write_note(&plan, written))
-        );
-    }
-    print(&fpcheck::pretty::json(&plan.patch(format)))?;
+    print(&text)?;
     Ok(exit::OK)
+}
+
+/// The analysis whose ends name the patch: the only one, or the first
+/// runtime's (every runtime has the same ends).
+fn first(outcome: &range::RangeOutcome) -> &Analysis {
+    match outcome {
+        range::RangeOutcome::One(a) => a,
+        range::RangeOutcome::Many(many) => &many.runtimes[0].analysis,
+    }
+}
+
+/// The patch's report as `format`.
+fn render(report: &PatchReport, format: &Format) -> Result<String, Failure> {
+    render_built_in(report, format, &RenderOptions::default())
 }
 
 /// `fpcheck FROM..TO --patch-out FILE`: the patch `fpcheck patch FROM..TO`
@@ -201,8 +193,17 @@ pub(super) fn patch_out(
         range::RangeOutcome::Many(many) => patch::prepare_runtimes(repo, many, &options)?,
     };
     explain(&plan);
-    let format = PatchFormat::from(format.unwrap_or_default());
-    let text = fpcheck::pretty::json(&plan.patch(format));
+    let analysis = first(outcome);
+    let text = render(
+        &PatchReport {
+            from: &analysis.from.reference,
+            to: &analysis.to.reference,
+            plan: &plan,
+            format: PatchFormat::from(format.unwrap_or_default()),
+            written: false,
+        },
+        &Format::Text,
+    )?;
     fpcheck::atomic::write_atomic(path, text.as_bytes())
         .map_err(|e| Failure::output(format!("cannot write {}: {e}", path.display())))
 }

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use fpcheck::range::{self, RangeOutcome, RangeSpec};
-use fpcheck::report::{self, End, Format, RenderOptions};
+use fpcheck::range::{self, RangeSpec};
+use fpcheck::report::{self, End, Format, Render, RenderOptions, Template};
 use fpcheck::source::git::Session;
 
 use super::{emit, exit, request, use_color, ColorWhen, Failure, RuntimeFlags};
@@ -146,9 +146,18 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
     };
     let mut settings = request(&flags, args.root.clone(), true)?;
     settings.flags.tag_pattern = super::tag_pattern_flag(args.tag_pattern.as_deref())?;
-    let template = match &args.template {
-        Some(path) => Some((path.display().to_string(), read_template(path)?)),
-        None => None,
+    // Read before the analysis: an unreadable template is a usage error
+    // that must not cost a comparison.
+    let format = match &args.template {
+        Some(path) => Format::Template(Template {
+            name: path.display().to_string(),
+            text: read_template(path)?,
+        }),
+        None => match args.format.unwrap_or(FormatArg::Table) {
+            FormatArg::Table => Format::Table,
+            FormatArg::Json => Format::Json,
+            FormatArg::Markdown => Format::Markdown,
+        },
     };
     let mut outcome = range::analyse_runtimes(
         &repo,
@@ -182,27 +191,12 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
     let opts = RenderOptions {
         color: use_color(args.color, to_terminal) && args.output.is_none(),
         max_files: args.max_files,
-        width: terminal_width(to_terminal),
+        width: Some(terminal_width(to_terminal)),
+        max_bytes: None,
     };
-    let text = match (&template, args.format) {
-        (Some((name, t)), _) => match &outcome {
-            RangeOutcome::One(analysis) => report::render_template(analysis, t, name, &opts),
-            RangeOutcome::Many(many) => report::render_template(many, t, name, &opts),
-        }
-        .map_err(|e| Failure::usage(e.0))?,
-        (None, f) => {
-            let format = match f.unwrap_or(FormatArg::Table) {
-                FormatArg::Table => Format::Table,
-                FormatArg::Json => Format::Json,
-                FormatArg::Markdown => Format::Markdown,
-            };
-            match &outcome {
-                RangeOutcome::One(analysis) => report::render(analysis, format, &opts),
-                RangeOutcome::Many(many) => report::render_runtimes(many, format, &opts),
-            }
-            .map_err(|e| Failure::usage(e.0))?
-        }
-    };
+    let text = outcome
+        .render(&format, &opts)
+        .map_err(|e| Failure::usage(e.0))?;
     let reports = super::outputs::render_all(&outcome, &args.reports, &opts)?;
     // The report rendered, so a template error cannot leave a patch behind.
     if let Some(path) = &args.patch_out {
@@ -239,23 +233,13 @@ fn resolve_only(repo: &Session, spec: RangeSpec, args: &RangeArgs) -> Result<u8,
         },
         &args.runtime.runtime,
     )?;
-    let text = match args.format {
-        Some(FormatArg::Json) => report::to_json(&ends),
-        _ => {
-            let line = |name: &str, end: &range::ResolvedEnd| {
-                format!(
-                    "{name} {} {}\n",
-                    report::printable(&end.reference),
-                    end.commit.as_deref().unwrap_or("-")
-                )
-            };
-            let mut text = line("from", &ends.from) + &line("to", &ends.to);
-            for note in &ends.notes {
-                text.push_str(&format!("note: {}\n", report::printable(note)));
-            }
-            text
-        }
+    let format = match args.format {
+        Some(FormatArg::Json) => Format::Json,
+        // `--resolve-only` has one human output, whatever other format
+        // was asked for.
+        _ => Format::Text,
     };
+    let text = super::render_built_in(&ends, &format, &RenderOptions::default())?;
     emit(&text, args.output.as_deref())?;
     Ok(exit::OK)
 }

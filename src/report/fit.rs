@@ -3,37 +3,13 @@
 //! it fits, so whole rows are left out and the report says how many ("N more
 //! not shown"), and never cut mid-row or mid-entity.
 
-use crate::range::Analysis;
+use super::ReportError;
 
-use super::{render, Format, RenderOptions, ReportError};
-
-/// Renders `analysis` as `format` in at most `max_bytes` bytes (UTF-8, so
-/// also at most `max_bytes` characters): with `opts.max_files` rows per file
-/// list when that fits, else with the longest lists that fit. An error when
-/// even no row at all does not fit (JSON, which lists everything, fits or
-/// not).
-pub fn render_within(
-    analysis: &Analysis,
-    format: Format,
-    opts: &RenderOptions,
-    max_bytes: usize,
-) -> Result<String, ReportError> {
-    fit_within(opts.max_files, max_bytes, |max_files| {
-        render(
-            analysis,
-            format,
-            &RenderOptions {
-                max_files,
-                ..opts.clone()
-            },
-        )
-    })
-}
-
-/// Fits any report to `max_bytes`: `at(n)` renders it with file lists
-/// of at most `n` rows; the longest lists up to `max_files` that fit are
-/// kept (the report of several runtimes uses this too).
-pub fn fit_within(
+/// Fits a report to `max_bytes` (UTF-8, so also at most `max_bytes`
+/// characters): `at(n)` renders it with file lists of at most `n` rows; the
+/// longest lists up to `max_files` that fit are kept. An error when even no
+/// row at all does not fit (JSON, which lists everything, fits or not).
+pub(super) fn fit_within(
     max_files: usize,
     max_bytes: usize,
     at: impl Fn(usize) -> Result<String, ReportError>,

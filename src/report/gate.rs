@@ -1,17 +1,85 @@
-//! The gate commands' answers as a terminal shows them (`snapshot`,
-//! `gate`, `status`, `ack`); `--json` prints their reports as they are.
+//! The gate commands' answers (`snapshot`, `gate`, `status`, `ack`): as a
+//! terminal shows them, or their reports as they are (JSON, with the
+//! gate's `schema_version`).
 
 use std::fmt::Write as _;
 use std::path::Path;
 
+use super::{to_json, Format, Render, RenderOptions, ReportError};
 use crate::gate::ack::{AckAction, AckReport};
+use crate::gate::document;
 use crate::gate::run::GateReport;
 use crate::gate::snapshot::Snapshot;
 use crate::gate::status::StatusReport;
 use crate::term::escape;
 
+/// What `snapshot` took, and the file it was written to (`--out`): the
+/// summary names the file, so it has text only when there is one.
+pub struct SnapshotWritten<'a> {
+    /// The snapshot taken.
+    pub snapshot: &'a Snapshot,
+    /// Where it was written; `None`: only printed.
+    pub out: Option<&'a Path>,
+}
+
+impl Render for SnapshotWritten<'_> {
+    const COMMAND: &'static str = "fpcheck snapshot";
+
+    fn render_lists(&self, format: &Format, _: &RenderOptions) -> Result<String, ReportError> {
+        match (format, self.out) {
+            // The snapshot file's own bytes: no envelope.
+            (Format::Json, _) => Ok(to_json(self.snapshot)),
+            (Format::Text, Some(out)) => Ok(snapshot_summary(self.snapshot, out)),
+            (Format::Text, None) => Err(ReportError(format!(
+                "`{}` has text output only with --out (the summary names the file)",
+                Self::COMMAND
+            ))),
+            (other, _) => Err(ReportError::unsupported(Self::COMMAND, other)),
+        }
+    }
+}
+
+/// A gate command's report: plain lines, or its JSON with the gate's
+/// `schema_version`.
+fn text_or_json<T: serde::Serialize>(
+    command: &str,
+    report: &T,
+    format: &Format,
+    text: impl FnOnce(&T) -> String,
+) -> Result<String, ReportError> {
+    match format {
+        Format::Text => Ok(text(report)),
+        Format::Json => Ok(to_json(&document(report))),
+        other => Err(ReportError::unsupported(command, other)),
+    }
+}
+
+impl Render for GateReport {
+    const COMMAND: &'static str = "fpcheck gate";
+
+    fn render_lists(&self, format: &Format, _: &RenderOptions) -> Result<String, ReportError> {
+        text_or_json(Self::COMMAND, self, format, gate_text)
+    }
+}
+
+impl Render for StatusReport {
+    const COMMAND: &'static str = "fpcheck status";
+
+    fn render_lists(&self, format: &Format, _: &RenderOptions) -> Result<String, ReportError> {
+        text_or_json(Self::COMMAND, self, format, status_text)
+    }
+}
+
+impl Render for AckReport {
+    const COMMAND: &'static str = "fpcheck ack";
+
+    fn render_lists(&self, format: &Format, _: &RenderOptions) -> Result<String, ReportError> {
+        text_or_json(Self::COMMAND, self, format, ack_text)
+    }
+}
+
 /// What `snapshot` took, as a terminal shows it.
-pub fn snapshot_summary(s: &Snapshot, out: &Path) -> String {
+fn snapshot_summary(s: &Snapshot, out: &Path) -> String {
     let mut t = format!(
         "snapshot of {} written to {}\n",
         escape(&s.dir),
@@ -36,7 +104,7 @@ pub fn snapshot_summary(s: &Snapshot, out: &Path) -> String {
 }
 
 /// The gate's answer as a terminal shows it.
-pub fn gate_text(r: &GateReport) -> String {
+fn gate_text(r: &GateReport) -> String {
     let mut t = String::new();
     let reason = r.reason.map(|x| x.as_str()).unwrap_or("");
     let headline = match (&r.error, &r.conservative, r.restart_required) {
@@ -116,7 +184,7 @@ pub fn gate_text(r: &GateReport) -> String {
 }
 
 /// `status`'s answer as a terminal shows it.
-pub fn status_text(r: &StatusReport) -> String {
+fn status_text(r: &StatusReport) -> String {
     let s = &r.status;
     let mut t = if s.restart_required {
         format!(
@@ -193,7 +261,7 @@ fn or_none(s: &str) -> &str {
 }
 
 /// `ack`'s answer as a terminal shows it.
-pub fn ack_text(report: &AckReport) -> String {
+fn ack_text(report: &AckReport) -> String {
     let because = report.because.as_ref().map(ToString::to_string);
     let because = escape(because.as_deref().unwrap_or(""));
     let marker = escape(&report.marker);

@@ -4,8 +4,11 @@
 
 use serde::Serialize;
 
-use super::{render_template, RenderOptions, ReportError, HISTORY_HTML, HISTORY_MARKDOWN};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Color, ContentArrangement, Table};
+use super::{
+    render_template, to_json, Format, Render, RenderOptions, ReportError, HISTORY_HTML,
+    HISTORY_MARKDOWN,
+};
+use comfy_table::{Cell, Color};
 
 use crate::history::{HistoryOutcome, Record, Step, Summary};
 use crate::term::{count, escape};
@@ -46,12 +49,40 @@ fn sections(outcome: &HistoryOutcome) -> Vec<Section<'_>> {
     }
 }
 
+impl Render for HistoryOutcome {
+    const COMMAND: &'static str = "fpcheck history";
+
+    fn render_lists(&self, format: &Format, opts: &RenderOptions) -> Result<String, ReportError> {
+        match (format, self) {
+            (Format::Json, HistoryOutcome::One(h)) => Ok(to_json(h)),
+            (Format::Json, HistoryOutcome::Many(m)) => Ok(to_json(m)),
+            (Format::Markdown, _) => markdown(self, opts),
+            (Format::Html, _) => html(self, opts),
+            (Format::Table, _) => Ok(table(self, opts)),
+            (other, _) => Err(ReportError::unsupported(Self::COMMAND, other)),
+        }
+    }
+}
+
+/// One runtime's table; several as the summary line, then one table per
+/// runtime.
+fn table(outcome: &HistoryOutcome, opts: &RenderOptions) -> String {
+    match outcome {
+        HistoryOutcome::One(h) => record_table(&h.record, opts),
+        HistoryOutcome::Many(m) => {
+            let mut out = format!("{}\n", escape(&m.summary));
+            for r in &m.runtimes {
+                out.push_str(&format!("\n== runtime {} ==\n", escape(&r.name)));
+                out.push_str(&record_table(&r.record, opts));
+            }
+            out
+        }
+    }
+}
+
 /// The Markdown history: one runtime as it always was; several as the
 /// summary line, then one section per runtime.
-pub fn history_markdown(
-    outcome: &HistoryOutcome,
-    opts: &RenderOptions,
-) -> Result<String, ReportError> {
+fn markdown(outcome: &HistoryOutcome, opts: &RenderOptions) -> Result<String, ReportError> {
     let render = |section: &Section| render_template(section, HISTORY_MARKDOWN, "history.md", opts);
     let HistoryOutcome::Many(m) = outcome else {
         return render(&sections(outcome)[0]);
@@ -69,7 +100,7 @@ pub fn history_markdown(
 }
 
 /// The HTML page: one timeline per runtime.
-pub fn history_html(outcome: &HistoryOutcome, opts: &RenderOptions) -> Result<String, ReportError> {
+fn html(outcome: &HistoryOutcome, opts: &RenderOptions) -> Result<String, ReportError> {
     let page = match outcome {
         HistoryOutcome::One(h) => Page {
             name: &h.name,
@@ -108,12 +139,23 @@ fn short_reason(reason: Reason) -> (&'static str, Option<&'static str>) {
 }
 
 /// A history as a terminal table: one row per update, the summary and the
-/// warnings below it; `width` wraps it (`None`: its natural width).
-pub fn history_table(h: &Record, color: bool, width: Option<u16>) -> String {
-    let mut t = empty_table(color, width);
+/// warnings below it; `opts.width` wraps it (`None`: its natural width).
+fn record_table(h: &Record, opts: &RenderOptions) -> String {
+    let mut t = super::grid::table(
+        vec![
+            "update",
+            "versions",
+            "fingerprints",
+            "restart",
+            "reason",
+            "files",
+        ],
+        opts.color,
+        opts.width,
+    );
     let mut legend: Vec<&str> = Vec::new();
     for s in &h.updates {
-        t.add_row(update_row(s, color, &mut legend));
+        t.add_row(update_row(s, opts.color, &mut legend));
     }
     let mut out = t.to_string();
     out.push('\n');
@@ -141,35 +183,6 @@ pub fn history_table(h: &Record, color: bool, width: Option<u16>) -> String {
         ));
     }
     out
-}
-
-/// The table with its header, wrapped to `width` (`None`: not wrapped).
-fn empty_table(color: bool, width: Option<u16>) -> Table {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED);
-    match width {
-        Some(w) => {
-            t.set_content_arrangement(ContentArrangement::Dynamic)
-                .set_width(w);
-        }
-        None => {
-            t.set_content_arrangement(ContentArrangement::Disabled);
-        }
-    }
-    if color {
-        t.enforce_styling();
-    } else {
-        t.force_no_tty();
-    }
-    t.set_header(vec![
-        "update",
-        "versions",
-        "fingerprints",
-        "restart",
-        "reason",
-        "files",
-    ]);
-    t
 }
 
 /// One update's row; the legend gets the abbreviations it uses.

@@ -99,7 +99,7 @@ fn as_text(value: &Value) -> String {
 /// `max_files`, and `data` again as `report` (to hand the whole report to
 /// a macro). `name` names the template in errors; the runtime section's
 /// macros can be imported from `section.md`.
-pub fn render_template<T: Serialize>(
+pub(super) fn render_template<T: Serialize>(
     data: &T,
     template: &str,
     name: &str,

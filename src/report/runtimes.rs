@@ -1,23 +1,24 @@
 //! The report of several runtimes ([`RuntimesAnalysis`]): the overall
 //! answer first, then each runtime's own report.
 
-use super::{render_table, render_template, to_json, Format, RenderOptions, ReportError};
+use super::{render_table, render_template, to_json, Format, Render, RenderOptions, ReportError};
 use crate::range::RuntimesAnalysis;
 
 /// The embedded Markdown template of several runtimes
 /// (`templates/runtimes.md.tera`).
 pub const RUNTIMES_MARKDOWN: &str = include_str!("../../templates/runtimes.md.tera");
 
-/// Renders a several-runtime report as `format`.
-pub fn render_runtimes(
-    many: &RuntimesAnalysis,
-    format: Format,
-    opts: &RenderOptions,
-) -> Result<String, ReportError> {
-    match format {
-        Format::Json => Ok(to_json(many)),
-        Format::Table => Ok(table(many, opts)),
-        Format::Markdown => render_template(many, RUNTIMES_MARKDOWN, "runtimes.md", opts),
+impl Render for RuntimesAnalysis {
+    const COMMAND: &'static str = "fpcheck RANGE";
+
+    fn render_lists(&self, format: &Format, opts: &RenderOptions) -> Result<String, ReportError> {
+        match format {
+            Format::Json => Ok(to_json(self)),
+            Format::Table => Ok(table(self, opts)),
+            Format::Markdown => render_template(self, RUNTIMES_MARKDOWN, "runtimes.md", opts),
+            Format::Template(t) => render_template(self, &t.text, &t.name, opts),
+            other => Err(ReportError::unsupported(Self::COMMAND, other)),
+        }
     }
 }
 

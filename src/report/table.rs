@@ -1,7 +1,7 @@
 //! The terminal report: a verdict line, a table of the two ends, then the
 //! changes and warnings. Readable at 80 columns; colour only when asked.
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Color, ContentArrangement, Table};
+use comfy_table::{Cell, Color, Table};
 
 use super::RenderOptions;
 use crate::changes::Why;
@@ -9,7 +9,7 @@ use crate::range::Analysis;
 use crate::side::Side;
 
 /// Renders the terminal report.
-pub fn render_table(a: &Analysis, opts: &RenderOptions) -> String {
+pub(super) fn render_table(a: &Analysis, opts: &RenderOptions) -> String {
     let paint = |text: &str, code: &str| {
         if opts.color {
             format!("\x1b[{code}m{text}\x1b[0m")
@@ -59,17 +59,12 @@ pub fn render_table(a: &Analysis, opts: &RenderOptions) -> String {
 }
 
 fn sides(a: &Analysis, opts: &RenderOptions) -> Table {
-    let mut table = Table::new();
-    table
-        .load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_width(opts.width.max(40));
-    if opts.color {
-        table.enforce_styling();
-    } else {
-        table.force_no_tty();
-    }
-    table.set_header(vec![Cell::new(""), Cell::new("from"), Cell::new("to")]);
+    // Narrower than 40 columns the rows would not read.
+    let mut table = super::grid::table(
+        vec![Cell::new(""), Cell::new("from"), Cell::new("to")],
+        opts.color,
+        opts.width.map(|w| w.max(40)),
+    );
     let row = |name: &str, f: &dyn Fn(&Side) -> String| {
         vec![
             Cell::new(name),
