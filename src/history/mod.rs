@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::cache::FingerprintCache;
 use crate::changes;
 use crate::config::{self, Runtime};
+use crate::pair::Pair;
 use crate::range::{ReportedSettings, SettingsCheck};
 use crate::source::git::repo_display;
 use crate::source::SourceError;
@@ -42,7 +43,7 @@ pub(crate) const SCHEMA_VERSION: u32 = 1;
 #[derive(Clone, Debug, Default)]
 pub struct HistoryOptions {
     /// Only releases between these two tags (inclusive, by precedence).
-    pub span: Option<(String, String)>,
+    pub span: Option<Pair<String>>,
     /// Only tags matching this glob (`v7.*`).
     pub tags: Option<String>,
     /// Leave pre-releases out.
@@ -475,8 +476,8 @@ fn record(
         .zip(own.windows(2))
         .map(|(s, r)| {
             step(
-                (&r[0], &r[1]),
-                (&s[0].plan, &s[1].plan),
+                Pair::new(&r[0], &r[1]),
+                Pair::new(&s[0].plan, &s[1].plan),
                 s[1].cross
                     .map(|c| (&reads[c], s[1].cross_base.map(|b| &reads[b]))),
             )

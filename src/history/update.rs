@@ -19,8 +19,11 @@ pub(super) fn facts(info: &ReleaseInfo) -> SideFacts {
 /// update declares the runtime (again), and, when the settings changed, the `to` release
 /// also read with the `from` release's settings (`cross`), fail-closed.
 pub(super) fn step(
-    (from, to): (&Read, &Read),
-    (from_plan, to_plan): (&Plan, &Plan),
+    Pair { from, to }: Pair<&Read>,
+    Pair {
+        from: from_plan,
+        to: to_plan,
+    }: Pair<&Plan>,
     cross: Option<(&Read, Option<&Read>)>,
 ) -> Step {
     let (from_ref, to_ref) = (from.info.tag.as_str(), to.info.tag.as_str());
@@ -72,8 +75,8 @@ pub(super) fn step(
         },
     );
     warnings.extend(crate::range::settings_warnings(
-        (from_ref, to_ref),
-        (&from_plan.end, &to_plan.end),
+        Pair::new(from_ref, to_ref),
+        Pair::new(&from_plan.end, &to_plan.end),
         crate::fingerprint::short(checked_from).unwrap_or("unavailable"),
         (settings_check.as_ref(), &decided),
     ));
@@ -99,7 +102,7 @@ pub(super) fn step(
         runtime_files_changed: changes::between_selections(
             &from.ids,
             &to.ids,
-            (&from.root, &to.root),
+            Pair::new(&from.root, &to.root),
         )
         .runtime
         .len(),
@@ -129,8 +132,8 @@ pub(super) fn classify_steps(
                 w[1].info.force_restart,
                 crate::classify::settings_changed(step.settings_check.is_some(), &step.warnings),
             ),
-            trees: (w[0].tree, w[1].tree),
-            ids: (&w[0].ids, &w[1].ids),
+            trees: Pair::new(w[0].tree, w[1].tree),
+            ids: Pair::new(&w[0].ids, &w[1].ids),
             // Changes are sorted by the newer release's settings.
             root: w[1].root.as_str(),
         })

@@ -19,6 +19,7 @@ use super::{
     ToSide, SCHEMA_VERSION,
 };
 use crate::config::{self, ConfigChoice, ConfigFile};
+use crate::pair::Pair;
 use crate::select::select;
 use crate::source::git::Session;
 use crate::source::{GitSource, Revision};
@@ -179,7 +180,8 @@ fn runtimes_with(
     let chosen = config::choose::dedupe(chosen);
     let (from, to, notes) = resolve_ends(repo, options)?;
     let revs = Revs::parse(repo, &from, &to)?;
-    let (from_decl, to_decl) = declared(repo, options, &revs)?;
+    let decls = declared(repo, options, &revs)?;
+    let (from_decl, to_decl) = (&decls.from, &decls.to);
     let all: BTreeSet<String> = from_decl.names.union(&to_decl.names).cloned().collect();
     if let [name] = chosen.as_slice() {
         // Declared at one end only: read as with several runtimes, so that
@@ -218,7 +220,7 @@ fn runtimes_with(
     let mut runtimes = Vec::with_capacity(names.len());
     for name in names {
         let request = options.settings.for_runtime(Some(&name));
-        let absent = absent_ends(repo, &request, &name, &revs, (&from_decl, &to_decl))?;
+        let absent = absent_ends(repo, &request, &name, &revs, decls.as_ref())?;
         let mut analysis = analyse_with(
             repo,
             &from,
@@ -229,8 +231,8 @@ fn runtimes_with(
             options.digests,
         )?;
         for (decl, consequence) in [
-            (&from_decl, "that end is read with the new end's settings and compared as usual (an unavailable fingerprint there counts as a restart)"),
-            (&to_decl, "that end is read with the old end's settings, as the installed gate reads it after the update (an unavailable fingerprint there counts as a restart)"),
+            (from_decl, "that end is read with the new end's settings and compared as usual (an unavailable fingerprint there counts as a restart)"),
+            (to_decl, "that end is read with the old end's settings, as the installed gate reads it after the update (an unavailable fingerprint there counts as a restart)"),
         ] {
             if !decl.names.contains(&name) {
                 analysis.warnings.push(Warning::new(
@@ -377,7 +379,7 @@ fn declared(
     repo: &Session,
     options: &RangeOptions,
     revs: &Revs,
-) -> Result<(Declared, Declared), RangeError> {
+) -> Result<Pair<Declared>, RangeError> {
     let names = |f: Option<&ConfigFile>| -> BTreeSet<String> {
         f.map(|f| f.runtimes.keys().cloned().collect())
             .unwrap_or_default()
@@ -403,21 +405,21 @@ fn declared(
                     }
                 }
             };
-            Ok((from_decl, to_decl))
+            Ok(Pair::new(from_decl, to_decl))
         }
         ConfigChoice::File { path, file } => {
             let both = || Declared {
                 names: names(Some(file)),
                 shown: format!("--config {}", path.display()),
             };
-            Ok((both(), both()))
+            Ok(Pair::new(both(), both()))
         }
         ConfigChoice::None => {
             let none = || Declared {
                 names: BTreeSet::new(),
                 shown: "the settings".into(),
             };
-            Ok((none(), none()))
+            Ok(Pair::new(none(), none()))
         }
     }
 }
@@ -429,8 +431,12 @@ fn absent_ends(
     request: &config::ConfigRequest,
     name: &str,
     revs: &Revs,
-    (from_decl, to_decl): (&Declared, &Declared),
+    decls: Pair<&Declared>,
 ) -> Result<Absent, RangeError> {
+    let Pair {
+        from: from_decl,
+        to: to_decl,
+    } = decls;
     let at_from = from_decl.names.contains(name);
     let at_to = to_decl.names.contains(name);
     let why = |decl: &Declared| format!("runtime `{}` is not declared in {}", name, decl.shown);

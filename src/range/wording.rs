@@ -5,6 +5,7 @@ use super::ends::Read;
 use super::{MatrixRow, MATRIX};
 use crate::changes::{ChangeStatus, Changes, Why};
 use crate::config::{self, EndSettings};
+use crate::pair::Pair;
 use crate::release;
 use crate::side::Side;
 use crate::verdict::{Decided, Decision, Reason};
@@ -204,14 +205,12 @@ pub(super) fn summary(from: &Side, to: &Side, d: &Decision, changes: &Changes) -
 /// fingerprint under its own settings. The range and `history` both say
 /// them so.
 pub(crate) fn settings_warnings(
-    refs: (&str, &str),
-    (from_end, to_end): (&EndSettings, &EndSettings),
+    refs: Pair<&str>,
+    ends: Pair<&EndSettings>,
     from_short: &str,
     (check, decided): (Option<&super::SettingsCheck>, &Decided),
 ) -> Vec<Warning> {
-    let mut out: Vec<Warning> = settings_changed(refs, from_end, to_end)
-        .into_iter()
-        .collect();
+    let mut out: Vec<Warning> = settings_changed(refs, ends).into_iter().collect();
     if let Some(check) = check.filter(|_| decided.hidden_by_settings.is_some()) {
         out.push(hidden_by_settings(refs, from_short, check));
     }
@@ -222,12 +221,8 @@ pub(crate) fn settings_warnings(
 /// (each its own committed `fpcheck.toml`). The verdict already compares
 /// what each release's gate computes; the releaser must still see that the
 /// settings moved, and a reviewer that a pull request moved them.
-fn settings_changed(
-    (from, to): (&str, &str),
-    from_end: &EndSettings,
-    to_end: &EndSettings,
-) -> Option<Warning> {
-    let what = config::differences(&from_end.runtime, &to_end.runtime);
+fn settings_changed(Pair { from, to }: Pair<&str>, ends: Pair<&EndSettings>) -> Option<Warning> {
+    let what = config::differences(&ends.from.runtime, &ends.to.runtime);
     if what.is_empty() {
         return None;
     }
@@ -244,7 +239,7 @@ fn settings_changed(
 /// runtime change, but under the `from` end's settings its code differs.
 /// `from_short` is the `from` end's short fingerprint.
 fn hidden_by_settings(
-    (from, to): (&str, &str),
+    Pair { from, to }: Pair<&str>,
     from_short: &str,
     check: &super::SettingsCheck,
 ) -> Warning {
