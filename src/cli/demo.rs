@@ -108,9 +108,34 @@ fn prepare(dir: &std::path::Path) -> Result<(), Failure> {
         .map_err(|e| Failure::output(format!("cannot create {}: {e}", dir.display())))
 }
 
+/// The demo's report for a person: the matrix as a table, the tally, and
+/// how to explore the repository.
 fn human(rows: &[Row], args: &DemoArgs, all_agree: bool) -> String {
     let color = std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let mut table = matrix_table(color);
+    for r in rows {
+        table.add_row(release_row(r, color));
+    }
+    // Reason codes are looked up and grepped: keep them whole (the widths
+    // include the padding), and let the
+    // prose column ("release touches") wrap instead.
+    for (column, width) in [(3, 20), (5, 25)] {
+        if let Some(c) = table.column_mut(column) {
+            c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(width)));
+        }
+    }
+    let mut out =
+        String::from("The behaviour matrix of docs/spec.md section 8, as fpcheck sees it:\n");
+    out.push_str(&table.to_string());
+    out.push('\n');
+    out.push_str(&tally(rows, all_agree));
+    out.push_str(&where_kept(rows, args));
+    out
+}
+
+/// The empty matrix table, with its header.
+fn matrix_table(color: bool) -> Table {
     let mut table = Table::new();
     table
         .load_preset(UTF8_FULL_CONDENSED)
@@ -130,57 +155,61 @@ fn human(rows: &[Row], args: &DemoArgs, all_agree: bool) -> String {
         "reason",
         "spec",
     ]);
-    let yes_no = |b: bool| if b { "yes" } else { "no" };
-    for r in rows {
-        let a = &r.analysis;
-        let marker = match a.updater.marker_reason {
-            Some(reason) => reason.to_string(),
-            None => "no".into(),
-        };
-        let verdict = Cell::new(yes_no(a.restart_required));
-        let verdict = if color {
-            verdict.fg(if a.restart_required {
-                Color::Red
-            } else {
-                Color::Green
-            })
-        } else {
-            verdict
-        };
-        let spec = if r.agrees() {
-            "agrees".to_string()
-        } else {
-            format!("DISAGREES (spec: restart {})", yes_no(r.expected.restart))
-        };
-        table.add_row(vec![
-            Cell::new(r.number),
-            Cell::new(r.touches),
-            Cell::new(
-                r.range
-                    .split_once("..")
-                    .map_or(r.range.as_str(), |(_, to)| to),
-            ),
-            Cell::new(marker),
-            verdict,
-            Cell::new(a.reason.as_str()),
-            Cell::new(spec),
-        ]);
+    table
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
     }
-    // Reason codes are looked up and grepped: keep them whole (the widths
-    // include the padding), and let the
-    // prose column ("release touches") wrap instead.
-    for (column, width) in [(3, 20), (5, 25)] {
-        if let Some(c) = table.column_mut(column) {
-            c.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(width)));
-        }
-    }
-    let mut out =
-        String::from("The behaviour matrix of docs/spec.md section 8, as fpcheck sees it:\n");
-    out.push_str(&table.to_string());
-    out.push('\n');
+}
+
+/// One release of the matrix: what it touches, fpcheck's verdict, and
+/// whether the spec agrees.
+fn release_row(r: &Row, color: bool) -> Vec<Cell> {
+    let a = &r.analysis;
+    let marker = match a.updater.marker_reason {
+        Some(reason) => reason.to_string(),
+        None => "no".into(),
+    };
+    let verdict = Cell::new(yes_no(a.restart_required));
+    let verdict = if color {
+        verdict.fg(if a.restart_required {
+            Color::Red
+        } else {
+            Color::Green
+        })
+    } else {
+        verdict
+    };
+    let spec = if r.agrees() {
+        "agrees".to_string()
+    } else {
+        format!("DISAGREES (spec: restart {})", yes_no(r.expected.restart))
+    };
+    vec![
+        Cell::new(r.number),
+        Cell::new(r.touches),
+        Cell::new(
+            r.range
+                .split_once("..")
+                .map_or(r.range.as_str(), |(_, to)| to),
+        ),
+        Cell::new(marker),
+        verdict,
+        Cell::new(a.reason.as_str()),
+        Cell::new(spec),
+    ]
+}
+
+/// How many releases restart, how many are free, and whether every
+/// verdict agrees with the spec.
+fn tally(rows: &[Row], all_agree: bool) -> String {
     let restarts = rows.iter().filter(|r| r.analysis.restart_required).count();
     let free = rows.len() - restarts;
-    out.push_str(&format!(
+    format!(
         "{}: {} a restart, {}. {}\n",
         count(rows.len(), "release", "releases"),
         count(restarts, "forces", "force"),
@@ -194,17 +223,20 @@ fn human(rows: &[Row], args: &DemoArgs, all_agree: bool) -> String {
         } else {
             "SOME VERDICTS DISAGREE WITH THE SPEC."
         }
-    ));
+    )
+}
+
+/// Where the demo's repository is (with `--keep`), or how to keep it.
+fn where_kept(rows: &[Row], args: &DemoArgs) -> String {
     match &args.keep {
-        Some(dir) => out.push_str(&format!(
+        Some(dir) => format!(
             "The repository is kept in {}, with {} checked out: \
              cd there and try `fpcheck v1.0.0..v1.1.0`, `fpcheck history`.\n",
             dir.display(),
             rows.last()
                 .and_then(|r| r.range.split_once(".."))
                 .map_or("the last release", |(_, to)| to),
-        )),
-        None => out.push_str("Keep the repository to explore it: fpcheck demo --keep DIR\n"),
+        ),
+        None => "Keep the repository to explore it: fpcheck demo --keep DIR\n".into(),
     }
-    out
 }
