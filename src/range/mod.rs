@@ -514,32 +514,12 @@ fn against_revision(
         cache,
         digests,
     )?;
-    // Changes are sorted by the `to` end's settings: what the new release's
-    // gate counts.
-    let diff = changes::between_trees(
+    let mut changes = tree_changes(
         repo,
-        from.rev.tree,
-        to_rev.tree,
-        Pair::new(from_read.root_tree, to_read.root_tree),
-        Pair::new(&from_rt.root, &to_rt.root),
-        &to_rt.rules,
+        Pair::new(from.rev.tree, to_rev.tree),
+        Pair::new(&from_read, &to_read),
+        Pair::new(from_rt, to_rt),
     );
-    let mut changes = match diff {
-        Ok(mut changes) => {
-            changes::add_target_changes(&mut changes, &from_read.ids, &to_read.ids, &to_rt.root);
-            changes
-        }
-        // The verdict comes from the fingerprints; the diff only explains
-        // it. A tree the diff cannot parse (a name with a NUL under an
-        // excluded folder, a tree too deep) must not turn a decided verdict
-        // into an error: the selections still tell what changed in the
-        // runtime, and the list of ignored changes is marked incomplete.
-        Err(_) => changes::between_selections(
-            &from_read.ids,
-            &to_read.ids,
-            Pair::new(&from_rt.root, &to_rt.root),
-        ),
-    };
     attributes_changes(
         &mut changes,
         (&from.src, &from_read),
@@ -561,6 +541,38 @@ fn against_revision(
         check,
         own_digest,
     })
+}
+
+/// What changed between the ends' commits: the diff of their trees, with
+/// the links whose targets changed. Changes are sorted by the `to` end's
+/// settings: what the new release's gate counts.
+fn tree_changes(
+    repo: &Session,
+    trees: Pair<gix::ObjectId>,
+    reads: Pair<&Read>,
+    runtimes: Pair<&Runtime>,
+) -> Changes {
+    let roots = runtimes.map(|rt| rt.root.as_str());
+    let diff = changes::between_trees(
+        repo,
+        trees.from,
+        trees.to,
+        reads.map(|r| r.root_tree),
+        roots,
+        &runtimes.to.rules,
+    );
+    match diff {
+        Ok(mut changes) => {
+            changes::add_target_changes(&mut changes, &reads.from.ids, &reads.to.ids, roots.to);
+            changes
+        }
+        // The verdict comes from the fingerprints; the diff only explains
+        // it. A tree the diff cannot parse (a name with a NUL under an
+        // excluded folder, a tree too deep) must not turn a decided verdict
+        // into an error: the selections still tell what changed in the
+        // runtime, and the list of ignored changes is marked incomplete.
+        Err(_) => changes::between_selections(&reads.from.ids, &reads.to.ids, roots),
+    }
 }
 
 /// The `from` end compared with the working tree.
