@@ -281,7 +281,7 @@ fn change(
 
 /// The root a change's path is named by: the end it exists at (a deleted
 /// file is at the old end only; every other change is at the new end).
-fn root_of<'a>(roots: Pair<&'a str>, status: ChangeStatus) -> &'a str {
+fn root_of(roots: Pair<&str>, status: ChangeStatus) -> &str {
     if status == ChangeStatus::Deleted {
         roots.from
     } else {
