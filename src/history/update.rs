@@ -82,6 +82,7 @@ pub(super) fn step(
     }
 }
 
+/// A fingerprint as the settings check records it: none when unavailable.
 fn available(fp: &str) -> Option<String> {
     crate::fingerprint::available(fp).map(String::from)
 }
