@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use gix::ObjectId;
 use serde::Serialize;
 
+use crate::pair::Pair;
 use crate::select::{Class, Rules};
 use crate::source::git::Session;
 
@@ -142,21 +143,23 @@ struct Raw {
     status: ChangeStatus,
 }
 
-/// The changes between two commits' trees. `root` is the runtime root from
-/// the top (`""` for the top); `from_root`/`to_root` are its trees, if any.
+/// The changes between two commits' trees. `roots` are the runtime roots
+/// from the top (`""` for the top), the `to` end's sorting the changes;
+/// `root_trees` are their trees, if any.
 pub(crate) fn between_trees(
     repo: &Session,
     from_tree: ObjectId,
     to_tree: ObjectId,
-    roots: (Option<ObjectId>, Option<ObjectId>),
-    (from_root, root): (&str, &str),
+    root_trees: Pair<Option<ObjectId>>,
+    roots: Pair<&str>,
     rules: &Rules,
 ) -> Result<Changes, DiffError> {
     let mut changes = Changes {
         ignored_complete: true,
         ..Changes::default()
     };
-    let (raws, too_deep) = diff(repo, roots.0, roots.1, true)?;
+    let root = roots.to;
+    let (raws, too_deep) = diff(repo, root_trees.from, root_trees.to, true)?;
     if too_deep {
         // The root's own trees: the fingerprint stopped at the same depth.
         return Err(format!(
@@ -168,7 +171,7 @@ pub(crate) fn between_trees(
         .into());
     }
     for raw in raws {
-        classify_under_root(&mut changes, raw, (from_root, root), rules);
+        classify_under_root(&mut changes, raw, roots, rules);
     }
     if !root.is_empty() {
         let prefix = format!("{root}/");
@@ -204,7 +207,7 @@ pub(crate) fn between_trees(
 pub(crate) fn between_selections(
     from: &BTreeMap<String, ObjectId>,
     to: &BTreeMap<String, ObjectId>,
-    roots: (&str, &str),
+    roots: Pair<&str>,
 ) -> Changes {
     let mut deleted: Vec<&String> = from.keys().filter(|p| !to.contains_key(*p)).collect();
     let mut runtime = Vec::new();
@@ -263,7 +266,7 @@ pub(crate) fn add_target_changes(
 }
 
 fn change(
-    roots: (&str, &str),
+    roots: Pair<&str>,
     path: &str,
     status: ChangeStatus,
     old: Option<&String>,
@@ -271,18 +274,18 @@ fn change(
     RuntimeChange {
         path: join(root_of(roots, status), path),
         status,
-        old_path: old.map(|o| join(roots.0, o)),
+        old_path: old.map(|o| join(roots.from, o)),
         change_kind: None,
     }
 }
 
 /// The root a change's path is named by: the end it exists at (a deleted
 /// file is at the old end only; every other change is at the new end).
-fn root_of<'a>((from_root, to_root): (&'a str, &'a str), status: ChangeStatus) -> &'a str {
+fn root_of(roots: Pair<&str>, status: ChangeStatus) -> &str {
     if status == ChangeStatus::Deleted {
-        from_root
+        roots.from
     } else {
-        to_root
+        roots.to
     }
 }
 
@@ -295,7 +298,7 @@ pub(crate) fn join(root: &str, path: &str) -> String {
     }
 }
 
-fn classify_under_root(changes: &mut Changes, raw: Raw, roots: (&str, &str), rules: &Rules) {
+fn classify_under_root(changes: &mut Changes, raw: Raw, roots: Pair<&str>, rules: &Rules) {
     let root = root_of(roots, raw.status);
     let class = rules.classify(raw.path.as_bytes());
     let old_class = raw.old_path.as_ref().map(|p| rules.classify(p.as_bytes()));
@@ -322,7 +325,7 @@ fn classify_under_root(changes: &mut Changes, raw: Raw, roots: (&str, &str), rul
         (_, Class::Runtime) => changes.runtime.push(RuntimeChange {
             path: join(root, &raw.path),
             status: raw.status,
-            old_path: raw.old_path.map(|p| join(roots.0, &p)),
+            old_path: raw.old_path.map(|p| join(roots.from, &p)),
             change_kind: None,
         }),
         (_, class) => {
@@ -335,7 +338,7 @@ fn classify_under_root(changes: &mut Changes, raw: Raw, roots: (&str, &str), rul
                 status: raw.status,
                 why,
                 excluded_name,
-                old_path: raw.old_path.map(|p| join(roots.0, &p)),
+                old_path: raw.old_path.map(|p| join(roots.from, &p)),
             });
         }
     }

@@ -33,6 +33,7 @@ pub mod gate;
 pub mod history;
 pub mod init;
 mod own_files;
+pub mod pair;
 pub mod patch;
 pub mod pretty;
 pub mod pyjson;

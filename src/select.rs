@@ -244,86 +244,14 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
         RootState::NotADirectory => return Ok(unavailable(&root_display, "is not a directory")),
         RootState::Unresolvable(why) => return Ok(unavailable(&root_display, &why)),
     };
-
-    let mut candidates: Vec<(Vec<u8>, Entry)> = Vec::new();
-    let mut problems = Vec::new();
-    let mut skipped = Vec::new();
-    // How deep a directory below the root may be for its entries to stay
-    // within git's core.maxTreeDepth (counted from the top of the repository).
-    let max_below_root = MAX_TREE_DEPTH.saturating_sub(source.root_depth() + 1);
-    // Depth first, each directory's entries in their order, a directory's
-    // files listed when it is reached: a git tree (entries sorted as git
-    // sorts them, a directory's name compared as `name/`) then yields its
-    // paths already in byte order, and the sort below is a check.
-    // The path of the directory being read: each frame's prefix is a
-    // prefix of it (held once, not per level, for deep trees).
-    let mut dir_path: Vec<u8> = Vec::new();
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut next: Option<(Node, usize)> = Some((root, 0));
-    let budget = Budget::default();
-    loop {
-        if let Some((dir, depth)) = next.take() {
-            if !budget.enter_dir() {
-                problems.push(problem(&root_display, &dir_path, &too_many()));
-                break;
-            }
-            match source.read_dir(&dir, &dir_path) {
-                Err(SourceError::Unreadable { path, why }) => skipped.push(Problem {
-                    path,
-                    what: format!(": {why}"),
-                }),
-                // Never skipped: a malformed tree has no agreed content.
-                Err(SourceError::Malformed { path, why }) => {
-                    problems.push(Problem { path, what: why })
-                }
-                Err(e) => return Err(e),
-                Ok(entries) => stack.push(Frame {
-                    entries: entries.into_iter(),
-                    prefix: dir_path.len(),
-                    depth,
-                }),
-            }
-        }
-        let Some(frame) = stack.last_mut() else {
-            break;
-        };
-        let Some(entry) = frame.entries.next() else {
-            stack.pop();
-            continue;
-        };
-        if !budget.visit(1) {
-            problems.push(problem(&root_display, &dir_path, &too_many()));
-            break;
-        }
-        let rule = rules.entry_rule(&entry.name, entry.kind);
-        if rule == EntryRule::Skip {
-            continue;
-        }
-        let depth = frame.depth;
-        dir_path.truncate(frame.prefix);
-        let mut path = dir_path.clone();
-        if !path.is_empty() {
-            path.push(b'/');
-        }
-        path.extend_from_slice(&entry.name);
-        match rule {
-            EntryRule::Skip => {}
-            EntryRule::Select => candidates.push((path, entry)),
-            EntryRule::Problem(what) => problems.push(problem(&root_display, &path, what)),
-            EntryRule::Enter { selected } => {
-                if selected {
-                    problems.push(problem(&root_display, &path, IS_A_DIRECTORY));
-                }
-                if depth + 1 > max_below_root {
-                    problems.push(problem(&root_display, &path, &too_deep()));
-                    continue;
-                }
-                dir_path = path;
-                next = Some((entry.node, depth + 1));
-            }
-        }
-    }
-
+    let mut walk = Walk::new(&root_display, source.root_depth());
+    walk.run(source, rules, root)?;
+    let Walk {
+        candidates,
+        mut problems,
+        mut skipped,
+        ..
+    } = walk;
     let files = resolve_candidates(source, &root_display, candidates, &mut problems)?;
     problems.sort();
     skipped.sort();
@@ -332,6 +260,146 @@ pub fn select(source: &dyn Source, rules: &Rules) -> Result<Selection, SourceErr
         problems,
         skipped,
     })
+}
+
+/// One walk of a runtime root: what it found so far, and where it is.
+///
+/// Depth first, each directory's entries in their order, a directory's
+/// files listed when it is reached: a git tree (entries sorted as git
+/// sorts them, a directory's name compared as `name/`) then yields its
+/// paths already in byte order, and the sort after the walk is a check.
+struct Walk<'a> {
+    root_display: &'a str,
+    /// How deep a directory below the root may be for its entries to stay
+    /// within git's core.maxTreeDepth (counted from the top of the
+    /// repository).
+    max_below_root: usize,
+    candidates: Vec<(Vec<u8>, Entry)>,
+    problems: Vec<Problem>,
+    skipped: Vec<Problem>,
+    /// The path of the directory being read: each frame's prefix is a
+    /// prefix of it (held once, not per level, for deep trees).
+    dir_path: Vec<u8>,
+    stack: Vec<Frame>,
+    budget: Budget,
+}
+
+impl<'a> Walk<'a> {
+    fn new(root_display: &'a str, root_depth: usize) -> Self {
+        Walk {
+            root_display,
+            max_below_root: MAX_TREE_DEPTH.saturating_sub(root_depth + 1),
+            candidates: Vec::new(),
+            problems: Vec::new(),
+            skipped: Vec::new(),
+            dir_path: Vec::new(),
+            stack: Vec::new(),
+            budget: Budget::default(),
+        }
+    }
+
+    /// Walks everything below `root` that `rules` may select from, until
+    /// the walk's budget runs out (a problem, not an error).
+    fn run(&mut self, source: &dyn Source, rules: &Rules, root: Node) -> Result<(), SourceError> {
+        let mut next: Option<(Node, usize)> = Some((root, 0));
+        loop {
+            if let Some((dir, depth)) = next.take() {
+                if !self.budget.enter_dir() {
+                    self.too_many();
+                    return Ok(());
+                }
+                self.read_dir(source, &dir, depth)?;
+            }
+            let Some(frame) = self.stack.last_mut() else {
+                return Ok(());
+            };
+            let Some(entry) = frame.entries.next() else {
+                self.stack.pop();
+                continue;
+            };
+            if !self.budget.visit(1) {
+                self.too_many();
+                return Ok(());
+            }
+            let (depth, prefix) = (frame.depth, frame.prefix);
+            next = self.place(rules, entry, depth, prefix);
+        }
+    }
+
+    /// Reads the directory `dir` at the walk's path, to walk its entries
+    /// next. One that cannot be read is skipped, as the reference gate's
+    /// `Path.rglob` skips it; a malformed tree is a problem.
+    fn read_dir(
+        &mut self,
+        source: &dyn Source,
+        dir: &Node,
+        depth: usize,
+    ) -> Result<(), SourceError> {
+        match source.read_dir(dir, &self.dir_path) {
+            Err(SourceError::Unreadable { path, why }) => self.skipped.push(Problem {
+                path,
+                what: format!(": {why}"),
+            }),
+            // Never skipped: a malformed tree has no agreed content.
+            Err(SourceError::Malformed { path, why }) => {
+                self.problems.push(Problem { path, what: why })
+            }
+            Err(e) => return Err(e),
+            Ok(entries) => self.stack.push(Frame {
+                entries: entries.into_iter(),
+                prefix: self.dir_path.len(),
+                depth,
+            }),
+        }
+        Ok(())
+    }
+
+    /// Sorts `entry`, of the directory at `depth` whose path is `prefix`
+    /// bytes long, by its rule: a candidate, a problem, or the directory
+    /// to walk into next (returned).
+    fn place(
+        &mut self,
+        rules: &Rules,
+        entry: Entry,
+        depth: usize,
+        prefix: usize,
+    ) -> Option<(Node, usize)> {
+        let rule = rules.entry_rule(&entry.name, entry.kind);
+        if rule == EntryRule::Skip {
+            return None;
+        }
+        self.dir_path.truncate(prefix);
+        let mut path = self.dir_path.clone();
+        if !path.is_empty() {
+            path.push(b'/');
+        }
+        path.extend_from_slice(&entry.name);
+        match rule {
+            EntryRule::Skip => {}
+            EntryRule::Select => self.candidates.push((path, entry)),
+            EntryRule::Problem(what) => self.problems.push(problem(self.root_display, &path, what)),
+            EntryRule::Enter { selected } => {
+                if selected {
+                    self.problems
+                        .push(problem(self.root_display, &path, IS_A_DIRECTORY));
+                }
+                if depth + 1 > self.max_below_root {
+                    self.problems
+                        .push(problem(self.root_display, &path, &too_deep()));
+                    return None;
+                }
+                self.dir_path = path;
+                return Some((entry.node, depth + 1));
+            }
+        }
+        None
+    }
+
+    /// The walk stops here: past its budget of directories or entries.
+    fn too_many(&mut self) {
+        self.problems
+            .push(problem(self.root_display, &self.dir_path, &too_many()));
+    }
 }
 
 /// The selected files of `candidates` (paths below the root, in any order)

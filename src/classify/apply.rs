@@ -11,6 +11,7 @@ use gix::ObjectId;
 
 use super::{ChangeKind, Classifier, KindCache};
 use crate::changes::{ChangeStatus, Changes, RuntimeChange};
+use crate::pair::Pair;
 use crate::safe_io::{self, Links};
 use crate::source::git::Session;
 use crate::verdict::Reason;
@@ -105,7 +106,7 @@ fn avoidable_detail(files: usize) -> String {
 /// the id git would give its bytes) and the new ones put there.
 pub(crate) fn classify_changes(
     repo: &Session,
-    (from, to): (&Bytes, &Bytes),
+    Pair { from, to }: Pair<&Bytes>,
     changes: &mut [RuntimeChange],
     kinds: &mut KindCache,
 ) {

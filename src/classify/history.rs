@@ -29,6 +29,7 @@ use super::apply::{blob_at, read_blob, FILE_LIMIT};
 use super::cache::KindCache;
 use super::{compare_parsed, ChangeKind, Classifier, Parsed};
 use crate::changes;
+use crate::pair::Pair;
 
 /// One update of a history, as classification sees it.
 pub(crate) struct Update<'a> {
@@ -36,12 +37,9 @@ pub(crate) struct Update<'a> {
     /// `code_changed`, no `force_restart`): only then can it be avoidable.
     pub(crate) candidate: bool,
     /// The commits' trees, older end first.
-    pub(crate) trees: (ObjectId, ObjectId),
+    pub(crate) trees: Pair<ObjectId>,
     /// Each end's selection: path below the runtime root → blob id.
-    pub(crate) ids: (
-        &'a BTreeMap<String, ObjectId>,
-        &'a BTreeMap<String, ObjectId>,
-    ),
+    pub(crate) ids: Pair<&'a BTreeMap<String, ObjectId>>,
     /// The runtime root the changes are sorted by (from the top).
     pub(crate) root: &'a str,
 }
@@ -195,7 +193,7 @@ struct Work {
 /// addition, a deletion, a rename, a mode or type change, a file that is not
 /// Python source by its name: `code`) or nothing did.
 fn modified(u: &Update<'_>) -> Option<Vec<Change>> {
-    let (from, to) = u.ids;
+    let Pair { from, to } = u.ids;
     // The same paths at both ends, or something was added, deleted or
     // renamed (what `changes::between_selections` would say, without its
     // lookups: both are sorted).
@@ -235,8 +233,8 @@ fn all_cosmetic(blobs: &Blobs<'_>, u: &Update<'_>, changes: &[Change], work: &mu
     let mut own = Vec::with_capacity(changes.len());
     for c in changes {
         let (Some(old), Some(new)) = (
-            own_bytes(blobs.repo, (u.trees.0, &c.path), c.old),
-            own_bytes(blobs.repo, (u.trees.1, &c.path), c.new),
+            own_bytes(blobs.repo, (u.trees.from, &c.path), c.old),
+            own_bytes(blobs.repo, (u.trees.to, &c.path), c.new),
         ) else {
             return false;
         };

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use fpcheck::history::{self, HistoryOptions, HistoryOutcome, Record};
+use fpcheck::pair::Pair;
 use fpcheck::report::{Format, Render, RenderOptions};
 use fpcheck::source::git::Session;
 use fpcheck::term::escape;
@@ -163,13 +164,13 @@ fn width(terminal: bool) -> Option<u16> {
 }
 
 /// `FROM..TO` as two release tags.
-fn parse_span(span: Option<&str>) -> Result<Option<(String, String)>, Failure> {
+fn parse_span(span: Option<&str>) -> Result<Option<Pair<String>>, Failure> {
     let Some(text) = span else {
         return Ok(None);
     };
     match text.split_once("..") {
         Some((a, b)) if !a.is_empty() && !b.is_empty() && !b.starts_with('.') => {
-            Ok(Some((a.to_string(), b.to_string())))
+            Ok(Some(Pair::new(a.to_string(), b.to_string())))
         }
         _ => Err(Failure::usage(format!(
             "`{text}`: write the span as FROM..TO with two release tags"

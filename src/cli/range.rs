@@ -126,26 +126,12 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
     if args.json {
         args.format = Some(FormatArg::Json);
     }
-    super::check_range_words(args.range.as_deref(), args.stray.as_deref())?;
-    let mut spec = RangeSpec::parse(args.range.as_deref())?;
-    spec.tags = range::TagFilter {
-        include: args.tag_match.clone(),
-        exclude: args.tag_exclude.clone(),
-        pattern: None,
-        pattern_at: args.tag_pattern_at.clone(),
-    };
+    let spec = range_spec(&args)?;
     let repo = Session::open(args.repo.as_deref())?;
     if args.resolve_only {
         return resolve_only(&repo, spec, &args);
     }
-    // `--runtime` (repeatable) narrows the runtimes analysed; the request
-    // itself names none.
-    let flags = super::RuntimeFlags {
-        runtime: Vec::new(),
-        ..args.runtime.clone()
-    };
-    let mut settings = request(&flags, args.root.clone(), true)?;
-    settings.flags.tag_pattern = super::tag_pattern_flag(args.tag_pattern.as_deref())?;
+    let settings = settings_request(&args)?;
     // Read before the analysis: an unreadable template is a usage error
     // that must not cost a comparison.
     let format = match &args.template {
@@ -179,14 +165,7 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
     if !args.no_classify {
         outcome.classify(&repo, !args.no_cache);
     }
-    for (end, name) in [(End::From, &args.from_name), (End::To, &args.to_name)] {
-        if let Some(name) = name {
-            outcome
-                .analyses_mut()
-                .try_for_each(|analysis| report::name_end(analysis, end, name))
-                .map_err(Failure::usage)?;
-        }
-    }
+    name_ends(&mut outcome, &args)?;
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let opts = RenderOptions {
         color: use_color(args.color, to_terminal) && args.output.is_none(),
@@ -211,17 +190,50 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
     })
 }
 
-/// `--resolve-only`: the ends as the comparison would take them, without
-/// reading a tree or the settings.
-fn resolve_only(repo: &Session, spec: RangeSpec, args: &RangeArgs) -> Result<u8, Failure> {
-    // The settings only for the runtimes' tag patterns, read from the `to`
-    // end's fpcheck.toml (one blob) when FROM is missing.
+/// The range the arguments name, with the tags a missing FROM may be.
+fn range_spec(args: &RangeArgs) -> Result<RangeSpec, Failure> {
+    super::check_range_words(args.range.as_deref(), args.stray.as_deref())?;
+    let mut spec = RangeSpec::parse(args.range.as_deref())?;
+    spec.tags = range::TagFilter {
+        include: args.tag_match.clone(),
+        exclude: args.tag_exclude.clone(),
+        pattern: None,
+        pattern_at: args.tag_pattern_at.clone(),
+    };
+    Ok(spec)
+}
+
+/// The settings the flags ask for. `--runtime` (repeatable) narrows the
+/// runtimes analysed; the request itself names none.
+fn settings_request(args: &RangeArgs) -> Result<fpcheck::config::ConfigRequest, Failure> {
     let flags = super::RuntimeFlags {
         runtime: Vec::new(),
         ..args.runtime.clone()
     };
     let mut settings = request(&flags, args.root.clone(), true)?;
     settings.flags.tag_pattern = super::tag_pattern_flag(args.tag_pattern.as_deref())?;
+    Ok(settings)
+}
+
+/// `--from-name`, `--to-name`: each analysis's end given that name.
+fn name_ends(outcome: &mut RangeOutcome, args: &RangeArgs) -> Result<(), Failure> {
+    for (end, name) in [(End::From, &args.from_name), (End::To, &args.to_name)] {
+        if let Some(name) = name {
+            outcome
+                .analyses_mut()
+                .try_for_each(|analysis| report::name_end(analysis, end, name))
+                .map_err(Failure::usage)?;
+        }
+    }
+    Ok(())
+}
+
+/// `--resolve-only`: the ends as the comparison would take them, without
+/// reading a tree or the settings.
+fn resolve_only(repo: &Session, spec: RangeSpec, args: &RangeArgs) -> Result<u8, Failure> {
+    // The settings only for the runtimes' tag patterns, read from the `to`
+    // end's fpcheck.toml (one blob) when FROM is missing.
+    let settings = settings_request(args)?;
     let ends = range::resolve(
         repo,
         &range::RangeOptions {

@@ -132,14 +132,6 @@ pub(crate) fn acknowledge(
 ) -> AckOutcome {
     let proven = process.fingerprint.and_then(process::known_fingerprint);
     let to = marker::to_fingerprint(marker);
-    if let (Some(p), Some(t)) = (proven, to) {
-        if p != t {
-            return AckOutcome::Refuse(format!(
-                "the process fingerprint {p} is not the marker's to_fingerprint {t}: \
-                 this client has not loaded the release the marker asks for; restart it"
-            ));
-        }
-    }
     // What section 7 would compare, when the installed runtime is known.
     let evidence = installed.map(|i| {
         Evidence::new(
@@ -147,22 +139,9 @@ pub(crate) fn acknowledge(
             (process.fingerprint.unwrap_or(""), process.version),
         )
     });
-    if let Some(e) = evidence.filter(Evidence::fingerprints_differ) {
-        return AckOutcome::Refuse(format!(
-            "the process fingerprint {} is not the installed runtime's {}: \
-             this client runs other code than is installed; restart it",
-            e.process_fingerprint, e.installed_fingerprint
-        ));
+    if let Some(why) = refusal(proven, to, evidence) {
+        return AckOutcome::Refuse(why);
     }
-    if let Some(e) = evidence.filter(Evidence::versions_differ) {
-        return AckOutcome::Refuse(format!(
-            "the process version {} is not the installed version {}: \
-             this client runs another release than is installed; restart it",
-            e.process_version, e.installed_version
-        ));
-    }
-    let usable = evidence.is_some_and(|e| e.usable());
-    let versions_known = evidence.is_some_and(|e| e.versions_known());
     let mut updated = marker.clone();
     let clients = match updated
         .entry("clients")
@@ -181,6 +160,8 @@ pub(crate) fn acknowledge(
         .filter(|(_, action)| action.as_str() != Some(CLIENT_OK))
         .map(|(name, _)| name.as_str())
         .collect();
+    let usable = evidence.is_some_and(|e| e.usable());
+    let versions_known = evidence.is_some_and(|e| e.versions_known());
     let proven_current = usable
         || (proven.is_some() && to.is_some())
         || (!marker::has_to_fingerprint(marker) && versions_known);
@@ -189,7 +170,56 @@ pub(crate) fn acknowledge(
     } else if proven_current {
         let clients = clients.clone();
         return AckOutcome::Remove { clients };
-    } else if marker::has_to_fingerprint(marker) && to.is_some() {
+    } else {
+        unproven(marker, to, installed)
+    };
+    AckOutcome::Keep {
+        marker: updated,
+        because,
+    }
+}
+
+/// Why the process may not acknowledge at all, if so: it proves it loaded
+/// another release than the marker's, or runs other code or another
+/// version than is installed.
+fn refusal(
+    proven: Option<&str>,
+    to: Option<&str>,
+    evidence: Option<Evidence<'_>>,
+) -> Option<String> {
+    if let (Some(p), Some(t)) = (proven, to) {
+        if p != t {
+            return Some(format!(
+                "the process fingerprint {p} is not the marker's to_fingerprint {t}: \
+                 this client has not loaded the release the marker asks for; restart it"
+            ));
+        }
+    }
+    if let Some(e) = evidence.filter(Evidence::fingerprints_differ) {
+        return Some(format!(
+            "the process fingerprint {} is not the installed runtime's {}: \
+             this client runs other code than is installed; restart it",
+            e.process_fingerprint, e.installed_fingerprint
+        ));
+    }
+    if let Some(e) = evidence.filter(Evidence::versions_differ) {
+        return Some(format!(
+            "the process version {} is not the installed version {}: \
+             this client runs another release than is installed; restart it",
+            e.process_version, e.installed_version
+        ));
+    }
+    None
+}
+
+/// Why the marker stays although no client is left to restart: the
+/// process has not proven that it runs the marker's release.
+fn unproven(
+    marker: &Map<String, Value>,
+    to: Option<&str>,
+    installed: Option<&AckInstalled>,
+) -> Message {
+    if marker::has_to_fingerprint(marker) && to.is_some() {
         Message::new()
             .text("the process has not proven it loaded the marker's to_fingerprint (pass ")
             .setting(Setting::ProcessFingerprint, Said::None)
@@ -202,10 +232,6 @@ pub(crate) fn acknowledge(
         "the marker has no to_fingerprint, and neither the fingerprints nor the versions \
          show that the process runs the installed release"
             .into()
-    };
-    AckOutcome::Keep {
-        marker: updated,
-        because,
     }
 }
 

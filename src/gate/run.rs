@@ -18,6 +18,7 @@ use super::snapshot::{self, FileChange, Recorded, Snapshot, SnapshotSettings};
 use super::{clock, lock, Cause, ErrorKind, GateError};
 use crate::atomic;
 use crate::error::Classified;
+use crate::pair::Pair;
 use crate::verdict::client::{self, Client};
 use crate::verdict::marker::{Marker, SCHEMA_VERSION};
 use crate::verdict::updater::{self, MarkerReason};
@@ -136,8 +137,8 @@ pub fn gate(req: &GateRequest) -> GateReport {
         warnings: unknown_client_warnings(req.clients),
         ..GateReport::default()
     };
-    let (before, after) = read_both(req, &mut report);
-    match (&before, &after, report.error.is_none()) {
+    let snapshots = read_both(req, &mut report);
+    match (&snapshots.from, &snapshots.to, report.error.is_none()) {
         (Some(b), Some(a), true) => decide(&mut report, b, a),
         _ => fail_closed(&mut report),
     }
@@ -150,7 +151,7 @@ pub fn gate(req: &GateRequest) -> GateReport {
 
 /// Reads the snapshot and takes the runtime's state now, with the
 /// snapshot's settings (or the flags', which must agree with them).
-fn read_both(req: &GateRequest, report: &mut GateReport) -> (Option<Snapshot>, Option<Snapshot>) {
+fn read_both(req: &GateRequest, report: &mut GateReport) -> Pair<Option<Snapshot>> {
     let before = snapshot::load(req.before);
     let settings = match (&before, &req.settings) {
         (Ok(b), Some(given)) if *given != b.settings => {
@@ -198,7 +199,7 @@ fn read_both(req: &GateRequest, report: &mut GateReport) -> (Option<Snapshot>, O
             ));
         }
     }
-    (before, after)
+    Pair::new(before, after)
 }
 
 /// Writes the marker under the lock when the report asks for one.

@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::cache::FingerprintCache;
 use crate::changes;
 use crate::config::{self, Runtime};
+use crate::pair::Pair;
 use crate::range::{ReportedSettings, SettingsCheck};
 use crate::source::git::repo_display;
 use crate::source::SourceError;
@@ -42,7 +43,7 @@ pub(crate) const SCHEMA_VERSION: u32 = 1;
 #[derive(Clone, Debug, Default)]
 pub struct HistoryOptions {
     /// Only releases between these two tags (inclusive, by precedence).
-    pub span: Option<(String, String)>,
+    pub span: Option<Pair<String>>,
     /// Only tags matching this glob (`v7.*`).
     pub tags: Option<String>,
     /// Leave pre-releases out.
@@ -352,7 +353,6 @@ fn records(
     listed: &Listed,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<(Option<String>, Record)>, HistoryError> {
-    let tags = &listed.tags;
     let mut plans = Vec::with_capacity(names.len());
     for name in names {
         plans.push(settings::plans(
@@ -363,62 +363,11 @@ fn records(
     }
     // Every release with its own settings first (the usual case, reused
     // prefixes and all), then the cross-checks, which are rare.
-    let mut jobs: Vec<(&Tag, &Runtime)> = Vec::new();
-    let mut slots: Vec<Vec<Slot>> = Vec::with_capacity(names.len());
-    for runtime_plans in &plans {
-        let mut mine = Vec::new();
-        for (i, plan) in runtime_plans.iter().enumerate() {
-            if let Some(plan) = plan {
-                mine.push(Slot {
-                    release: i,
-                    plan: plan.clone(),
-                    own: jobs.len(),
-                    cross: None,
-                    cross_base: None,
-                });
-                jobs.push((&tags[i], &plan.end.runtime));
-            }
-        }
-        slots.push(mine);
-    }
+    let (mut jobs, mut slots) = own_jobs(&listed.tags, &plans);
     for (runtime_slots, runtime_plans) in slots.iter_mut().zip(&plans) {
-        for k in 1..runtime_slots.len() {
-            let (before, after) = runtime_slots.split_at_mut(k);
-            let (from, to) = (&before[k - 1], &mut after[0]);
-            // Every update whose settings differ is cross-checked, one that
-            // declares the runtime again included: its older release was
-            // read with borrowed settings, which may not be the new ones.
-            let from_plan = runtime_plans[from.release]
-                .as_ref()
-                .expect("a planned release");
-            let own = from_plan.borrowed.as_ref().and_then(|b| b.own.as_ref());
-            if let Some(own) = own.filter(|own| crate::range::settings_differ(own, &to.plan.end)) {
-                // Cross-checked with the older release's own settings.
-                to.cross_base = Some(jobs.len());
-                jobs.push((&tags[from.release], &own.runtime));
-                to.cross = Some(jobs.len());
-                jobs.push((&tags[to.release], &own.runtime));
-            } else if crate::range::settings_differ(&from.plan.end, &to.plan.end) {
-                to.cross = Some(jobs.len());
-                jobs.push((&tags[to.release], &from_plan.end.runtime));
-            }
-        }
+        cross_jobs(&listed.tags, runtime_plans, runtime_slots, &mut jobs);
     }
-    let mut cache = if opts.persistent_cache {
-        FingerprintCache::open(repo)
-    } else {
-        FingerprintCache::in_memory()
-    };
-    let (reads, blobs) = read_all(repo, &jobs, &cache, opts, progress)?;
-    for r in &reads {
-        // Only new fingerprints: putting a cached one back would parse the
-        // whole cache file for nothing (a reused one's key was hashed here).
-        if let (Some(key), How::Hashed) = (&r.key, r.how) {
-            cache.put(key.clone(), r.info.fingerprint.clone());
-        }
-    }
-    // A cache that cannot be written only costs the next run some time.
-    let _ = cache.save();
+    let (reads, blobs) = read_remembered(repo, &jobs, opts, progress)?;
     let mut kinds = if opts.persistent_cache && opts.classify {
         crate::classify::KindCache::open(repo)
     } else {
@@ -440,6 +389,92 @@ fn records(
     Ok(out)
 }
 
+/// The jobs that read each planned release of each runtime with its own
+/// settings, and each runtime's slots naming them; a runtime's releases
+/// are consecutive jobs, so that a worker resumes its hasher after their
+/// shared prefix.
+fn own_jobs<'t>(
+    tags: &'t [Tag],
+    plans: &'t [Vec<Option<Plan>>],
+) -> (Vec<(&'t Tag, &'t Runtime)>, Vec<Vec<Slot>>) {
+    let mut jobs: Vec<(&Tag, &Runtime)> = Vec::new();
+    let mut slots: Vec<Vec<Slot>> = Vec::with_capacity(plans.len());
+    for runtime_plans in plans {
+        let mut mine = Vec::new();
+        for (i, plan) in runtime_plans.iter().enumerate() {
+            if let Some(plan) = plan {
+                mine.push(Slot {
+                    release: i,
+                    plan: plan.clone(),
+                    own: jobs.len(),
+                    cross: None,
+                    cross_base: None,
+                });
+                jobs.push((&tags[i], &plan.end.runtime));
+            }
+        }
+        slots.push(mine);
+    }
+    (jobs, slots)
+}
+
+/// Adds the jobs of one runtime's settings cross-checks to `jobs`, and
+/// names them in the slot of the update each checks.
+fn cross_jobs<'t>(
+    tags: &'t [Tag],
+    runtime_plans: &'t [Option<Plan>],
+    runtime_slots: &mut [Slot],
+    jobs: &mut Vec<(&'t Tag, &'t Runtime)>,
+) {
+    for k in 1..runtime_slots.len() {
+        let (before, after) = runtime_slots.split_at_mut(k);
+        let (from, to) = (&before[k - 1], &mut after[0]);
+        // Every update whose settings differ is cross-checked, one that
+        // declares the runtime again included: its older release was
+        // read with borrowed settings, which may not be the new ones.
+        let from_plan = runtime_plans[from.release]
+            .as_ref()
+            .expect("a planned release");
+        let own = from_plan.borrowed.as_ref().and_then(|b| b.own.as_ref());
+        if let Some(own) = own.filter(|own| crate::range::settings_differ(own, &to.plan.end)) {
+            // Cross-checked with the older release's own settings.
+            to.cross_base = Some(jobs.len());
+            jobs.push((&tags[from.release], &own.runtime));
+            to.cross = Some(jobs.len());
+            jobs.push((&tags[to.release], &own.runtime));
+        } else if crate::range::settings_differ(&from.plan.end, &to.plan.end) {
+            to.cross = Some(jobs.len());
+            jobs.push((&tags[to.release], &from_plan.end.runtime));
+        }
+    }
+}
+
+/// Every job read ([`read_all`]) through the fingerprint cache, and the
+/// new fingerprints remembered in it.
+fn read_remembered(
+    repo: &Session,
+    jobs: &[(&Tag, &Runtime)],
+    opts: &HistoryOptions,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<(Vec<Read>, Blobs), HistoryError> {
+    let mut cache = if opts.persistent_cache {
+        FingerprintCache::open(repo)
+    } else {
+        FingerprintCache::in_memory()
+    };
+    let (reads, blobs) = read_all(repo, jobs, &cache, opts, progress)?;
+    for r in &reads {
+        // Only new fingerprints: putting a cached one back would parse the
+        // whole cache file for nothing (a reused one's key was hashed here).
+        if let (Some(key), How::Hashed) = (&r.key, r.how) {
+            cache.put(key.clone(), r.info.fingerprint.clone());
+        }
+    }
+    // A cache that cannot be written only costs the next run some time.
+    let _ = cache.save();
+    Ok((reads, blobs))
+}
+
 /// One runtime's record from its reads.
 fn record(
     repo: &Session,
@@ -449,39 +484,11 @@ fn record(
     listed: &Listed,
     (blobs, kinds): (&Blobs, &mut crate::classify::KindCache),
 ) -> Record {
-    let tags = &listed.tags;
-    let mut stats = Stats {
-        blobs_read: blobs.read,
-        ..Stats::default()
-    };
-    for slot in slots {
-        for job in std::iter::once(slot.own)
-            .chain(slot.cross)
-            .chain(slot.cross_base)
-        {
-            match reads[job].how {
-                How::Cached => stats.cached += 1,
-                How::Reused => stats.reused += 1,
-                How::Hashed => stats.hashed += 1,
-                How::Unavailable => {}
-            }
-        }
-    }
+    let mut stats = job_stats(slots, reads, blobs.read);
     // A release before the first declaration was read with the first
     // declaring release's settings and keeps that fingerprint.
     let own: Vec<Read> = slots.iter().map(|slot| reads[slot.own].clone()).collect();
-    let mut steps: Vec<Step> = slots
-        .windows(2)
-        .zip(own.windows(2))
-        .map(|(s, r)| {
-            step(
-                (&r[0], &r[1]),
-                (&s[0].plan, &s[1].plan),
-                s[1].cross
-                    .map(|c| (&reads[c], s[1].cross_base.map(|b| &reads[b]))),
-            )
-        })
-        .collect();
+    let mut steps = decide_updates(slots, &own, reads);
     if opts.classify {
         classify_steps(
             repo,
@@ -492,20 +499,8 @@ fn record(
         );
     }
     let mut warnings = listed.warnings.clone();
-    if let (Some(name), Some(first)) = (name, slots.first()) {
-        if first.release > 0 {
-            warnings.push(Warning::new(
-                Code::RuntimeNotDeclared,
-                format!(
-                    "runtime `{}` is not declared before {}: its history starts at {}, and {} earlier release{} left out",
-                    name,
-                    tags[first.release + usize::from(first.plan.borrowed.is_some())].name,
-                    tags[first.release].name,
-                    first.release,
-                    if first.release == 1 { " is" } else { "s are" }
-                ),
-            ));
-        }
+    if let Some(name) = name {
+        warnings.extend(declared_late(name, slots, &listed.tags));
     }
     let summary = summarise(&own, &steps);
     let newest = slots
@@ -521,6 +516,63 @@ fn record(
         warnings,
         stats,
     }
+}
+
+/// How the jobs of a runtime's releases were read (cached, reused,
+/// hashed), cross-checks included.
+fn job_stats(slots: &[Slot], reads: &[Read], blobs_read: usize) -> Stats {
+    let mut stats = Stats {
+        blobs_read,
+        ..Stats::default()
+    };
+    for slot in slots {
+        for job in std::iter::once(slot.own)
+            .chain(slot.cross)
+            .chain(slot.cross_base)
+        {
+            match reads[job].how {
+                How::Cached => stats.cached += 1,
+                How::Reused => stats.reused += 1,
+                How::Hashed => stats.hashed += 1,
+                How::Unavailable => {}
+            }
+        }
+    }
+    stats
+}
+
+/// Each update between consecutive releases (`own`, each read with its
+/// plan's settings), decided with its cross-check's reads.
+fn decide_updates(slots: &[Slot], own: &[Read], reads: &[Read]) -> Vec<Step> {
+    slots
+        .windows(2)
+        .zip(own.windows(2))
+        .map(|(s, r)| {
+            step(
+                Pair::new(&r[0], &r[1]),
+                Pair::new(&s[0].plan, &s[1].plan),
+                s[1].cross
+                    .map(|c| (&reads[c], s[1].cross_base.map(|b| &reads[b]))),
+            )
+        })
+        .collect()
+}
+
+/// The warning that runtime `name` is declared only from a later release
+/// on, so that the releases before are left out of its history.
+fn declared_late(name: &str, slots: &[Slot], tags: &[Tag]) -> Option<Warning> {
+    let first = slots.first().filter(|first| first.release > 0)?;
+    Some(Warning::new(
+        Code::RuntimeNotDeclared,
+        format!(
+            "runtime `{}` is not declared before {}: its history starts at {}, and {} earlier release{} left out",
+            name,
+            tags[first.release + usize::from(first.plan.borrowed.is_some())].name,
+            tags[first.release].name,
+            first.release,
+            if first.release == 1 { " is" } else { "s are" }
+        ),
+    ))
 }
 
 fn read_all(

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use gix::ObjectId;
 
 use super::{HistoryError, HistoryOptions, SkippedTag};
+use crate::pair::Pair;
 use crate::source::git::peel_to_commit;
 use crate::source::SourceError;
 use crate::warning::{Code, Warning};
@@ -228,7 +229,7 @@ fn order_by_ancestry(
     ordered
 }
 
-pub(super) fn restrict(tags: Vec<Tag>, span: &(String, String)) -> Result<Vec<Tag>, HistoryError> {
+pub(super) fn restrict(tags: Vec<Tag>, span: &Pair<String>) -> Result<Vec<Tag>, HistoryError> {
     let find = |name: &str| {
         tags.iter()
             .find(|t| t.name == name || t.aliases.iter().any(|a| a == name))
@@ -239,11 +240,11 @@ pub(super) fn restrict(tags: Vec<Tag>, span: &(String, String)) -> Result<Vec<Ta
                 ))
             })
     };
-    let (lo, hi) = (find(&span.0)?, find(&span.1)?);
+    let (lo, hi) = (find(&span.from)?, find(&span.to)?);
     if lo.cmp_precedence(&hi).is_gt() {
         return Err(HistoryError::Usage(format!(
             "`{}..{}` runs backwards ({lo} comes after {hi}): write the older release first",
-            span.0, span.1
+            span.from, span.to
         )));
     }
     Ok(tags

@@ -19,15 +19,81 @@ pub(super) fn facts(info: &ReleaseInfo) -> SideFacts {
 /// update declares the runtime (again), and, when the settings changed, the `to` release
 /// also read with the `from` release's settings (`cross`), fail-closed.
 pub(super) fn step(
-    (from, to): (&Read, &Read),
-    (from_plan, to_plan): (&Plan, &Plan),
+    reads: Pair<&Read>,
+    plans: Pair<&Plan>,
     cross: Option<(&Read, Option<&Read>)>,
 ) -> Step {
-    let (from_ref, to_ref) = (from.info.tag.as_str(), to.info.tag.as_str());
+    let Pair { from, to } = reads;
+    let mut warnings = borrowed_warnings(plans);
+    // Against the older release's own fingerprint when it was read with
+    // other settings for the cross-check (`base`).
+    let checked_from = cross
+        .and_then(|(_, base)| base)
+        .map_or(from.info.fingerprint.as_str(), |b| {
+            b.info.fingerprint.as_str()
+        });
+    let settings_check = cross.map(|(c, _)| {
+        SettingsCheck::new(
+            available(&c.info.fingerprint),
+            c.info.unavailable_reason.clone(),
+            available(checked_from).as_deref(),
+        )
+    });
+    let decided = verdict::decide_update(
+        &facts(&from.info),
+        &facts(&to.info),
+        verdict::Policy {
+            undeclared: plans.from.borrowed.is_some() || plans.to.borrowed.is_some(),
+            settings_check: settings_check.as_ref(),
+        },
+    );
+    warnings.extend(crate::range::settings_warnings(
+        Pair::new(from.info.tag.as_str(), to.info.tag.as_str()),
+        Pair::new(&plans.from.end, &plans.to.end),
+        crate::fingerprint::short(checked_from).unwrap_or("unavailable"),
+        (settings_check.as_ref(), &decided),
+    ));
+    let d = decided.decision;
+    Step {
+        from: from.info.tag.clone(),
+        to: to.info.tag.clone(),
+        from_version: from.info.version.clone(),
+        to_version: to.info.version.clone(),
+        release_version_changed: release_version_changed(&from.info, &to.info),
+        from_release: release_version(&from.info),
+        to_release: release_version(&to.info),
+        from_fingerprint: from.info.fingerprint.clone(),
+        to_fingerprint: to.info.fingerprint.clone(),
+        restart_required: d.restart_required,
+        reason: d.reason,
+        marker_reason: d.updater.marker_reason.map(|r| r.as_str()),
+        version_changed: d.version_changed,
+        runtime_files_changed: changes::between_selections(
+            &from.ids,
+            &to.ids,
+            Pair::new(&from.root, &to.root),
+        )
+        .runtime
+        .len(),
+        changed_anything: from.tree != to.tree,
+        avoidable: None,
+        settings_check,
+        warnings,
+    }
+}
+
+/// A fingerprint as the settings check records it: none when unavailable.
+fn available(fp: &str) -> Option<String> {
+    crate::fingerprint::available(fp).map(String::from)
+}
+
+/// The warnings of an update with a release that does not declare the
+/// runtime: which settings it was read with, so that a reader knows what
+/// its fingerprint means.
+fn borrowed_warnings(plans: Pair<&Plan>) -> Vec<Warning> {
     let mut warnings = Vec::new();
-    let declares_again = Plan::declares_again(from_plan, to_plan);
-    let from_fingerprint = from.info.fingerprint.clone();
-    if let Some(b) = from_plan.borrowed.as_ref().filter(|_| declares_again) {
+    let declares_again = Plan::declares_again(plans.from, plans.to);
+    if let Some(b) = plans.from.borrowed.as_ref().filter(|_| declares_again) {
         let whose = if b.from_later {
             "the settings of the release that declares it next"
         } else {
@@ -41,7 +107,7 @@ pub(super) fn step(
             ),
         ));
     }
-    if let Some(b) = &to_plan.borrowed {
+    if let Some(b) = &plans.to.borrowed {
         warnings.push(Warning::new(
             Code::RuntimeNotDeclared,
             format!(
@@ -50,64 +116,14 @@ pub(super) fn step(
             ),
         ));
     }
-    let available = |fp: &str| crate::fingerprint::available(fp).map(String::from);
-    // Against the older release's own fingerprint when it was read with
-    // other settings for the cross-check (`base`).
-    let checked_from = cross
-        .and_then(|(_, base)| base)
-        .map_or(from_fingerprint.as_str(), |b| b.info.fingerprint.as_str());
-    let settings_check = cross.map(|(c, _)| {
-        SettingsCheck::new(
-            available(&c.info.fingerprint),
-            c.info.unavailable_reason.clone(),
-            available(checked_from).as_deref(),
-        )
-    });
-    let decided = verdict::decide_update(
-        &facts(&from.info),
-        &facts(&to.info),
-        verdict::Policy {
-            undeclared: from_plan.borrowed.is_some() || to_plan.borrowed.is_some(),
-            settings_check: settings_check.as_ref(),
-        },
-    );
-    warnings.extend(crate::range::settings_warnings(
-        (from_ref, to_ref),
-        (&from_plan.end, &to_plan.end),
-        crate::fingerprint::short(checked_from).unwrap_or("unavailable"),
-        (settings_check.as_ref(), &decided),
-    ));
-    let d = decided.decision;
-    Step {
-        from: from.info.tag.clone(),
-        to: to.info.tag.clone(),
-        from_version: from.info.version.clone(),
-        to_version: to.info.version.clone(),
-        release_version_changed: {
-            let (a, b) = (release_version(&from.info), release_version(&to.info));
-            crate::version::compare(&a.version, &b.version)
-                .map_or(a.version != b.version, |o| o.is_ne())
-        },
-        from_release: release_version(&from.info),
-        to_release: release_version(&to.info),
-        from_fingerprint,
-        to_fingerprint: to.info.fingerprint.clone(),
-        restart_required: d.restart_required,
-        reason: d.reason,
-        marker_reason: d.updater.marker_reason.map(|r| r.as_str()),
-        version_changed: d.version_changed,
-        runtime_files_changed: changes::between_selections(
-            &from.ids,
-            &to.ids,
-            (&from.root, &to.root),
-        )
-        .runtime
-        .len(),
-        changed_anything: from.tree != to.tree,
-        avoidable: None,
-        settings_check,
-        warnings,
-    }
+    warnings
+}
+
+/// Whether the releases' versions differ: by precedence, or as text when
+/// precedence cannot order them.
+fn release_version_changed(from: &ReleaseInfo, to: &ReleaseInfo) -> bool {
+    let (a, b) = (release_version(from), release_version(to));
+    crate::version::compare(&a.version, &b.version).map_or(a.version != b.version, |o| o.is_ne())
 }
 
 /// Marks the avoidable restarts ([`crate::classify::avoidable_updates`]
@@ -129,8 +145,8 @@ pub(super) fn classify_steps(
                 w[1].info.force_restart,
                 crate::classify::settings_changed(step.settings_check.is_some(), &step.warnings),
             ),
-            trees: (w[0].tree, w[1].tree),
-            ids: (&w[0].ids, &w[1].ids),
+            trees: Pair::new(w[0].tree, w[1].tree),
+            ids: Pair::new(&w[0].ids, &w[1].ids),
             // Changes are sorted by the newer release's settings.
             root: w[1].root.as_str(),
         })

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use crate::classify::{self, Bytes, KindCache};
+use crate::pair::Pair;
 use crate::source::git::Session;
 
 use super::Analysis;
@@ -30,7 +31,12 @@ pub(crate) fn annotate_with(repo: &Session, analysis: &mut Analysis, kinds: &mut
     } else {
         Bytes::Tree(analysis.to.tree.filter(|_| compares))
     };
-    classify::classify_changes(repo, (&from, &to), &mut analysis.changes.runtime, kinds);
+    classify::classify_changes(
+        repo,
+        Pair::new(&from, &to),
+        &mut analysis.changes.runtime,
+        kinds,
+    );
     analysis.avoidable = classify::avoidable(
         analysis.restart_required,
         analysis.reason,

@@ -11,6 +11,7 @@ use super::{Digests, RangeError, WORKTREE};
 use crate::cache::FingerprintCache;
 use crate::config::Runtime;
 use crate::fingerprint::{self, Fingerprint};
+use crate::pair::Pair;
 use crate::release::{self, Release};
 use crate::select::{select, Rules, Selection};
 use crate::setting::{Message, Setting, Value};
@@ -42,7 +43,7 @@ pub(super) fn read_pair(
     same_settings: bool,
     cache: &mut FingerprintCache,
     digests: Digests,
-) -> Result<(Read, Read), SourceError> {
+) -> Result<Pair<Read>, SourceError> {
     let same_root = same_settings
         && from_src.root_tree().is_some()
         && from_src.root_tree() == to_src.root_tree();
@@ -51,10 +52,16 @@ pub(super) fn read_pair(
         .filter(|_| same_root)
         .map(|(id, depth)| FingerprintCache::tree_key(&from_rt.root, id, depth, &from_rt.rules));
     if let Some(key) = tree_key.as_deref() {
-        if let Some(pair) = remembered((from_src, to_src), key, cache, digests)? {
+        if let Some(pair) = remembered(Pair::new(from_src, to_src), key, cache, digests)? {
             return Ok(pair);
         }
-        if let Some(pair) = scanned((from_src, to_src), key, &from_rt.rules, cache, digests)? {
+        if let Some(pair) = scanned(
+            Pair::new(from_src, to_src),
+            key,
+            &from_rt.rules,
+            cache,
+            digests,
+        )? {
             return Ok(pair);
         }
     }
@@ -75,17 +82,17 @@ pub(super) fn read_pair(
     } else {
         Some(select(to_src, &to_rt.rules)?)
     };
-    let (from_fp, to_fp, skipped) = fingerprint_pair(
+    let (fps, skipped) = fingerprint_pair(
         (from_src, from_sel, &from_rt.rules),
         (to_src, to_sel, &to_rt.rules),
         cache,
         digests,
     )?;
-    let same = skipped || from_fp.selection.files == to_fp.selection.files;
-    let files = skipped.then_some(from_fp.selection.files.len());
-    Ok((
-        read_git(from_src, from_fp, same, files)?,
-        read_git(to_src, to_fp, same, files)?,
+    let same = skipped || fps.from.selection.files == fps.to.selection.files;
+    let files = skipped.then_some(fps.from.selection.files.len());
+    Ok(Pair::new(
+        read_git(from_src, fps.from, same, files)?,
+        read_git(to_src, fps.to, same, files)?,
     ))
 }
 
@@ -94,18 +101,18 @@ pub(super) fn read_pair(
 /// above the root at either end (below it, the walk saw none), and a digest
 /// only if the cache has it or none is needed.
 fn remembered(
-    (from_src, to_src): (&GitSource, &GitSource),
+    srcs: Pair<&GitSource>,
     tree_key: &str,
     cache: &FingerprintCache,
     digests: Digests,
-) -> Result<Option<(Read, Read)>, SourceError> {
+) -> Result<Option<Pair<Read>>, SourceError> {
     if cache.is_empty() {
         return Ok(None);
     }
     let Some((selection_key, files)) = cache.tree(tree_key) else {
         return Ok(None);
     };
-    if from_src.may_have_attributes()? || to_src.may_have_attributes()? {
+    if srcs.from.may_have_attributes()? || srcs.to.may_have_attributes()? {
         return Ok(None);
     }
     let digest = (selection_key != FingerprintCache::UNWALKED)
@@ -114,7 +121,7 @@ fn remembered(
     if digest.is_none() && digests == Digests::Always {
         return Ok(None);
     }
-    Ok(Some(unwalked((from_src, to_src), digest, files)?))
+    Ok(Some(unwalked(srcs, digest, files)?))
 }
 
 /// Both ends from a scan of the `from` end's root tree (see
@@ -125,20 +132,20 @@ fn remembered(
 /// holds any is left to the walk, which records the tree for next time).
 /// A persistent cache remembers the scan (without a selection key).
 fn scanned(
-    (from_src, to_src): (&GitSource, &GitSource),
+    srcs: Pair<&GitSource>,
     tree_key: &str,
     rules: &Rules,
     cache: &mut FingerprintCache,
     digests: Digests,
-) -> Result<Option<(Read, Read)>, SourceError> {
+) -> Result<Option<Pair<Read>>, SourceError> {
     if digests == Digests::Always || (cache.is_persistent() && !cache.is_empty()) {
         return Ok(None);
     }
     // Attribute warnings need the list of files: the walk makes it.
-    if from_src.may_have_attributes()? || to_src.may_have_attributes()? {
+    if srcs.from.may_have_attributes()? || srcs.to.may_have_attributes()? {
         return Ok(None);
     }
-    let Some(files) = crate::select::plain_selection(from_src, rules) else {
+    let Some(files) = crate::select::plain_selection(srcs.from, rules) else {
         return Ok(None);
     };
     if cache.is_persistent() {
@@ -148,16 +155,16 @@ fn scanned(
             files,
         );
     }
-    Ok(Some(unwalked((from_src, to_src), None, files)?))
+    Ok(Some(unwalked(srcs, None, files)?))
 }
 
 /// Both ends of a shared root tree known to select `files` files, with the
 /// digest when known, without a walk.
 fn unwalked(
-    (from_src, to_src): (&GitSource, &GitSource),
+    srcs: Pair<&GitSource>,
     digest: Option<String>,
     files: usize,
-) -> Result<(Read, Read), SourceError> {
+) -> Result<Pair<Read>, SourceError> {
     let read = |src: &GitSource| -> Result<Read, SourceError> {
         let fp = Fingerprint {
             digest: digest.clone(),
@@ -169,7 +176,7 @@ fn unwalked(
         read.side.runtime_files = files;
         Ok(read)
     };
-    Ok((read(from_src)?, read(to_src)?))
+    Ok(Pair::new(read(srcs.from)?, read(srcs.to)?))
 }
 
 /// Both fingerprints, each end with its own rules. `to_sel` is `None`
@@ -177,7 +184,7 @@ fn unwalked(
 /// [`super::analyse_with`]). When the selections (paths and blob ids) are
 /// equal the fingerprints are equal: with [`Digests::WhenNeeded`] nothing
 /// is hashed (a digest is reported only if the cache holds it) and the
-/// third value is `true`; with [`Digests::Always`] the bytes are read and
+/// second value is `true`; with [`Digests::Always`] the bytes are read and
 /// hashed once for both. Skipped, the `to` end's selection is left empty
 /// (it is the `from` end's) and [`read_git`] is told how many files it has.
 fn fingerprint_pair(
@@ -185,7 +192,7 @@ fn fingerprint_pair(
     (to_src, to_sel, to_rules): (&GitSource, Option<Selection>, &Rules),
     cache: &mut FingerprintCache,
     digests: Digests,
-) -> Result<(Fingerprint, Fingerprint, bool), SourceError> {
+) -> Result<(Pair<Fingerprint>, bool), SourceError> {
     // Both lists are sorted by path, each path once: equal lists are equal
     // (path, content) maps. Equal files are not enough, though: a problem
     // (a broken link, a directory named like a module) makes one side
@@ -194,11 +201,11 @@ fn fingerprint_pair(
         let same =
             from_sel.is_available() && to_sel.is_available() && from_sel.files == to_sel.files;
         if !same {
-            return Ok((
+            let fps = Pair::new(
                 cached_or_hashed(from_src, from_sel, from_rules, cache)?,
                 cached_or_hashed(to_src, to_sel, to_rules, cache)?,
-                false,
-            ));
+            );
+            return Ok((fps, false));
         }
     }
     let skip = from_sel.is_available() && digests == Digests::WhenNeeded;
@@ -220,12 +227,12 @@ fn fingerprint_pair(
             selection: Selection::default(),
             unavailable_reason: None,
         };
-        return Ok((from_fp, to_fp, true));
+        return Ok((Pair::new(from_fp, to_fp), true));
     }
     let from_fp = cached_or_hashed(from_src, from_sel, from_rules, cache)?;
     let mut to_fp = from_fp.clone();
     to_fp.warnings = to_src.warnings(&to_fp.selection.files)?;
-    Ok((from_fp, to_fp, false))
+    Ok((Pair::new(from_fp, to_fp), false))
 }
 
 pub(super) fn cached_or_hashed(

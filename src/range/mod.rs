@@ -13,6 +13,7 @@ use serde::Serialize;
 use crate::cache::FingerprintCache;
 use crate::changes::{self, Changes};
 use crate::config::{self, EndSettings, Runtime};
+use crate::pair::Pair;
 use crate::select::select;
 use crate::setting::{Message, Setting, Value};
 use crate::side::Side;
@@ -469,7 +470,7 @@ fn analyse_with(
         compared.from,
         compared.to,
         compared.changes,
-        (&from_end.end, &compared.to_end),
+        Pair::new(&from_end.end, &compared.to_end),
         (compared.check, compared.own_digest),
         undeclared,
     ))
@@ -503,37 +504,22 @@ fn against_revision(
     } else {
         Digests::Always
     };
-    let (from_read, mut to_read) = ends::read_pair(
+    let Pair {
+        from: from_read,
+        to: mut to_read,
+    } = ends::read_pair(
         (&from.src, from_rt),
         (&to_src, to_rt),
         same_settings && absent.to.is_none(),
         cache,
         digests,
     )?;
-    // Changes are sorted by the `to` end's settings: what the new release's
-    // gate counts.
-    let diff = changes::between_trees(
+    let mut changes = tree_changes(
         repo,
-        from.rev.tree,
-        to_rev.tree,
-        (from_read.root_tree, to_read.root_tree),
-        (&from_rt.root, &to_rt.root),
-        &to_rt.rules,
+        Pair::new(from.rev.tree, to_rev.tree),
+        Pair::new(&from_read, &to_read),
+        Pair::new(from_rt, to_rt),
     );
-    let mut changes = match diff {
-        Ok(mut changes) => {
-            changes::add_target_changes(&mut changes, &from_read.ids, &to_read.ids, &to_rt.root);
-            changes
-        }
-        // The verdict comes from the fingerprints; the diff only explains
-        // it. A tree the diff cannot parse (a name with a NUL under an
-        // excluded folder, a tree too deep) must not turn a decided verdict
-        // into an error: the selections still tell what changed in the
-        // runtime, and the list of ignored changes is marked incomplete.
-        Err(_) => {
-            changes::between_selections(&from_read.ids, &to_read.ids, (&from_rt.root, &to_rt.root))
-        }
-    };
     attributes_changes(
         &mut changes,
         (&from.src, &from_read),
@@ -555,6 +541,38 @@ fn against_revision(
         check,
         own_digest,
     })
+}
+
+/// What changed between the ends' commits: the diff of their trees, with
+/// the links whose targets changed. Changes are sorted by the `to` end's
+/// settings: what the new release's gate counts.
+fn tree_changes(
+    repo: &Session,
+    trees: Pair<gix::ObjectId>,
+    reads: Pair<&Read>,
+    runtimes: Pair<&Runtime>,
+) -> Changes {
+    let roots = runtimes.map(|rt| rt.root.as_str());
+    let diff = changes::between_trees(
+        repo,
+        trees.from,
+        trees.to,
+        reads.map(|r| r.root_tree),
+        roots,
+        &runtimes.to.rules,
+    );
+    match diff {
+        Ok(mut changes) => {
+            changes::add_target_changes(&mut changes, &reads.from.ids, &reads.to.ids, roots.to);
+            changes
+        }
+        // The verdict comes from the fingerprints; the diff only explains
+        // it. A tree the diff cannot parse (a name with a NUL under an
+        // excluded folder, a tree too deep) must not turn a decided verdict
+        // into an error: the selections still tell what changed in the
+        // runtime, and the list of ignored changes is marked incomplete.
+        Err(_) => changes::between_selections(&reads.from.ids, &reads.to.ids, roots),
+    }
 }
 
 /// The `from` end compared with the working tree.
@@ -579,8 +597,11 @@ fn against_worktree(
     let from_fp = ends::cached_or_hashed(&from.src, from_sel, &from_rt.rules, cache)?;
     let from_read = ends::read_git(&from.src, from_fp, false, None)?;
     let to_read = ends::read_worktree(repo, &to_src, &to_rt.rules)?;
-    let changes =
-        changes::between_selections(&from_read.ids, &to_read.ids, (&from_rt.root, &to_rt.root));
+    let changes = changes::between_selections(
+        &from_read.ids,
+        &to_read.ids,
+        Pair::new(&from_rt.root, &to_rt.root),
+    );
     let mut own_digest = None;
     let check = cross_check(
         (repo, &from.rev, cache),
@@ -647,7 +668,7 @@ fn conclude(
     from: Read,
     to: Read,
     changes: Changes,
-    (from_end, to_end): (&EndSettings, &EndSettings),
+    ends: Pair<&EndSettings>,
     (check, own_digest): (Option<SettingsCheck>, Option<String>),
     undeclared: bool,
 ) -> Analysis {
@@ -665,8 +686,8 @@ fn conclude(
         .as_deref()
         .map(|d| crate::fingerprint::short(d).unwrap_or("unavailable"));
     warnings.extend(wording::settings_warnings(
-        (&from.side.reference, &to.side.reference),
-        (from_end, to_end),
+        Pair::new(&from.side.reference, &to.side.reference),
+        ends,
         own_short.unwrap_or(from.side.short_fingerprint()),
         (check.as_ref(), &decided),
     ));
@@ -684,10 +705,10 @@ fn conclude(
         process_check: decision.process_check,
         from: from.side,
         to: to.side,
-        settings: ReportedSettings::of_end(to_end),
-        from_settings: ReportedSettings::of_end(from_end),
+        settings: ReportedSettings::of_end(ends.to),
+        from_settings: ReportedSettings::of_end(ends.from),
         settings_check: check,
-        runtime: to_end.runtime.clone(),
+        runtime: ends.to.runtime.clone(),
         changes,
         avoidable: None,
         warnings,

@@ -19,6 +19,7 @@ use super::{
     ToSide, SCHEMA_VERSION,
 };
 use crate::config::{self, ConfigChoice, ConfigFile};
+use crate::pair::Pair;
 use crate::select::select;
 use crate::source::git::Session;
 use crate::source::{GitSource, Revision};
@@ -171,28 +172,15 @@ fn runtimes_with(
     options: &RangeOptions,
     chosen: &[String],
 ) -> Result<RangeOutcome, RangeError> {
-    let single = |name: Option<&String>| -> Result<RangeOutcome, RangeError> {
-        let mut options = options.clone();
-        options.settings = options.settings.for_runtime(name.map(String::as_str));
-        super::analyse_in(repo, &options).map(|a| RangeOutcome::One(Box::new(a)))
-    };
     let chosen = config::choose::dedupe(chosen);
     let (from, to, notes) = resolve_ends(repo, options)?;
     let revs = Revs::parse(repo, &from, &to)?;
-    let (from_decl, to_decl) = declared(repo, options, &revs)?;
-    let all: BTreeSet<String> = from_decl.names.union(&to_decl.names).cloned().collect();
-    if let [name] = chosen.as_slice() {
-        // Declared at one end only: read as with several runtimes, so that
-        // `--runtime X` answers what the multi-runtime report says for X.
-        // Declared at neither end while some end declares runtimes: the
-        // check below names the declared ones (one end's file alone would
-        // say that no file declares any).
-        let (at_from, at_to) = (from_decl.names.contains(name), to_decl.names.contains(name));
-        if (at_from && at_to) || all.is_empty() {
-            return single(Some(name));
-        }
-    } else if chosen.is_empty() && all.len() <= 1 {
-        return single(None);
+    let decls = declared(repo, options, &revs)?;
+    let all: BTreeSet<String> = decls.from.names.union(&decls.to.names).cloned().collect();
+    if let Some(name) = read_alone(&chosen, decls.as_ref(), &all) {
+        let mut options = options.clone();
+        options.settings = options.settings.for_runtime(name.map(String::as_str));
+        return super::analyse_in(repo, &options).map(|a| RangeOutcome::One(Box::new(a)));
     }
     config::choose::check(
         &chosen,
@@ -218,7 +206,7 @@ fn runtimes_with(
     let mut runtimes = Vec::with_capacity(names.len());
     for name in names {
         let request = options.settings.for_runtime(Some(&name));
-        let absent = absent_ends(repo, &request, &name, &revs, (&from_decl, &to_decl))?;
+        let absent = absent_ends(repo, &request, &name, &revs, decls.as_ref())?;
         let mut analysis = analyse_with(
             repo,
             &from,
@@ -228,37 +216,80 @@ fn runtimes_with(
             &mut cache,
             options.digests,
         )?;
-        for (decl, consequence) in [
-            (&from_decl, "that end is read with the new end's settings and compared as usual (an unavailable fingerprint there counts as a restart)"),
-            (&to_decl, "that end is read with the old end's settings, as the installed gate reads it after the update (an unavailable fingerprint there counts as a restart)"),
-        ] {
-            if !decl.names.contains(&name) {
-                analysis.warnings.push(Warning::new(
-                    Code::RuntimeNotDeclared,
-                    format!(
-                        "runtime `{}` is not declared in {}: {consequence}",
-                        name,
-                        decl.shown
-                    ),
-                ));
-            }
-        }
+        analysis
+            .warnings
+            .extend(undeclared_warnings(&name, decls.as_ref()));
         runtimes.push(NamedAnalysis { name, analysis });
     }
     // A cache that cannot be written costs the next run time, nothing else.
     let _ = cache.save();
-    if let ([_], [_]) = (chosen.as_slice(), runtimes.as_slice()) {
+    Ok(outcome(&chosen, runtimes, notes))
+}
+
+/// The runtime to analyse as a single one, with its range chosen for it
+/// (`Some(None)`: the settings' only runtime, or none), when the run
+/// reads one runtime that both ends declare, or no more than one is
+/// declared at all.
+fn read_alone<'c>(
+    chosen: &'c [String],
+    decls: Pair<&Declared>,
+    all: &BTreeSet<String>,
+) -> Option<Option<&'c String>> {
+    match chosen {
+        // Declared at one end only: read as with several runtimes, so that
+        // `--runtime X` answers what the multi-runtime report says for X.
+        // Declared at neither end while some end declares runtimes: the
+        // check after this names the declared ones (one end's file alone
+        // would say that no file declares any).
+        [name] => {
+            let both = decls.from.names.contains(name) && decls.to.names.contains(name);
+            (both || all.is_empty()).then_some(Some(name))
+        }
+        [] if all.len() <= 1 => Some(None),
+        _ => None,
+    }
+}
+
+/// The warnings that runtime `name` is not declared at an end, and how
+/// that end is read instead.
+fn undeclared_warnings(name: &str, decls: Pair<&Declared>) -> Vec<Warning> {
+    [
+        (decls.from, "that end is read with the new end's settings and compared as usual (an unavailable fingerprint there counts as a restart)"),
+        (decls.to, "that end is read with the old end's settings, as the installed gate reads it after the update (an unavailable fingerprint there counts as a restart)"),
+    ]
+    .into_iter()
+    .filter(|(decl, _)| !decl.names.contains(name))
+    .map(|(decl, consequence)| {
+        Warning::new(
+            Code::RuntimeNotDeclared,
+            format!(
+                "runtime `{}` is not declared in {}: {consequence}",
+                name, decl.shown
+            ),
+        )
+    })
+    .collect()
+}
+
+/// The answer of a run over the runtimes `runtimes`: one runtime's own
+/// report when one was chosen and analysed, else all of them.
+fn outcome(
+    chosen: &[String],
+    mut runtimes: Vec<NamedAnalysis>,
+    notes: Vec<String>,
+) -> RangeOutcome {
+    if let ([_], [_]) = (chosen, runtimes.as_slice()) {
         let mut one = runtimes.pop().expect("one runtime").analysis;
         one.notes = notes;
-        return Ok(RangeOutcome::One(Box::new(one)));
+        return RangeOutcome::One(Box::new(one));
     }
-    Ok(RangeOutcome::Many(RuntimesAnalysis {
+    RangeOutcome::Many(RuntimesAnalysis {
         schema_version: SCHEMA_VERSION,
         restart_required: runtimes.iter().any(|r| r.analysis.restart_required),
         summary: summary(&runtimes),
         runtimes,
         notes,
-    }))
+    })
 }
 
 /// The revision ends, resolved once for everything read before the
@@ -377,7 +408,7 @@ fn declared(
     repo: &Session,
     options: &RangeOptions,
     revs: &Revs,
-) -> Result<(Declared, Declared), RangeError> {
+) -> Result<Pair<Declared>, RangeError> {
     let names = |f: Option<&ConfigFile>| -> BTreeSet<String> {
         f.map(|f| f.runtimes.keys().cloned().collect())
             .unwrap_or_default()
@@ -403,21 +434,21 @@ fn declared(
                     }
                 }
             };
-            Ok((from_decl, to_decl))
+            Ok(Pair::new(from_decl, to_decl))
         }
         ConfigChoice::File { path, file } => {
             let both = || Declared {
                 names: names(Some(file)),
                 shown: format!("--config {}", path.display()),
             };
-            Ok((both(), both()))
+            Ok(Pair::new(both(), both()))
         }
         ConfigChoice::None => {
             let none = || Declared {
                 names: BTreeSet::new(),
                 shown: "the settings".into(),
             };
-            Ok((none(), none()))
+            Ok(Pair::new(none(), none()))
         }
     }
 }
@@ -429,8 +460,12 @@ fn absent_ends(
     request: &config::ConfigRequest,
     name: &str,
     revs: &Revs,
-    (from_decl, to_decl): (&Declared, &Declared),
+    decls: Pair<&Declared>,
 ) -> Result<Absent, RangeError> {
+    let Pair {
+        from: from_decl,
+        to: to_decl,
+    } = decls;
     let at_from = from_decl.names.contains(name);
     let at_to = to_decl.names.contains(name);
     let why = |decl: &Declared| format!("runtime `{}` is not declared in {}", name, decl.shown);

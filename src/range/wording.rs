@@ -5,6 +5,7 @@ use super::ends::Read;
 use super::{MatrixRow, MATRIX};
 use crate::changes::{ChangeStatus, Changes, Why};
 use crate::config::{self, EndSettings};
+use crate::pair::Pair;
 use crate::release;
 use crate::side::Side;
 use crate::verdict::{Decided, Decision, Reason};
@@ -74,13 +75,9 @@ pub(super) fn warnings(from: &Read, to: &Read, decided: &Decided) -> Vec<Warning
     out
 }
 
+/// The row of the behaviour matrix (docs/spec.md section 8) an update
+/// stands for, if any: only a release (its version changed) has one.
 pub(super) fn matrix_row(d: &Decision, changes: &Changes, to: &Side) -> Option<MatrixRow> {
-    let row = |n: u8| {
-        Some(MatrixRow {
-            number: n,
-            touches: MATRIX[usize::from(n) - 1],
-        })
-    };
     if !d.version_changed {
         return None;
     }
@@ -90,77 +87,97 @@ pub(super) fn matrix_row(d: &Decision, changes: &Changes, to: &Side) -> Option<M
                 .runtime
                 .iter()
                 .all(|c| c.status == ChangeStatus::Added);
-            row(if all_added && !changes.runtime.is_empty() {
+            Some(row(if all_added && !changes.runtime.is_empty() {
                 2
             } else {
                 1
-            })
+            }))
         }
-        Reason::FingerprintUnavailable => row(8),
-        Reason::Forced => row(7),
+        Reason::FingerprintUnavailable => Some(row(8)),
+        Reason::Forced => Some(row(7)),
         Reason::UnavailableVersionUnchanged | Reason::SettingsChangedRuntimeChanged => None,
-        Reason::NoRuntimeChange if to.force_restart => row(7),
-        Reason::NoRuntimeChange => {
-            let under = |name: &str| -> Vec<ChangeStatus> {
-                changes
-                    .ignored
-                    .iter()
-                    .filter(|c| c.why == Why::Excluded && c.excluded_name.as_deref() == Some(name))
-                    .map(|c| c.status)
-                    .collect()
-            };
-            // The label says what happened: "new" only when every change
-            // there is an added file.
-            let label = |n: u8, statuses: &[ChangeStatus], one_new, many_new, other| {
-                let touches = match statuses {
-                    [ChangeStatus::Added] => one_new,
-                    s if s.iter().all(|s| *s == ChangeStatus::Added) => many_new,
-                    _ => other,
-                };
-                Some(MatrixRow { number: n, touches })
-            };
-            let migrations = under("migrations");
-            if !migrations.is_empty() {
-                return label(
-                    6,
-                    &migrations,
-                    MATRIX[5],
-                    "new migrations in migrations/",
-                    "a change in migrations/",
-                );
-            }
-            let scripts = under("scripts");
-            if !scripts.is_empty() {
-                return label(
-                    5,
-                    &scripts,
-                    MATRIX[4],
-                    "new files under scripts/",
-                    "a change under scripts/",
-                );
-            }
-            let notable: Vec<_> = changes
-                .ignored
-                .iter()
-                .filter(|c| {
-                    let name = c.path.rsplit('/').next().unwrap_or(&c.path);
-                    !release::VERSION_FILES.contains(&name)
-                })
-                .collect();
-            let changelog = |p: &str| {
-                p.rsplit('/')
-                    .next()
-                    .unwrap_or(p)
-                    .to_ascii_uppercase()
-                    .starts_with("CHANGELOG")
-            };
-            if !notable.is_empty() && notable.iter().all(|c| changelog(&c.path)) {
-                row(4)
-            } else {
-                row(3)
-            }
-        }
+        Reason::NoRuntimeChange if to.force_restart => Some(row(7)),
+        Reason::NoRuntimeChange => Some(outside_runtime_row(changes)),
     }
+}
+
+/// Row `n` as the matrix words it.
+fn row(n: u8) -> MatrixRow {
+    MatrixRow {
+        number: n,
+        touches: MATRIX[usize::from(n) - 1],
+    }
+}
+
+/// The row of a release that changed no runtime file, by what it changed
+/// instead: migrations, scripts, only changelogs, or anything else.
+fn outside_runtime_row(changes: &Changes) -> MatrixRow {
+    let migrations = excluded_under(changes, "migrations");
+    if !migrations.is_empty() {
+        return labelled(
+            6,
+            &migrations,
+            (MATRIX[5], "new migrations in migrations/"),
+            "a change in migrations/",
+        );
+    }
+    let scripts = excluded_under(changes, "scripts");
+    if !scripts.is_empty() {
+        return labelled(
+            5,
+            &scripts,
+            (MATRIX[4], "new files under scripts/"),
+            "a change under scripts/",
+        );
+    }
+    row(if only_changelogs(changes) { 4 } else { 3 })
+}
+
+/// How each ignored change under an excluded directory `name` changed.
+fn excluded_under(changes: &Changes, name: &str) -> Vec<ChangeStatus> {
+    changes
+        .ignored
+        .iter()
+        .filter(|c| c.why == Why::Excluded && c.excluded_name.as_deref() == Some(name))
+        .map(|c| c.status)
+        .collect()
+}
+
+/// Row `n`, its label saying what happened: "new" (one file, or many)
+/// only when every change there is an added file, else `other`.
+fn labelled(
+    n: u8,
+    statuses: &[ChangeStatus],
+    (one_new, many_new): (&'static str, &'static str),
+    other: &'static str,
+) -> MatrixRow {
+    let touches = match statuses {
+        [ChangeStatus::Added] => one_new,
+        s if s.iter().all(|s| *s == ChangeStatus::Added) => many_new,
+        _ => other,
+    };
+    MatrixRow { number: n, touches }
+}
+
+/// The release changed some file besides its version files, and those
+/// are all changelogs.
+fn only_changelogs(changes: &Changes) -> bool {
+    let notable: Vec<_> = changes
+        .ignored
+        .iter()
+        .filter(|c| {
+            let name = c.path.rsplit('/').next().unwrap_or(&c.path);
+            !release::VERSION_FILES.contains(&name)
+        })
+        .collect();
+    let changelog = |p: &str| {
+        p.rsplit('/')
+            .next()
+            .unwrap_or(p)
+            .to_ascii_uppercase()
+            .starts_with("CHANGELOG")
+    };
+    !notable.is_empty() && notable.iter().all(|c| changelog(&c.path))
 }
 
 pub(super) fn summary(from: &Side, to: &Side, d: &Decision, changes: &Changes) -> String {
@@ -204,14 +221,12 @@ pub(super) fn summary(from: &Side, to: &Side, d: &Decision, changes: &Changes) -
 /// fingerprint under its own settings. The range and `history` both say
 /// them so.
 pub(crate) fn settings_warnings(
-    refs: (&str, &str),
-    (from_end, to_end): (&EndSettings, &EndSettings),
+    refs: Pair<&str>,
+    ends: Pair<&EndSettings>,
     from_short: &str,
     (check, decided): (Option<&super::SettingsCheck>, &Decided),
 ) -> Vec<Warning> {
-    let mut out: Vec<Warning> = settings_changed(refs, from_end, to_end)
-        .into_iter()
-        .collect();
+    let mut out: Vec<Warning> = settings_changed(refs, ends).into_iter().collect();
     if let Some(check) = check.filter(|_| decided.hidden_by_settings.is_some()) {
         out.push(hidden_by_settings(refs, from_short, check));
     }
@@ -222,12 +237,8 @@ pub(crate) fn settings_warnings(
 /// (each its own committed `fpcheck.toml`). The verdict already compares
 /// what each release's gate computes; the releaser must still see that the
 /// settings moved, and a reviewer that a pull request moved them.
-fn settings_changed(
-    (from, to): (&str, &str),
-    from_end: &EndSettings,
-    to_end: &EndSettings,
-) -> Option<Warning> {
-    let what = config::differences(&from_end.runtime, &to_end.runtime);
+fn settings_changed(Pair { from, to }: Pair<&str>, ends: Pair<&EndSettings>) -> Option<Warning> {
+    let what = config::differences(&ends.from.runtime, &ends.to.runtime);
     if what.is_empty() {
         return None;
     }
@@ -244,7 +255,7 @@ fn settings_changed(
 /// runtime change, but under the `from` end's settings its code differs.
 /// `from_short` is the `from` end's short fingerprint.
 fn hidden_by_settings(
-    (from, to): (&str, &str),
+    Pair { from, to }: Pair<&str>,
     from_short: &str,
     check: &super::SettingsCheck,
 ) -> Warning {

@@ -296,29 +296,48 @@ impl GitSource {
         Ok(())
     }
 
+    /// The attribute state of a checkout with the attribute files `files`
+    /// (path from the top, blob id), matched as git matches them.
     fn build_checkout(&self, files: Vec<(String, ObjectId)>) -> Result<Checkout, SourceError> {
+        let n = files.len();
+        let (index, views) = self.attribute_index(files)?;
+        let stack = self.attribute_stack(&index)?;
+        let mut outcome = gix::attrs::search::Outcome::default();
+        outcome.initialize_with_selection(&Default::default(), CHECKOUT_ATTRIBUTES);
+        // git's defaults on Linux: no `core.autocrlf`, `core.eol` lf, no
+        // filter driver configured (none is ever run).
+        let pipeline = gix::filter::plumbing::Pipeline::new(
+            Default::default(),
+            self.repo.object_hash(),
+            Default::default(),
+        );
+        Ok(Checkout {
+            stack,
+            outcome,
+            pipeline,
+            views,
+            files: n,
+            kept: 0,
+        })
+    }
+
+    /// An index of the attribute files `files` for the stack to read
+    /// them through, each standing for its view (the blob as git reads
+    /// it, see [`GitSource::git_view`]), and those views by the ids the
+    /// index gives them. Each blob is read once, whatever the paths it
+    /// stands at, and all of them within the bounds of [`attribute_bounds`].
+    fn attribute_index(
+        &self,
+        files: Vec<(String, ObjectId)>,
+    ) -> Result<(gix::index::State, HashMap<ObjectId, Vec<u8>>), SourceError> {
         let mut index = gix::index::State::new(self.repo.object_hash());
         let mut views = HashMap::new();
-        // Each blob read once, whatever the paths it stands at.
         let mut view_of: HashMap<ObjectId, ObjectId> = HashMap::new();
         let mut total: u64 = 0;
-        let n = files.len();
         for (path, id) in files {
             let size = self.blob_size(&self.repo.objects, id, &path)?;
             total = total.saturating_add(size);
-            if size > MAX_ATTRIBUTES || total > MAX_ATTRIBUTES_TOTAL {
-                let why = if size > MAX_ATTRIBUTES {
-                    format!(
-                        "is {size} bytes, more than the {MAX_ATTRIBUTES} fpcheck reads of a \
-                         .gitattributes, so the bytes a checkout writes cannot be known"
-                    )
-                } else {
-                    format!(
-                        "brings the .gitattributes files on the way to the selected files past \
-                         {MAX_ATTRIBUTES_TOTAL} bytes in all, more than fpcheck matches, so the \
-                         bytes a checkout writes cannot be known"
-                    )
-                };
+            if let Some(why) = attribute_bounds(size, total) {
                 return Err(SourceError::Unreadable { path, why });
             }
             let view_id = match view_of.get(&id) {
@@ -342,6 +361,15 @@ impl GitSource {
             push_attribute_file(&mut index, &path, view_id);
         }
         index.sort_entries();
+        Ok((index, views))
+    }
+
+    /// The stack that matches a path against the attribute files of
+    /// `index`.
+    fn attribute_stack(
+        &self,
+        index: &gix::index::State,
+    ) -> Result<gix::worktree::Stack, SourceError> {
         // The tree's own `.gitattributes` only, with git's built-in macro
         // (`binary`): no `info/attributes`, no `core.attributesFile`, which
         // an installer's clone elsewhere does not have.
@@ -364,31 +392,14 @@ impl GitSource {
             ),
         );
         let case = gix::glob::pattern::Case::Sensitive;
-        let mappings = state.id_mappings_from_index(&index, index.path_backing(), case);
-        let stack = gix::worktree::Stack::new(
+        let mappings = state.id_mappings_from_index(index, index.path_backing(), case);
+        Ok(gix::worktree::Stack::new(
             self.repo.git_dir(),
             state,
             case,
             Vec::with_capacity(512),
             mappings,
-        );
-        let mut outcome = gix::attrs::search::Outcome::default();
-        outcome.initialize_with_selection(&Default::default(), CHECKOUT_ATTRIBUTES);
-        // git's defaults on Linux: no `core.autocrlf`, `core.eol` lf, no
-        // filter driver configured (none is ever run).
-        let pipeline = gix::filter::plumbing::Pipeline::new(
-            Default::default(),
-            self.repo.object_hash(),
-            Default::default(),
-        );
-        Ok(Checkout {
-            stack,
-            outcome,
-            pipeline,
-            views,
-            files: n,
-            kept: 0,
-        })
+        ))
     }
 
     /// The `.gitattributes` blob `id` at `path` as git reads it on
@@ -445,104 +456,65 @@ impl GitSource {
     ) -> Result<CheckoutBytes, SourceError> {
         let out = self.with_checkout(|src, co| {
             co.match_at(path)?;
-            let mut any = false;
-            let mut ident = false;
-            let mut utf16 = None;
-            for m in co.outcome.iter_selected() {
-                let name = m.assignment.name.as_str();
-                if name == "ident" && m.assignment.state == gix::attrs::StateRef::Set {
-                    ident = true;
-                }
-                if let ("working-tree-encoding", gix::attrs::StateRef::Value(v)) =
-                    (name, m.assignment.state)
-                {
-                    match utf16_form(&v.as_bstr().to_string()) {
-                        Ok(form) => utf16 = form,
-                        Err(why) => return Ok(CheckoutBytes::Unavailable(why)),
-                    }
-                }
-                // git refuses to check out a file whose encoding is set
-                // without a name ("true/false are no valid encodings").
-                if name == "working-tree-encoding"
-                    && m.assignment.state == gix::attrs::StateRef::Set
-                {
-                    return Ok(CheckoutBytes::Unavailable(
-                        ": its attributes set working-tree-encoding without a name, which git \
-                         refuses to check out"
-                            .into(),
-                    ));
-                }
-                match m.assignment.state {
-                    gix::attrs::StateRef::Unspecified => {}
-                    gix::attrs::StateRef::Value(v) if name == "filter" => {
-                        return Ok(CheckoutBytes::Unavailable(format!(
-                            ": its attributes name the filter driver `filter={}`, a program \
-                             fpcheck never runs, so the bytes a checkout writes cannot be known",
-                            v.as_bstr()
-                        )))
-                    }
-                    gix::attrs::StateRef::Set if name == "filter" => {
-                        return Ok(CheckoutBytes::Unavailable(
-                            ": its attributes set `filter` without a driver's name, which git \
-                             does not define"
-                                .into(),
-                        ))
-                    }
-                    // On Linux with git's defaults a checkout changes line
-                    // endings only to write CRLF: `text`, `text=auto`,
-                    // `eol=lf`, `crlf` alone leave the blob as stored.
-                    gix::attrs::StateRef::Value(v) if name == "eol" => {
-                        any |= v.as_bstr() == "crlf";
-                    }
-                    _ if matches!(name, "text" | "crlf" | "eol") => {}
-                    _ => any = true,
-                }
+            match checkout_steps(co) {
+                Ok(Some(steps)) => src.converted_checkout(co, blob, path, steps),
+                Ok(None) => Ok(CheckoutBytes::Blob),
+                Err(why) => Ok(CheckoutBytes::Unavailable(why)),
             }
-            if !any {
-                return Ok(CheckoutBytes::Blob);
-            }
-            let what = format!("{path} (as a checkout writes it)");
-            let size = src.blob_size(src.runtime_objects(), blob, &what)?;
-            if size > MAX_CONVERTED {
-                return Ok(CheckoutBytes::Unavailable(format!(
-                    ": its attributes convert it on checkout, and fpcheck converts at most \
-                     {MAX_CONVERTED} bytes (it is {size})"
-                )));
-            }
-            let mut data = Vec::with_capacity(size as usize);
-            src.inflate_whole(src.runtime_objects(), blob, &what, &mut |b| {
-                data.extend_from_slice(b)
-            })?;
-            let converted = match convert(co, src, &data, path, Steps { ident, utf16 }) {
-                Ok(Some(bytes)) => bytes,
-                Ok(None) => return Ok(CheckoutBytes::Blob),
-                Err(why) => return Ok(CheckoutBytes::Unavailable(why)),
-            };
-            let id = gix::objs::compute_hash(
-                src.repo.object_hash(),
-                gix::object::Kind::Blob,
-                &converted,
-            )
-            .map_err(|e| SourceError::Git {
+        })?;
+        Ok(out.unwrap_or(CheckoutBytes::Blob))
+    }
+
+    /// The bytes a checkout writes for `blob` at `path`, whose attributes
+    /// (matched in `co`) convert it: converted here, within
+    /// [`MAX_CONVERTED`], and remembered under the id git would give them
+    /// as a blob, so that the fingerprint can read them back by that id.
+    fn converted_checkout(
+        &self,
+        co: &mut Checkout,
+        blob: ObjectId,
+        path: &str,
+        steps: Steps,
+    ) -> Result<CheckoutBytes, SourceError> {
+        let what = format!("{path} (as a checkout writes it)");
+        let size = self.blob_size(self.runtime_objects(), blob, &what)?;
+        if size > MAX_CONVERTED {
+            return Ok(CheckoutBytes::Unavailable(format!(
+                ": its attributes convert it on checkout, and fpcheck converts at most \
+                 {MAX_CONVERTED} bytes (it is {size})"
+            )));
+        }
+        let mut data = Vec::with_capacity(size as usize);
+        self.inflate_whole(self.runtime_objects(), blob, &what, &mut |b| {
+            data.extend_from_slice(b)
+        })?;
+        let converted = match convert(co, self, &data, path, steps) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(CheckoutBytes::Blob),
+            Err(why) => return Ok(CheckoutBytes::Unavailable(why)),
+        };
+        let id =
+            gix::objs::compute_hash(self.repo.object_hash(), gix::object::Kind::Blob, &converted)
+                .map_err(|e| SourceError::Git {
                 message: format!("cannot hash {what}").into(),
                 source: Box::new(e),
             })?;
-            let bytes = (co.kept + converted.len() <= KEEP_CONVERTED).then(|| {
-                co.kept += converted.len();
-                std::sync::Arc::new(converted)
-            });
-            src.converted.borrow_mut().insert(
-                id,
-                Converted {
-                    blob,
-                    path: path.to_string(),
-                    steps: Steps { ident, utf16 },
-                    bytes,
-                },
-            );
-            Ok(CheckoutBytes::Converted(id))
-        })?;
-        Ok(out.unwrap_or(CheckoutBytes::Blob))
+        // Past the memory budget only the recipe is kept: the bytes are
+        // converted again when read.
+        let bytes = (co.kept + converted.len() <= KEEP_CONVERTED).then(|| {
+            co.kept += converted.len();
+            std::sync::Arc::new(converted)
+        });
+        self.converted.borrow_mut().insert(
+            id,
+            Converted {
+                blob,
+                path: path.to_string(),
+                steps,
+                bytes,
+            },
+        );
+        Ok(CheckoutBytes::Converted(id))
     }
 
     /// The stored blob behind `id`, an id [`GitSource::checkout_bytes`]
@@ -607,6 +579,94 @@ pub(crate) fn checkout_of(
     (bytes.len() as u64 <= limit).then(|| (id, Some(bytes.as_ref().clone())))
 }
 
+/// Why an attribute file of `size` bytes, bringing those read so far to
+/// `total`, is more than fpcheck reads: attribute files are held in memory
+/// and matched at every selected path, so they are bounded one by one and
+/// in all.
+fn attribute_bounds(size: u64, total: u64) -> Option<String> {
+    if size > MAX_ATTRIBUTES {
+        Some(format!(
+            "is {size} bytes, more than the {MAX_ATTRIBUTES} fpcheck reads of a \
+             .gitattributes, so the bytes a checkout writes cannot be known"
+        ))
+    } else if total > MAX_ATTRIBUTES_TOTAL {
+        Some(format!(
+            "brings the .gitattributes files on the way to the selected files past \
+             {MAX_ATTRIBUTES_TOTAL} bytes in all, more than fpcheck matches, so the \
+             bytes a checkout writes cannot be known"
+        ))
+    } else {
+        None
+    }
+}
+
+/// What the attributes matched in `co` ask a checkout to do to a blob's
+/// bytes: `Ok(None)` when nothing (the blob is written as stored), the
+/// steps fpcheck does itself otherwise, or why the bytes cannot be known
+/// (a filter driver, an encoding fpcheck does not write or without a
+/// name). The first attribute that makes them unknowable decides.
+fn checkout_steps(co: &Checkout) -> Result<Option<Steps>, String> {
+    let mut any = false;
+    let mut steps = Steps {
+        ident: false,
+        utf16: None,
+    };
+    for m in co.outcome.iter_selected() {
+        let (name, state) = (m.assignment.name.as_str(), m.assignment.state);
+        if name == "ident" && state == gix::attrs::StateRef::Set {
+            steps.ident = true;
+        }
+        if let ("working-tree-encoding", gix::attrs::StateRef::Value(v)) = (name, state) {
+            steps.utf16 = utf16_form(&v.as_bstr().to_string())?;
+        }
+        if let Some(why) = refused(name, state) {
+            return Err(why);
+        }
+        any |= converts(name, state);
+    }
+    Ok(any.then_some(steps))
+}
+
+/// Why an attribute makes the checkout's bytes unknowable, if it does.
+fn refused(name: &str, state: gix::attrs::StateRef<'_>) -> Option<String> {
+    use gix::attrs::StateRef;
+    match (name, state) {
+        // git refuses to check out a file whose encoding is set without a
+        // name ("true/false are no valid encodings").
+        ("working-tree-encoding", StateRef::Set) => Some(
+            ": its attributes set working-tree-encoding without a name, which git \
+             refuses to check out"
+                .into(),
+        ),
+        ("filter", StateRef::Value(v)) => Some(format!(
+            ": its attributes name the filter driver `filter={}`, a program \
+             fpcheck never runs, so the bytes a checkout writes cannot be known",
+            v.as_bstr()
+        )),
+        ("filter", StateRef::Set) => Some(
+            ": its attributes set `filter` without a driver's name, which git \
+             does not define"
+                .into(),
+        ),
+        _ => None,
+    }
+}
+
+/// Whether an attribute (not [`refused`]) changes the bytes a checkout
+/// writes.
+fn converts(name: &str, state: gix::attrs::StateRef<'_>) -> bool {
+    use gix::attrs::StateRef;
+    match state {
+        StateRef::Unspecified => false,
+        // On Linux with git's defaults a checkout changes line endings
+        // only to write CRLF: `text`, `text=auto`, `eol=lf`, `crlf` alone
+        // leave the blob as stored.
+        StateRef::Value(v) if name == "eol" => v.as_bstr() == "crlf",
+        _ if matches!(name, "text" | "crlf" | "eol") => false,
+        _ => true,
+    }
+}
+
 /// `data` as a checkout writes it at `path`: `None` when unchanged, or why
 /// it cannot be known (a sentence fragment after the path).
 fn convert(
@@ -621,32 +681,10 @@ fn convert(
     // step is git's, done here, before gix's pipeline (which runs `ident`
     // first too, and then finds no `$Id$` left to expand).
     let expanded = if ident {
-        let id = gix::objs::compute_hash(src.repo.object_hash(), gix::object::Kind::Blob, data)
-            .map_err(|e| format!(": cannot hash it for `ident` ({e})"))?;
-        ident_to_worktree(data, &id.to_string(), MAX_CONVERTED as usize)
+        expand_ident(src, data)?
     } else {
         None
     };
-    // Each `$Id$` grows by the id's length: a file of them is bounded as
-    // the converted bytes are, before the pipeline copies it again.
-    if expanded
-        .as_ref()
-        .is_some_and(|e| e.len() as u64 > MAX_CONVERTED)
-    {
-        return Err(format!(
-            ": its `ident` expansion is larger than {MAX_CONVERTED} bytes, so fpcheck does not hold it"
-        ));
-    }
-    if expanded
-        .as_ref()
-        .is_some_and(|e| e.windows(4).any(|w| w == b"$Id$"))
-    {
-        return Err(
-            ": its `ident` expansion leaves a `$Id$` that gix would expand again, \
-                    so fpcheck cannot reproduce what git writes"
-                .into(),
-        );
-    }
     let original = data;
     let data: &[u8] = expanded.as_deref().unwrap_or(data);
     let views = Views(&co.views);
@@ -667,21 +705,7 @@ fn convert(
     );
     match result {
         Ok(ToWorktreeOutcome::Unchanged(b)) | Ok(ToWorktreeOutcome::Buffer(b)) => {
-            let out = match utf16 {
-                // gix encodes UTF-16 as UTF-8 (the WHATWG output encoding of
-                // `encoding_rs`): the pipeline left the text as it was.
-                // git re-encodes nothing of an empty file.
-                Some(_) if b.is_empty() => Vec::new(),
-                Some(form) => match std::str::from_utf8(b) {
-                    Ok(text) => form.encode(text),
-                    Err(_) => {
-                        return Err(": its attributes ask for working-tree-encoding UTF-16, \
-                             and it is not UTF-8, which git refuses to convert"
-                            .into())
-                    }
-                },
-                None => b.to_vec(),
-            };
+            let out = encode(utf16, b)?;
             Ok((out != original).then_some(out))
         }
         Ok(ToWorktreeOutcome::Process(_)) => {
@@ -691,6 +715,55 @@ fn convert(
             ": its attributes convert it on checkout in a way fpcheck cannot reproduce ({e})"
         )),
     }
+}
+
+/// `data` with each `$Id$` expanded as git's `ident` writes it (`None`:
+/// there is none), or why fpcheck does not write it.
+fn expand_ident(src: &GitSource, data: &[u8]) -> Result<Option<Vec<u8>>, String> {
+    let id = gix::objs::compute_hash(src.repo.object_hash(), gix::object::Kind::Blob, data)
+        .map_err(|e| format!(": cannot hash it for `ident` ({e})"))?;
+    let expanded = ident_to_worktree(data, &id.to_string(), MAX_CONVERTED as usize);
+    // Each `$Id$` grows by the id's length: a file of them is bounded as
+    // the converted bytes are, before the pipeline copies it again.
+    if expanded
+        .as_ref()
+        .is_some_and(|e| e.len() as u64 > MAX_CONVERTED)
+    {
+        return Err(format!(
+            ": its `ident` expansion is larger than {MAX_CONVERTED} bytes, so fpcheck does not hold it"
+        ));
+    }
+    if expanded
+        .as_ref()
+        .is_some_and(|e| e.windows(4).any(|w| w == b"$Id$"))
+    {
+        return Err(
+            ": its `ident` expansion leaves a `$Id$` that gix would expand again, \
+                    so fpcheck cannot reproduce what git writes"
+                .into(),
+        );
+    }
+    Ok(expanded)
+}
+
+/// The pipeline's output `b` in the working-tree encoding `utf16` asks
+/// for (as it is without one).
+fn encode(utf16: Option<Utf16>, b: &[u8]) -> Result<Vec<u8>, String> {
+    Ok(match utf16 {
+        // gix encodes UTF-16 as UTF-8 (the WHATWG output encoding of
+        // `encoding_rs`): the pipeline left the text as it was.
+        // git re-encodes nothing of an empty file.
+        Some(_) if b.is_empty() => Vec::new(),
+        Some(form) => match std::str::from_utf8(b) {
+            Ok(text) => form.encode(text),
+            Err(_) => {
+                return Err(": its attributes ask for working-tree-encoding UTF-16, \
+                     and it is not UTF-8, which git refuses to convert"
+                    .into())
+            }
+        },
+        None => b.to_vec(),
+    })
 }
 
 /// The steps of a checkout fpcheck does itself, where gix's differ from
