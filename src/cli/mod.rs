@@ -389,7 +389,7 @@ pub fn settings(
     flags: &RuntimeFlags,
     root: Option<String>,
     top: Option<&std::path::Path>,
-) -> Result<config::Runtime, Failure> {
+) -> Result<config::RuntimeSpec, Failure> {
     let file = match (&flags.config, top) {
         (Some(path), _) => Some(ConfigFile::load(path)?),
         (None, Some(dir)) => ConfigFile::find_in(dir)?.map(|(_, f)| f),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
-use super::{resolve, ConfigError, ConfigFile, Overrides, Runtime, FILE_NAME};
+use super::{resolve, ConfigError, ConfigFile, Overrides, RuntimeSpec, FILE_NAME};
 use crate::safe_io::{self, ReadError};
 use crate::source::git::Session;
 
@@ -115,7 +115,7 @@ pub struct ConfigRequest {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EndSettings {
     /// The resolved settings.
-    pub runtime: Runtime,
+    pub runtime: RuntimeSpec,
     /// Where the file came from (`fpcheck.toml at v1.2.0`, `--config x.toml`)
     /// or `None` when no file applies.
     pub file: Option<String>,
@@ -253,7 +253,7 @@ fn named(shown: &str) -> Message {
 
 /// What differs between two ends' settings, as `key: old → new` clauses;
 /// empty when the fingerprints were computed alike.
-pub fn differences(from: &Runtime, to: &Runtime) -> Vec<String> {
+pub fn differences(from: &RuntimeSpec, to: &RuntimeSpec) -> Vec<String> {
     let list = |v: &[String]| format!("[{}]", v.join(", "));
     let root = |r: &str| crate::source::show_root(r).to_string();
     let mut out = Vec::new();
@@ -283,8 +283,8 @@ mod tests {
 
     #[test]
     fn differences_name_each_key_that_moved() {
-        let from = Runtime::default();
-        let mut to = Runtime::default();
+        let from = RuntimeSpec::default();
+        let mut to = RuntimeSpec::default();
         assert!(differences(&from, &to).is_empty());
         to.root = String::new();
         to.rules.exclude = vec!["app.py".into()];

@@ -107,7 +107,7 @@ impl crate::error::Classified for ConfigError {
 
 /// Settings for one runtime, after the file and the flags.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Runtime {
+pub struct RuntimeSpec {
     /// The runtime's name in a multi-runtime file.
     pub name: Option<String>,
     /// The runtime root from the top of the repository (`""` is the top).
@@ -120,9 +120,9 @@ pub struct Runtime {
     pub tag_pattern: Option<String>,
 }
 
-impl Default for Runtime {
+impl Default for RuntimeSpec {
     fn default() -> Self {
-        Runtime {
+        RuntimeSpec {
             name: None,
             root: DEFAULT_ROOT.to_string(),
             rules: Rules::default(),
@@ -133,7 +133,7 @@ impl Default for Runtime {
 }
 
 /// The settings as the reports show them (`settings` in the JSON of
-/// `fingerprint`, the range and `history`): [`Runtime`] is what a
+/// `fingerprint`, the range and `history`): [`RuntimeSpec`] is what a
 /// fingerprint is computed with, this is how it is shown (the top of the
 /// repository as `.`). The range adds where the file came from
 /// (`range::ReportedSettings`); a snapshot keeps what the gate must reuse
@@ -152,7 +152,7 @@ pub struct ShownSettings {
 
 impl ShownSettings {
     /// How `runtime` is shown.
-    pub fn of(runtime: &Runtime) -> Self {
+    pub fn of(runtime: &RuntimeSpec) -> Self {
         ShownSettings {
             runtime: runtime.name.clone(),
             root: crate::source::show_root(&runtime.root).to_string(),
@@ -354,7 +354,7 @@ fn unreadable_error(shown: &str, e: &ReadError) -> ConfigError {
 }
 
 /// Combines the file (if any) and the flags into one runtime's settings.
-pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<Runtime, ConfigError> {
+pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<RuntimeSpec, ConfigError> {
     let (name, table) = match file {
         Some(f) => f.runtime(flags.runtime.as_deref())?,
         None if flags.runtime.is_some() => {
@@ -400,7 +400,7 @@ pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<Runtime, 
     check_root(&root)?;
     // `./src/` and `src` are one root; `.` is the top of the repository.
     let root = crate::source::normalise_root(&root);
-    Ok(Runtime {
+    Ok(RuntimeSpec {
         name,
         root,
         rules: Rules {

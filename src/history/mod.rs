@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::cache::FingerprintCache;
 use crate::changes;
-use crate::config::{self, Runtime};
+use crate::config::{self, RuntimeSpec};
 use crate::range::{ReportedSettings, SettingsCheck};
 use crate::source::git::repo_display;
 use crate::source::SourceError;
@@ -363,7 +363,7 @@ fn records(
     }
     // Every release with its own settings first (the usual case, reused
     // prefixes and all), then the cross-checks, which are rare.
-    let mut jobs: Vec<(&Tag, &Runtime)> = Vec::new();
+    let mut jobs: Vec<(&Tag, &RuntimeSpec)> = Vec::new();
     let mut slots: Vec<Vec<Slot>> = Vec::with_capacity(names.len());
     for runtime_plans in &plans {
         let mut mine = Vec::new();
@@ -511,7 +511,7 @@ fn record(
     let newest = slots
         .last()
         .map(|s| ReportedSettings::of(&s.plan.end.runtime))
-        .unwrap_or_else(|| ReportedSettings::of(&Runtime::default()));
+        .unwrap_or_else(|| ReportedSettings::of(&RuntimeSpec::default()));
     Record {
         settings: newest,
         updates: steps,
@@ -525,7 +525,7 @@ fn record(
 
 fn read_all(
     repo: &Session,
-    jobs: &[(&Tag, &Runtime)],
+    jobs: &[(&Tag, &RuntimeSpec)],
     cache: &FingerprintCache,
     opts: &HistoryOptions,
     progress: &(dyn Fn(usize, usize) + Sync),

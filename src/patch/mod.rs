@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::config::Runtime;
+use crate::config::RuntimeSpec;
 use crate::range::Analysis;
 use crate::setting::{Message, Setting, Value as Said};
 use crate::source::git::Session;
@@ -239,7 +239,7 @@ pub struct PatchOptions {
 pub(crate) fn prepare(
     repo: &Session,
     analysis: &Analysis,
-    runtime: &Runtime,
+    runtime: &RuntimeSpec,
     options: &PatchOptions,
 ) -> Result<Plan, PatchError> {
     let explicit = match (&options.version_file, &runtime.version_file) {

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::cache::FingerprintCache;
 use crate::changes::{self, Changes};
-use crate::config::{self, EndSettings, Runtime};
+use crate::config::{self, EndSettings, RuntimeSpec};
 use crate::select::select;
 use crate::setting::{Message, Setting, Value};
 use crate::side::Side;
@@ -119,7 +119,7 @@ pub struct Analysis {
     /// The `to` end's resolved settings, `version_file` included, for
     /// `patch` (not part of the report).
     #[serde(skip)]
-    pub runtime: Runtime,
+    pub runtime: RuntimeSpec,
     /// What changed, sorted into what counts and what does not.
     pub changes: Changes,
     /// The restart is required only because of comment, whitespace or
@@ -161,7 +161,7 @@ impl ReportedSettings {
     }
 
     /// The settings of `runtime`, the top of the repository shown as `.`.
-    pub fn of(runtime: &Runtime) -> Self {
+    pub fn of(runtime: &RuntimeSpec) -> Self {
         ReportedSettings {
             shown: config::ShownSettings::of(runtime),
             config: None,
