@@ -124,7 +124,7 @@ fn fingerprint_at(
         // As `fpcheck fingerprint REV`: the fpcheck.toml committed at that
         // revision (what its gate uses), the keywords over it.
         let settings = config::ConfigRequest {
-            choice: config::ConfigChoice::Committed,
+            choice: config::SettingsOrigin::Committed,
             flags: overrides(runtime, root, extensions, exclude)?,
         }
         .at_revision(&repo, revision.tree, &rev)?
@@ -215,7 +215,7 @@ fn analyse<'py>(
         // The runtimes are chosen by `analyse_runtimes`, as the CLI's.
         let flags = overrides(None, s.root, s.extensions, s.exclude)?;
         // As the CLI: --config, else the fpcheck.toml committed at each end.
-        let choice = config::ConfigChoice::of(s.config.as_deref(), true)?;
+        let choice = config::SettingsOrigin::of(s.config.as_deref(), true)?;
         // Resolved first, so an unknown revision is a RevisionError.
         Revision::parse(&repo, &from_rev).map_err(Error::revision)?;
         let to = if s.worktree {

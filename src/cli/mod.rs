@@ -418,7 +418,7 @@ pub fn request(
     in_repository: bool,
 ) -> Result<config::ConfigRequest, Failure> {
     Ok(config::ConfigRequest {
-        choice: config::ConfigChoice::of(flags.config.as_deref(), in_repository)?,
+        choice: config::SettingsOrigin::of(flags.config.as_deref(), in_repository)?,
         flags: overrides(flags, root)?,
     })
 }

@@ -70,7 +70,7 @@ pub fn at_revision(
 
 /// Where each end's settings come from.
 #[derive(Clone, Debug)]
-pub enum ConfigChoice {
+pub enum SettingsOrigin {
     /// Each end's own `fpcheck.toml`: committed at a revision, the working
     /// tree's file for the working tree.
     Committed,
@@ -85,18 +85,18 @@ pub enum ConfigChoice {
     None,
 }
 
-impl ConfigChoice {
+impl SettingsOrigin {
     /// Where the settings come from, as every front end asks it: the file
     /// `config` names (`--config`, Python's `config=`) for both ends, else
     /// each end's committed `fpcheck.toml` when `committed`, else none.
-    pub fn of(config: Option<&Path>, committed: bool) -> Result<ConfigChoice, ConfigError> {
+    pub fn of(config: Option<&Path>, committed: bool) -> Result<SettingsOrigin, ConfigError> {
         Ok(match config {
-            Some(path) => ConfigChoice::File {
+            Some(path) => SettingsOrigin::File {
                 path: path.to_path_buf(),
                 file: ConfigFile::load(path)?,
             },
-            None if committed => ConfigChoice::Committed,
-            None => ConfigChoice::None,
+            None if committed => SettingsOrigin::Committed,
+            None => SettingsOrigin::None,
         })
     }
 }
@@ -106,7 +106,7 @@ impl ConfigChoice {
 #[derive(Clone, Debug)]
 pub struct ConfigRequest {
     /// The config's origin.
-    pub choice: ConfigChoice,
+    pub choice: SettingsOrigin,
     /// The flags.
     pub flags: Overrides,
 }
@@ -134,7 +134,7 @@ impl ConfigRequest {
     /// Settings from flags only (no file).
     pub fn flags_only(flags: Overrides) -> Self {
         ConfigRequest {
-            choice: ConfigChoice::None,
+            choice: SettingsOrigin::None,
             flags,
         }
     }
@@ -147,7 +147,7 @@ impl ConfigRequest {
         name: &str,
     ) -> Result<EndSettings, ConfigError> {
         match &self.choice {
-            ConfigChoice::Committed => {
+            SettingsOrigin::Committed => {
                 let file = at_revision(repo, tree, name)?;
                 let shown = format!("{FILE_NAME} at {name}");
                 self.resolve_end(file.as_ref(), &shown, named(&shown))
@@ -159,7 +159,7 @@ impl ConfigRequest {
     /// The settings of the working tree whose top is `top`.
     pub fn at_worktree(&self, top: &Path) -> Result<EndSettings, ConfigError> {
         match &self.choice {
-            ConfigChoice::Committed => {
+            SettingsOrigin::Committed => {
                 let file = ConfigFile::find_in(top)?.map(|(_, f)| f);
                 let shown = format!("{FILE_NAME} in the working tree");
                 self.resolve_end(file.as_ref(), &shown, named(&shown))
@@ -171,7 +171,7 @@ impl ConfigRequest {
     /// The settings when one file (or none) applies everywhere.
     pub fn shared(&self) -> Result<EndSettings, ConfigError> {
         match &self.choice {
-            ConfigChoice::File { path, file } => {
+            SettingsOrigin::File { path, file } => {
                 let shown = path.display().to_string();
                 let prefix = Message::new().setting(Setting::Config, Value::Given(shown.clone()));
                 self.resolve_end(Some(file), &format!("--config {shown}"), prefix)
@@ -194,14 +194,14 @@ impl ConfigRequest {
         shown: &str,
     ) -> Result<EndSettings, ConfigError> {
         match &self.choice {
-            ConfigChoice::Committed => self.resolve_end(file, shown, named(shown)),
+            SettingsOrigin::Committed => self.resolve_end(file, shown, named(shown)),
             _ => self.shared(),
         }
     }
 
     /// The tag pattern of the runtime the flags name (the only one
     /// declared when they name none): `--tag-pattern` over the key of the
-    /// file that applies, `committed` for [`ConfigChoice::Committed`] (the
+    /// file that applies, `committed` for [`SettingsOrigin::Committed`] (the
     /// file of the revision whose tags are wanted). `None` when neither
     /// sets one, or the file does not declare that runtime: every tag
     /// that is a version is then a release, as without the key.
@@ -210,9 +210,9 @@ impl ConfigRequest {
             return Some(flag.clone());
         }
         let file = match &self.choice {
-            ConfigChoice::Committed => committed?,
-            ConfigChoice::File { file, .. } => file,
-            ConfigChoice::None => return None,
+            SettingsOrigin::Committed => committed?,
+            SettingsOrigin::File { file, .. } => file,
+            SettingsOrigin::None => return None,
         };
         let table = match (&self.flags.runtime, &file.runtime) {
             (None, Some(table)) => table,
@@ -306,7 +306,7 @@ mod tests {
         )
         .unwrap();
         let request = ConfigRequest {
-            choice: ConfigChoice::File {
+            choice: SettingsOrigin::File {
                 path: PathBuf::from("x.toml"),
                 file,
             },

@@ -38,7 +38,7 @@ use crate::select::Rules;
 pub mod choose;
 mod ends;
 
-pub use ends::{at_revision, differences, ConfigChoice, ConfigRequest, EndSettings};
+pub use ends::{at_revision, differences, ConfigRequest, EndSettings, SettingsOrigin};
 
 /// The file name looked up at the top of the repository.
 pub(crate) const FILE_NAME: &str = "fpcheck.toml";

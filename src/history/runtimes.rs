@@ -99,7 +99,7 @@ pub fn run_runtimes(
     }
     // Runtimes declared at HEAD with a pattern of their own.
     let declared_at_head = match (&request.choice, &head) {
-        (config::ConfigChoice::File { file, .. }, _) | (_, Some(file)) => Some(file),
+        (config::SettingsOrigin::File { file, .. }, _) | (_, Some(file)) => Some(file),
         _ => None,
     };
     let patterned: BTreeMap<String, String> = match declared_at_head {
@@ -124,7 +124,7 @@ fn head_config(
     repo: &Session,
     request: &config::ConfigRequest,
 ) -> Result<Option<config::ConfigFile>, HistoryError> {
-    if !matches!(request.choice, config::ConfigChoice::Committed) {
+    if !matches!(request.choice, config::SettingsOrigin::Committed) {
         return Ok(None);
     }
     let Ok(commit) = repo.head_commit() else {

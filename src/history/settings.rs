@@ -20,7 +20,7 @@ use gix::ObjectId;
 
 use super::tags::Tag;
 use super::HistoryError;
-use crate::config::{self, ConfigChoice, ConfigFile, ConfigRequest, EndSettings, FILE_NAME};
+use crate::config::{self, ConfigFile, ConfigRequest, EndSettings, SettingsOrigin, FILE_NAME};
 use crate::source::git::Session;
 use crate::source::SourceError;
 
@@ -89,7 +89,7 @@ pub(super) fn committed(
         .map(|tag| {
             let shown = format!("{FILE_NAME} at {}", tag.name);
             let file = match request.choice {
-                ConfigChoice::Committed => {
+                SettingsOrigin::Committed => {
                     config::at_revision(repo, tree_of(repo, tag)?, &tag.name)?
                 }
                 _ => None,
@@ -105,13 +105,13 @@ pub(super) fn declared_anywhere(
     committed: &[Committed],
 ) -> BTreeSet<String> {
     match &request.choice {
-        ConfigChoice::File { file, .. } => file.runtimes.keys().cloned().collect(),
-        ConfigChoice::Committed => committed
+        SettingsOrigin::File { file, .. } => file.runtimes.keys().cloned().collect(),
+        SettingsOrigin::Committed => committed
             .iter()
             .filter_map(|c| c.file.as_ref())
             .flat_map(|f| f.runtimes.keys().cloned())
             .collect(),
-        ConfigChoice::None => BTreeSet::new(),
+        SettingsOrigin::None => BTreeSet::new(),
     }
 }
 
@@ -122,7 +122,7 @@ fn own_settings(
     c: &Committed,
 ) -> Result<Option<EndSettings>, HistoryError> {
     let declares_none = c.file.as_ref().is_none_or(|f| f.runtimes.is_empty());
-    if !declares_none || !matches!(request.choice, ConfigChoice::Committed) {
+    if !declares_none || !matches!(request.choice, SettingsOrigin::Committed) {
         return Ok(None);
     }
     let own = request.for_runtime(None);
@@ -139,7 +139,7 @@ pub(super) fn plans(
 ) -> Result<Vec<Option<Plan>>, HistoryError> {
     let request = request.for_runtime(name);
     let declares = |c: &Committed| match (name, &request.choice) {
-        (Some(n), ConfigChoice::Committed) => {
+        (Some(n), SettingsOrigin::Committed) => {
             c.file.as_ref().is_some_and(|f| f.runtimes.contains_key(n))
         }
         // `--config`, no file, or no named runtime: every release is read
@@ -230,7 +230,7 @@ mod tests {
 
     fn request() -> ConfigRequest {
         ConfigRequest {
-            choice: ConfigChoice::Committed,
+            choice: SettingsOrigin::Committed,
             flags: Overrides::default(),
         }
     }

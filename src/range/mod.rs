@@ -314,7 +314,7 @@ fn to_config(
     options: &RangeOptions,
     to: &str,
 ) -> Result<(Option<config::ConfigFile>, Option<String>), RangeError> {
-    if !matches!(options.settings.choice, config::ConfigChoice::Committed) {
+    if !matches!(options.settings.choice, config::SettingsOrigin::Committed) {
         return Ok((None, None));
     }
     if options.worktree && options.range.tags.pattern_at.is_none() {
@@ -349,7 +349,7 @@ fn runtime_patterns(
     let to = options.range.to.clone().unwrap_or_else(|| "HEAD".into());
     let (file, _) = to_config(repo, options, &to)?;
     let declared = match (&options.settings.choice, &file) {
-        (config::ConfigChoice::File { file, .. }, _) | (_, Some(file)) => {
+        (config::SettingsOrigin::File { file, .. }, _) | (_, Some(file)) => {
             file.runtimes.keys().cloned().collect()
         }
         _ => Vec::new(),

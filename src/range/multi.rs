@@ -18,7 +18,7 @@ use super::{
     analyse_with, open_cache, resolve_ends, Absent, Analysis, Digests, RangeError, RangeOptions,
     ToSide, SCHEMA_VERSION,
 };
-use crate::config::{self, ConfigChoice, ConfigFile};
+use crate::config::{self, ConfigFile, SettingsOrigin};
 use crate::select::select;
 use crate::source::git::Session;
 use crate::source::{GitSource, Revision};
@@ -383,7 +383,7 @@ fn declared(
             .unwrap_or_default()
     };
     match &options.settings.choice {
-        ConfigChoice::Committed => {
+        SettingsOrigin::Committed => {
             let at = |rev: &Revision| -> Result<Declared, RangeError> {
                 let f = config::at_revision(repo, rev.tree, &rev.spec)?;
                 Ok(Declared {
@@ -405,14 +405,14 @@ fn declared(
             };
             Ok((from_decl, to_decl))
         }
-        ConfigChoice::File { path, file } => {
+        SettingsOrigin::File { path, file } => {
             let both = || Declared {
                 names: names(Some(file)),
                 shown: format!("--config {}", path.display()),
             };
             Ok((both(), both()))
         }
-        ConfigChoice::None => {
+        SettingsOrigin::None => {
             let none = || Declared {
                 names: BTreeSet::new(),
                 shown: "the settings".into(),

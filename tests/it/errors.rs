@@ -18,7 +18,7 @@ fn a_history_worker_panic_is_an_internal_error_with_its_own_exit_code() {
     };
     let panicking = |_: usize, _: usize| panic!("injected by the test");
     let request = fpcheck::config::ConfigRequest {
-        choice: fpcheck::config::ConfigChoice::None,
+        choice: fpcheck::config::SettingsOrigin::None,
         flags: Default::default(),
     };
     let err = history::run(&git, &request, &opts, &panicking).unwrap_err();

@@ -188,7 +188,7 @@ fn sessions_on_two_repositories_at_once_keep_to_their_own() {
             },
             worktree: false,
             settings: fpcheck::config::ConfigRequest {
-                choice: fpcheck::config::ConfigChoice::Committed,
+                choice: fpcheck::config::SettingsOrigin::Committed,
                 flags: Default::default(),
             },
             persistent_cache,
