@@ -123,9 +123,9 @@ fn fingerprint_at(
         let revision = Revision::parse(&repo, &rev).map_err(Error::revision)?;
         // As `fpcheck fingerprint REV`: the fpcheck.toml committed at that
         // revision (what its gate uses), the keywords over it.
-        let settings = config::ConfigRequest {
-            choice: config::SettingsOrigin::Committed,
-            flags: overrides(runtime, root, extensions, exclude)?,
+        let settings = config::SettingsRequest {
+            origin: config::SettingsOrigin::Committed,
+            overrides: overrides(runtime, root, extensions, exclude)?,
         }
         .at_revision(&repo, revision.tree, &rev)?
         .runtime;
@@ -236,7 +236,10 @@ fn analyse<'py>(
                     tags: Default::default(),
                 },
                 worktree: s.worktree,
-                settings: config::ConfigRequest { choice, flags },
+                settings: config::SettingsRequest {
+                    origin: choice,
+                    overrides: flags,
+                },
                 persistent_cache: s.use_cache,
                 // As the CLI: an unchanged selection is not hashed.
                 digests: range::Digests::WhenNeeded,

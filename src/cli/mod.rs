@@ -416,10 +416,10 @@ pub fn request(
     flags: &RuntimeFlags,
     root: Option<String>,
     in_repository: bool,
-) -> Result<config::ConfigRequest, Failure> {
-    Ok(config::ConfigRequest {
-        choice: config::SettingsOrigin::of(flags.config.as_deref(), in_repository)?,
-        flags: overrides(flags, root)?,
+) -> Result<config::SettingsRequest, Failure> {
+    Ok(config::SettingsRequest {
+        origin: config::SettingsOrigin::of(flags.config.as_deref(), in_repository)?,
+        overrides: overrides(flags, root)?,
     })
 }
 

@@ -145,7 +145,7 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
         ..args.runtime.clone()
     };
     let mut settings = request(&flags, args.root.clone(), true)?;
-    settings.flags.tag_pattern = super::tag_pattern_flag(args.tag_pattern.as_deref())?;
+    settings.overrides.tag_pattern = super::tag_pattern_flag(args.tag_pattern.as_deref())?;
     let template = match &args.template {
         Some(path) => Some((path.display().to_string(), read_template(path)?)),
         None => None,
@@ -227,7 +227,7 @@ fn resolve_only(repo: &Session, spec: RangeSpec, args: &RangeArgs) -> Result<u8,
         ..args.runtime.clone()
     };
     let mut settings = request(&flags, args.root.clone(), true)?;
-    settings.flags.tag_pattern = super::tag_pattern_flag(args.tag_pattern.as_deref())?;
+    settings.overrides.tag_pattern = super::tag_pattern_flag(args.tag_pattern.as_deref())?;
     let ends = range::resolve(
         repo,
         &range::RangeOptions {

@@ -104,11 +104,11 @@ impl SettingsOrigin {
 /// What the user asked for: where the config comes from, and the flags
 /// that override it at both ends.
 #[derive(Clone, Debug)]
-pub struct ConfigRequest {
+pub struct SettingsRequest {
     /// The config's origin.
-    pub choice: SettingsOrigin,
+    pub origin: SettingsOrigin,
     /// The flags.
-    pub flags: Overrides,
+    pub overrides: Overrides,
 }
 
 /// One end's settings and where they came from.
@@ -121,21 +121,21 @@ pub struct EndSettings {
     pub file: Option<String>,
 }
 
-impl ConfigRequest {
+impl SettingsRequest {
     /// The same request for the runtime `name` (`None`: the file's single
     /// `[runtime]`, or the defaults), the other flags kept: how each
     /// runtime of a repository is read in turn.
-    pub fn for_runtime(&self, name: Option<&str>) -> ConfigRequest {
+    pub fn for_runtime(&self, name: Option<&str>) -> SettingsRequest {
         let mut request = self.clone();
-        request.flags.runtime = name.map(str::to_string);
+        request.overrides.runtime = name.map(str::to_string);
         request
     }
 
     /// Settings from flags only (no file).
     pub fn flags_only(flags: Overrides) -> Self {
-        ConfigRequest {
-            choice: SettingsOrigin::None,
-            flags,
+        SettingsRequest {
+            origin: SettingsOrigin::None,
+            overrides: flags,
         }
     }
 
@@ -146,7 +146,7 @@ impl ConfigRequest {
         tree: ObjectId,
         name: &str,
     ) -> Result<EndSettings, ConfigError> {
-        match &self.choice {
+        match &self.origin {
             SettingsOrigin::Committed => {
                 let file = at_revision(repo, tree, name)?;
                 let shown = format!("{FILE_NAME} at {name}");
@@ -158,7 +158,7 @@ impl ConfigRequest {
 
     /// The settings of the working tree whose top is `top`.
     pub fn at_worktree(&self, top: &Path) -> Result<EndSettings, ConfigError> {
-        match &self.choice {
+        match &self.origin {
             SettingsOrigin::Committed => {
                 let file = ConfigFile::find_in(top)?.map(|(_, f)| f);
                 let shown = format!("{FILE_NAME} in the working tree");
@@ -170,14 +170,14 @@ impl ConfigRequest {
 
     /// The settings when one file (or none) applies everywhere.
     pub fn shared(&self) -> Result<EndSettings, ConfigError> {
-        match &self.choice {
+        match &self.origin {
             SettingsOrigin::File { path, file } => {
                 let shown = path.display().to_string();
                 let prefix = Message::new().setting(Setting::Config, Value::Given(shown.clone()));
                 self.resolve_end(Some(file), &format!("--config {shown}"), prefix)
             }
             _ => Ok(EndSettings {
-                runtime: resolve(None, &self.flags)?,
+                runtime: resolve(None, &self.overrides)?,
                 file: None,
             }),
         }
@@ -186,14 +186,14 @@ impl ConfigRequest {
     /// The settings of an end whose committed file (already read, `None`
     /// when there is none) is `file`; `shown` names it in messages. With
     /// `--config` or no file at all, the shared settings apply instead, as
-    /// in [`ConfigRequest::at_revision`] (for `history`, which reads every
+    /// in [`SettingsRequest::at_revision`] (for `history`, which reads every
     /// release's file once and resolves it for each runtime).
     pub fn with_committed(
         &self,
         file: Option<&ConfigFile>,
         shown: &str,
     ) -> Result<EndSettings, ConfigError> {
-        match &self.choice {
+        match &self.origin {
             SettingsOrigin::Committed => self.resolve_end(file, shown, named(shown)),
             _ => self.shared(),
         }
@@ -206,15 +206,15 @@ impl ConfigRequest {
     /// sets one, or the file does not declare that runtime: every tag
     /// that is a version is then a release, as without the key.
     pub fn tag_pattern(&self, committed: Option<&ConfigFile>) -> Option<String> {
-        if let Some(flag) = &self.flags.tag_pattern {
+        if let Some(flag) = &self.overrides.tag_pattern {
             return Some(flag.clone());
         }
-        let file = match &self.choice {
+        let file = match &self.origin {
             SettingsOrigin::Committed => committed?,
             SettingsOrigin::File { file, .. } => file,
             SettingsOrigin::None => return None,
         };
-        let table = match (&self.flags.runtime, &file.runtime) {
+        let table = match (&self.overrides.runtime, &file.runtime) {
             (None, Some(table)) => table,
             (Some(_), Some(_)) => return None,
             (Some(name), None) => file.runtimes.get(name)?,
@@ -232,7 +232,7 @@ impl ConfigRequest {
         shown: &str,
         prefix: Message,
     ) -> Result<EndSettings, ConfigError> {
-        let runtime = resolve(file, &self.flags).map_err(|e| match e {
+        let runtime = resolve(file, &self.overrides).map_err(|e| match e {
             ConfigError::Invalid(m) if file.is_some() => {
                 ConfigError::Invalid(prefix.text(": ").then(m))
             }
@@ -305,12 +305,12 @@ mod tests {
             Path::new("x.toml"),
         )
         .unwrap();
-        let request = ConfigRequest {
-            choice: SettingsOrigin::File {
+        let request = SettingsRequest {
+            origin: SettingsOrigin::File {
                 path: PathBuf::from("x.toml"),
                 file,
             },
-            flags: Overrides::default(),
+            overrides: Overrides::default(),
         };
         let err = request.shared().unwrap_err().to_string();
         assert!(
@@ -318,7 +318,7 @@ mod tests {
             "{err}"
         );
         let mut request = request;
-        request.flags.runtime = Some("b".into());
+        request.overrides.runtime = Some("b".into());
         let end = request.shared().unwrap();
         assert_eq!(
             (end.runtime.root.as_str(), end.file.as_deref()),

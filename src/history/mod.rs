@@ -273,7 +273,7 @@ pub struct Stats {
 /// releases are read.
 pub fn run(
     repo: &Session,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     opts: &HistoryOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<History, HistoryError> {
@@ -283,12 +283,12 @@ pub fn run(
 /// [`run`] for releases already listed.
 fn one(
     repo: &Session,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     opts: &HistoryOptions,
     listed: &Listed,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<History, HistoryError> {
-    let name = request.flags.runtime.clone();
+    let name = request.overrides.runtime.clone();
     let mut records = records(repo, request, opts, &[name], listed, progress)?;
     let (_, record) = records.pop().expect("one runtime asked, one record");
     Ok(History {
@@ -310,7 +310,7 @@ struct Listed {
 
 fn listed(
     repo: &Session,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     opts: &HistoryOptions,
 ) -> Result<Listed, HistoryError> {
     let (tags, skipped) = release_tags(repo, opts)?;
@@ -346,7 +346,7 @@ struct Slot {
 /// a worker resumes its hasher after their shared prefix.
 fn records(
     repo: &Session,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     opts: &HistoryOptions,
     names: &[Option<String>],
     listed: &Listed,

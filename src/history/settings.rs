@@ -20,7 +20,7 @@ use gix::ObjectId;
 
 use super::tags::Tag;
 use super::HistoryError;
-use crate::config::{self, ConfigFile, ConfigRequest, EndSettings, SettingsOrigin, FILE_NAME};
+use crate::config::{self, ConfigFile, EndSettings, SettingsOrigin, SettingsRequest, FILE_NAME};
 use crate::source::git::Session;
 use crate::source::SourceError;
 
@@ -82,13 +82,13 @@ pub(super) fn tree_of(repo: &Session, tag: &Tag) -> Result<ObjectId, HistoryErro
 /// file applies).
 pub(super) fn committed(
     repo: &Session,
-    request: &ConfigRequest,
+    request: &SettingsRequest,
     tags: &[Tag],
 ) -> Result<Vec<Committed>, HistoryError> {
     tags.iter()
         .map(|tag| {
             let shown = format!("{FILE_NAME} at {}", tag.name);
-            let file = match request.choice {
+            let file = match request.origin {
                 SettingsOrigin::Committed => {
                     config::at_revision(repo, tree_of(repo, tag)?, &tag.name)?
                 }
@@ -101,10 +101,10 @@ pub(super) fn committed(
 
 /// The `[runtimes.NAME]` names declared by any release (or by `--config`).
 pub(super) fn declared_anywhere(
-    request: &ConfigRequest,
+    request: &SettingsRequest,
     committed: &[Committed],
 ) -> BTreeSet<String> {
-    match &request.choice {
+    match &request.origin {
         SettingsOrigin::File { file, .. } => file.runtimes.keys().cloned().collect(),
         SettingsOrigin::Committed => committed
             .iter()
@@ -118,11 +118,11 @@ pub(super) fn declared_anywhere(
 /// The settings of a release that declares no named runtime, as its gate
 /// read them (`None` when it declares some, or no committed file applies).
 fn own_settings(
-    request: &ConfigRequest,
+    request: &SettingsRequest,
     c: &Committed,
 ) -> Result<Option<EndSettings>, HistoryError> {
     let declares_none = c.file.as_ref().is_none_or(|f| f.runtimes.is_empty());
-    if !declares_none || !matches!(request.choice, SettingsOrigin::Committed) {
+    if !declares_none || !matches!(request.origin, SettingsOrigin::Committed) {
         return Ok(None);
     }
     let own = request.for_runtime(None);
@@ -133,12 +133,12 @@ fn own_settings(
 /// runtime, as `request` picks it); `None` for a release before the
 /// runtime's history starts.
 pub(super) fn plans(
-    request: &ConfigRequest,
+    request: &SettingsRequest,
     name: Option<&str>,
     committed: &[Committed],
 ) -> Result<Vec<Option<Plan>>, HistoryError> {
     let request = request.for_runtime(name);
-    let declares = |c: &Committed| match (name, &request.choice) {
+    let declares = |c: &Committed| match (name, &request.origin) {
         (Some(n), SettingsOrigin::Committed) => {
             c.file.as_ref().is_some_and(|f| f.runtimes.contains_key(n))
         }
@@ -228,10 +228,10 @@ mod tests {
             .collect()
     }
 
-    fn request() -> ConfigRequest {
-        ConfigRequest {
-            choice: SettingsOrigin::Committed,
-            flags: Overrides::default(),
+    fn request() -> SettingsRequest {
+        SettingsRequest {
+            origin: SettingsOrigin::Committed,
+            overrides: Overrides::default(),
         }
     }
 

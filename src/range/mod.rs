@@ -189,7 +189,7 @@ pub struct RangeOptions {
     /// The working tree is the `to` end.
     pub worktree: bool,
     /// Where each end's settings come from, and the flags over them.
-    pub settings: config::ConfigRequest,
+    pub settings: config::SettingsRequest,
     /// Read and write the fingerprint cache in the git directory.
     pub persistent_cache: bool,
     /// Whether both digests must be computed when the verdict needs none.
@@ -279,7 +279,7 @@ fn resolve_ends(
             let mut filter = options.range.tags.clone();
             let mut unread = None;
             if filter.include.is_empty() && filter.pattern.is_none() {
-                filter.pattern = match &options.settings.flags.tag_pattern {
+                filter.pattern = match &options.settings.overrides.tag_pattern {
                     Some(flag) => Some(flag.clone()),
                     None => {
                         let (file, note) = to_config(repo, options, &to)?;
@@ -314,7 +314,7 @@ fn to_config(
     options: &RangeOptions,
     to: &str,
 ) -> Result<(Option<config::ConfigFile>, Option<String>), RangeError> {
-    if !matches!(options.settings.choice, config::SettingsOrigin::Committed) {
+    if !matches!(options.settings.origin, config::SettingsOrigin::Committed) {
         return Ok((None, None));
     }
     if options.worktree && options.range.tags.pattern_at.is_none() {
@@ -348,7 +348,7 @@ fn runtime_patterns(
     }
     let to = options.range.to.clone().unwrap_or_else(|| "HEAD".into());
     let (file, _) = to_config(repo, options, &to)?;
-    let declared = match (&options.settings.choice, &file) {
+    let declared = match (&options.settings.origin, &file) {
         (config::SettingsOrigin::File { file, .. }, _) | (_, Some(file)) => {
             file.runtimes.keys().cloned().collect()
         }
@@ -440,7 +440,7 @@ fn analyse_with(
     repo: &Session,
     from: &str,
     to: &ToSide,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     absent: Absent,
     cache: &mut FingerprintCache,
     digests: Digests,
@@ -479,7 +479,7 @@ fn analyse_with(
 fn against_revision(
     repo: &Session,
     from: &FromEnd<'_>,
-    (spec, request): (&str, &config::ConfigRequest),
+    (spec, request): (&str, &config::SettingsRequest),
     cache: &mut FingerprintCache,
     digests: Digests,
 ) -> Result<Compared, RangeError> {
@@ -561,7 +561,7 @@ fn against_revision(
 fn against_worktree(
     repo: &Session,
     from: &FromEnd<'_>,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     cache: &mut FingerprintCache,
 ) -> Result<Compared, RangeError> {
     let (from_rt, absent) = (&from.end.runtime, from.absent);

@@ -198,7 +198,7 @@ fn runtimes_with(
         &chosen,
         &all,
         "at either end",
-        options.settings.flags.root.is_some(),
+        options.settings.overrides.root.is_some(),
     )
     .map_err(RangeError::Config)?;
     let names: Vec<String> = if chosen.is_empty() {
@@ -287,7 +287,7 @@ impl Revs {
 /// The working tree's end is read by each analysis as usual.
 fn prime_all(
     repo: &Session,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     names: &[String],
     revs: &Revs,
     cache: &mut crate::cache::FingerprintCache,
@@ -382,7 +382,7 @@ fn declared(
         f.map(|f| f.runtimes.keys().cloned().collect())
             .unwrap_or_default()
     };
-    match &options.settings.choice {
+    match &options.settings.origin {
         SettingsOrigin::Committed => {
             let at = |rev: &Revision| -> Result<Declared, RangeError> {
                 let f = config::at_revision(repo, rev.tree, &rev.spec)?;
@@ -426,7 +426,7 @@ fn declared(
 /// read it with.
 fn absent_ends(
     repo: &Session,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     name: &str,
     revs: &Revs,
     (from_decl, to_decl): (&Declared, &Declared),
