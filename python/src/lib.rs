@@ -128,7 +128,7 @@ fn fingerprint_at(
             overrides: overrides(runtime, root, extensions, exclude)?,
         }
         .at_revision(&repo, revision.tree, &rev)?
-        .runtime;
+        .spec;
         let source = GitSource::new(repo, revision, &settings.root)?;
         let fp = fpcheck::compute(&source as &dyn Source, &settings.rules)?;
         Ok(fp.as_gate_str().to_string())

@@ -71,7 +71,7 @@ struct Output<'a> {
 pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
     let (source, runtime): (Box<dyn Source>, _) = match &args.dir {
         Some(dir) => {
-            let runtime = request(&args.runtime, None, false)?.shared()?.runtime;
+            let runtime = request(&args.runtime, None, false)?.shared()?.spec;
             (Box::new(DirSource::new(dir.clone())), runtime)
         }
         None => {
@@ -95,7 +95,7 @@ pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
             // The settings committed at that revision, as its gate uses them.
             let runtime = request(&args.runtime, args.root.clone(), true)?
                 .at_revision(&repo, rev.tree, &args.rev)?
-                .runtime;
+                .spec;
             (Box::new(GitSource::new(repo, rev, &runtime.root)?), runtime)
         }
     };

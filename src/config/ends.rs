@@ -111,14 +111,16 @@ pub struct SettingsRequest {
     pub overrides: Overrides,
 }
 
-/// One end's settings and where they came from.
+/// One end's settings and where they came from: a [`RuntimeSpec`] and
+/// its origin as that end applied it, named for reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EndSettings {
+pub struct SpecWithOrigin {
     /// The resolved settings.
-    pub runtime: RuntimeSpec,
-    /// Where the file came from (`fpcheck.toml at v1.2.0`, `--config x.toml`)
-    /// or `None` when no file applies.
-    pub file: Option<String>,
+    pub spec: RuntimeSpec,
+    /// The file they came from (`fpcheck.toml at v1.2.0`, `fpcheck.toml in
+    /// the working tree`, `--config x.toml`), `None` when no file applied
+    /// (defaults and flags).
+    pub origin: Option<String>,
 }
 
 impl SettingsRequest {
@@ -145,7 +147,7 @@ impl SettingsRequest {
         repo: &Session,
         tree: ObjectId,
         name: &str,
-    ) -> Result<EndSettings, ConfigError> {
+    ) -> Result<SpecWithOrigin, ConfigError> {
         match &self.origin {
             SettingsOrigin::Committed => {
                 let file = at_revision(repo, tree, name)?;
@@ -157,7 +159,7 @@ impl SettingsRequest {
     }
 
     /// The settings of the working tree whose top is `top`.
-    pub fn at_worktree(&self, top: &Path) -> Result<EndSettings, ConfigError> {
+    pub fn at_worktree(&self, top: &Path) -> Result<SpecWithOrigin, ConfigError> {
         match &self.origin {
             SettingsOrigin::Committed => {
                 let file = ConfigFile::find_in(top)?.map(|(_, f)| f);
@@ -169,16 +171,16 @@ impl SettingsRequest {
     }
 
     /// The settings when one file (or none) applies everywhere.
-    pub fn shared(&self) -> Result<EndSettings, ConfigError> {
+    pub fn shared(&self) -> Result<SpecWithOrigin, ConfigError> {
         match &self.origin {
             SettingsOrigin::File { path, file } => {
                 let shown = path.display().to_string();
                 let prefix = Message::new().setting(Setting::Config, Value::Given(shown.clone()));
                 self.resolve_end(Some(file), &format!("--config {shown}"), prefix)
             }
-            _ => Ok(EndSettings {
-                runtime: resolve(None, &self.overrides)?,
-                file: None,
+            _ => Ok(SpecWithOrigin {
+                spec: resolve(None, &self.overrides)?,
+                origin: None,
             }),
         }
     }
@@ -192,7 +194,7 @@ impl SettingsRequest {
         &self,
         file: Option<&ConfigFile>,
         shown: &str,
-    ) -> Result<EndSettings, ConfigError> {
+    ) -> Result<SpecWithOrigin, ConfigError> {
         match &self.origin {
             SettingsOrigin::Committed => self.resolve_end(file, shown, named(shown)),
             _ => self.shared(),
@@ -231,16 +233,16 @@ impl SettingsRequest {
         file: Option<&ConfigFile>,
         shown: &str,
         prefix: Message,
-    ) -> Result<EndSettings, ConfigError> {
-        let runtime = resolve(file, &self.overrides).map_err(|e| match e {
+    ) -> Result<SpecWithOrigin, ConfigError> {
+        let spec = resolve(file, &self.overrides).map_err(|e| match e {
             ConfigError::Invalid(m) if file.is_some() => {
                 ConfigError::Invalid(prefix.text(": ").then(m))
             }
             other => other,
         })?;
-        Ok(EndSettings {
-            runtime,
-            file: file.map(|_| shown.to_string()),
+        Ok(SpecWithOrigin {
+            spec,
+            origin: file.map(|_| shown.to_string()),
         })
     }
 }
@@ -321,7 +323,7 @@ mod tests {
         request.overrides.runtime = Some("b".into());
         let end = request.shared().unwrap();
         assert_eq!(
-            (end.runtime.root.as_str(), end.file.as_deref()),
+            (end.spec.root.as_str(), end.origin.as_deref()),
             ("b", Some("--config x.toml"))
         );
     }

@@ -38,7 +38,7 @@ use crate::select::Rules;
 pub mod choose;
 mod ends;
 
-pub use ends::{at_revision, differences, EndSettings, SettingsOrigin, SettingsRequest};
+pub use ends::{at_revision, differences, SettingsOrigin, SettingsRequest, SpecWithOrigin};
 
 /// The file name looked up at the top of the repository.
 pub(crate) const FILE_NAME: &str = "fpcheck.toml";

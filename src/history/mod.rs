@@ -376,7 +376,7 @@ fn records(
                     cross: None,
                     cross_base: None,
                 });
-                jobs.push((&tags[i], &plan.end.runtime));
+                jobs.push((&tags[i], &plan.end.spec));
             }
         }
         slots.push(mine);
@@ -395,12 +395,12 @@ fn records(
             if let Some(own) = own.filter(|own| crate::range::settings_differ(own, &to.plan.end)) {
                 // Cross-checked with the older release's own settings.
                 to.cross_base = Some(jobs.len());
-                jobs.push((&tags[from.release], &own.runtime));
+                jobs.push((&tags[from.release], &own.spec));
                 to.cross = Some(jobs.len());
-                jobs.push((&tags[to.release], &own.runtime));
+                jobs.push((&tags[to.release], &own.spec));
             } else if crate::range::settings_differ(&from.plan.end, &to.plan.end) {
                 to.cross = Some(jobs.len());
-                jobs.push((&tags[to.release], &from_plan.end.runtime));
+                jobs.push((&tags[to.release], &from_plan.end.spec));
             }
         }
     }
@@ -510,7 +510,7 @@ fn record(
     let summary = summarise(&own, &steps);
     let newest = slots
         .last()
-        .map(|s| ReportedSettings::of(&s.plan.end.runtime))
+        .map(|s| ReportedSettings::of(&s.plan.end.spec))
         .unwrap_or_else(|| ReportedSettings::of(&RuntimeSpec::default()));
     Record {
         settings: newest,

@@ -20,7 +20,7 @@ use gix::ObjectId;
 
 use super::tags::Tag;
 use super::HistoryError;
-use crate::config::{self, ConfigFile, EndSettings, SettingsOrigin, SettingsRequest, FILE_NAME};
+use crate::config::{self, ConfigFile, SettingsOrigin, SettingsRequest, SpecWithOrigin, FILE_NAME};
 use crate::source::git::Session;
 use crate::source::SourceError;
 
@@ -37,7 +37,7 @@ pub(super) struct Committed {
 #[derive(Clone, Debug)]
 pub(super) struct Plan {
     /// The settings the release is fingerprinted with.
-    pub(super) end: EndSettings,
+    pub(super) end: SpecWithOrigin,
     /// `None` when the release declares the runtime (its own settings);
     /// else where its settings came from, for the `runtime_not_declared`
     /// warning.
@@ -64,7 +64,7 @@ pub(super) struct Borrowed {
     /// runtime (its `[runtime]`, or no file): its own settings, what its
     /// gate fingerprinted with. The next release is cross-checked with
     /// them, as the range does.
-    pub(super) own: Option<EndSettings>,
+    pub(super) own: Option<SpecWithOrigin>,
 }
 
 /// The tree of `tag`'s commit.
@@ -120,7 +120,7 @@ pub(super) fn declared_anywhere(
 fn own_settings(
     request: &SettingsRequest,
     c: &Committed,
-) -> Result<Option<EndSettings>, HistoryError> {
+) -> Result<Option<SpecWithOrigin>, HistoryError> {
     let declares_none = c.file.as_ref().is_none_or(|f| f.runtimes.is_empty());
     if !declares_none || !matches!(request.origin, SettingsOrigin::Committed) {
         return Ok(None);
@@ -146,7 +146,7 @@ pub(super) fn plans(
         // with its settings, and a bad name is an error there.
         _ => true,
     };
-    let own: Vec<Option<EndSettings>> = committed
+    let own: Vec<Option<SpecWithOrigin>> = committed
         .iter()
         .map(|c| {
             declares(c)
@@ -165,7 +165,7 @@ pub(super) fn plans(
     if let (None, Some(n)) = (first, name) {
         return Err(unknown_runtime(n, &declared_anywhere(&request, committed)));
     }
-    let mut last: Option<&EndSettings> = None;
+    let mut last: Option<&SpecWithOrigin> = None;
     let mut out = Vec::with_capacity(committed.len());
     for (i, (c, end)) in committed.iter().zip(&own).enumerate() {
         let plan = match (end, last, first) {
@@ -243,7 +243,7 @@ mod tests {
             .map(|p| {
                 p.as_ref().map(|p| {
                     (
-                        p.end.runtime.root.clone(),
+                        p.end.spec.root.clone(),
                         p.borrowed.is_some(),
                         p.borrowed.as_ref().is_some_and(|b| b.from_later),
                     )

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::cache::FingerprintCache;
 use crate::changes::{self, Changes};
-use crate::config::{self, EndSettings, RuntimeSpec};
+use crate::config::{self, RuntimeSpec, SpecWithOrigin};
 use crate::select::select;
 use crate::setting::{Message, Setting, Value};
 use crate::side::Side;
@@ -153,10 +153,10 @@ pub struct ReportedSettings {
 
 impl ReportedSettings {
     /// The settings of one end, and where its file came from.
-    pub fn of_end(end: &EndSettings) -> Self {
+    pub fn of_end(end: &SpecWithOrigin) -> Self {
         ReportedSettings {
-            config: end.file.clone(),
-            ..ReportedSettings::of(&end.runtime)
+            config: end.origin.clone(),
+            ..ReportedSettings::of(&end.spec)
         }
     }
 
@@ -405,21 +405,21 @@ fn open_cache(repo: &Session, options: &RangeOptions) -> FingerprintCache {
 #[derive(Clone, Debug, Default)]
 struct Absent {
     /// Why, and the settings to read the `from` end with.
-    from: Option<(String, EndSettings)>,
+    from: Option<(String, SpecWithOrigin)>,
     /// Why, and the settings to read the `to` end with.
-    to: Option<(String, EndSettings)>,
+    to: Option<(String, SpecWithOrigin)>,
     /// A `from` end that declares no named runtime (its `[runtime]`, or no
     /// file): its own settings, what its gate fingerprinted with. The `to`
     /// end is cross-checked with them, so that declaring runtimes over a
     /// copy of the old code cannot hide a change of the code that runs.
-    from_own: Option<EndSettings>,
+    from_own: Option<SpecWithOrigin>,
 }
 
 /// The `from` end of an analysis, which either kind of `to` end is
 /// compared with.
 struct FromEnd<'a> {
     rev: Revision,
-    end: EndSettings,
+    end: SpecWithOrigin,
     src: GitSource,
     absent: &'a Absent,
 }
@@ -429,7 +429,7 @@ struct Compared {
     from: Read,
     to: Read,
     changes: Changes,
-    to_end: EndSettings,
+    to_end: SpecWithOrigin,
     check: Option<SettingsCheck>,
     /// The `from` end's digest under its own settings, when the cross-check
     /// used them (see [`Absent::from_own`]).
@@ -450,7 +450,7 @@ fn analyse_with(
         Some((_, end)) => end.clone(),
         None => request.at_revision(repo, rev.tree, from)?,
     };
-    let src = GitSource::new(repo.clone(), rev.clone(), &end.runtime.root)?;
+    let src = GitSource::new(repo.clone(), rev.clone(), &end.spec.root)?;
     let from_end = FromEnd {
         rev,
         end,
@@ -483,13 +483,13 @@ fn against_revision(
     cache: &mut FingerprintCache,
     digests: Digests,
 ) -> Result<Compared, RangeError> {
-    let (from_rt, absent) = (&from.end.runtime, from.absent);
+    let (from_rt, absent) = (&from.end.spec, from.absent);
     let to_rev = Revision::parse_commit(repo, spec)?;
     let to_end = match &absent.to {
         Some((_, end)) => end.clone(),
         None => request.at_revision(repo, to_rev.tree, spec)?,
     };
-    let to_rt = &to_end.runtime;
+    let to_rt = &to_end.spec;
     let to_src = GitSource::new(repo.clone(), to_rev.clone(), &to_rt.root)?;
     ends::check_roots(&from.src, &to_src, from_rt, to_rt, || {
         ends::top_dirs_at(repo, to_rev.tree)
@@ -564,13 +564,13 @@ fn against_worktree(
     request: &config::SettingsRequest,
     cache: &mut FingerprintCache,
 ) -> Result<Compared, RangeError> {
-    let (from_rt, absent) = (&from.end.runtime, from.absent);
+    let (from_rt, absent) = (&from.end.spec, from.absent);
     let top = ends::workdir(repo)?;
     let to_end = match &absent.to {
         Some((_, end)) => end.clone(),
         None => request.at_worktree(&top)?,
     };
-    let to_rt = &to_end.runtime;
+    let to_rt = &to_end.spec;
     let to_src = crate::source::WorktreeSource::new(&top, &to_rt.root);
     ends::check_roots(&from.src, &to_src, from_rt, to_rt, || {
         ends::top_dirs_on_disk(&top)
@@ -608,14 +608,14 @@ fn against_worktree(
 fn cross_check(
     (repo, from_rev, cache): (&Session, &Revision, &mut FingerprintCache),
     (from_own, from_end, from_fp, to_end): (
-        Option<&EndSettings>,
-        &EndSettings,
+        Option<&SpecWithOrigin>,
+        &SpecWithOrigin,
         &crate::fingerprint::Fingerprint,
-        &EndSettings,
+        &SpecWithOrigin,
     ),
     own_digest: &mut Option<String>,
     at: impl FnOnce(
-        &EndSettings,
+        &SpecWithOrigin,
         &crate::fingerprint::Fingerprint,
         &mut FingerprintCache,
     ) -> Result<SettingsCheck, RangeError>,
@@ -634,10 +634,10 @@ fn cross_check(
 fn own_fingerprint(
     repo: &Session,
     from_rev: &Revision,
-    own: &EndSettings,
+    own: &SpecWithOrigin,
     cache: &mut FingerprintCache,
 ) -> Result<crate::fingerprint::Fingerprint, RangeError> {
-    let rt = &own.runtime;
+    let rt = &own.spec;
     let src = GitSource::new(repo.clone(), from_rev.clone(), &rt.root)?;
     let selection = select(&src, &rt.rules)?;
     Ok(ends::cached_or_hashed(&src, selection, &rt.rules, cache)?)
@@ -647,7 +647,7 @@ fn conclude(
     from: Read,
     to: Read,
     changes: Changes,
-    (from_end, to_end): (&EndSettings, &EndSettings),
+    (from_end, to_end): (&SpecWithOrigin, &SpecWithOrigin),
     (check, own_digest): (Option<SettingsCheck>, Option<String>),
     undeclared: bool,
 ) -> Analysis {
@@ -687,7 +687,7 @@ fn conclude(
         settings: ReportedSettings::of_end(to_end),
         from_settings: ReportedSettings::of_end(from_end),
         settings_check: check,
-        runtime: to_end.runtime.clone(),
+        runtime: to_end.spec.clone(),
         changes,
         avoidable: None,
         warnings,

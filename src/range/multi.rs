@@ -303,8 +303,8 @@ fn prime_all(
             let Ok(end) = request.at_revision(repo, rev.tree, &rev.spec) else {
                 continue;
             };
-            if let Ok(src) = GitSource::new(repo.clone(), (*rev).clone(), &end.runtime.root) {
-                pair.push((src, end.runtime));
+            if let Ok(src) = GitSource::new(repo.clone(), (*rev).clone(), &end.spec.root) {
+                pair.push((src, end.spec));
             }
         }
         // Same settings, same root tree: the analysis finds the selections
@@ -434,7 +434,7 @@ fn absent_ends(
     let at_from = from_decl.names.contains(name);
     let at_to = to_decl.names.contains(name);
     let why = |decl: &Declared| format!("runtime `{}` is not declared in {}", name, decl.shown);
-    let to_settings = || -> Result<config::EndSettings, RangeError> {
+    let to_settings = || -> Result<config::SpecWithOrigin, RangeError> {
         Ok(match &revs.to {
             Some(rev) => request.at_revision(repo, rev.tree, &rev.spec)?,
             None => request.at_worktree(&super::ends::workdir(repo)?)?,

@@ -4,7 +4,7 @@
 use super::ends::Read;
 use super::{MatrixRow, MATRIX};
 use crate::changes::{ChangeStatus, Changes, Why};
-use crate::config::{self, EndSettings};
+use crate::config::{self, SpecWithOrigin};
 use crate::release;
 use crate::side::Side;
 use crate::verdict::{Decided, Decision, Reason};
@@ -205,7 +205,7 @@ pub(super) fn summary(from: &Side, to: &Side, d: &Decision, changes: &Changes) -
 /// them so.
 pub(crate) fn settings_warnings(
     refs: (&str, &str),
-    (from_end, to_end): (&EndSettings, &EndSettings),
+    (from_end, to_end): (&SpecWithOrigin, &SpecWithOrigin),
     from_short: &str,
     (check, decided): (Option<&super::SettingsCheck>, &Decided),
 ) -> Vec<Warning> {
@@ -224,10 +224,10 @@ pub(crate) fn settings_warnings(
 /// settings moved, and a reviewer that a pull request moved them.
 fn settings_changed(
     (from, to): (&str, &str),
-    from_end: &EndSettings,
-    to_end: &EndSettings,
+    from_end: &SpecWithOrigin,
+    to_end: &SpecWithOrigin,
 ) -> Option<Warning> {
-    let what = config::differences(&from_end.runtime, &to_end.runtime);
+    let what = config::differences(&from_end.spec, &to_end.spec);
     if what.is_empty() {
         return None;
     }
