@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
+use fpcheck::config::RuntimeSpec;
 use fpcheck::source::{self, DirSource, GitSource, Origin, Revision};
-use fpcheck::{Fingerprint, Rules, Source};
+use fpcheck::{Fingerprint, Source};
 
 use super::{exit, print, request, warn_all, Failure, RuntimeFlags};
 
@@ -56,14 +57,14 @@ pub(super) struct FingerprintArgs {
 }
 
 #[derive(Serialize)]
-struct Output<'a> {
+struct Output<'a, S> {
     schema_version: u32,
     fingerprint: &'a str,
     unavailable_reason: Option<&'a str>,
     files: Vec<&'a str>,
     #[serde(flatten)]
     origin: &'a Origin,
-    settings: fpcheck::config::ShownSettings,
+    settings: S,
     #[serde(serialize_with = "fpcheck::warning::messages")]
     warnings: &'a [fpcheck::warning::Warning],
 }
@@ -106,13 +107,7 @@ pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
         None => source.root_display(),
     };
     if args.json.on() {
-        print(&json(
-            &fp,
-            &origin,
-            &root,
-            runtime.name.as_deref(),
-            &runtime.rules,
-        ))?;
+        print(&json(&fp, &origin, &root, &runtime))?;
     } else {
         warn_all(&fp.warnings);
         print(&plain(&fp, args.list))?;
@@ -145,25 +140,14 @@ fn plain(fp: &Fingerprint, list: bool) -> String {
     out
 }
 
-fn json(
-    fp: &Fingerprint,
-    origin: &Origin,
-    root: &str,
-    runtime: Option<&str>,
-    rules: &Rules,
-) -> String {
+fn json(fp: &Fingerprint, origin: &Origin, root: &str, spec: &RuntimeSpec) -> String {
     let out = Output {
         schema_version: 1,
         fingerprint: fp.as_gate_str(),
         unavailable_reason: fp.unavailable_reason.as_deref(),
         files: fp.files(),
         origin,
-        settings: fpcheck::config::ShownSettings {
-            runtime: runtime.map(str::to_string),
-            root: root.to_string(),
-            extensions: rules.extensions.clone(),
-            exclude: rules.exclude.clone(),
-        },
+        settings: fpcheck::config::shown::at_root(spec, root),
         warnings: &fp.warnings,
     };
     fpcheck::pretty::json(&out)

@@ -144,9 +144,8 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
         // --write edits the working tree, so it is also what is patched.
         worktree: args.worktree || args.write,
     };
-    // The `to` end's own settings: its root, and its `version_file`.
     let plan = match &outcome {
-        range::RangeOutcome::One(a) => patch::prepare(&repo, a, &a.runtime, &options),
+        range::RangeOutcome::One(a) => patch::prepare(&repo, a, &options),
         range::RangeOutcome::Many(many) => patch::prepare_runtimes(&repo, many, &options),
     }
     .map_err(|e| refused(e, args.write))?;
@@ -197,7 +196,7 @@ pub(super) fn patch_out(
         ..PatchOptions::default()
     };
     let plan = match outcome {
-        range::RangeOutcome::One(a) => patch::prepare(repo, a, &a.runtime, &options)?,
+        range::RangeOutcome::One(a) => patch::prepare(repo, a, &options)?,
         range::RangeOutcome::Many(many) => patch::prepare_runtimes(repo, many, &options)?,
     };
     explain(&plan);

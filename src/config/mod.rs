@@ -37,6 +37,7 @@ use crate::select::Rules;
 
 pub mod choose;
 mod ends;
+pub mod shown;
 
 pub use ends::{at_revision, differences, SettingsOrigin, SettingsRequest, SpecWithOrigin};
 
@@ -128,36 +129,6 @@ impl Default for RuntimeSpec {
             rules: Rules::default(),
             version_file: None,
             tag_pattern: None,
-        }
-    }
-}
-
-/// The settings as the reports show them (`settings` in the JSON of
-/// `fingerprint`, the range and `history`): [`RuntimeSpec`] is what a
-/// fingerprint is computed with, this is how it is shown (the top of the
-/// repository as `.`). The range adds where the file came from
-/// (`range::ReportedSettings`); a snapshot keeps what the gate must reuse
-/// (`gate::snapshot::SnapshotSettings`).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct ShownSettings {
-    /// The runtime's name in a multi-runtime config.
-    pub runtime: Option<String>,
-    /// The runtime root from the top of the repository, or the directory.
-    pub root: String,
-    /// Runtime extensions.
-    pub extensions: Vec<String>,
-    /// Excluded names.
-    pub exclude: Vec<String>,
-}
-
-impl ShownSettings {
-    /// How `runtime` is shown.
-    pub fn of(runtime: &RuntimeSpec) -> Self {
-        ShownSettings {
-            runtime: runtime.name.clone(),
-            root: crate::source::show_root(&runtime.root).to_string(),
-            extensions: runtime.rules.extensions.clone(),
-            exclude: runtime.rules.exclude.clone(),
         }
     }
 }

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::cache::FingerprintCache;
 use crate::changes;
 use crate::config::{self, RuntimeSpec};
-use crate::range::{ReportedSettings, SettingsCheck};
+use crate::range::SettingsCheck;
 use crate::source::git::repo_display;
 use crate::source::SourceError;
 use crate::verdict::{self, Reason, SideFacts};
@@ -225,7 +225,8 @@ pub struct History {
 pub struct Record {
     /// The settings of the newest release (each release is fingerprinted
     /// with the settings committed at it; see the updates' warnings).
-    pub settings: ReportedSettings,
+    #[serde(serialize_with = "config::shown::without_origin")]
+    pub settings: RuntimeSpec,
     /// Every update (one release to the next), oldest first. Named
     /// `releases` in the JSON, a stable schema.
     #[serde(rename = "releases")]
@@ -510,8 +511,8 @@ fn record(
     let summary = summarise(&own, &steps);
     let newest = slots
         .last()
-        .map(|s| ReportedSettings::of(&s.plan.end.spec))
-        .unwrap_or_else(|| ReportedSettings::of(&RuntimeSpec::default()));
+        .map(|s| s.plan.end.spec.clone())
+        .unwrap_or_default();
     Record {
         settings: newest,
         updates: steps,

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::cache::FingerprintCache;
 use crate::changes::{self, Changes};
-use crate::config::{self, RuntimeSpec, SpecWithOrigin};
+use crate::config::{self, SpecWithOrigin};
 use crate::select::select;
 use crate::setting::{Message, Setting, Value};
 use crate::side::Side;
@@ -107,19 +107,18 @@ pub struct Analysis {
     /// The newer end.
     pub to: Side,
     /// The settings that produced the `to` fingerprint (each end is
-    /// fingerprinted with its own committed settings, flags applied).
-    pub settings: ReportedSettings,
+    /// fingerprinted with its own committed settings, flags applied), and
+    /// where they came from; `version_file` is for `patch`, not shown.
+    #[serde(serialize_with = "config::shown::with_origin")]
+    pub settings: SpecWithOrigin,
     /// The settings that produced the `from` fingerprint.
-    pub from_settings: ReportedSettings,
+    #[serde(serialize_with = "config::shown::with_origin")]
+    pub from_settings: SpecWithOrigin,
     /// When the settings differ between the ends: the `to` end fingerprinted
     /// with the `from` end's settings; `null` when the settings are equal.
     /// A change there requires a restart even when the `to` end's own
     /// settings show none (`settings_changed_runtime_changed`).
     pub settings_check: Option<SettingsCheck>,
-    /// The `to` end's resolved settings, `version_file` included, for
-    /// `patch` (not part of the report).
-    #[serde(skip)]
-    pub runtime: RuntimeSpec,
     /// What changed, sorted into what counts and what does not.
     pub changes: Changes,
     /// The restart is required only because of comment, whitespace or
@@ -138,35 +137,6 @@ pub struct MatrixRow {
     pub number: u8,
     /// The row's "release touches" column.
     pub touches: &'static str,
-}
-
-/// The settings in a report: as shown, and where they came from.
-#[derive(Clone, Debug, Serialize)]
-pub struct ReportedSettings {
-    /// The runtime's name, root, extensions and excluded names.
-    #[serde(flatten)]
-    pub shown: config::ShownSettings,
-    /// Where the config came from (`fpcheck.toml at v1.2.0`, `--config
-    /// FILE`), `null` when no file applied (defaults and flags).
-    pub config: Option<String>,
-}
-
-impl ReportedSettings {
-    /// The settings of one end, and where its file came from.
-    pub fn of_end(end: &SpecWithOrigin) -> Self {
-        ReportedSettings {
-            config: end.origin.clone(),
-            ..ReportedSettings::of(&end.spec)
-        }
-    }
-
-    /// The settings of `runtime`, the top of the repository shown as `.`.
-    pub fn of(runtime: &RuntimeSpec) -> Self {
-        ReportedSettings {
-            shown: config::ShownSettings::of(runtime),
-            config: None,
-        }
-    }
 }
 
 /// The rows of section 8, in order.
@@ -684,10 +654,9 @@ fn conclude(
         process_check: decision.process_check,
         from: from.side,
         to: to.side,
-        settings: ReportedSettings::of_end(to_end),
-        from_settings: ReportedSettings::of_end(from_end),
+        settings: to_end.clone(),
+        from_settings: from_end.clone(),
         settings_check: check,
-        runtime: to_end.spec.clone(),
         changes,
         avoidable: None,
         warnings,
