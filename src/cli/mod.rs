@@ -400,13 +400,12 @@ pub fn settings(
 
 /// The flags that override the config, at every end.
 fn overrides(flags: &RuntimeFlags, root: Option<String>) -> Result<Overrides, Failure> {
-    Ok(Overrides {
-        runtime: flags.one_runtime()?,
+    Ok(Overrides::from_flags(
+        flags.one_runtime()?,
         root,
-        extensions: flags.ext.clone(),
-        exclude: flags.exclude.clone(),
-        tag_pattern: None,
-    })
+        flags.ext.clone(),
+        flags.exclude.clone(),
+    ))
 }
 
 /// Where each end's settings come from: `--config FILE` for both ends, else
@@ -417,10 +416,11 @@ pub fn request(
     root: Option<String>,
     in_repository: bool,
 ) -> Result<config::SettingsRequest, Failure> {
-    Ok(config::SettingsRequest {
-        origin: config::SettingsOrigin::of(flags.config.as_deref(), in_repository)?,
-        overrides: overrides(flags, root)?,
-    })
+    Ok(config::SettingsRequest::of(
+        flags.config.as_deref(),
+        in_repository,
+        overrides(flags, root)?,
+    )?)
 }
 
 /// `--tag-pattern GLOB`, checked as the `tag_pattern` key is.

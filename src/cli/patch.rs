@@ -123,11 +123,8 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
     let outcome = range::analyse_runtimes(
         &repo,
         &range::RangeOptions {
-            range: spec,
-            worktree: args.worktree,
-            settings,
-            persistent_cache: true,
             digests: range::Digests::Always,
+            ..range::RangeOptions::new(spec, args.worktree, settings)
         },
         &args.runtime.runtime,
     )?;

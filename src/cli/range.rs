@@ -153,9 +153,6 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
     let mut outcome = range::analyse_runtimes(
         &repo,
         &range::RangeOptions {
-            range: spec,
-            worktree: args.worktree,
-            settings,
             persistent_cache: !args.no_cache,
             // --patch-out records the digest: it must be computed.
             digests: if args.patch_out.is_some() || args.compute_fingerprints {
@@ -163,6 +160,7 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
             } else {
                 range::Digests::WhenNeeded
             },
+            ..range::RangeOptions::new(spec, args.worktree, settings)
         },
         &args.runtime.runtime,
     )?;
@@ -231,11 +229,8 @@ fn resolve_only(repo: &Session, spec: RangeSpec, args: &RangeArgs) -> Result<u8,
     let ends = range::resolve(
         repo,
         &range::RangeOptions {
-            range: spec,
-            worktree: args.worktree,
-            settings,
             persistent_cache: false,
-            digests: range::Digests::WhenNeeded,
+            ..range::RangeOptions::new(spec, args.worktree, settings)
         },
         &args.runtime.runtime,
     )?;

@@ -37,6 +37,7 @@ use crate::select::Rules;
 
 pub mod choose;
 mod ends;
+mod given;
 pub mod shown;
 
 pub use ends::{at_revision, differences, SettingsOrigin, SettingsRequest, SpecWithOrigin};

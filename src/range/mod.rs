@@ -166,6 +166,21 @@ pub struct RangeOptions {
     pub digests: Digests,
 }
 
+impl RangeOptions {
+    /// `range` read with `settings`, as every front end starts: the
+    /// fingerprint cache read and written, and an unchanged selection not
+    /// hashed ([`Digests::WhenNeeded`]). A caller changes a field after.
+    pub fn new(range: RangeSpec, worktree: bool, settings: config::SettingsRequest) -> Self {
+        RangeOptions {
+            range,
+            worktree,
+            settings,
+            persistent_cache: true,
+            digests: Digests::WhenNeeded,
+        }
+    }
+}
+
 /// Whether a report carries both ends' digests when the verdict does not
 /// need them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
