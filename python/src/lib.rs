@@ -104,7 +104,7 @@ fn fingerprint_at(
 
 /// The keyword settings of `analyse`.
 #[derive(Default)]
-struct AnalyseSettings {
+struct AnalyseKeywords {
     root: Option<String>,
     extensions: Option<Vec<String>>,
     exclude: Option<Vec<String>>,
@@ -118,9 +118,9 @@ struct AnalyseSettings {
     classify: bool,
 }
 
-impl AnalyseSettings {
+impl AnalyseKeywords {
     fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let mut s = AnalyseSettings {
+        let mut s = AnalyseKeywords {
             use_cache: true,
             classify: true,
             ..Default::default()
@@ -173,7 +173,7 @@ fn analyse<'py>(
     to_rev: &str,
     settings: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let s = AnalyseSettings::from_kwargs(settings)?;
+    let s = AnalyseKeywords::from_kwargs(settings)?;
     let (from_rev, to_rev) = (from_rev.to_string(), to_rev.to_string());
     let text = detached(py, move || {
         // One session per call: what it reads and keeps is this call's and
