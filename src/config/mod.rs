@@ -107,7 +107,9 @@ impl crate::error::Classified for ConfigError {
     }
 }
 
-/// Settings for one runtime, after the file and the flags.
+/// One runtime's resolved settings, after the file and the flags: what a
+/// fingerprint is computed with ([`resolve`] makes it; reports show it
+/// through [`shown`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RuntimeSpec {
     /// The runtime's name in a multi-runtime file.
@@ -134,7 +136,8 @@ impl Default for RuntimeSpec {
     }
 }
 
-/// Flags that override the file.
+/// Flags that override the file, at every end; the edges build them with
+/// [`Overrides::from_flags`] or [`Overrides::from_lists`].
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
     /// `--runtime NAME`.
