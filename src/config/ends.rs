@@ -133,11 +133,11 @@ impl SettingsRequest {
         request
     }
 
-    /// Settings from flags only (no file).
-    pub fn flags_only(flags: Overrides) -> Self {
+    /// Settings from overrides only (no file).
+    pub fn overrides_only(overrides: Overrides) -> Self {
         SettingsRequest {
             origin: SettingsOrigin::None,
-            overrides: flags,
+            overrides,
         }
     }
 
