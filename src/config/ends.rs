@@ -101,13 +101,13 @@ impl SettingsOrigin {
     }
 }
 
-/// What the user asked for: where the config comes from, and the flags
-/// that override it at both ends.
+/// What the user asked for: a [`SettingsOrigin`] and the [`Overrides`]
+/// over it at every end (the edges make one with `SettingsRequest::of`).
 #[derive(Clone, Debug)]
 pub struct SettingsRequest {
-    /// The config's origin.
+    /// Where the settings come from.
     pub origin: SettingsOrigin,
-    /// The flags.
+    /// The flags over them.
     pub overrides: Overrides,
 }
 
