@@ -263,7 +263,7 @@ pub fn run(dir: &Path) -> Result<Vec<Row>, DemoError> {
                 tags: Default::default(),
             },
             worktree: false,
-            settings: crate::config::ConfigRequest::flags_only(Default::default()),
+            settings: crate::config::SettingsRequest::overrides_only(Default::default()),
             persistent_cache: true,
             digests: range::Digests::Always,
         };

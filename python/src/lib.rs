@@ -12,10 +12,9 @@ use std::time::Duration;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
-use fpcheck::config::{self, Overrides};
+use fpcheck::config::{self, Overrides, RuntimeSpec};
 use fpcheck::gate::{ack as core_ack, document, lock, run, snapshot as core_snapshot, Cause};
 use fpcheck::range::{self, RangeSpec};
-use fpcheck::select::Rules;
 use fpcheck::setting::Spelling;
 use fpcheck::source::git::Session;
 use fpcheck::{DirSource, GitSource, Revision, Source};
@@ -30,42 +29,12 @@ use errors::{detached, Error};
 
 /// The settings of a directory runtime: no config file (an installed
 /// runtime has none), defaults replaced by what is given.
-fn dir_rules(
+fn dir_spec(
     extensions: Option<Vec<String>>,
     exclude: Option<Vec<String>>,
-) -> Result<Rules, Error> {
-    Ok(config::resolve(None, &overrides(None, None, extensions, exclude)?)?.rules)
-}
-
-/// Python lists as the CLI's repeatable flags. An empty `exclude` list
-/// excludes nothing (the CLI's `--exclude ''`), an empty `extensions` list
-/// is refused as the CLI refuses `--ext ''`; a name holding a comma
-/// would be split by the flag syntax, so it is refused.
-fn overrides(
-    runtime: Option<String>,
-    root: Option<String>,
-    extensions: Option<Vec<String>>,
-    exclude: Option<Vec<String>>,
-) -> Result<Overrides, Error> {
-    for (what, list) in [("extension", &extensions), ("excluded name", &exclude)] {
-        if let Some(bad) = list.iter().flatten().find(|n| n.contains(',')) {
-            return Err(Error::Config(format!(
-                "{what} `{bad}` contains a comma: give one name per list item"
-            )));
-        }
-    }
-    // An empty flag list means "not given"; `['']` means "given, empty".
-    let given = |list: Option<Vec<String>>| match list {
-        Some(list) if list.is_empty() => vec![String::new()],
-        other => other.unwrap_or_default(),
-    };
-    Ok(Overrides {
-        runtime,
-        root,
-        extensions: given(extensions),
-        exclude: given(exclude),
-        tag_pattern: None,
-    })
+) -> Result<RuntimeSpec, Error> {
+    let overrides = Overrides::from_lists(None, None, extensions, exclude)?;
+    Ok(config::resolve(None, &overrides)?)
 }
 
 #[pyfunction]
@@ -77,7 +46,7 @@ fn fingerprint(
     exclude: Option<Vec<String>>,
 ) -> PyResult<String> {
     detached(py, move || {
-        let rules = dir_rules(extensions, exclude)?;
+        let rules = dir_spec(extensions, exclude)?.rules;
         let fp = fpcheck::compute(&DirSource::new(root), &rules)?;
         Ok(fp.as_gate_str().to_string())
     })
@@ -92,7 +61,7 @@ fn inspect<'py>(
     exclude: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let value = detached(py, move || {
-        let rules = dir_rules(extensions, exclude)?;
+        let rules = dir_spec(extensions, exclude)?.rules;
         let fp = fpcheck::compute(&DirSource::new(root), &rules)?;
         Ok(serde_json::json!({
             "fingerprint": fp.digest,
@@ -123,12 +92,10 @@ fn fingerprint_at(
         let revision = Revision::parse(&repo, &rev).map_err(Error::revision)?;
         // As `fpcheck fingerprint REV`: the fpcheck.toml committed at that
         // revision (what its gate uses), the keywords over it.
-        let settings = config::ConfigRequest {
-            choice: config::ConfigChoice::Committed,
-            flags: overrides(runtime, root, extensions, exclude)?,
-        }
-        .at_revision(&repo, revision.tree, &rev)?
-        .runtime;
+        let overrides = Overrides::from_lists(runtime, root, extensions, exclude)?;
+        let settings = config::SettingsRequest::of(None, true, overrides)?
+            .at_revision(&repo, revision.tree, &rev)?
+            .spec;
         let source = GitSource::new(repo, revision, &settings.root)?;
         let fp = fpcheck::compute(&source as &dyn Source, &settings.rules)?;
         Ok(fp.as_gate_str().to_string())
@@ -137,7 +104,7 @@ fn fingerprint_at(
 
 /// The keyword settings of `analyse`.
 #[derive(Default)]
-struct AnalyseSettings {
+struct AnalyseKeywords {
     root: Option<String>,
     extensions: Option<Vec<String>>,
     exclude: Option<Vec<String>>,
@@ -151,9 +118,9 @@ struct AnalyseSettings {
     classify: bool,
 }
 
-impl AnalyseSettings {
+impl AnalyseKeywords {
     fn from_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let mut s = AnalyseSettings {
+        let mut s = AnalyseKeywords {
             use_cache: true,
             classify: true,
             ..Default::default()
@@ -206,16 +173,16 @@ fn analyse<'py>(
     to_rev: &str,
     settings: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let s = AnalyseSettings::from_kwargs(settings)?;
+    let s = AnalyseKeywords::from_kwargs(settings)?;
     let (from_rev, to_rev) = (from_rev.to_string(), to_rev.to_string());
     let text = detached(py, move || {
         // One session per call: what it reads and keeps is this call's and
         // this repository's, whatever other threads analyse meanwhile.
         let repo = Session::open(Some(&repo)).map_err(Error::repository)?;
         // The runtimes are chosen by `analyse_runtimes`, as the CLI's.
-        let flags = overrides(None, s.root, s.extensions, s.exclude)?;
+        let overrides = Overrides::from_lists(None, s.root, s.extensions, s.exclude)?;
         // As the CLI: --config, else the fpcheck.toml committed at each end.
-        let choice = config::ConfigChoice::of(s.config.as_deref(), true)?;
+        let settings = config::SettingsRequest::of(s.config.as_deref(), true, overrides)?;
         // Resolved first, so an unknown revision is a RevisionError.
         Revision::parse(&repo, &from_rev).map_err(Error::revision)?;
         let to = if s.worktree {
@@ -229,17 +196,8 @@ fn analyse<'py>(
         let mut outcome = range::analyse_runtimes(
             &repo,
             &range::RangeOptions {
-                range: RangeSpec {
-                    from: Some(from_rev),
-                    to,
-                    // Only used to find a default FROM, which is always given.
-                    tags: Default::default(),
-                },
-                worktree: s.worktree,
-                settings: config::ConfigRequest { choice, flags },
                 persistent_cache: s.use_cache,
-                // As the CLI: an unchanged selection is not hashed.
-                digests: range::Digests::WhenNeeded,
+                ..range::RangeOptions::new(RangeSpec::between(from_rev, to), s.worktree, settings)
             },
             &s.runtime,
         )?;
@@ -309,7 +267,7 @@ fn status<'py>(
         let question = warm::Question {
             root: runtime_root,
             marker,
-            rules: dir_rules(extensions, exclude)?,
+            rules: dir_spec(extensions, exclude)?.rules,
             process_fingerprint,
             process_version,
             client,
@@ -332,12 +290,7 @@ fn snapshot<'py>(
     exclude: Option<Vec<String>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let value = detached(py, move || {
-        let rules = dir_rules(extensions, exclude)?;
-        let settings = core_snapshot::SnapshotSettings {
-            runtime: None,
-            extensions: rules.extensions,
-            exclude: rules.exclude,
-        };
+        let settings = core_snapshot::SnapshotSettings::from(dir_spec(extensions, exclude)?);
         let snap = core_snapshot::take(&runtime_root, &settings)?;
         if let Some(out) = &out {
             fpcheck::atomic::write_atomic(out, &snap.to_bytes()).map_err(|e| {
@@ -498,7 +451,7 @@ fn ack<'py>(
     );
     let timeout = timeout_arg(lock_timeout)?;
     let value = detached(py, move || {
-        let rules = dir_rules(extensions, exclude)?;
+        let rules = dir_spec(extensions, exclude)?.rules;
         // The same library call as `fpcheck ack --dir ROOT`.
         let report = core_ack::run(&core_ack::AckRequest {
             marker: &marker,

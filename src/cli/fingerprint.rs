@@ -58,7 +58,7 @@ pub(super) struct FingerprintArgs {
 pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
     let (source, runtime): (Box<dyn Source>, _) = match &args.dir {
         Some(dir) => {
-            let runtime = request(&args.runtime, None, false)?.shared()?.runtime;
+            let runtime = request(&args.runtime, None, false)?.shared()?.spec;
             (Box::new(DirSource::new(dir.clone())), runtime)
         }
         None => {
@@ -82,7 +82,7 @@ pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
             // The settings committed at that revision, as its gate uses them.
             let runtime = request(&args.runtime, args.root.clone(), true)?
                 .at_revision(&repo, rev.tree, &args.rev)?
-                .runtime;
+                .spec;
             (Box::new(GitSource::new(repo, rev, &runtime.root)?), runtime)
         }
     };
@@ -96,8 +96,7 @@ pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
         fingerprint: &fp,
         origin: &origin,
         root: &root,
-        runtime: runtime.name.as_deref(),
-        rules: &runtime.rules,
+        spec: &runtime,
         list: args.list,
     };
     let text = render_built_in(&report, &args.json.format(), &RenderOptions::default())?;

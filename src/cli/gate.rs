@@ -229,7 +229,7 @@ fn render(report: &impl Render, format: &Format) -> Result<String, Failure> {
 }
 
 fn snapshot_settings(flags: &RuntimeFlags) -> Result<SnapshotSettings, Failure> {
-    Ok(settings(flags, None, None)?.into())
+    Ok(settings(flags)?.into())
 }
 
 pub(super) fn run_snapshot(args: SnapshotArgs) -> Result<u8, Failure> {
@@ -330,7 +330,7 @@ fn test_hook() -> impl Fn(&Path) -> std::io::Result<()> {
 }
 
 pub(super) fn run_status(args: StatusArgs) -> Result<u8, Failure> {
-    let rt = settings(&args.runtime, None, None)?;
+    let rt = settings(&args.runtime)?;
     let report = status::status(&status::StatusRequest {
         dir: &args.dir,
         rules: &rt.rules,
@@ -350,7 +350,7 @@ pub(super) fn run_status(args: StatusArgs) -> Result<u8, Failure> {
 }
 
 pub(super) fn run_ack(args: AckArgs) -> Result<u8, Failure> {
-    let rt = settings(&args.runtime, None, None)?;
+    let rt = settings(&args.runtime)?;
     let report = ack::run(&ack::AckRequest {
         marker: &args.marker,
         client: &args.client,

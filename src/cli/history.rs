@@ -106,7 +106,7 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
         ..args.runtime.clone()
     };
     let mut settings = request(&flags, args.root.clone(), true)?;
-    settings.flags.tag_pattern = super::tag_pattern_flag(args.tag_pattern.as_deref())?;
+    settings.overrides.tag_pattern = super::tag_pattern_flag(args.tag_pattern.as_deref())?;
     let opts = HistoryOptions {
         span,
         tags: args.tags.clone(),

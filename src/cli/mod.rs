@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use lazy::Lazy;
 
-use fpcheck::config::{self, ConfigError, ConfigFile, Overrides};
+use fpcheck::config::{self, ConfigError, Overrides};
 use fpcheck::error::{Classified, Kind};
 use fpcheck::SourceError;
 
@@ -392,30 +392,26 @@ fn edit_distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
-/// Loads the config (`--config`, or `fpcheck.toml` in `top`) and applies the
-/// flags.
-pub fn settings(
-    flags: &RuntimeFlags,
-    root: Option<String>,
-    top: Option<&std::path::Path>,
-) -> Result<config::Runtime, Failure> {
-    let file = match (&flags.config, top) {
-        (Some(path), _) => Some(ConfigFile::load(path)?),
-        (None, Some(dir)) => ConfigFile::find_in(dir)?.map(|(_, f)| f),
-        (None, None) => None,
+/// The settings of a runtime given as a directory (`snapshot`, `gate`,
+/// `status`, `ack`): `--config FILE`, else the defaults; the flags over
+/// them. Its errors name no file, where `fingerprint --dir`'s (through
+/// `SettingsRequest::shared`) start with `--config FILE`.
+pub fn settings(flags: &RuntimeFlags) -> Result<config::RuntimeSpec, Failure> {
+    let file = match config::SettingsOrigin::of(flags.config.as_deref(), false)? {
+        config::SettingsOrigin::File { file, .. } => Some(file),
+        _ => None,
     };
-    Ok(config::resolve(file.as_ref(), &overrides(flags, root)?)?)
+    Ok(config::resolve(file.as_ref(), &overrides(flags, None)?)?)
 }
 
 /// The flags that override the config, at every end.
 fn overrides(flags: &RuntimeFlags, root: Option<String>) -> Result<Overrides, Failure> {
-    Ok(Overrides {
-        runtime: flags.one_runtime()?,
+    Ok(Overrides::from_flags(
+        flags.one_runtime()?,
         root,
-        extensions: flags.ext.clone(),
-        exclude: flags.exclude.clone(),
-        tag_pattern: None,
-    })
+        flags.ext.clone(),
+        flags.exclude.clone(),
+    ))
 }
 
 /// Where each end's settings come from: `--config FILE` for both ends, else
@@ -425,11 +421,12 @@ pub fn request(
     flags: &RuntimeFlags,
     root: Option<String>,
     in_repository: bool,
-) -> Result<config::ConfigRequest, Failure> {
-    Ok(config::ConfigRequest {
-        choice: config::ConfigChoice::of(flags.config.as_deref(), in_repository)?,
-        flags: overrides(flags, root)?,
-    })
+) -> Result<config::SettingsRequest, Failure> {
+    Ok(config::SettingsRequest::of(
+        flags.config.as_deref(),
+        in_repository,
+        overrides(flags, root)?,
+    )?)
 }
 
 /// `--tag-pattern GLOB`, checked as the `tag_pattern` key is.

@@ -108,11 +108,8 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
     let outcome = range::analyse_runtimes(
         &repo,
         &range::RangeOptions {
-            range: spec,
-            worktree: args.worktree,
-            settings,
-            persistent_cache: true,
             digests: range::Digests::Always,
+            ..range::RangeOptions::new(spec, args.worktree, settings)
         },
         &args.runtime.runtime,
     )?;
@@ -126,9 +123,8 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
         // --write edits the working tree, so it is also what is patched.
         worktree: args.worktree || args.write,
     };
-    // The `to` end's own settings: its root, and its `version_file`.
     let plan = match &outcome {
-        range::RangeOutcome::One(a) => patch::prepare(&repo, a, &a.runtime, &options),
+        range::RangeOutcome::One(a) => patch::prepare(&repo, a, &options),
         range::RangeOutcome::Many(many) => patch::prepare_runtimes(&repo, many, &options),
     }
     .map_err(|e| refused(e, args.write))?;
@@ -189,7 +185,7 @@ pub(super) fn patch_out(
         ..PatchOptions::default()
     };
     let plan = match outcome {
-        range::RangeOutcome::One(a) => patch::prepare(repo, a, &a.runtime, &options)?,
+        range::RangeOutcome::One(a) => patch::prepare(repo, a, &options)?,
         range::RangeOutcome::Many(many) => patch::prepare_runtimes(repo, many, &options)?,
     };
     explain(&plan);

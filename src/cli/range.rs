@@ -148,9 +148,6 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
     let mut outcome = range::analyse_runtimes(
         &repo,
         &range::RangeOptions {
-            range: spec,
-            worktree: args.worktree,
-            settings,
             persistent_cache: !args.no_cache,
             // --patch-out records the digest: it must be computed.
             digests: if args.patch_out.is_some() || args.compute_fingerprints {
@@ -158,6 +155,7 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
             } else {
                 range::Digests::WhenNeeded
             },
+            ..range::RangeOptions::new(spec, args.worktree, settings)
         },
         &args.runtime.runtime,
     )?;
@@ -205,13 +203,13 @@ fn range_spec(args: &RangeArgs) -> Result<RangeSpec, Failure> {
 
 /// The settings the flags ask for. `--runtime` (repeatable) narrows the
 /// runtimes analysed; the request itself names none.
-fn settings_request(args: &RangeArgs) -> Result<fpcheck::config::ConfigRequest, Failure> {
+fn settings_request(args: &RangeArgs) -> Result<fpcheck::config::SettingsRequest, Failure> {
     let flags = super::RuntimeFlags {
         runtime: Vec::new(),
         ..args.runtime.clone()
     };
     let mut settings = request(&flags, args.root.clone(), true)?;
-    settings.flags.tag_pattern = super::tag_pattern_flag(args.tag_pattern.as_deref())?;
+    settings.overrides.tag_pattern = super::tag_pattern_flag(args.tag_pattern.as_deref())?;
     Ok(settings)
 }
 
@@ -237,11 +235,8 @@ fn resolve_only(repo: &Session, spec: RangeSpec, args: &RangeArgs) -> Result<u8,
     let ends = range::resolve(
         repo,
         &range::RangeOptions {
-            range: spec,
-            worktree: args.worktree,
-            settings,
             persistent_cache: false,
-            digests: range::Digests::WhenNeeded,
+            ..range::RangeOptions::new(spec, args.worktree, settings)
         },
         &args.runtime.runtime,
     )?;

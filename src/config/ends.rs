@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
-use super::{resolve, ConfigError, ConfigFile, Overrides, Runtime, FILE_NAME};
+use super::{resolve, ConfigError, ConfigFile, Overrides, RuntimeSpec, FILE_NAME};
 use crate::safe_io::{self, ReadError};
 use crate::source::git::Session;
 
@@ -70,7 +70,7 @@ pub fn at_revision(
 
 /// Where each end's settings come from.
 #[derive(Clone, Debug)]
-pub enum ConfigChoice {
+pub enum SettingsOrigin {
     /// Each end's own `fpcheck.toml`: committed at a revision, the working
     /// tree's file for the working tree.
     Committed,
@@ -85,57 +85,59 @@ pub enum ConfigChoice {
     None,
 }
 
-impl ConfigChoice {
+impl SettingsOrigin {
     /// Where the settings come from, as every front end asks it: the file
     /// `config` names (`--config`, Python's `config=`) for both ends, else
     /// each end's committed `fpcheck.toml` when `committed`, else none.
-    pub fn of(config: Option<&Path>, committed: bool) -> Result<ConfigChoice, ConfigError> {
+    pub fn of(config: Option<&Path>, committed: bool) -> Result<SettingsOrigin, ConfigError> {
         Ok(match config {
-            Some(path) => ConfigChoice::File {
+            Some(path) => SettingsOrigin::File {
                 path: path.to_path_buf(),
                 file: ConfigFile::load(path)?,
             },
-            None if committed => ConfigChoice::Committed,
-            None => ConfigChoice::None,
+            None if committed => SettingsOrigin::Committed,
+            None => SettingsOrigin::None,
         })
     }
 }
 
-/// What the user asked for: where the config comes from, and the flags
-/// that override it at both ends.
+/// What the user asked for: a [`SettingsOrigin`] and the [`Overrides`]
+/// over it at every end (the edges make one with `SettingsRequest::of`).
 #[derive(Clone, Debug)]
-pub struct ConfigRequest {
-    /// The config's origin.
-    pub choice: ConfigChoice,
-    /// The flags.
-    pub flags: Overrides,
+pub struct SettingsRequest {
+    /// Where the settings come from.
+    pub origin: SettingsOrigin,
+    /// The flags over them.
+    pub overrides: Overrides,
 }
 
-/// One end's settings and where they came from.
+/// One end's settings and where they came from: a [`RuntimeSpec`] and
+/// its origin as that end applied it, named for reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EndSettings {
+pub struct SpecWithOrigin {
     /// The resolved settings.
-    pub runtime: Runtime,
-    /// Where the file came from (`fpcheck.toml at v1.2.0`, `--config x.toml`)
-    /// or `None` when no file applies.
-    pub file: Option<String>,
+    pub spec: RuntimeSpec,
+    /// The file they came from (`fpcheck.toml at v1.2.0`, `fpcheck.toml in
+    /// the working tree`, `--config x.toml`), `None` when no file applied
+    /// (defaults and flags).
+    pub origin: Option<String>,
 }
 
-impl ConfigRequest {
+impl SettingsRequest {
     /// The same request for the runtime `name` (`None`: the file's single
     /// `[runtime]`, or the defaults), the other flags kept: how each
     /// runtime of a repository is read in turn.
-    pub fn for_runtime(&self, name: Option<&str>) -> ConfigRequest {
+    pub fn for_runtime(&self, name: Option<&str>) -> SettingsRequest {
         let mut request = self.clone();
-        request.flags.runtime = name.map(str::to_string);
+        request.overrides.runtime = name.map(str::to_string);
         request
     }
 
-    /// Settings from flags only (no file).
-    pub fn flags_only(flags: Overrides) -> Self {
-        ConfigRequest {
-            choice: ConfigChoice::None,
-            flags,
+    /// Settings from overrides only (no file).
+    pub fn overrides_only(overrides: Overrides) -> Self {
+        SettingsRequest {
+            origin: SettingsOrigin::None,
+            overrides,
         }
     }
 
@@ -145,9 +147,9 @@ impl ConfigRequest {
         repo: &Session,
         tree: ObjectId,
         name: &str,
-    ) -> Result<EndSettings, ConfigError> {
-        match &self.choice {
-            ConfigChoice::Committed => {
+    ) -> Result<SpecWithOrigin, ConfigError> {
+        match &self.origin {
+            SettingsOrigin::Committed => {
                 let file = at_revision(repo, tree, name)?;
                 let shown = format!("{FILE_NAME} at {name}");
                 self.resolve_end(file.as_ref(), &shown, named(&shown))
@@ -157,9 +159,9 @@ impl ConfigRequest {
     }
 
     /// The settings of the working tree whose top is `top`.
-    pub fn at_worktree(&self, top: &Path) -> Result<EndSettings, ConfigError> {
-        match &self.choice {
-            ConfigChoice::Committed => {
+    pub fn at_worktree(&self, top: &Path) -> Result<SpecWithOrigin, ConfigError> {
+        match &self.origin {
+            SettingsOrigin::Committed => {
                 let file = ConfigFile::find_in(top)?.map(|(_, f)| f);
                 let shown = format!("{FILE_NAME} in the working tree");
                 self.resolve_end(file.as_ref(), &shown, named(&shown))
@@ -169,16 +171,16 @@ impl ConfigRequest {
     }
 
     /// The settings when one file (or none) applies everywhere.
-    pub fn shared(&self) -> Result<EndSettings, ConfigError> {
-        match &self.choice {
-            ConfigChoice::File { path, file } => {
+    pub fn shared(&self) -> Result<SpecWithOrigin, ConfigError> {
+        match &self.origin {
+            SettingsOrigin::File { path, file } => {
                 let shown = path.display().to_string();
                 let prefix = Message::new().setting(Setting::Config, Value::Given(shown.clone()));
                 self.resolve_end(Some(file), &format!("--config {shown}"), prefix)
             }
-            _ => Ok(EndSettings {
-                runtime: resolve(None, &self.flags)?,
-                file: None,
+            _ => Ok(SpecWithOrigin {
+                spec: resolve(None, &self.overrides)?,
+                origin: None,
             }),
         }
     }
@@ -186,35 +188,35 @@ impl ConfigRequest {
     /// The settings of an end whose committed file (already read, `None`
     /// when there is none) is `file`; `shown` names it in messages. With
     /// `--config` or no file at all, the shared settings apply instead, as
-    /// in [`ConfigRequest::at_revision`] (for `history`, which reads every
+    /// in [`SettingsRequest::at_revision`] (for `history`, which reads every
     /// release's file once and resolves it for each runtime).
     pub fn with_committed(
         &self,
         file: Option<&ConfigFile>,
         shown: &str,
-    ) -> Result<EndSettings, ConfigError> {
-        match &self.choice {
-            ConfigChoice::Committed => self.resolve_end(file, shown, named(shown)),
+    ) -> Result<SpecWithOrigin, ConfigError> {
+        match &self.origin {
+            SettingsOrigin::Committed => self.resolve_end(file, shown, named(shown)),
             _ => self.shared(),
         }
     }
 
     /// The tag pattern of the runtime the flags name (the only one
     /// declared when they name none): `--tag-pattern` over the key of the
-    /// file that applies, `committed` for [`ConfigChoice::Committed`] (the
+    /// file that applies, `committed` for [`SettingsOrigin::Committed`] (the
     /// file of the revision whose tags are wanted). `None` when neither
     /// sets one, or the file does not declare that runtime: every tag
     /// that is a version is then a release, as without the key.
     pub fn tag_pattern(&self, committed: Option<&ConfigFile>) -> Option<String> {
-        if let Some(flag) = &self.flags.tag_pattern {
+        if let Some(flag) = &self.overrides.tag_pattern {
             return Some(flag.clone());
         }
-        let file = match &self.choice {
-            ConfigChoice::Committed => committed?,
-            ConfigChoice::File { file, .. } => file,
-            ConfigChoice::None => return None,
+        let file = match &self.origin {
+            SettingsOrigin::Committed => committed?,
+            SettingsOrigin::File { file, .. } => file,
+            SettingsOrigin::None => return None,
         };
-        let table = match (&self.flags.runtime, &file.runtime) {
+        let table = match (&self.overrides.runtime, &file.runtime) {
             (None, Some(table)) => table,
             (Some(_), Some(_)) => return None,
             (Some(name), None) => file.runtimes.get(name)?,
@@ -231,16 +233,16 @@ impl ConfigRequest {
         file: Option<&ConfigFile>,
         shown: &str,
         prefix: Message,
-    ) -> Result<EndSettings, ConfigError> {
-        let runtime = resolve(file, &self.flags).map_err(|e| match e {
+    ) -> Result<SpecWithOrigin, ConfigError> {
+        let spec = resolve(file, &self.overrides).map_err(|e| match e {
             ConfigError::Invalid(m) if file.is_some() => {
                 ConfigError::Invalid(prefix.text(": ").then(m))
             }
             other => other,
         })?;
-        Ok(EndSettings {
-            runtime,
-            file: file.map(|_| shown.to_string()),
+        Ok(SpecWithOrigin {
+            spec,
+            origin: file.map(|_| shown.to_string()),
         })
     }
 }
@@ -253,7 +255,7 @@ fn named(shown: &str) -> Message {
 
 /// What differs between two ends' settings, as `key: old → new` clauses;
 /// empty when the fingerprints were computed alike.
-pub fn differences(from: &Runtime, to: &Runtime) -> Vec<String> {
+pub fn differences(from: &RuntimeSpec, to: &RuntimeSpec) -> Vec<String> {
     let list = |v: &[String]| format!("[{}]", v.join(", "));
     let root = |r: &str| crate::source::show_root(r).to_string();
     let mut out = Vec::new();
@@ -283,8 +285,8 @@ mod tests {
 
     #[test]
     fn differences_name_each_key_that_moved() {
-        let from = Runtime::default();
-        let mut to = Runtime::default();
+        let from = RuntimeSpec::default();
+        let mut to = RuntimeSpec::default();
         assert!(differences(&from, &to).is_empty());
         to.root = String::new();
         to.rules.exclude = vec!["app.py".into()];
@@ -305,12 +307,12 @@ mod tests {
             Path::new("x.toml"),
         )
         .unwrap();
-        let request = ConfigRequest {
-            choice: ConfigChoice::File {
+        let request = SettingsRequest {
+            origin: SettingsOrigin::File {
                 path: PathBuf::from("x.toml"),
                 file,
             },
-            flags: Overrides::default(),
+            overrides: Overrides::default(),
         };
         let err = request.shared().unwrap_err().to_string();
         assert!(
@@ -318,10 +320,10 @@ mod tests {
             "{err}"
         );
         let mut request = request;
-        request.flags.runtime = Some("b".into());
+        request.overrides.runtime = Some("b".into());
         let end = request.shared().unwrap();
         assert_eq!(
-            (end.runtime.root.as_str(), end.file.as_deref()),
+            (end.spec.root.as_str(), end.origin.as_deref()),
             ("b", Some("--config x.toml"))
         );
     }

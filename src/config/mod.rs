@@ -37,8 +37,10 @@ use crate::select::Rules;
 
 pub mod choose;
 mod ends;
+mod given;
+pub mod shown;
 
-pub use ends::{at_revision, differences, ConfigChoice, ConfigRequest, EndSettings};
+pub use ends::{at_revision, differences, SettingsOrigin, SettingsRequest, SpecWithOrigin};
 
 /// The file name looked up at the top of the repository.
 pub(crate) const FILE_NAME: &str = "fpcheck.toml";
@@ -105,9 +107,11 @@ impl crate::error::Classified for ConfigError {
     }
 }
 
-/// Settings for one runtime, after the file and the flags.
+/// One runtime's resolved settings, after the file and the flags: what a
+/// fingerprint is computed with ([`resolve`] makes it; reports show it
+/// through [`shown`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Runtime {
+pub struct RuntimeSpec {
     /// The runtime's name in a multi-runtime file.
     pub name: Option<String>,
     /// The runtime root from the top of the repository (`""` is the top).
@@ -120,9 +124,9 @@ pub struct Runtime {
     pub tag_pattern: Option<String>,
 }
 
-impl Default for Runtime {
+impl Default for RuntimeSpec {
     fn default() -> Self {
-        Runtime {
+        RuntimeSpec {
             name: None,
             root: DEFAULT_ROOT.to_string(),
             rules: Rules::default(),
@@ -132,37 +136,8 @@ impl Default for Runtime {
     }
 }
 
-/// The settings as the reports show them (`settings` in the JSON of
-/// `fingerprint`, the range and `history`): [`Runtime`] is what a
-/// fingerprint is computed with, this is how it is shown (the top of the
-/// repository as `.`). The range adds where the file came from
-/// (`range::ReportedSettings`); a snapshot keeps what the gate must reuse
-/// (`gate::snapshot::SnapshotSettings`).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct ShownSettings {
-    /// The runtime's name in a multi-runtime config.
-    pub runtime: Option<String>,
-    /// The runtime root from the top of the repository, or the directory.
-    pub root: String,
-    /// Runtime extensions.
-    pub extensions: Vec<String>,
-    /// Excluded names.
-    pub exclude: Vec<String>,
-}
-
-impl ShownSettings {
-    /// How `runtime` is shown.
-    pub fn of(runtime: &Runtime) -> Self {
-        ShownSettings {
-            runtime: runtime.name.clone(),
-            root: crate::source::show_root(&runtime.root).to_string(),
-            extensions: runtime.rules.extensions.clone(),
-            exclude: runtime.rules.exclude.clone(),
-        }
-    }
-}
-
-/// Flags that override the file.
+/// Flags that override the file, at every end; the edges build them with
+/// [`Overrides::from_flags`] or [`Overrides::from_lists`].
 #[derive(Clone, Debug, Default)]
 pub struct Overrides {
     /// `--runtime NAME`.
@@ -354,7 +329,7 @@ fn unreadable_error(shown: &str, e: &ReadError) -> ConfigError {
 }
 
 /// Combines the file (if any) and the flags into one runtime's settings.
-pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<Runtime, ConfigError> {
+pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<RuntimeSpec, ConfigError> {
     let (name, table) = match file {
         Some(f) => f.runtime(flags.runtime.as_deref())?,
         None if flags.runtime.is_some() => {
@@ -400,7 +375,7 @@ pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<Runtime, 
     check_root(&root)?;
     // `./src/` and `src` are one root; `.` is the top of the repository.
     let root = crate::source::normalise_root(&root);
-    Ok(Runtime {
+    Ok(RuntimeSpec {
         name,
         root,
         rules: Rules {

@@ -374,7 +374,7 @@ pub(crate) fn unknown_client_warnings(names: &[String]) -> Vec<Warning> {
 }
 
 fn default_settings() -> SnapshotSettings {
-    crate::config::Runtime::default().into()
+    crate::config::RuntimeSpec::default().into()
 }
 
 fn describe(s: &SnapshotSettings) -> String {

@@ -26,9 +26,10 @@ pub(crate) const KIND: &str = "fpcheck-snapshot";
 /// The snapshot schema this fpcheck writes and reads.
 pub(crate) const SCHEMA_VERSION: u32 = 2;
 
-/// The settings a snapshot was taken with; the gate must use the same
-/// (the part of [`crate::config::Runtime`] that selects files under a
-/// runtime root given as a directory).
+/// The settings a snapshot was taken with, as the snapshot file holds them
+/// (its schema, read back by the gate, which must use the same): the part
+/// of a [`crate::config::RuntimeSpec`] that selects files under a runtime
+/// root given as a directory.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SnapshotSettings {
     /// The runtime's name in a multi-runtime config, if any.
@@ -39,8 +40,8 @@ pub struct SnapshotSettings {
     pub exclude: Vec<String>,
 }
 
-impl From<crate::config::Runtime> for SnapshotSettings {
-    fn from(rt: crate::config::Runtime) -> Self {
+impl From<crate::config::RuntimeSpec> for SnapshotSettings {
+    fn from(rt: crate::config::RuntimeSpec) -> Self {
         SnapshotSettings {
             runtime: rt.name,
             extensions: rt.rules.extensions,

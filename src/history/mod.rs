@@ -13,9 +13,9 @@ use serde::Serialize;
 
 use crate::cache::FingerprintCache;
 use crate::changes;
-use crate::config::{self, Runtime};
+use crate::config::{self, RuntimeSpec};
 use crate::pair::Pair;
-use crate::range::{ReportedSettings, SettingsCheck};
+use crate::range::SettingsCheck;
 use crate::source::git::repo_display;
 use crate::source::SourceError;
 use crate::verdict::{self, Reason, SideFacts};
@@ -226,7 +226,8 @@ pub struct History {
 pub struct Record {
     /// The settings of the newest release (each release is fingerprinted
     /// with the settings committed at it; see the updates' warnings).
-    pub settings: ReportedSettings,
+    #[serde(serialize_with = "config::shown::without_origin")]
+    pub settings: RuntimeSpec,
     /// Every update (one release to the next), oldest first. Named
     /// `releases` in the JSON, a stable schema.
     #[serde(rename = "releases")]
@@ -274,7 +275,7 @@ pub struct Stats {
 /// releases are read.
 pub fn run(
     repo: &Session,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     opts: &HistoryOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<History, HistoryError> {
@@ -284,12 +285,12 @@ pub fn run(
 /// [`run`] for releases already listed.
 fn one(
     repo: &Session,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     opts: &HistoryOptions,
     listed: &Listed,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<History, HistoryError> {
-    let name = request.flags.runtime.clone();
+    let name = request.overrides.runtime.clone();
     let mut records = records(repo, request, opts, &[name], listed, progress)?;
     let (_, record) = records.pop().expect("one runtime asked, one record");
     Ok(History {
@@ -311,7 +312,7 @@ struct Listed {
 
 fn listed(
     repo: &Session,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     opts: &HistoryOptions,
 ) -> Result<Listed, HistoryError> {
     let (tags, skipped) = release_tags(repo, opts)?;
@@ -347,7 +348,7 @@ struct Slot {
 /// a worker resumes its hasher after their shared prefix.
 fn records(
     repo: &Session,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     opts: &HistoryOptions,
     names: &[Option<String>],
     listed: &Listed,
@@ -396,8 +397,8 @@ fn records(
 fn own_jobs<'t>(
     tags: &'t [Tag],
     plans: &'t [Vec<Option<Plan>>],
-) -> (Vec<(&'t Tag, &'t Runtime)>, Vec<Vec<Slot>>) {
-    let mut jobs: Vec<(&Tag, &Runtime)> = Vec::new();
+) -> (Vec<(&'t Tag, &'t RuntimeSpec)>, Vec<Vec<Slot>>) {
+    let mut jobs: Vec<(&Tag, &RuntimeSpec)> = Vec::new();
     let mut slots: Vec<Vec<Slot>> = Vec::with_capacity(plans.len());
     for runtime_plans in plans {
         let mut mine = Vec::new();
@@ -410,7 +411,7 @@ fn own_jobs<'t>(
                     cross: None,
                     cross_base: None,
                 });
-                jobs.push((&tags[i], &plan.end.runtime));
+                jobs.push((&tags[i], &plan.end.spec));
             }
         }
         slots.push(mine);
@@ -424,7 +425,7 @@ fn cross_jobs<'t>(
     tags: &'t [Tag],
     runtime_plans: &'t [Option<Plan>],
     runtime_slots: &mut [Slot],
-    jobs: &mut Vec<(&'t Tag, &'t Runtime)>,
+    jobs: &mut Vec<(&'t Tag, &'t RuntimeSpec)>,
 ) {
     for k in 1..runtime_slots.len() {
         let (before, after) = runtime_slots.split_at_mut(k);
@@ -439,12 +440,12 @@ fn cross_jobs<'t>(
         if let Some(own) = own.filter(|own| crate::range::settings_differ(own, &to.plan.end)) {
             // Cross-checked with the older release's own settings.
             to.cross_base = Some(jobs.len());
-            jobs.push((&tags[from.release], &own.runtime));
+            jobs.push((&tags[from.release], &own.spec));
             to.cross = Some(jobs.len());
-            jobs.push((&tags[to.release], &own.runtime));
+            jobs.push((&tags[to.release], &own.spec));
         } else if crate::range::settings_differ(&from.plan.end, &to.plan.end) {
             to.cross = Some(jobs.len());
-            jobs.push((&tags[to.release], &from_plan.end.runtime));
+            jobs.push((&tags[to.release], &from_plan.end.spec));
         }
     }
 }
@@ -453,7 +454,7 @@ fn cross_jobs<'t>(
 /// new fingerprints remembered in it.
 fn read_remembered(
     repo: &Session,
-    jobs: &[(&Tag, &Runtime)],
+    jobs: &[(&Tag, &RuntimeSpec)],
     opts: &HistoryOptions,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<(Vec<Read>, Blobs), HistoryError> {
@@ -505,8 +506,8 @@ fn record(
     let summary = summarise(&own, &steps);
     let newest = slots
         .last()
-        .map(|s| ReportedSettings::of(&s.plan.end.runtime))
-        .unwrap_or_else(|| ReportedSettings::of(&Runtime::default()));
+        .map(|s| s.plan.end.spec.clone())
+        .unwrap_or_default();
     Record {
         settings: newest,
         updates: steps,
@@ -577,7 +578,7 @@ fn declared_late(name: &str, slots: &[Slot], tags: &[Tag]) -> Option<Warning> {
 
 fn read_all(
     repo: &Session,
-    jobs: &[(&Tag, &Runtime)],
+    jobs: &[(&Tag, &RuntimeSpec)],
     cache: &FingerprintCache,
     opts: &HistoryOptions,
     progress: &(dyn Fn(usize, usize) + Sync),

@@ -75,7 +75,7 @@ pub struct NamedRecord {
 /// today's tags. Runtimes of one pattern share one pass of the workers.
 pub fn run_runtimes(
     repo: &Session,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     opts: &HistoryOptions,
     chosen: &[String],
     progress: &(dyn Fn(usize, usize) + Sync),
@@ -98,12 +98,12 @@ pub fn run_runtimes(
         return same_tags(repo, request, &opts, &chosen, progress);
     }
     // Runtimes declared at HEAD with a pattern of their own.
-    let declared_at_head = match (&request.choice, &head) {
-        (config::ConfigChoice::File { file, .. }, _) | (_, Some(file)) => Some(file),
+    let declared_at_head = match (&request.origin, &head) {
+        (config::SettingsOrigin::File { file, .. }, _) | (_, Some(file)) => Some(file),
         _ => None,
     };
     let patterned: BTreeMap<String, String> = match declared_at_head {
-        Some(file) if request.flags.tag_pattern.is_none() && file.runtimes.len() > 1 => file
+        Some(file) if request.overrides.tag_pattern.is_none() && file.runtimes.len() > 1 => file
             .runtimes
             .keys()
             .filter_map(|n| Some((n.clone(), pattern_of(Some(n))?)))
@@ -122,9 +122,9 @@ pub fn run_runtimes(
 /// none.
 fn head_config(
     repo: &Session,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
 ) -> Result<Option<config::ConfigFile>, HistoryError> {
-    if !matches!(request.choice, config::ConfigChoice::Committed) {
+    if !matches!(request.origin, config::SettingsOrigin::Committed) {
         return Ok(None);
     }
     let Ok(commit) = repo.head_commit() else {
@@ -141,7 +141,7 @@ fn head_config(
 /// without one), each runtime's history from its own.
 fn by_pattern(
     repo: &Session,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     opts: &HistoryOptions,
     chosen: &[String],
     patterned: &BTreeMap<String, String>,
@@ -150,8 +150,13 @@ fn by_pattern(
     let plain = listed(repo, request, opts)?;
     let mut all = settings::declared_anywhere(request, &plain.committed);
     all.extend(patterned.keys().cloned());
-    config::choose::check(chosen, &all, "in any release", request.flags.root.is_some())
-        .map_err(HistoryError::Config)?;
+    config::choose::check(
+        chosen,
+        &all,
+        "in any release",
+        request.overrides.root.is_some(),
+    )
+    .map_err(HistoryError::Config)?;
     let wanted = |n: &String| chosen.is_empty() || chosen.contains(n);
     let mut groups: BTreeMap<Option<&String>, Vec<Option<String>>> = BTreeMap::new();
     for name in all.iter().filter(|n| wanted(n)) {
@@ -187,7 +192,7 @@ fn by_pattern(
 /// [`run_runtimes`] with one set of release tags for every runtime.
 fn same_tags(
     repo: &Session,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     opts: &HistoryOptions,
     chosen: &[String],
     progress: &(dyn Fn(usize, usize) + Sync),
@@ -208,8 +213,13 @@ fn same_tags(
     if chosen.is_empty() && all.len() <= 1 {
         return one(None, Some(&listed));
     }
-    config::choose::check(chosen, &all, "in any release", request.flags.root.is_some())
-        .map_err(HistoryError::Config)?;
+    config::choose::check(
+        chosen,
+        &all,
+        "in any release",
+        request.overrides.root.is_some(),
+    )
+    .map_err(HistoryError::Config)?;
     let names: Vec<Option<String>> = all
         .into_iter()
         .filter(|n| chosen.is_empty() || chosen.contains(n))

@@ -20,7 +20,7 @@ use gix::ObjectId;
 
 use super::tags::Tag;
 use super::HistoryError;
-use crate::config::{self, ConfigChoice, ConfigFile, ConfigRequest, EndSettings, FILE_NAME};
+use crate::config::{self, ConfigFile, SettingsOrigin, SettingsRequest, SpecWithOrigin, FILE_NAME};
 use crate::source::git::Session;
 use crate::source::SourceError;
 
@@ -37,7 +37,7 @@ pub(super) struct Committed {
 #[derive(Clone, Debug)]
 pub(super) struct Plan {
     /// The settings the release is fingerprinted with.
-    pub(super) end: EndSettings,
+    pub(super) end: SpecWithOrigin,
     /// `None` when the release declares the runtime (its own settings);
     /// else where its settings came from, for the `runtime_not_declared`
     /// warning.
@@ -64,7 +64,7 @@ pub(super) struct Borrowed {
     /// runtime (its `[runtime]`, or no file): its own settings, what its
     /// gate fingerprinted with. The next release is cross-checked with
     /// them, as the range does.
-    pub(super) own: Option<EndSettings>,
+    pub(super) own: Option<SpecWithOrigin>,
 }
 
 /// The tree of `tag`'s commit.
@@ -82,14 +82,14 @@ pub(super) fn tree_of(repo: &Session, tag: &Tag) -> Result<ObjectId, HistoryErro
 /// file applies).
 pub(super) fn committed(
     repo: &Session,
-    request: &ConfigRequest,
+    request: &SettingsRequest,
     tags: &[Tag],
 ) -> Result<Vec<Committed>, HistoryError> {
     tags.iter()
         .map(|tag| {
             let shown = format!("{FILE_NAME} at {}", tag.name);
-            let file = match request.choice {
-                ConfigChoice::Committed => {
+            let file = match request.origin {
+                SettingsOrigin::Committed => {
                     config::at_revision(repo, tree_of(repo, tag)?, &tag.name)?
                 }
                 _ => None,
@@ -101,28 +101,28 @@ pub(super) fn committed(
 
 /// The `[runtimes.NAME]` names declared by any release (or by `--config`).
 pub(super) fn declared_anywhere(
-    request: &ConfigRequest,
+    request: &SettingsRequest,
     committed: &[Committed],
 ) -> BTreeSet<String> {
-    match &request.choice {
-        ConfigChoice::File { file, .. } => file.runtimes.keys().cloned().collect(),
-        ConfigChoice::Committed => committed
+    match &request.origin {
+        SettingsOrigin::File { file, .. } => file.runtimes.keys().cloned().collect(),
+        SettingsOrigin::Committed => committed
             .iter()
             .filter_map(|c| c.file.as_ref())
             .flat_map(|f| f.runtimes.keys().cloned())
             .collect(),
-        ConfigChoice::None => BTreeSet::new(),
+        SettingsOrigin::None => BTreeSet::new(),
     }
 }
 
 /// The settings of a release that declares no named runtime, as its gate
 /// read them (`None` when it declares some, or no committed file applies).
 fn own_settings(
-    request: &ConfigRequest,
+    request: &SettingsRequest,
     c: &Committed,
-) -> Result<Option<EndSettings>, HistoryError> {
+) -> Result<Option<SpecWithOrigin>, HistoryError> {
     let declares_none = c.file.as_ref().is_none_or(|f| f.runtimes.is_empty());
-    if !declares_none || !matches!(request.choice, ConfigChoice::Committed) {
+    if !declares_none || !matches!(request.origin, SettingsOrigin::Committed) {
         return Ok(None);
     }
     let own = request.for_runtime(None);
@@ -133,20 +133,20 @@ fn own_settings(
 /// runtime, as `request` picks it); `None` for a release before the
 /// runtime's history starts.
 pub(super) fn plans(
-    request: &ConfigRequest,
+    request: &SettingsRequest,
     name: Option<&str>,
     committed: &[Committed],
 ) -> Result<Vec<Option<Plan>>, HistoryError> {
     let request = request.for_runtime(name);
-    let declares = |c: &Committed| match (name, &request.choice) {
-        (Some(n), ConfigChoice::Committed) => {
+    let declares = |c: &Committed| match (name, &request.origin) {
+        (Some(n), SettingsOrigin::Committed) => {
             c.file.as_ref().is_some_and(|f| f.runtimes.contains_key(n))
         }
         // `--config`, no file, or no named runtime: every release is read
         // with its settings, and a bad name is an error there.
         _ => true,
     };
-    let own: Vec<Option<EndSettings>> = committed
+    let own: Vec<Option<SpecWithOrigin>> = committed
         .iter()
         .map(|c| {
             declares(c)
@@ -165,7 +165,7 @@ pub(super) fn plans(
     if let (None, Some(n)) = (first, name) {
         return Err(unknown_runtime(n, &declared_anywhere(&request, committed)));
     }
-    let mut last: Option<&EndSettings> = None;
+    let mut last: Option<&SpecWithOrigin> = None;
     let mut out = Vec::with_capacity(committed.len());
     for (i, (c, end)) in committed.iter().zip(&own).enumerate() {
         let plan = match (end, last, first) {
@@ -228,10 +228,10 @@ mod tests {
             .collect()
     }
 
-    fn request() -> ConfigRequest {
-        ConfigRequest {
-            choice: ConfigChoice::Committed,
-            flags: Overrides::default(),
+    fn request() -> SettingsRequest {
+        SettingsRequest {
+            origin: SettingsOrigin::Committed,
+            overrides: Overrides::default(),
         }
     }
 
@@ -243,7 +243,7 @@ mod tests {
             .map(|p| {
                 p.as_ref().map(|p| {
                     (
-                        p.end.runtime.root.clone(),
+                        p.end.spec.root.clone(),
                         p.borrowed.is_some(),
                         p.borrowed.as_ref().is_some_and(|b| b.from_later),
                     )

@@ -9,7 +9,7 @@ use gix::ObjectId;
 use super::tags::Tag;
 use super::{HistoryError, ReleaseInfo};
 use crate::cache::FingerprintCache;
-use crate::config::Runtime;
+use crate::config::RuntimeSpec;
 use crate::fingerprint::{self, Resumable};
 use crate::release;
 use crate::select::{select, Rules, SelectedFile, Selection};
@@ -89,7 +89,7 @@ impl<'a> Worker<'a> {
 
     /// Reads `tag` with the settings `runtime` (that release's own, or the
     /// settings of the release before it for the cross-check).
-    pub(super) fn read(&mut self, tag: &Tag, runtime: &Runtime) -> Result<Read, HistoryError> {
+    pub(super) fn read(&mut self, tag: &Tag, runtime: &RuntimeSpec) -> Result<Read, HistoryError> {
         let commit = self
             .repo
             .find_commit(tag.commit)

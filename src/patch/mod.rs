@@ -13,7 +13,6 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::config::Runtime;
 use crate::range::Analysis;
 use crate::setting::{Message, Setting, Value as Said};
 use crate::source::git::Session;
@@ -102,9 +101,9 @@ impl Facts {
             version_changed: a.version_changed,
             previous_force: a.from.force_restart,
             previous_raw: a.from.force_restart_raw.clone(),
-            root: a.settings.shown.root.clone(),
-            extensions: a.settings.shown.extensions.clone(),
-            exclude: a.settings.shown.exclude.clone(),
+            root: crate::source::show_root(&a.settings.spec.root).to_string(),
+            extensions: a.settings.spec.rules.extensions.clone(),
+            exclude: a.settings.spec.rules.exclude.clone(),
         }
     }
 
@@ -235,13 +234,14 @@ pub struct PatchOptions {
     pub worktree: bool,
 }
 
-/// Locates the version file for `analysis` and computes its patch.
+/// Locates the version file for `analysis` and computes its patch, with
+/// the `to` end's own settings: its root, and its `version_file`.
 pub(crate) fn prepare(
     repo: &Session,
     analysis: &Analysis,
-    runtime: &Runtime,
     options: &PatchOptions,
 ) -> Result<Plan, PatchError> {
+    let runtime = &analysis.settings.spec;
     let explicit = match (&options.version_file, &runtime.version_file) {
         (Some(p), _) => Some((locate::repo_relative(repo, p)?, Chosen::Flag)),
         (None, Some(p)) => Some((locate::repo_relative(repo, p)?, Chosen::Config)),

@@ -8,7 +8,7 @@
 use super::ends;
 use super::RangeError;
 use crate::cache::FingerprintCache;
-use crate::config::{self, EndSettings};
+use crate::config::{self, SpecWithOrigin};
 use crate::fingerprint::{self, Fingerprint};
 use crate::select::select;
 use crate::source::git::Session;
@@ -27,19 +27,19 @@ fn check_of(cross: Fingerprint, from: &Fingerprint) -> SettingsCheck {
 
 /// Whether the ends were fingerprinted with different settings (flags and
 /// `--config` apply to both ends alike, so they never differ then).
-pub(crate) fn needed(from_end: &EndSettings, to_end: &EndSettings) -> bool {
-    !config::differences(&from_end.runtime, &to_end.runtime).is_empty()
+pub(crate) fn needed(from_end: &SpecWithOrigin, to_end: &SpecWithOrigin) -> bool {
+    !config::differences(&from_end.spec, &to_end.spec).is_empty()
 }
 
 /// The cross-check for a `to` revision.
 pub(super) fn at_revision(
     repo: &Session,
     to_rev: &Revision,
-    from_end: &EndSettings,
+    from_end: &SpecWithOrigin,
     from_fp: &Fingerprint,
     cache: &mut FingerprintCache,
 ) -> Result<SettingsCheck, RangeError> {
-    let rt = &from_end.runtime;
+    let rt = &from_end.spec;
     let src = GitSource::new(repo.clone(), to_rev.clone(), &rt.root)?;
     let selection = select(&src, &rt.rules)?;
     let cross = ends::cached_or_hashed(&src, selection, &rt.rules, cache)?;
@@ -49,10 +49,10 @@ pub(super) fn at_revision(
 /// The cross-check for the working tree whose top is `top`.
 pub(super) fn at_worktree(
     top: &std::path::Path,
-    from_end: &EndSettings,
+    from_end: &SpecWithOrigin,
     from_fp: &Fingerprint,
 ) -> Result<SettingsCheck, RangeError> {
-    let rt = &from_end.runtime;
+    let rt = &from_end.spec;
     let src = WorktreeSource::new(top, &rt.root);
     let cross = fingerprint::compute(&src, &rt.rules)?;
     Ok(check_of(cross, from_fp))

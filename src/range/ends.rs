@@ -9,7 +9,7 @@ use gix::ObjectId;
 
 use super::{Digests, RangeError, WORKTREE};
 use crate::cache::FingerprintCache;
-use crate::config::Runtime;
+use crate::config::RuntimeSpec;
 use crate::fingerprint::{self, Fingerprint};
 use crate::pair::Pair;
 use crate::release::{self, Release};
@@ -38,8 +38,8 @@ pub(super) struct Read {
 /// [`FingerprintCache::tree_key`]), so the next range over that tree walks
 /// nothing.
 pub(super) fn read_pair(
-    (from_src, from_rt): (&GitSource, &Runtime),
-    (to_src, to_rt): (&GitSource, &Runtime),
+    (from_src, from_rt): (&GitSource, &RuntimeSpec),
+    (to_src, to_rt): (&GitSource, &RuntimeSpec),
     same_settings: bool,
     cache: &mut FingerprintCache,
     digests: Digests,
@@ -358,15 +358,15 @@ pub(super) fn workdir(repo: &Session) -> Result<PathBuf, SourceError> {
 pub(super) fn check_roots(
     from: &dyn Source,
     to: &dyn Source,
-    from_rt: &Runtime,
-    to_rt: &Runtime,
+    from_rt: &RuntimeSpec,
+    to_rt: &RuntimeSpec,
     top_dirs: impl FnOnce() -> Vec<String>,
 ) -> Result<(), RangeError> {
     let missing = |s: &dyn Source| matches!(s.root(), Ok(RootState::Missing));
     if !(missing(from) && missing(to)) {
         return Ok(());
     }
-    let shown = |r: &Runtime| crate::source::show_root(&r.root).to_string();
+    let shown = |r: &RuntimeSpec| crate::source::show_root(&r.root).to_string();
     let root = if from_rt.root == to_rt.root {
         format!("`{}`", shown(to_rt))
     } else {

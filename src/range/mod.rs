@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::cache::FingerprintCache;
 use crate::changes::{self, Changes};
-use crate::config::{self, EndSettings, Runtime};
+use crate::config::{self, RuntimeSpec, SpecWithOrigin};
 use crate::pair::Pair;
 use crate::select::select;
 use crate::setting::{Message, Setting, Value};
@@ -108,19 +108,18 @@ pub struct Analysis {
     /// The newer end.
     pub to: Side,
     /// The settings that produced the `to` fingerprint (each end is
-    /// fingerprinted with its own committed settings, flags applied).
-    pub settings: ReportedSettings,
+    /// fingerprinted with its own committed settings, flags applied), and
+    /// where they came from; `version_file` is for `patch`, not shown.
+    #[serde(serialize_with = "config::shown::with_origin")]
+    pub settings: SpecWithOrigin,
     /// The settings that produced the `from` fingerprint.
-    pub from_settings: ReportedSettings,
+    #[serde(serialize_with = "config::shown::with_origin")]
+    pub from_settings: SpecWithOrigin,
     /// When the settings differ between the ends: the `to` end fingerprinted
     /// with the `from` end's settings; `null` when the settings are equal.
     /// A change there requires a restart even when the `to` end's own
     /// settings show none (`settings_changed_runtime_changed`).
     pub settings_check: Option<SettingsCheck>,
-    /// The `to` end's resolved settings, `version_file` included, for
-    /// `patch` (not part of the report).
-    #[serde(skip)]
-    pub runtime: Runtime,
     /// What changed, sorted into what counts and what does not.
     pub changes: Changes,
     /// The restart is required only because of comment, whitespace or
@@ -139,35 +138,6 @@ pub struct MatrixRow {
     pub number: u8,
     /// The row's "release touches" column.
     pub touches: &'static str,
-}
-
-/// The settings in a report: as shown, and where they came from.
-#[derive(Clone, Debug, Serialize)]
-pub struct ReportedSettings {
-    /// The runtime's name, root, extensions and excluded names.
-    #[serde(flatten)]
-    pub shown: config::ShownSettings,
-    /// Where the config came from (`fpcheck.toml at v1.2.0`, `--config
-    /// FILE`), `null` when no file applied (defaults and flags).
-    pub config: Option<String>,
-}
-
-impl ReportedSettings {
-    /// The settings of one end, and where its file came from.
-    pub fn of_end(end: &EndSettings) -> Self {
-        ReportedSettings {
-            config: end.file.clone(),
-            ..ReportedSettings::of(&end.runtime)
-        }
-    }
-
-    /// The settings of `runtime`, the top of the repository shown as `.`.
-    pub fn of(runtime: &Runtime) -> Self {
-        ReportedSettings {
-            shown: config::ShownSettings::of(runtime),
-            config: None,
-        }
-    }
 }
 
 /// The rows of section 8, in order.
@@ -190,11 +160,26 @@ pub struct RangeOptions {
     /// The working tree is the `to` end.
     pub worktree: bool,
     /// Where each end's settings come from, and the flags over them.
-    pub settings: config::ConfigRequest,
+    pub settings: config::SettingsRequest,
     /// Read and write the fingerprint cache in the git directory.
     pub persistent_cache: bool,
     /// Whether both digests must be computed when the verdict needs none.
     pub digests: Digests,
+}
+
+impl RangeOptions {
+    /// `range` read with `settings`, as every front end starts: the
+    /// fingerprint cache read and written, and an unchanged selection not
+    /// hashed ([`Digests::WhenNeeded`]). A caller changes a field after.
+    pub fn new(range: RangeSpec, worktree: bool, settings: config::SettingsRequest) -> Self {
+        RangeOptions {
+            range,
+            worktree,
+            settings,
+            persistent_cache: true,
+            digests: Digests::WhenNeeded,
+        }
+    }
 }
 
 /// Whether a report carries both ends' digests when the verdict does not
@@ -280,7 +265,7 @@ fn resolve_ends(
             let mut filter = options.range.tags.clone();
             let mut unread = None;
             if filter.include.is_empty() && filter.pattern.is_none() {
-                filter.pattern = match &options.settings.flags.tag_pattern {
+                filter.pattern = match &options.settings.overrides.tag_pattern {
                     Some(flag) => Some(flag.clone()),
                     None => {
                         let (file, note) = to_config(repo, options, &to)?;
@@ -315,7 +300,7 @@ fn to_config(
     options: &RangeOptions,
     to: &str,
 ) -> Result<(Option<config::ConfigFile>, Option<String>), RangeError> {
-    if !matches!(options.settings.choice, config::ConfigChoice::Committed) {
+    if !matches!(options.settings.origin, config::SettingsOrigin::Committed) {
         return Ok((None, None));
     }
     if options.worktree && options.range.tags.pattern_at.is_none() {
@@ -349,8 +334,8 @@ fn runtime_patterns(
     }
     let to = options.range.to.clone().unwrap_or_else(|| "HEAD".into());
     let (file, _) = to_config(repo, options, &to)?;
-    let declared = match (&options.settings.choice, &file) {
-        (config::ConfigChoice::File { file, .. }, _) | (_, Some(file)) => {
+    let declared = match (&options.settings.origin, &file) {
+        (config::SettingsOrigin::File { file, .. }, _) | (_, Some(file)) => {
             file.runtimes.keys().cloned().collect()
         }
         _ => Vec::new(),
@@ -406,21 +391,21 @@ fn open_cache(repo: &Session, options: &RangeOptions) -> FingerprintCache {
 #[derive(Clone, Debug, Default)]
 struct Absent {
     /// Why, and the settings to read the `from` end with.
-    from: Option<(String, EndSettings)>,
+    from: Option<(String, SpecWithOrigin)>,
     /// Why, and the settings to read the `to` end with.
-    to: Option<(String, EndSettings)>,
+    to: Option<(String, SpecWithOrigin)>,
     /// A `from` end that declares no named runtime (its `[runtime]`, or no
     /// file): its own settings, what its gate fingerprinted with. The `to`
     /// end is cross-checked with them, so that declaring runtimes over a
     /// copy of the old code cannot hide a change of the code that runs.
-    from_own: Option<EndSettings>,
+    from_own: Option<SpecWithOrigin>,
 }
 
 /// The `from` end of an analysis, which either kind of `to` end is
 /// compared with.
 struct FromEnd<'a> {
     rev: Revision,
-    end: EndSettings,
+    end: SpecWithOrigin,
     src: GitSource,
     absent: &'a Absent,
 }
@@ -430,7 +415,7 @@ struct Compared {
     from: Read,
     to: Read,
     changes: Changes,
-    to_end: EndSettings,
+    to_end: SpecWithOrigin,
     check: Option<SettingsCheck>,
     /// The `from` end's digest under its own settings, when the cross-check
     /// used them (see [`Absent::from_own`]).
@@ -441,7 +426,7 @@ fn analyse_with(
     repo: &Session,
     from: &str,
     to: &ToSide,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     absent: Absent,
     cache: &mut FingerprintCache,
     digests: Digests,
@@ -451,7 +436,7 @@ fn analyse_with(
         Some((_, end)) => end.clone(),
         None => request.at_revision(repo, rev.tree, from)?,
     };
-    let src = GitSource::new(repo.clone(), rev.clone(), &end.runtime.root)?;
+    let src = GitSource::new(repo.clone(), rev.clone(), &end.spec.root)?;
     let from_end = FromEnd {
         rev,
         end,
@@ -480,17 +465,17 @@ fn analyse_with(
 fn against_revision(
     repo: &Session,
     from: &FromEnd<'_>,
-    (spec, request): (&str, &config::ConfigRequest),
+    (spec, request): (&str, &config::SettingsRequest),
     cache: &mut FingerprintCache,
     digests: Digests,
 ) -> Result<Compared, RangeError> {
-    let (from_rt, absent) = (&from.end.runtime, from.absent);
+    let (from_rt, absent) = (&from.end.spec, from.absent);
     let to_rev = Revision::parse_commit(repo, spec)?;
     let to_end = match &absent.to {
         Some((_, end)) => end.clone(),
         None => request.at_revision(repo, to_rev.tree, spec)?,
     };
-    let to_rt = &to_end.runtime;
+    let to_rt = &to_end.spec;
     let to_src = GitSource::new(repo.clone(), to_rev.clone(), &to_rt.root)?;
     ends::check_roots(&from.src, &to_src, from_rt, to_rt, || {
         ends::top_dirs_at(repo, to_rev.tree)
@@ -550,7 +535,7 @@ fn tree_changes(
     repo: &Session,
     trees: Pair<gix::ObjectId>,
     reads: Pair<&Read>,
-    runtimes: Pair<&Runtime>,
+    runtimes: Pair<&RuntimeSpec>,
 ) -> Changes {
     let roots = runtimes.map(|rt| rt.root.as_str());
     let diff = changes::between_trees(
@@ -579,16 +564,16 @@ fn tree_changes(
 fn against_worktree(
     repo: &Session,
     from: &FromEnd<'_>,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     cache: &mut FingerprintCache,
 ) -> Result<Compared, RangeError> {
-    let (from_rt, absent) = (&from.end.runtime, from.absent);
+    let (from_rt, absent) = (&from.end.spec, from.absent);
     let top = ends::workdir(repo)?;
     let to_end = match &absent.to {
         Some((_, end)) => end.clone(),
         None => request.at_worktree(&top)?,
     };
-    let to_rt = &to_end.runtime;
+    let to_rt = &to_end.spec;
     let to_src = crate::source::WorktreeSource::new(&top, &to_rt.root);
     ends::check_roots(&from.src, &to_src, from_rt, to_rt, || {
         ends::top_dirs_on_disk(&top)
@@ -629,14 +614,14 @@ fn against_worktree(
 fn cross_check(
     (repo, from_rev, cache): (&Session, &Revision, &mut FingerprintCache),
     (from_own, from_end, from_fp, to_end): (
-        Option<&EndSettings>,
-        &EndSettings,
+        Option<&SpecWithOrigin>,
+        &SpecWithOrigin,
         &crate::fingerprint::Fingerprint,
-        &EndSettings,
+        &SpecWithOrigin,
     ),
     own_digest: &mut Option<String>,
     at: impl FnOnce(
-        &EndSettings,
+        &SpecWithOrigin,
         &crate::fingerprint::Fingerprint,
         &mut FingerprintCache,
     ) -> Result<SettingsCheck, RangeError>,
@@ -655,10 +640,10 @@ fn cross_check(
 fn own_fingerprint(
     repo: &Session,
     from_rev: &Revision,
-    own: &EndSettings,
+    own: &SpecWithOrigin,
     cache: &mut FingerprintCache,
 ) -> Result<crate::fingerprint::Fingerprint, RangeError> {
-    let rt = &own.runtime;
+    let rt = &own.spec;
     let src = GitSource::new(repo.clone(), from_rev.clone(), &rt.root)?;
     let selection = select(&src, &rt.rules)?;
     Ok(ends::cached_or_hashed(&src, selection, &rt.rules, cache)?)
@@ -668,7 +653,7 @@ fn conclude(
     from: Read,
     to: Read,
     changes: Changes,
-    ends: Pair<&EndSettings>,
+    ends: Pair<&SpecWithOrigin>,
     (check, own_digest): (Option<SettingsCheck>, Option<String>),
     undeclared: bool,
 ) -> Analysis {
@@ -705,10 +690,9 @@ fn conclude(
         process_check: decision.process_check,
         from: from.side,
         to: to.side,
-        settings: ReportedSettings::of_end(ends.to),
-        from_settings: ReportedSettings::of_end(ends.from),
+        settings: ends.to.clone(),
+        from_settings: ends.from.clone(),
         settings_check: check,
-        runtime: ends.to.runtime.clone(),
         changes,
         avoidable: None,
         warnings,

@@ -18,7 +18,7 @@ use super::{
     analyse_with, open_cache, resolve_ends, Absent, Analysis, Digests, RangeError, RangeOptions,
     ToSide, SCHEMA_VERSION,
 };
-use crate::config::{self, ConfigChoice, ConfigFile};
+use crate::config::{self, ConfigFile, SettingsOrigin};
 use crate::pair::Pair;
 use crate::select::select;
 use crate::source::git::Session;
@@ -186,7 +186,7 @@ fn runtimes_with(
         &chosen,
         &all,
         "at either end",
-        options.settings.flags.root.is_some(),
+        options.settings.overrides.root.is_some(),
     )
     .map_err(RangeError::Config)?;
     let names: Vec<String> = if chosen.is_empty() {
@@ -318,7 +318,7 @@ impl Revs {
 /// The working tree's end is read by each analysis as usual.
 fn prime_all(
     repo: &Session,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     names: &[String],
     revs: &Revs,
     cache: &mut crate::cache::FingerprintCache,
@@ -334,8 +334,8 @@ fn prime_all(
             let Ok(end) = request.at_revision(repo, rev.tree, &rev.spec) else {
                 continue;
             };
-            if let Ok(src) = GitSource::new(repo.clone(), (*rev).clone(), &end.runtime.root) {
-                pair.push((src, end.runtime));
+            if let Ok(src) = GitSource::new(repo.clone(), (*rev).clone(), &end.spec.root) {
+                pair.push((src, end.spec));
             }
         }
         // Same settings, same root tree: the analysis finds the selections
@@ -413,8 +413,8 @@ fn declared(
         f.map(|f| f.runtimes.keys().cloned().collect())
             .unwrap_or_default()
     };
-    match &options.settings.choice {
-        ConfigChoice::Committed => {
+    match &options.settings.origin {
+        SettingsOrigin::Committed => {
             let at = |rev: &Revision| -> Result<Declared, RangeError> {
                 let f = config::at_revision(repo, rev.tree, &rev.spec)?;
                 Ok(Declared {
@@ -436,14 +436,14 @@ fn declared(
             };
             Ok(Pair::new(from_decl, to_decl))
         }
-        ConfigChoice::File { path, file } => {
+        SettingsOrigin::File { path, file } => {
             let both = || Declared {
                 names: names(Some(file)),
                 shown: format!("--config {}", path.display()),
             };
             Ok(Pair::new(both(), both()))
         }
-        ConfigChoice::None => {
+        SettingsOrigin::None => {
             let none = || Declared {
                 names: BTreeSet::new(),
                 shown: "the settings".into(),
@@ -457,7 +457,7 @@ fn declared(
 /// read it with.
 fn absent_ends(
     repo: &Session,
-    request: &config::ConfigRequest,
+    request: &config::SettingsRequest,
     name: &str,
     revs: &Revs,
     decls: Pair<&Declared>,
@@ -469,7 +469,7 @@ fn absent_ends(
     let at_from = from_decl.names.contains(name);
     let at_to = to_decl.names.contains(name);
     let why = |decl: &Declared| format!("runtime `{}` is not declared in {}", name, decl.shown);
-    let to_settings = || -> Result<config::EndSettings, RangeError> {
+    let to_settings = || -> Result<config::SpecWithOrigin, RangeError> {
         Ok(match &revs.to {
             Some(rev) => request.at_revision(repo, rev.tree, &rev.spec)?,
             None => request.at_worktree(&super::ends::workdir(repo)?)?,

@@ -14,6 +14,18 @@ pub struct RangeSpec {
 }
 
 impl RangeSpec {
+    /// Two ends given apart (Python's `from_rev` and `to_rev`), as
+    /// `FROM..TO` would give them (`to: None`: HEAD, or the working tree
+    /// with `worktree`).
+    pub fn between(from: String, to: Option<String>) -> RangeSpec {
+        RangeSpec {
+            from: Some(from),
+            to,
+            // Only used to find a default FROM, which is given here.
+            tags: Default::default(),
+        }
+    }
+
     /// Parses `A..B`, `A..`, `..B` or nothing.
     pub fn parse(text: Option<&str>) -> Result<RangeSpec, RangeError> {
         let Some(text) = text else {

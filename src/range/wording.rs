@@ -4,7 +4,7 @@
 use super::ends::Read;
 use super::{MatrixRow, MATRIX};
 use crate::changes::{ChangeStatus, Changes, Why};
-use crate::config::{self, EndSettings};
+use crate::config::{self, SpecWithOrigin};
 use crate::pair::Pair;
 use crate::release;
 use crate::side::Side;
@@ -222,7 +222,7 @@ pub(super) fn summary(from: &Side, to: &Side, d: &Decision, changes: &Changes) -
 /// them so.
 pub(crate) fn settings_warnings(
     refs: Pair<&str>,
-    ends: Pair<&EndSettings>,
+    ends: Pair<&SpecWithOrigin>,
     from_short: &str,
     (check, decided): (Option<&super::SettingsCheck>, &Decided),
 ) -> Vec<Warning> {
@@ -237,8 +237,8 @@ pub(crate) fn settings_warnings(
 /// (each its own committed `fpcheck.toml`). The verdict already compares
 /// what each release's gate computes; the releaser must still see that the
 /// settings moved, and a reviewer that a pull request moved them.
-fn settings_changed(Pair { from, to }: Pair<&str>, ends: Pair<&EndSettings>) -> Option<Warning> {
-    let what = config::differences(&ends.from.runtime, &ends.to.runtime);
+fn settings_changed(Pair { from, to }: Pair<&str>, ends: Pair<&SpecWithOrigin>) -> Option<Warning> {
+    let what = config::differences(&ends.from.spec, &ends.to.spec);
     if what.is_empty() {
         return None;
     }

@@ -4,10 +4,10 @@
 use serde::Serialize;
 
 use super::{printable, to_json, Format, Render, RenderOptions, ReportError};
-use crate::config::ShownSettings;
+use crate::config::RuntimeSpec;
 use crate::source::Origin;
 use crate::warning::Warning;
-use crate::{Fingerprint, Rules};
+use crate::Fingerprint;
 
 /// A fingerprint with what it was computed from.
 pub struct FingerprintReport<'a> {
@@ -18,24 +18,22 @@ pub struct FingerprintReport<'a> {
     /// The runtime root as shown: from the top of the repository, or the
     /// directory given.
     pub root: &'a str,
-    /// The runtime's name in a config of several.
-    pub runtime: Option<&'a str>,
-    /// The rules that selected the files.
-    pub rules: &'a Rules,
+    /// The settings that selected the files.
+    pub spec: &'a RuntimeSpec,
     /// The text lists the selected files too (`--list`).
     pub list: bool,
 }
 
 /// The JSON object, in its documented order.
 #[derive(Serialize)]
-struct Output<'a> {
+struct Output<'a, S> {
     schema_version: u32,
     fingerprint: &'a str,
     unavailable_reason: Option<&'a str>,
     files: Vec<&'a str>,
     #[serde(flatten)]
     origin: &'a Origin,
-    settings: ShownSettings,
+    settings: S,
     #[serde(serialize_with = "crate::warning::messages")]
     warnings: &'a [Warning],
 }
@@ -77,12 +75,7 @@ impl FingerprintReport<'_> {
             unavailable_reason: fp.unavailable_reason.as_deref(),
             files: fp.files(),
             origin: self.origin,
-            settings: ShownSettings {
-                runtime: self.runtime.map(str::to_string),
-                root: self.root.to_string(),
-                extensions: self.rules.extensions.clone(),
-                exclude: self.rules.exclude.clone(),
-            },
+            settings: crate::config::shown::at_root(self.spec, self.root),
             warnings: &fp.warnings,
         })
     }

@@ -17,9 +17,9 @@ fn a_history_worker_panic_is_an_internal_error_with_its_own_exit_code() {
         ..HistoryOptions::default()
     };
     let panicking = |_: usize, _: usize| panic!("injected by the test");
-    let request = fpcheck::config::ConfigRequest {
-        choice: fpcheck::config::ConfigChoice::None,
-        flags: Default::default(),
+    let request = fpcheck::config::SettingsRequest {
+        origin: fpcheck::config::SettingsOrigin::None,
+        overrides: Default::default(),
     };
     let err = history::run(&git, &request, &opts, &panicking).unwrap_err();
     assert!(matches!(err, HistoryError::Internal(_)), "{err:?}");

@@ -187,9 +187,9 @@ fn sessions_on_two_repositories_at_once_keep_to_their_own() {
                 tags: Default::default(),
             },
             worktree: false,
-            settings: fpcheck::config::ConfigRequest {
-                choice: fpcheck::config::ConfigChoice::Committed,
-                flags: Default::default(),
+            settings: fpcheck::config::SettingsRequest {
+                origin: fpcheck::config::SettingsOrigin::Committed,
+                overrides: Default::default(),
             },
             persistent_cache,
             digests: Digests::Always,
