@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use fpcheck::range::{self, RangeSpec};
+use fpcheck::range::{self, RangeOutcome, RangeSpec};
 use fpcheck::report::{self, End, Format, Render, RenderOptions, Template};
 use fpcheck::source::git::Session;
 
