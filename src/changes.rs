@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::select::{Class, Rules};
 use crate::source::git::Session;
+use crate::source::Revision;
 
 /// How a path changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -146,8 +147,7 @@ struct Raw {
 /// the top (`""` for the top); `from_root`/`to_root` are its trees, if any.
 pub(crate) fn between_trees(
     repo: &Session,
-    from_tree: ObjectId,
-    to_tree: ObjectId,
+    (from, to): (&Revision, &Revision),
     roots: (Option<ObjectId>, Option<ObjectId>),
     (from_root, root): (&str, &str),
     rules: &Rules,
@@ -156,7 +156,8 @@ pub(crate) fn between_trees(
         ignored_complete: true,
         ..Changes::default()
     };
-    let (raws, too_deep) = diff(repo, roots.0, roots.1, true)?;
+    let revs = (from.spec.as_str(), to.spec.as_str());
+    let (raws, too_deep) = diff(repo, revs, roots, true)?;
     if too_deep {
         // The root's own trees: the fingerprint stopped at the same depth.
         return Err(format!(
@@ -172,7 +173,7 @@ pub(crate) fn between_trees(
     }
     if !root.is_empty() {
         let prefix = format!("{root}/");
-        let (raws, too_deep) = diff(repo, Some(from_tree), Some(to_tree), false)?;
+        let (raws, too_deep) = diff(repo, revs, (Some(from.tree), Some(to.tree)), false)?;
         // Outside the root, a tree too deep only cuts the list of ignored
         // changes short.
         if too_deep {
@@ -355,15 +356,15 @@ pub(crate) type DiffError = Box<dyn std::error::Error + Send + Sync>;
 /// runs only when there is something to pair: a deletion and an addition.
 fn diff(
     repo: &Session,
-    old: Option<ObjectId>,
-    new: Option<ObjectId>,
+    (old_rev, new_rev): (&str, &str),
+    (old, new): (Option<ObjectId>, Option<ObjectId>),
     renames: bool,
 ) -> Result<(Vec<Raw>, bool), DiffError> {
-    let tree = |id: Option<ObjectId>| match id {
-        Some(id) => repo.find_tree(id),
-        None => Ok(repo.empty_tree()),
+    let tree = |id: Option<ObjectId>, rev: &str| match id {
+        Some(id) => repo.tree(id, &format!("a tree of {rev}"), rev),
+        None => Ok(repo.repo().empty_tree()),
     };
-    let (old, new) = (tree(old)?, tree(new)?);
+    let (old, new) = (tree(old, old_rev)?, tree(new, new_rev)?);
     if old.id == new.id {
         return Ok((Vec::new(), false));
     }
@@ -372,7 +373,7 @@ fn diff(
         gix::objs::TreeRefIter::from_bytes(&old.data, old.id.kind()),
         gix::objs::TreeRefIter::from_bytes(&new.data, new.id.kind()),
         &mut gix::diff::tree::State::default(),
-        &repo.objects,
+        repo,
         &mut seen,
     );
     // Stopping early makes gix report a cancellation: not a failure here.
@@ -464,6 +465,7 @@ fn with_renames(
         }
     }
     let mut cache = repo
+        .repo()
         .diff_resource_cache_for_tree_diff()
         .map_err(|e| DiffError::from(e.to_string()))?;
     tracker
@@ -481,7 +483,7 @@ fn with_renames(
                 std::ops::ControlFlow::Continue(())
             },
             &mut cache,
-            &repo.objects,
+            repo,
             // Copies are not tracked: no source tree is needed.
             |_| Ok::<(), std::convert::Infallible>(()),
         )

@@ -293,7 +293,7 @@ fn one(
     let (_, record) = records.pop().expect("one runtime asked, one record");
     Ok(History {
         schema_version: SCHEMA_VERSION,
-        repo: repo_display(repo),
+        repo: repo_display(repo.repo()),
         name: repo_name(repo),
         record,
     })
@@ -405,7 +405,7 @@ fn records(
         }
     }
     let mut cache = if opts.persistent_cache {
-        FingerprintCache::open(repo)
+        FingerprintCache::open(repo.repo())
     } else {
         FingerprintCache::in_memory()
     };
@@ -420,7 +420,7 @@ fn records(
     // A cache that cannot be written only costs the next run some time.
     let _ = cache.save();
     let mut kinds = if opts.persistent_cache && opts.classify {
-        crate::classify::KindCache::open(repo)
+        crate::classify::KindCache::open(repo.repo())
     } else {
         crate::classify::KindCache::none()
     };
@@ -581,6 +581,7 @@ fn read_all(
 /// origin, the folder's name.
 pub(crate) fn repo_name(repo: &Session) -> String {
     let origin = repo
+        .repo()
         .config_snapshot()
         .string("remote.origin.url")
         .and_then(|u| gix::url::parse(&u).ok());
@@ -600,6 +601,7 @@ pub(crate) fn repo_name(repo: &Session) -> String {
             }
         }
     }
+    let repo = repo.repo();
     let dir = repo.workdir().unwrap_or_else(|| repo.git_dir());
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     dir.file_name()

@@ -324,7 +324,7 @@ fn to_config(
     let at = options.range.tags.pattern_at.as_deref().unwrap_or(to);
     check_revision(at)?;
     let rev = Revision::parse_commit(repo, at)?;
-    if !repo.has_object(rev.tree) {
+    if !repo.has(rev.tree) {
         return Ok((None, Some(format!(
             "the tree of {at} is not in this repository (a treeless clone?), so its {} was not read: every tag counted, no runtime's tag_pattern; fetch that tree, or pass --tag-pattern GLOB",
             config::FILE_NAME
@@ -391,7 +391,7 @@ fn common_pattern(
 
 fn open_cache(repo: &Session, options: &RangeOptions) -> FingerprintCache {
     if options.persistent_cache {
-        FingerprintCache::open(repo)
+        FingerprintCache::open(repo.repo())
     } else {
         FingerprintCache::in_memory()
     }
@@ -492,7 +492,7 @@ fn against_revision(
     let to_rt = &to_end.runtime;
     let to_src = GitSource::new(repo.clone(), to_rev.clone(), &to_rt.root)?;
     ends::check_roots(&from.src, &to_src, from_rt, to_rt, || {
-        ends::top_dirs_at(repo, to_rev.tree)
+        ends::top_dirs_at(repo, &to_rev)
     })?;
     // Same settings: see `ends::read_pair` for what a shared root tree
     // saves. The cross-check compares with the `from` digest, and a runtime
@@ -514,8 +514,7 @@ fn against_revision(
     // gate counts.
     let diff = changes::between_trees(
         repo,
-        from.rev.tree,
-        to_rev.tree,
+        (&from.rev, &to_rev),
         (from_read.root_tree, to_read.root_tree),
         (&from_rt.root, &to_rt.root),
         &to_rt.rules,
