@@ -100,8 +100,7 @@ fn by_version(
     let mut best: Option<(crate::version::TagVersion, String)> = None;
     if !tips.is_empty() {
         let walk = repo
-            .repo()
-            .rev_walk(tips)
+            .walk(tips)
             .all()
             .map_err(|e| fail(format!("cannot walk the history of `{to}`: {e}")))?;
         // Once every release commit is seen, nothing older can change the
@@ -264,23 +263,7 @@ pub(super) fn nearest(
     filter: &TagFilter,
 ) -> Result<Option<(String, u32)>, String> {
     let names = release_names(repo, filter)?;
-    let cache = repo
-        .repo()
-        .commit_graph_if_enabled()
-        .map_err(|e| format!("cannot read the commit graph: {e}"))?;
-    let mut graph = repo.repo().revision_graph(cache.as_ref());
-    let outcome = gix::revision::plumbing::describe(
-        &commit,
-        &mut graph,
-        gix::revision::plumbing::describe::Options {
-            name_by_oid: names,
-            max_candidates: 10,
-            fallback_to_oid: false,
-            first_parent: false,
-        },
-    )
-    .map_err(|e| format!("cannot look up tags: {e}"))?;
-    Ok(outcome.and_then(|o| o.name.map(|n| (n.to_string(), o.depth))))
+    repo.describe(commit, names)
 }
 
 /// Commit id → the release tag that names it.

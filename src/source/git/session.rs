@@ -269,6 +269,38 @@ impl Session {
         self.repo.rev_parse_single(spec).ok().map(|id| id.detach())
     }
 
+    /// gix's walk of the history from `tips`, its commits read through
+    /// the session's handle.
+    pub fn walk(&self, tips: Vec<ObjectId>) -> gix::revision::walk::Platform<'_> {
+        self.repo.rev_walk(tips)
+    }
+
+    /// The name of `names` nearest to `commit` going back through its
+    /// history, and how many commits lie between (git's `describe`, at
+    /// most 10 candidates, every parent followed); `None` when no name is
+    /// reachable. The error says what could not be read.
+    pub fn describe(
+        &self,
+        commit: ObjectId,
+        names: gix::hashtable::HashMap<ObjectId, std::borrow::Cow<'static, gix::bstr::BStr>>,
+    ) -> Result<Option<(String, u32)>, String> {
+        let cache = (self.repo.commit_graph_if_enabled())
+            .map_err(|e| format!("cannot read the commit graph: {e}"))?;
+        let mut graph = self.repo.revision_graph(cache.as_ref());
+        let outcome = gix::revision::plumbing::describe(
+            &commit,
+            &mut graph,
+            gix::revision::plumbing::describe::Options {
+                name_by_oid: names,
+                max_candidates: 10,
+                fallback_to_oid: false,
+                first_parent: false,
+            },
+        )
+        .map_err(|e| format!("cannot look up tags: {e}"))?;
+        Ok(outcome.and_then(|o| o.name.map(|n| (n.to_string(), o.depth))))
+    }
+
     /// Whether the store has object `id` (a treeless clone lacks trees).
     pub fn has(&self, id: ObjectId) -> bool {
         self.repo.has_object(id)
@@ -364,5 +396,79 @@ impl gix::objs::FindHeader for Session {
             return Ok(Some(gix::objs::Header { kind, size }));
         }
         gix::objs::FindHeader::try_header(&self.repo.objects, &id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::git::test_git;
+
+    /// A repository with one commit of `a.txt`, and the session over it.
+    fn repo() -> (tempfile::TempDir, Session, ObjectId, ObjectId) {
+        let dir = tempfile::tempdir().unwrap();
+        test_git(dir.path(), &["init", "-q"]);
+        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        test_git(dir.path(), &["add", "-A"]);
+        test_git(dir.path(), &["commit", "-qm", "one"]);
+        let session = Session::open(Some(dir.path())).unwrap();
+        let commit = session.resolve("HEAD").unwrap();
+        let blob = session.resolve("HEAD:a.txt").unwrap();
+        (dir, session, commit, blob)
+    }
+
+    /// Every reader says the same of an object the store lacks: what
+    /// needed it, its id, and which revision to fetch.
+    #[test]
+    fn a_missing_object_is_one_error_whichever_reader_asks() {
+        let (dir, session, _, _) = repo();
+        let absent = ObjectId::from_hex(b"0123456789012345678901234567890123456789").unwrap();
+        let expected = format!(
+            "the blob of x at v1 (0123456789012345678901234567890123456789) is missing from \
+             the repository; {} may be a partial or shallow clone: fetch the revision in full \
+             (`git fetch origin v1`) or run fpcheck in a complete clone",
+            dir.path().display()
+        );
+        let what = "the blob of x at v1";
+        let errors = [
+            session.object(absent, what, "v1").err(),
+            session.blob(absent, what, "v1").err(),
+            session.tree(absent, what, "v1").err(),
+            session.commit(absent, what, "v1").err(),
+            session.header(absent, what, "v1").err(),
+            session.size(absent, what, "v1").err(),
+        ];
+        for error in errors {
+            let error = error.expect("a missing object is an error");
+            assert!(
+                matches!(error, SourceError::MissingObject { .. }),
+                "{error}"
+            );
+            assert_eq!(error.to_string(), expected);
+        }
+        assert_eq!(session.blob_within(absent, u64::MAX), None);
+        assert!(!session.has(absent));
+    }
+
+    /// An object of another kind than asked is an error naming it, never
+    /// a missing object; the advisory readers answer `None`.
+    #[test]
+    fn an_object_of_another_kind_is_unreadable_not_missing() {
+        let (_dir, session, commit, blob) = repo();
+        let error = session.tree(blob, "the tree of y", "v1").unwrap_err();
+        assert!(matches!(error, SourceError::Git { .. }), "{error}");
+        assert!(
+            error
+                .to_string()
+                .starts_with(&format!("cannot read the tree of y ({blob})")),
+            "{error}"
+        );
+        assert_eq!(session.blob_within(commit, u64::MAX), None);
+        assert_eq!(session.blob_within(blob, 3), None);
+        assert_eq!(session.blob_within(blob, 4), Some(b"one\n".to_vec()));
+        let tree = session.commit_tree(commit, "the commit", "HEAD").unwrap();
+        assert_eq!(session.blob_at(tree, "a.txt"), Some(blob));
+        assert_eq!(session.blob_at(tree, "b.txt"), None);
+        assert_eq!(session.size(blob, "a", "HEAD").unwrap(), 4);
     }
 }
