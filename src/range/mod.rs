@@ -71,9 +71,8 @@ pub enum RangeError {
 impl crate::error::Classified for RangeError {
     fn kind(&self) -> crate::error::Kind {
         match self {
-            RangeError::BadRange(_) | RangeError::NoRoot(_) | RangeError::Config(_) => {
-                crate::error::Kind::Usage
-            }
+            RangeError::BadRange(_) | RangeError::NoRoot(_) => crate::error::Kind::Usage,
+            RangeError::Config(e) => crate::error::Classified::kind(e),
             RangeError::NoTag(_) => crate::error::Kind::Input,
             RangeError::Source(e) => crate::error::Classified::kind(e),
         }
