@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::pair::Pair;
 use crate::select::{Class, Rules};
 use crate::source::git::Session;
+use crate::source::Revision;
 
 /// How a path changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -148,8 +149,7 @@ struct Raw {
 /// `root_trees` are their trees, if any.
 pub(crate) fn between_trees(
     repo: &Session,
-    from_tree: ObjectId,
-    to_tree: ObjectId,
+    revs: Pair<&Revision>,
     root_trees: Pair<Option<ObjectId>>,
     roots: Pair<&str>,
     rules: &Rules,
@@ -159,7 +159,8 @@ pub(crate) fn between_trees(
         ..Changes::default()
     };
     let root = roots.to;
-    let (raws, too_deep) = diff(repo, root_trees.from, root_trees.to, true)?;
+    let names = revs.map(|rev| rev.spec.as_str());
+    let (raws, too_deep) = diff(repo, names, root_trees, true)?;
     if too_deep {
         // The root's own trees: the fingerprint stopped at the same depth.
         return Err(format!(
@@ -175,7 +176,8 @@ pub(crate) fn between_trees(
     }
     if !root.is_empty() {
         let prefix = format!("{root}/");
-        let (raws, too_deep) = diff(repo, Some(from_tree), Some(to_tree), false)?;
+        let trees = revs.map(|rev| Some(rev.tree));
+        let (raws, too_deep) = diff(repo, names, trees, false)?;
         // Outside the root, a tree too deep only cuts the list of ignored
         // changes short.
         if too_deep {
@@ -358,15 +360,15 @@ pub(crate) type DiffError = Box<dyn std::error::Error + Send + Sync>;
 /// runs only when there is something to pair: a deletion and an addition.
 fn diff(
     repo: &Session,
-    old: Option<ObjectId>,
-    new: Option<ObjectId>,
+    revs: Pair<&str>,
+    trees: Pair<Option<ObjectId>>,
     renames: bool,
 ) -> Result<(Vec<Raw>, bool), DiffError> {
-    let tree = |id: Option<ObjectId>| match id {
-        Some(id) => repo.find_tree(id),
-        None => Ok(repo.empty_tree()),
+    let tree = |id: Option<ObjectId>, rev: &str| match id {
+        Some(id) => repo.tree(id, &format!("a tree of {rev}"), rev),
+        None => Ok(repo.repo().empty_tree()),
     };
-    let (old, new) = (tree(old)?, tree(new)?);
+    let (old, new) = (tree(trees.from, revs.from)?, tree(trees.to, revs.to)?);
     if old.id == new.id {
         return Ok((Vec::new(), false));
     }
@@ -375,7 +377,7 @@ fn diff(
         gix::objs::TreeRefIter::from_bytes(&old.data, old.id.kind()),
         gix::objs::TreeRefIter::from_bytes(&new.data, new.id.kind()),
         &mut gix::diff::tree::State::default(),
-        &repo.objects,
+        repo,
         &mut seen,
     );
     // Stopping early makes gix report a cancellation: not a failure here.
@@ -467,6 +469,7 @@ fn with_renames(
         }
     }
     let mut cache = repo
+        .repo()
         .diff_resource_cache_for_tree_diff()
         .map_err(|e| DiffError::from(e.to_string()))?;
     tracker
@@ -484,7 +487,7 @@ fn with_renames(
                 std::ops::ControlFlow::Continue(())
             },
             &mut cache,
-            &repo.objects,
+            repo,
             // Copies are not tracked: no source tree is needed.
             |_| Ok::<(), std::convert::Infallible>(()),
         )

@@ -287,13 +287,13 @@ pub(crate) fn check_out_head(dir: &Path) -> Result<(), DemoError> {
         dir: dir.display().to_string(),
         message: e.to_string(),
     };
-    let repo = gix::open(dir).map_err(|e| fail(&e))?;
-    let tree = repo
-        .head_commit()
-        .map_err(|e| fail(&e))?
-        .tree_id()
+    let session = crate::source::git::Session::new(gix::open(dir).map_err(|e| fail(&e))?);
+    let head = session.repo().head_id().map_err(|e| fail(&e))?.detach();
+    let tree = (session.commit_tree(head, "the commit of HEAD", "HEAD")).map_err(|e| fail(&e))?;
+    let mut index = session
+        .repo()
+        .index_from_tree(&tree)
         .map_err(|e| fail(&e))?;
-    let mut index = repo.index_from_tree(&tree).map_err(|e| fail(&e))?;
     for (entry, path) in index.entries_mut_with_paths() {
         let rel = path.to_string();
         let file = dir.join(&rel);
@@ -302,7 +302,10 @@ pub(crate) fn check_out_head(dir: &Path) -> Result<(), DemoError> {
         if entry.mode != gix::index::entry::Mode::FILE {
             return Err(fail(&format!("{rel} is not a regular file")));
         }
-        let blob = repo.find_object(entry.id).map_err(|e| fail(&e))?;
+        let what = format!("the blob of {rel}");
+        let blob = session
+            .blob(entry.id, &what, "HEAD")
+            .map_err(|e| fail(&e))?;
         if let Some(parent) = file.parent() {
             std::fs::create_dir_all(parent).map_err(|e| fail(&e))?;
         }

@@ -191,6 +191,7 @@ impl From<CoreConfigError> for Error {
     fn from(e: CoreConfigError) -> Self {
         match e {
             CoreConfigError::Invalid(m) => Error::Config(keywords(&m)),
+            CoreConfigError::Source(e) => Error::from(e),
             other => Error::Config(other.to_string()),
         }
     }

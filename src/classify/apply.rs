@@ -173,8 +173,12 @@ impl Bytes {
                 let bytes =
                     safe_io::read_regular(&dir.as_ref()?.join(path), Links::Refuse, FILE_LIMIT)
                         .ok()?;
-                let id = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, &bytes)
-                    .ok()?;
+                let id = gix::objs::compute_hash(
+                    repo.repo().object_hash(),
+                    gix::objs::Kind::Blob,
+                    &bytes,
+                )
+                .ok()?;
                 Some((id, Box::new(move || Some(bytes))))
             }
         }
@@ -187,16 +191,11 @@ type Lazy<'a> = Box<dyn FnOnce() -> Option<Vec<u8>> + 'a>;
 
 /// The bytes of blob `id`, `None` when it is unreadable or larger than
 /// [`FILE_LIMIT`] (its header is checked before anything is loaded).
-pub(super) fn read_blob(repo: &gix::Repository, id: ObjectId) -> Option<Vec<u8>> {
-    if repo.find_header(id).ok()?.size() > FILE_LIMIT {
-        return None;
-    }
-    Some(repo.find_blob(id).ok()?.detach().data)
+pub(super) fn read_blob(repo: &Session, id: ObjectId) -> Option<Vec<u8>> {
+    repo.blob_within(id, FILE_LIMIT)
 }
 
 /// The blob at `path` of `tree`, when it is a regular file (not a link).
-pub(super) fn blob_at(repo: &gix::Repository, tree: ObjectId, path: &str) -> Option<ObjectId> {
-    let tree = repo.find_tree(tree).ok()?;
-    let entry = tree.lookup_entry_by_path(path).ok()??;
-    entry.mode().is_blob().then(|| entry.object_id())
+pub(super) fn blob_at(repo: &Session, tree: ObjectId, path: &str) -> Option<ObjectId> {
+    repo.blob_at(tree, path)
 }

@@ -24,9 +24,7 @@ pub fn at_revision(
         path: shown.clone(),
         why,
     };
-    let tree = repo
-        .find_tree(tree)
-        .map_err(|e| fail(format!("cannot read the tree: {e}")))?;
+    let tree = repo.tree(tree, &format!("the tree of {name}"), name)?;
     let Some(entry) = tree.find_entry(FILE_NAME) else {
         return Ok(None);
     };
@@ -49,10 +47,8 @@ pub fn at_revision(
         }
         _ => return Err(fail("it is not a file".into())),
     }
-    let size = repo
-        .object_size(id)
-        .map_err(|e| fail(format!("cannot read its blob {id}: {e}")))?;
-    if size > safe_io::JSON_LIMIT {
+    let what = format!("the blob of {shown}");
+    if repo.size(id, &what, name)? > safe_io::JSON_LIMIT {
         return Err(fail(
             ReadError::TooLarge {
                 limit: safe_io::JSON_LIMIT,
@@ -60,9 +56,7 @@ pub fn at_revision(
             .to_string(),
         ));
     }
-    let blob = repo
-        .find_blob(id)
-        .map_err(|e| fail(format!("cannot read its blob {id}: {e}")))?;
+    let blob = repo.blob(id, &what, name)?;
     let file = ConfigFile::parse_bytes(&blob.data, &shown)?;
     repo.keep_parsed(id, file.clone());
     Ok(Some(file))

@@ -99,11 +99,19 @@ pub enum ConfigError {
     /// Anything else, already a full sentence.
     #[error("{0}")]
     Invalid(crate::setting::Message),
+    /// The objects of a committed file cannot be read (missing from a
+    /// partial or shallow clone, or corrupt): the repository's fault, not
+    /// the file's, so the session's error as it is.
+    #[error(transparent)]
+    Source(#[from] crate::source::SourceError),
 }
 
 impl crate::error::Classified for ConfigError {
     fn kind(&self) -> crate::error::Kind {
-        crate::error::Kind::Usage
+        match self {
+            ConfigError::Source(e) => e.kind(),
+            _ => crate::error::Kind::Usage,
+        }
     }
 }
 

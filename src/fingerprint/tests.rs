@@ -356,10 +356,10 @@ fn kept_bytes_are_bounded_in_total() {
     }
     test_git(root, &["add", "-A"]);
     test_git(root, &["commit", "-qm", "blobs"]);
-    let repo = crate::source::git::open_repo(Some(root)).unwrap();
+    let repo = crate::source::git::Session::open(Some(root)).unwrap();
     let rev = crate::source::Revision::parse(&repo, "HEAD").unwrap();
     let source = Counting(
-        crate::source::GitSource::new(repo.into(), rev, "").unwrap(),
+        crate::source::GitSource::new(repo, rev, "").unwrap(),
         Default::default(),
     );
     let selection = select(&source, &Rules::default()).unwrap();

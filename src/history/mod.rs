@@ -295,7 +295,7 @@ fn one(
     let (_, record) = records.pop().expect("one runtime asked, one record");
     Ok(History {
         schema_version: SCHEMA_VERSION,
-        repo: repo_display(repo),
+        repo: repo_display(repo.repo()),
         name: repo_name(repo),
         record,
     })
@@ -370,7 +370,7 @@ fn records(
     }
     let (reads, blobs) = read_remembered(repo, &jobs, opts, progress)?;
     let mut kinds = if opts.persistent_cache && opts.classify {
-        crate::classify::KindCache::open(repo)
+        crate::classify::KindCache::open(repo.repo())
     } else {
         crate::classify::KindCache::none()
     };
@@ -634,6 +634,7 @@ fn read_all(
 /// origin, the folder's name.
 pub(crate) fn repo_name(repo: &Session) -> String {
     let origin = repo
+        .repo()
         .config_snapshot()
         .string("remote.origin.url")
         .and_then(|u| gix::url::parse(&u).ok());
@@ -653,6 +654,7 @@ pub(crate) fn repo_name(repo: &Session) -> String {
             }
         }
     }
+    let repo = repo.repo();
     let dir = repo.workdir().unwrap_or_else(|| repo.git_dir());
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     dir.file_name()

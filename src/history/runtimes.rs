@@ -127,7 +127,10 @@ fn head_config(
     if !matches!(request.origin, config::SettingsOrigin::Committed) {
         return Ok(None);
     }
-    let Ok(commit) = repo.head_commit() else {
+    let Ok(head) = repo.repo().head_id() else {
+        return Ok(None);
+    };
+    let Ok(commit) = repo.commit(head.detach(), "the commit of HEAD", "HEAD") else {
         return Ok(None);
     };
     let tree = commit.tree_id().map_err(|e| {
@@ -251,7 +254,7 @@ fn many(repo: &Session, runtimes: Vec<NamedRecord>, blobs_read: usize) -> Runtim
     stats.blobs_read = blobs_read;
     RuntimesHistory {
         schema_version: SCHEMA_VERSION,
-        repo: repo_display(repo),
+        repo: repo_display(repo.repo()),
         name: super::repo_name(repo),
         restart_required: runtimes.iter().any(|r| r.record.restart_required()),
         summary: runtimes_summary(&runtimes),

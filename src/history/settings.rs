@@ -22,7 +22,6 @@ use super::tags::Tag;
 use super::HistoryError;
 use crate::config::{self, ConfigFile, SettingsOrigin, SettingsRequest, SpecWithOrigin, FILE_NAME};
 use crate::source::git::Session;
-use crate::source::SourceError;
 
 /// One release's committed config, read once for every runtime.
 pub(super) struct Committed {
@@ -69,13 +68,8 @@ pub(super) struct Borrowed {
 
 /// The tree of `tag`'s commit.
 pub(super) fn tree_of(repo: &Session, tag: &Tag) -> Result<ObjectId, HistoryError> {
-    let fail = |what: &str, e: &dyn std::error::Error| {
-        SourceError::Repository(format!("cannot read the {what} of {}: {e}", tag.name).into())
-    };
-    let commit = repo
-        .find_commit(tag.commit)
-        .map_err(|e| fail("commit", &e))?;
-    Ok(commit.tree_id().map_err(|e| fail("tree", &e))?.detach())
+    let what = format!("the commit of {}", tag.name);
+    Ok(repo.commit_tree(tag.commit, &what, &tag.name)?)
 }
 
 /// Reads every release's committed config (only when each release's own

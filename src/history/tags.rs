@@ -8,7 +8,7 @@ use gix::ObjectId;
 
 use super::{HistoryError, HistoryOptions, SkippedTag};
 use crate::pair::Pair;
-use crate::source::git::peel_to_commit;
+use crate::source::git::{peel_to_commit, Session};
 use crate::source::SourceError;
 use crate::warning::{Code, Warning};
 
@@ -29,7 +29,7 @@ pub fn tag_version(name: &str) -> Option<crate::version::TagVersion> {
 
 /// Lists the release tags in precedence order, folding tags on one commit.
 pub(super) fn release_tags(
-    repo: &gix::Repository,
+    repo: &Session,
     opts: &HistoryOptions,
 ) -> Result<(Vec<Tag>, Vec<SkippedTag>), HistoryError> {
     let fail = |e: &dyn std::fmt::Display| {
@@ -37,7 +37,7 @@ pub(super) fn release_tags(
     };
     let mut skipped = Vec::new();
     let mut found: Vec<Tag> = Vec::new();
-    let refs = repo.references().map_err(|e| fail(&e))?;
+    let refs = repo.repo().references().map_err(|e| fail(&e))?;
     for r in refs.tags().map_err(|e| fail(&e))? {
         let mut r = r.map_err(|e| fail(&e))?;
         let name = r.name().shorten().to_string();
@@ -137,7 +137,7 @@ fn fold_aliases(sorted: Vec<Tag>) -> Vec<Tag> {
 /// Releases on unrelated commits keep their order by name, with a warning
 /// that says so.
 pub(super) fn order_equal_versions(
-    repo: &gix::Repository,
+    repo: &Session,
     sorted: Vec<Tag>,
     warnings: &mut Vec<Warning>,
 ) -> Vec<Tag> {
@@ -163,17 +163,8 @@ const MAX_ORDERED: usize = 32;
 
 /// `run` (in name order, each on its own commit) ordered so that no release
 /// comes after a release whose commit descends from its own.
-fn order_by_ancestry(
-    repo: &gix::Repository,
-    mut run: Vec<Tag>,
-    warnings: &mut Vec<Warning>,
-) -> Vec<Tag> {
-    let ancestor = |a: ObjectId, b: ObjectId| {
-        a != b
-            && repo
-                .merge_base(a, b)
-                .is_ok_and(|base| base.is_some_and(|base| base.detach() == a))
-    };
+fn order_by_ancestry(repo: &Session, mut run: Vec<Tag>, warnings: &mut Vec<Warning>) -> Vec<Tag> {
+    let ancestor = |a: ObjectId, b: ObjectId| a != b && repo.is_ancestor(a, b);
     if run.len() > MAX_ORDERED {
         let names: Vec<String> = run.iter().map(|t| format!("`{}`", t.name)).collect();
         warnings.push(Warning::new(

@@ -90,20 +90,8 @@ impl<'a> Worker<'a> {
     /// Reads `tag` with the settings `runtime` (that release's own, or the
     /// settings of the release before it for the cross-check).
     pub(super) fn read(&mut self, tag: &Tag, runtime: &RuntimeSpec) -> Result<Read, HistoryError> {
-        let commit = self
-            .repo
-            .find_commit(tag.commit)
-            .map_err(|e| SourceError::Git {
-                message: format!("cannot read the commit of {}", tag.name).into(),
-                source: Box::new(e),
-            })?;
-        let tree = commit
-            .tree_id()
-            .map_err(|e| SourceError::Git {
-                message: format!("cannot read the tree of {}", tag.name).into(),
-                source: Box::new(e),
-            })?
-            .detach();
+        let what = format!("the commit of {}", tag.name);
+        let tree = self.repo.commit_tree(tag.commit, &what, &tag.name)?;
         let rev = Revision {
             spec: tag.name.clone(),
             commit: Some(tag.commit),
@@ -163,7 +151,7 @@ impl<'a> Worker<'a> {
         }
         let shared = SharedBlobs {
             src,
-            odb: &self.repo.objects,
+            session: self.repo,
             blobs: self.blobs,
         };
         // The same function as every other fingerprint: an unreadable blob
@@ -182,7 +170,7 @@ impl<'a> Worker<'a> {
 /// whole run while memory allows; large blobs are streamed, never kept.
 struct SharedBlobs<'a> {
     src: &'a GitSource,
-    odb: &'a gix::OdbHandle,
+    session: &'a Session,
     blobs: &'a Mutex<Blobs>,
 }
 
@@ -225,16 +213,17 @@ impl Source for SharedBlobs<'_> {
         }
         let mut kept = Some(Vec::new());
         let what = crate::source::display_path(&self.src.root_display(), rel.as_bytes());
-        self.src.read_blob(self.odb, id, &what, &mut |b| {
-            sink(b);
-            if let Some(k) = &mut kept {
-                if k.len() + b.len() <= BLOB_KEPT {
-                    k.extend_from_slice(b);
-                } else {
-                    kept = None;
+        self.src
+            .read_blob_through(self.session, id, &what, &mut |b| {
+                sink(b);
+                if let Some(k) = &mut kept {
+                    if k.len() + b.len() <= BLOB_KEPT {
+                        k.extend_from_slice(b);
+                    } else {
+                        kept = None;
+                    }
                 }
-            }
-        })?;
+            })?;
         let mut blobs = self.blobs.lock().expect("no thread panics holding it");
         blobs.read += 1;
         // Two threads may read the same blob at once: only the first one

@@ -52,7 +52,7 @@ impl Worktree {
         let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
         Ok(Worktree {
             top: real(&top),
-            git_dirs: vec![real(repo.git_dir()), real(repo.common_dir())],
+            git_dirs: vec![real(repo.repo().git_dir()), real(repo.repo().common_dir())],
         })
     }
 
@@ -349,7 +349,7 @@ pub fn check_checkout(repo: &Session, analysis: &Analysis) -> Result<(), PatchEr
     if analysis.to.worktree {
         return Ok(());
     }
-    let head = repo.head_id().ok().map(|id| id.detach().to_string());
+    let head = repo.repo().head_id().ok().map(|id| id.detach().to_string());
     if head.is_some() && head == analysis.to.commit {
         return Ok(());
     }
@@ -370,10 +370,10 @@ pub fn check_checkout(repo: &Session, analysis: &Analysis) -> Result<(), PatchEr
 
 /// The working tree's top.
 pub(crate) fn workdir(repo: &Session) -> Result<PathBuf, PatchError> {
-    repo.workdir().map(Path::to_path_buf).ok_or_else(|| {
+    repo.repo().workdir().map(Path::to_path_buf).ok_or_else(|| {
         PatchError::NoWorktree(format!(
             "{} is a bare repository: it has no working tree to read or write version.json in",
-            repo_display(repo)
+            repo_display(repo.repo())
         ))
     })
 }

@@ -27,7 +27,7 @@ pub(crate) fn annotate_with(repo: &Session, analysis: &mut Analysis, kinds: &mut
     // The trees the analysis read, not their names resolved again.
     let from = Bytes::Tree(analysis.from.tree.filter(|_| compares));
     let to = if compares && analysis.to.worktree {
-        Bytes::Worktree(repo.workdir().map(Path::to_path_buf))
+        Bytes::Worktree(repo.repo().workdir().map(Path::to_path_buf))
     } else {
         Bytes::Tree(analysis.to.tree.filter(|_| compares))
     };

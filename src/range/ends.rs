@@ -18,7 +18,7 @@ use crate::setting::{Message, Setting, Value};
 use crate::side::Side;
 use crate::source::git::repo_display;
 use crate::source::git::Session;
-use crate::source::{GitSource, Node, RootState, Source, SourceError, WorktreeSource};
+use crate::source::{GitSource, Node, Revision, RootState, Source, SourceError, WorktreeSource};
 
 /// Everything read of one end.
 pub(super) struct Read {
@@ -322,8 +322,11 @@ pub(super) fn read_worktree(
     for f in &fp.selection.files {
         let mut bytes = Vec::new();
         src.read(&f.path, &f.content, &mut |b| bytes.extend_from_slice(b))?;
-        let id = gix::objs::compute_hash(repo.object_hash(), gix::object::Kind::Blob, &bytes)
-            .map_err(|e| SourceError::Repository(format!("cannot hash {}: {e}", f.path).into()))?;
+        let id =
+            gix::objs::compute_hash(repo.repo().object_hash(), gix::object::Kind::Blob, &bytes)
+                .map_err(|e| {
+                    SourceError::Repository(format!("cannot hash {}: {e}", f.path).into())
+                })?;
         ids.insert(f.path.clone(), id);
     }
     Ok(Read {
@@ -337,14 +340,14 @@ pub(super) fn read_worktree(
 
 /// The top of the working tree, for `--worktree`.
 pub(super) fn workdir(repo: &Session) -> Result<PathBuf, SourceError> {
-    repo.workdir()
+    (repo.repo().workdir())
         .map(std::path::Path::to_path_buf)
         .ok_or_else(|| {
             SourceError::Repository(
                 Message::new()
                     .text(format!(
                         "{} is a bare repository: it has no working tree for ",
-                        repo_display(repo)
+                        repo_display(repo.repo())
                     ))
                     .setting(Setting::Worktree, Value::None),
             )
@@ -389,10 +392,12 @@ pub(super) fn check_roots(
     ))
 }
 
-/// The directories (and links, which may lead to one) at the top of `tree`.
-pub(super) fn top_dirs_at(repo: &Session, tree: ObjectId) -> Vec<String> {
+/// The directories (and links, which may lead to one) at the top of
+/// `rev`'s tree.
+pub(super) fn top_dirs_at(repo: &Session, rev: &Revision) -> Vec<String> {
     use gix::objs::tree::EntryKind;
-    let Ok(tree) = repo.find_tree(tree) else {
+    let what = format!("the tree of {}", rev.spec);
+    let Ok(tree) = repo.tree(rev.tree, &what, &rev.spec) else {
         return Vec::new();
     };
     let mut out: Vec<String> = tree

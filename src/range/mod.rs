@@ -72,9 +72,8 @@ pub enum RangeError {
 impl crate::error::Classified for RangeError {
     fn kind(&self) -> crate::error::Kind {
         match self {
-            RangeError::BadRange(_) | RangeError::NoRoot(_) | RangeError::Config(_) => {
-                crate::error::Kind::Usage
-            }
+            RangeError::BadRange(_) | RangeError::NoRoot(_) => crate::error::Kind::Usage,
+            RangeError::Config(e) => crate::error::Classified::kind(e),
             RangeError::NoTag(_) => crate::error::Kind::Input,
             RangeError::Source(e) => crate::error::Classified::kind(e),
         }
@@ -310,7 +309,7 @@ fn to_config(
     let at = options.range.tags.pattern_at.as_deref().unwrap_or(to);
     check_revision(at)?;
     let rev = Revision::parse_commit(repo, at)?;
-    if !repo.has_object(rev.tree) {
+    if !repo.has(rev.tree) {
         return Ok((None, Some(format!(
             "the tree of {at} is not in this repository (a treeless clone?), so its {} was not read: every tag counted, no runtime's tag_pattern; fetch that tree, or pass --tag-pattern GLOB",
             config::FILE_NAME
@@ -377,7 +376,7 @@ fn common_pattern(
 
 fn open_cache(repo: &Session, options: &RangeOptions) -> FingerprintCache {
     if options.persistent_cache {
-        FingerprintCache::open(repo)
+        FingerprintCache::open(repo.repo())
     } else {
         FingerprintCache::in_memory()
     }
@@ -478,7 +477,7 @@ fn against_revision(
     let to_rt = &to_end.spec;
     let to_src = GitSource::new(repo.clone(), to_rev.clone(), &to_rt.root)?;
     ends::check_roots(&from.src, &to_src, from_rt, to_rt, || {
-        ends::top_dirs_at(repo, to_rev.tree)
+        ends::top_dirs_at(repo, &to_rev)
     })?;
     // Same settings: see `ends::read_pair` for what a shared root tree
     // saves. The cross-check compares with the `from` digest, and a runtime
@@ -501,7 +500,7 @@ fn against_revision(
     )?;
     let mut changes = tree_changes(
         repo,
-        Pair::new(from.rev.tree, to_rev.tree),
+        Pair::new(&from.rev, &to_rev),
         Pair::new(&from_read, &to_read),
         Pair::new(from_rt, to_rt),
     );
@@ -533,15 +532,14 @@ fn against_revision(
 /// settings: what the new release's gate counts.
 fn tree_changes(
     repo: &Session,
-    trees: Pair<gix::ObjectId>,
+    revs: Pair<&Revision>,
     reads: Pair<&Read>,
     runtimes: Pair<&RuntimeSpec>,
 ) -> Changes {
     let roots = runtimes.map(|rt| rt.root.as_str());
     let diff = changes::between_trees(
         repo,
-        trees.from,
-        trees.to,
+        revs,
         reads.map(|r| r.root_tree),
         roots,
         &runtimes.to.rules,

@@ -61,7 +61,7 @@ impl RangeOutcome {
             .analyses_mut()
             .any(|a| crate::classify::compares_files(&a.changes.runtime));
         let mut kinds = if persistent_cache && compares {
-            crate::classify::KindCache::open(repo)
+            crate::classify::KindCache::open(repo.repo())
         } else {
             crate::classify::KindCache::none()
         };

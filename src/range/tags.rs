@@ -11,14 +11,14 @@ use gix::hashtable::HashMap;
 use gix::ObjectId;
 
 use super::RangeError;
-use crate::source::git::repo_display;
+use crate::source::git::{repo_display, Session};
 use crate::source::{Revision, SourceError};
 
 /// The latest tag reachable from `to`; when `to` is itself tagged (and the
 /// working tree is not the `to` end), the tag before it, so that "what did
 /// this release do" has an answer.
 pub(super) fn latest_tag(
-    repo: &gix::Repository,
+    repo: &Session,
     to: &str,
     worktree: bool,
     tags: &TagFilter,
@@ -39,7 +39,7 @@ pub(super) fn latest_tag(
             "no tag{} is reachable from `{to}` in {}, so there is no previous release to compare with: \
              name the range (e.g. `fpcheck <commit>..{to}`), or tag the last release",
             tags.describe(),
-            repo_display(repo)
+            repo_display(repo.repo())
         ))
     };
     let (tag, depth) = describe(start)?.ok_or_else(no_tag)?;
@@ -48,7 +48,7 @@ pub(super) fn latest_tag(
         return Ok((tag.clone(), format!("no range given: comparing {tag}, the latest tag reachable from {to}, with {target}")));
     }
     let parent = repo
-        .find_commit(start)
+        .commit(start, &format!("the commit of `{to}`"), to)
         .ok()
         .and_then(|c| c.parent_ids().next().map(|p| p.detach()));
     let Some(parent) = parent else {
@@ -75,7 +75,7 @@ pub(super) fn latest_tag(
 /// working tree is not the `to` end), the highest version below it
 /// reachable from its parents.
 fn by_version(
-    repo: &gix::Repository,
+    repo: &Session,
     start: ObjectId,
     to: &str,
     worktree: bool,
@@ -92,8 +92,7 @@ fn by_version(
     let tips: Vec<ObjectId> = match &own {
         None => vec![start],
         Some(_) => repo
-            .find_commit(start)
-            .map_err(|e| fail(format!("cannot read the commit `{to}`: {e}")))?
+            .commit(start, &format!("the commit of `{to}`"), to)?
             .parent_ids()
             .map(|p| p.detach())
             .collect(),
@@ -101,7 +100,7 @@ fn by_version(
     let mut best: Option<(crate::version::TagVersion, String)> = None;
     if !tips.is_empty() {
         let walk = repo
-            .rev_walk(tips)
+            .walk(tips)
             .all()
             .map_err(|e| fail(format!("cannot walk the history of `{to}`: {e}")))?;
         // Once every release commit is seen, nothing older can change the
@@ -141,7 +140,7 @@ fn by_version(
         (None, None) => Err(RangeError::NoTag(format!(
             "no tag{shown} naming a version is reachable from `{to}` in {}, so there is no previous release to compare with: \
              name the range (e.g. `fpcheck <commit>..{to}`), or tag the last release",
-            repo_display(repo)
+            repo_display(repo.repo())
         ))),
         (Some((_, own)), None) => Err(RangeError::NoTag(format!(
             "`{to}` is tagged {own} and no tag{shown} of a lower version comes before it: name the range (e.g. `fpcheck <commit>..{to}`)"
@@ -152,11 +151,12 @@ fn by_version(
 /// Commit id → the tags of `pattern` on it (the filter's exclusions
 /// applied) that name a version once the pattern's prefix is stripped.
 fn pattern_releases(
-    repo: &gix::Repository,
+    repo: &Session,
     filter: &TagFilter,
     pattern: &str,
 ) -> Result<HashMap<ObjectId, Vec<(crate::version::TagVersion, String)>>, String> {
     let refs = repo
+        .repo()
         .references()
         .map_err(|e| format!("cannot list the tags: {e}"))?;
     let tags = refs
@@ -184,9 +184,9 @@ fn pattern_releases(
 /// The tag's short name when it reads back as that tag, else its full ref
 /// name: a tag called `HEAD`, or named like another commit's id, must not be
 /// taken for that.
-fn unambiguous_tag(repo: &gix::Repository, name: String) -> String {
+fn unambiguous_tag(repo: &Session, name: String) -> String {
     let full = format!("refs/tags/{name}");
-    let id = |spec: &str| repo.rev_parse_single(spec).ok().map(|id| id.detach());
+    let id = |spec: &str| repo.resolve(spec);
     if name.starts_with('-') || id(&name) != id(&full) {
         full
     } else {
@@ -258,35 +258,21 @@ impl TagFilter {
 /// lightweight, then the newest, then the first by name: what
 /// `describe().names(AllTags)` picks, restricted to the filter.
 pub(super) fn nearest(
-    repo: &gix::Repository,
+    repo: &Session,
     commit: ObjectId,
     filter: &TagFilter,
 ) -> Result<Option<(String, u32)>, String> {
     let names = release_names(repo, filter)?;
-    let cache = repo
-        .commit_graph_if_enabled()
-        .map_err(|e| format!("cannot read the commit graph: {e}"))?;
-    let mut graph = repo.revision_graph(cache.as_ref());
-    let outcome = gix::revision::plumbing::describe(
-        &commit,
-        &mut graph,
-        gix::revision::plumbing::describe::Options {
-            name_by_oid: names,
-            max_candidates: 10,
-            fallback_to_oid: false,
-            first_parent: false,
-        },
-    )
-    .map_err(|e| format!("cannot look up tags: {e}"))?;
-    Ok(outcome.and_then(|o| o.name.map(|n| (n.to_string(), o.depth))))
+    repo.describe(commit, names)
 }
 
 /// Commit id → the release tag that names it.
 fn release_names(
-    repo: &gix::Repository,
+    repo: &Session,
     filter: &TagFilter,
 ) -> Result<HashMap<ObjectId, Cow<'static, BStr>>, String> {
     let refs = repo
+        .repo()
         .references()
         .map_err(|e| format!("cannot list the tags: {e}"))?;
     let tags = refs
@@ -303,7 +289,9 @@ fn release_names(
             let peeled = r.peel_to_id().ok()?.detach();
             let (annotated, time) = match target {
                 Some(t) if t != peeled => {
-                    let tag = repo.find_object(t).ok()?.try_into_tag().ok()?;
+                    let what = format!("the tag object of {name}");
+                    let tag = repo.object(t, &what, &name.to_string()).ok()?;
+                    let tag = tag.try_into_tag().ok()?;
                     let time = tag
                         .tagger()
                         .ok()

@@ -181,6 +181,32 @@ fn partial_clone_without_unrelated_blobs_still_works() {
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
 }
 
+/// A committed `fpcheck.toml` whose blob is gone is a missing object like
+/// any other (exit 4, the session's one message naming the revision to
+/// fetch), not a bad config: the repository lacks it, the file is fine.
+#[test]
+fn a_missing_config_blob_is_a_missing_object() {
+    let repo = project();
+    repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n");
+    repo.commit("config");
+    repo.tag("v3");
+    let blob = repo.git(&["rev-parse", "v3:fpcheck.toml"]);
+    let blob = blob.trim();
+    std::fs::remove_file(repo.join(&format!(".git/objects/{}/{}", &blob[..2], &blob[2..])))
+        .unwrap();
+    let run = repo.fpcheck(&["fingerprint", "--rev", "v3"]);
+    run.assert_error(
+        4,
+        &format!(
+            "the blob of fpcheck.toml at v3 ({blob}) is missing from the repository; {} may be a \
+             partial or shallow clone: fetch the revision in full (`git fetch origin v3`) or run \
+             fpcheck in a complete clone",
+            repo.path().display()
+        ),
+    );
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+}
+
 #[test]
 fn shallow_clone_lacking_the_revision_says_to_fetch_it() {
     let repo = project();

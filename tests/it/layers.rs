@@ -105,6 +105,100 @@ fn the_checker_finds_edges_of_every_spelling_and_skips_tests_and_comments() {
     assert_eq!(found, ["a", "b", "c", "e"].map(String::from).into());
 }
 
+/// gix's ways to read an object (and the object store's field, through
+/// which any of them can be reached): only `source::git`, where the
+/// session lives, may name them.
+const OBJECT_READS: [&str; 11] = [
+    "find_object",
+    "find_blob",
+    "find_tree",
+    "find_commit",
+    "find_header",
+    "find_tag",
+    "try_find_object",
+    "try_find_header",
+    "find_tree_iter",
+    "find_commit_iter",
+    "find_tag_iter",
+];
+
+/// Where the one reader lives: every object is read through its
+/// `Session`, which owns the memo and the missing-object policy.
+const READER: &str = "src/source/git/";
+
+/// Every git object is read through `source::git::Session`: a module that
+/// called gix itself would bypass the missing-object policy (and, later,
+/// the fetcher a blobless clone needs). Test code counts too.
+#[test]
+fn no_object_is_read_around_the_session() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for dir in ["src", "python/src"] {
+        for file in rust_files(&root.join(dir)) {
+            let rel = file
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel.starts_with(READER) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).unwrap();
+            found.extend(
+                object_reads(&text)
+                    .into_iter()
+                    .map(|r| format!("{rel}: {r}")),
+            );
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "objects read outside {READER} (use the session's blob/tree/commit/object/header):\n{}",
+        found.join("\n")
+    );
+}
+
+/// The object reads `text` names: a method of [`OBJECT_READS`], or the
+/// `objects` field (not a method of that name), outside comments and
+/// strings.
+fn object_reads(text: &str) -> Vec<String> {
+    let code = code_only(text);
+    let tokens = tokens(&code);
+    let mut out = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        let field =
+            *t == "objects" && i > 0 && tokens[i - 1] == "." && tokens.get(i + 1) != Some(&"(");
+        if OBJECT_READS.contains(t) || field {
+            out.push(t.to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn the_reader_check_finds_calls_and_fields_and_skips_comments_and_strings() {
+    let source = r#"
+        let a = repo.find_blob(id)?;
+        let b = repo.repo().try_find_header(id);
+        gix::diff::tree(x, y, &mut s, &repo.objects, &mut d);
+        repo.objects.find_tree_iter(&id, &mut buf);
+        // repo.find_commit(id) in a comment
+        const S: &str = "find_object in a string";
+        let c = session.objects();
+        let d = session.blob(id, "what", "rev");
+    "#;
+    assert_eq!(
+        object_reads(source),
+        [
+            "find_blob",
+            "try_find_header",
+            "objects",
+            "objects",
+            "find_tree_iter"
+        ]
+    );
+}
+
 fn layer_table(doc: &str) -> Layers {
     let section = doc
         .split(TABLE_HEADING)

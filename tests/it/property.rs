@@ -22,7 +22,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use fpcheck::select::DEFAULT_EXCLUDE;
-use fpcheck::source::git::open_repo;
+use fpcheck::source::git::Session;
 use fpcheck::{DirSource, GitSource, Revision, Rules};
 use proptest::prelude::*;
 use proptest::sample::Index;

@@ -258,7 +258,7 @@ fn resolve_only_names_the_ends_by_the_tag_rule_and_reads_no_tree() {
         &[&repo_flag, "--no-cache", "--", "v1.1.0..main"],
     );
     assert!(
-        run.code != 0 && run.stderr.contains("could not be found"),
+        run.code == 4 && run.stderr.contains(") is missing from the repository; "),
         "the trees are really missing: {}",
         run.stderr
     );

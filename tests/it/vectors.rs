@@ -1,6 +1,6 @@
 //! Every case of the spec's vectors.json, as a directory and as a commit.
 
-use fpcheck::source::git::open_repo;
+use fpcheck::source::git::Session;
 use fpcheck::{DirSource, GitSource, Revision, Rules};
 use serde_json::Value;
 
@@ -69,9 +69,9 @@ fn vectors_as_commits() {
         write_tree(&repo.join("src"), case["files"].as_object().unwrap());
         repo.write("README.md", "outside the root\n");
         let commit = repo.commit(case["name"].as_str().unwrap());
-        let git = open_repo(Some(repo.path())).unwrap();
+        let git = Session::open(Some(repo.path())).unwrap();
         let rev = Revision::parse(&git, &commit[..10]).unwrap();
-        let source = GitSource::new(git.into(), rev, "src").unwrap();
+        let source = GitSource::new(git, rev, "src").unwrap();
         let fp = fpcheck::compute(&source, &rules_for(&case)).unwrap();
         assert_eq!(got(&fp), expected(&case), "case {}", case["name"]);
     }
@@ -102,9 +102,9 @@ fn checkout_vectors_as_commits() {
             repo.write(".gitattributes", top);
         }
         let commit = repo.commit(name);
-        let git = open_repo(Some(repo.path())).unwrap();
+        let git = Session::open(Some(repo.path())).unwrap();
         let rev = Revision::parse(&git, &commit[..10]).unwrap();
-        let source = GitSource::new(git.into(), rev, "src").unwrap();
+        let source = GitSource::new(git, rev, "src").unwrap();
         let fp = fpcheck::compute(&source, &Rules::default()).unwrap();
         assert_eq!(
             fp.as_gate_str(),

@@ -308,7 +308,7 @@ impl GitSource {
         // filter driver configured (none is ever run).
         let pipeline = gix::filter::plumbing::Pipeline::new(
             Default::default(),
-            self.repo.object_hash(),
+            self.repo.repo().object_hash(),
             Default::default(),
         );
         Ok(Checkout {
@@ -330,12 +330,12 @@ impl GitSource {
         &self,
         files: Vec<(String, ObjectId)>,
     ) -> Result<(gix::index::State, HashMap<ObjectId, Vec<u8>>), SourceError> {
-        let mut index = gix::index::State::new(self.repo.object_hash());
+        let mut index = gix::index::State::new(self.repo.repo().object_hash());
         let mut views = HashMap::new();
         let mut view_of: HashMap<ObjectId, ObjectId> = HashMap::new();
         let mut total: u64 = 0;
         for (path, id) in files {
-            let size = self.blob_size(&self.repo.objects, id, &path)?;
+            let size = self.blob_size(self.repo.objects(), id, &path)?;
             total = total.saturating_add(size);
             if let Some(why) = attribute_bounds(size, total) {
                 return Err(SourceError::Unreadable { path, why });
@@ -345,7 +345,7 @@ impl GitSource {
                 None => {
                     let view = self.git_view(&path, id)?;
                     let view_id = gix::objs::compute_hash(
-                        self.repo.object_hash(),
+                        self.repo.repo().object_hash(),
                         gix::object::Kind::Blob,
                         &view,
                     )
@@ -394,7 +394,7 @@ impl GitSource {
         let case = gix::glob::pattern::Case::Sensitive;
         let mappings = state.id_mappings_from_index(index, index.path_backing(), case);
         Ok(gix::worktree::Stack::new(
-            self.repo.git_dir(),
+            self.repo.repo().git_dir(),
             state,
             case,
             Vec::with_capacity(512),
@@ -406,7 +406,7 @@ impl GitSource {
     /// checkout; unreadable when it has a pattern fpcheck will not match.
     fn git_view(&self, path: &str, id: ObjectId) -> Result<Vec<u8>, SourceError> {
         let mut raw = Vec::new();
-        self.inflate_whole(&self.repo.objects, id, path, &mut |b| {
+        self.inflate_whole(self.repo.objects(), id, path, &mut |b| {
             raw.extend_from_slice(b)
         })?;
         let view = attr_text::as_git_reads(&raw);
@@ -494,7 +494,7 @@ impl GitSource {
             Err(why) => return Ok(CheckoutBytes::Unavailable(why)),
         };
         let id =
-            gix::objs::compute_hash(self.repo.object_hash(), gix::object::Kind::Blob, &converted)
+            gix::objs::compute_hash(self.repo.repo().object_hash(), gix::object::Kind::Blob, &converted)
                 .map_err(|e| SourceError::Git {
                 message: format!("cannot hash {what}").into(),
                 source: Box::new(e),
@@ -720,7 +720,7 @@ fn convert(
 /// `data` with each `$Id$` expanded as git's `ident` writes it (`None`:
 /// there is none), or why fpcheck does not write it.
 fn expand_ident(src: &GitSource, data: &[u8]) -> Result<Option<Vec<u8>>, String> {
-    let id = gix::objs::compute_hash(src.repo.object_hash(), gix::object::Kind::Blob, data)
+    let id = gix::objs::compute_hash(src.repo.repo().object_hash(), gix::object::Kind::Blob, data)
         .map_err(|e| format!(": cannot hash it for `ident` ({e})"))?;
     let expanded = ident_to_worktree(data, &id.to_string(), MAX_CONVERTED as usize);
     // Each `$Id$` grows by the id's length: a file of them is bounded as
@@ -886,7 +886,7 @@ fn push_attribute_file(index: &mut gix::index::State, path: &str, id: ObjectId) 
 #[cfg(test)]
 mod tests {
     use crate::source::git::test_git as git;
-    use crate::source::git::{open_repo, GitSource, Revision};
+    use crate::source::git::{GitSource, Revision, Session};
 
     /// A root that is a link deeper than its own path: the trees above it
     /// outnumber its segments (this sliced past them and panicked).
@@ -901,9 +901,9 @@ mod tests {
         std::os::unix::fs::symlink("a/b/c", top.join("src")).unwrap();
         git(top, &["add", "-A"]);
         git(top, &["commit", "-qm", "linked root"]);
-        let repo = open_repo(Some(top)).unwrap();
+        let repo = Session::open(Some(top)).unwrap();
         let rev = Revision::parse(&repo, "HEAD").unwrap();
-        let src = GitSource::new(repo.into(), rev, "src").unwrap();
+        let src = GitSource::new(repo, rev, "src").unwrap();
         let found = src.attribute_files().unwrap();
         let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(paths, ["a/b/.gitattributes"]);

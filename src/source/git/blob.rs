@@ -51,7 +51,7 @@ impl GitSource {
     /// an answer from tree objects alone does not pay for the handle.
     pub(super) fn runtime_objects(&self) -> &gix::OdbHandle {
         self.blobs.get_or_init(|| {
-            let mut odb = self.repo.objects.clone();
+            let mut odb = self.repo.objects().clone();
             odb.unset_object_cache();
             odb.unset_pack_cache();
             odb
@@ -89,6 +89,19 @@ impl GitSource {
             });
         }
         self.inflate_whole(odb, id, what, sink)
+    }
+
+    /// [`GitSource::read_blob`] through the handle of `session` (a clone
+    /// of this source's own, whose pack cache outlives this source: a
+    /// history's worker reads one release after another through it).
+    pub(crate) fn read_blob_through(
+        &self,
+        session: &super::Session,
+        id: ObjectId,
+        what: &str,
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> Result<(), SourceError> {
+        self.read_blob(session.objects(), id, what, sink)
     }
 
     /// Inflates blob `id` whole into `sink`, whatever its size: the caller
@@ -140,7 +153,7 @@ impl GitSource {
         what: &str,
         limit: u64,
     ) -> Result<Result<Vec<u8>, u64>, SourceError> {
-        let size = self.blob_size(&self.repo.objects, id, what)?;
+        let size = self.blob_size(self.repo.objects(), id, what)?;
         if size > limit {
             return Ok(Err(size));
         }
@@ -149,9 +162,9 @@ impl GitSource {
         if size < STREAM_AT {
             // Its header is read: inflate it, rather than let `read_blob`
             // read the header again to decide whether to stream.
-            self.inflate_whole(&self.repo.objects, id, what, &mut sink)?;
+            self.inflate_whole(self.repo.objects(), id, what, &mut sink)?;
         } else {
-            self.read_blob(&self.repo.objects, id, what, &mut sink)?;
+            self.read_blob(self.repo.objects(), id, what, &mut sink)?;
         }
         Ok(Ok(out))
     }
@@ -357,7 +370,7 @@ fn inflate_stream(
 mod tests {
     use super::*;
     use crate::source::git::test_git as git;
-    use crate::source::git::{open_repo, GitSource, Revision};
+    use crate::source::git::{GitSource, Revision, Session};
     use sha2::{Digest, Sha256};
     use std::path::Path;
 
@@ -417,9 +430,9 @@ mod tests {
 
     /// The source of `rev:src` in the repository at `repo`.
     fn source(repo: &Path, rev: &str) -> GitSource {
-        let repo = open_repo(Some(repo)).unwrap();
+        let repo = Session::open(Some(repo)).unwrap();
         let rev = Revision::parse(&repo, rev).unwrap();
-        GitSource::new(repo.into(), rev, "src").unwrap()
+        GitSource::new(repo, rev, "src").unwrap()
     }
 
     fn fingerprint(repo: &Path, rev: &str) -> Option<String> {
@@ -434,6 +447,7 @@ mod tests {
         let src = source(repo, rev);
         let id = src
             .repo
+            .repo()
             .rev_parse_single(format!("{rev}:src/big.py").as_str())
             .unwrap()
             .detach();

@@ -155,6 +155,7 @@ impl GitSource {
             .or_else(|| crate::version::parse_prefixed(name).map(|(_, v)| v))?;
         let mut tag = self
             .repo
+            .repo()
             .find_reference(&format!("refs/tags/{name}"))
             .ok()?;
         let commit = tag.peel_to_commit().ok()?.id;
@@ -166,17 +167,9 @@ impl GitSource {
         &self.rev
     }
 
+    /// The session's missing-object error, for an object of this revision.
     fn missing(&self, id: ObjectId, what: String) -> SourceError {
-        SourceError::MissingObject {
-            what,
-            id,
-            hint: format!(
-                "{} may be a partial or shallow clone: fetch the revision in full \
-                 (`git fetch origin {}`) or run fpcheck in a complete clone",
-                repo_display(&self.repo),
-                self.rev.spec
-            ),
-        }
+        self.repo.missing(id, &what, &self.rev.spec)
     }
 
     /// A path below the root as a path from the top of the repository,
@@ -354,7 +347,7 @@ impl Source for GitSource {
 
     fn origin(&self) -> Origin {
         Origin::Git {
-            repo: repo_display(&self.repo),
+            repo: repo_display(self.repo.repo()),
             rev: self.rev.spec.clone(),
             commit: self.rev.commit.map(|c| c.to_string()),
             tree: self.rev.tree.to_string(),

@@ -11,6 +11,7 @@ use std::path::Path;
 
 use gix::ObjectId;
 
+use super::Session;
 use crate::source::SourceError;
 
 /// How many tags a chain may nest before fpcheck gives up: git creates
@@ -143,14 +144,13 @@ enum Peeled {
 /// Follows tags from `id` to the first object that is not a tag, with
 /// `git replace` applied as gix applies it; a loop or a chain longer than
 /// [`MAX_PEEL`] is an error naming the objects and refs that form it.
-fn peel(repo: &gix::Repository, id: ObjectId, spec: &str) -> Result<Peeled, SourceError> {
+fn peel(repo: &Session, id: ObjectId, spec: &str) -> Result<Peeled, SourceError> {
+    let what = format!("the object `{spec}` points at");
     let mut chain = vec![id];
     let mut seen = HashSet::from([id]);
     let mut current = id;
     loop {
-        let object = repo
-            .find_object(current)
-            .map_err(|_| missing_commit(repo, spec, current))?;
+        let object = repo.object(current, &what, spec)?;
         match object.kind {
             gix::object::Kind::Commit => return Ok(Peeled::Commit(current)),
             gix::object::Kind::Tree => return Ok(Peeled::Tree(current)),
@@ -167,7 +167,7 @@ fn peel(repo: &gix::Repository, id: ObjectId, spec: &str) -> Result<Peeled, Sour
         if !seen.insert(target) {
             let start = chain.iter().position(|c| *c == target).unwrap_or(0);
             return Err(SourceError::Repository(
-                cycle_message(repo, spec, &chain[start..]).into(),
+                cycle_message(repo.repo(), spec, &chain[start..]).into(),
             ));
         }
         chain.push(target);
@@ -244,10 +244,11 @@ pub struct Revision {
 impl Revision {
     /// Resolves `spec` (tag, branch, commit id, `HEAD~3`, `v1^{tree}`...)
     /// to a commit or a tree.
-    pub fn parse(repo: &gix::Repository, spec: &str) -> Result<Revision, SourceError> {
+    pub fn parse(repo: &Session, spec: &str) -> Result<Revision, SourceError> {
         let id = repo
+            .repo()
             .rev_parse_single(spec)
-            .map_err(|e| unknown_revision(repo, spec, e))?
+            .map_err(|e| unknown_revision(repo.repo(), spec, e))?
             .detach();
         match peel(repo, id, spec)? {
             Peeled::Tree(tree) => Ok(Revision {
@@ -263,9 +264,9 @@ impl Revision {
                 .into(),
             )),
             Peeled::Commit(commit) => {
+                let commit_of = format!("the object `{spec}` points at");
                 let tree = repo
-                    .find_commit(commit)
-                    .map_err(|_| missing_commit(repo, spec, commit))?
+                    .commit(commit, &commit_of, spec)?
                     .tree_id()
                     .map_err(|e| SourceError::Git {
                         message: format!("commit {commit} of `{spec}` has no tree").into(),
@@ -284,7 +285,7 @@ impl Revision {
     /// Resolves `spec` to a commit (or a tag of one): a release is a
     /// commit, and a tree (`main:src`) or a file is not one, whatever it
     /// would hash to.
-    pub fn parse_commit(repo: &gix::Repository, spec: &str) -> Result<Revision, SourceError> {
+    pub fn parse_commit(repo: &Session, spec: &str) -> Result<Revision, SourceError> {
         let rev = Revision::parse(repo, spec)?;
         if rev.commit.is_none() {
             return Err(SourceError::Repository(
@@ -303,7 +304,7 @@ impl Revision {
 /// The commit a tag or other reference leads to, peeled with the same
 /// bounds as a revision; `None` when it leads to a tree or a file.
 pub fn peel_to_commit(
-    repo: &gix::Repository,
+    repo: &Session,
     id: ObjectId,
     name: &str,
 ) -> Result<Option<ObjectId>, SourceError> {
@@ -342,17 +343,6 @@ fn unknown_revision(repo: &gix::Repository, spec: &str, err: gix::Error) -> Sour
         )
         .into(),
         source: Box::new(err),
-    }
-}
-
-fn missing_commit(repo: &gix::Repository, spec: &str, id: ObjectId) -> SourceError {
-    SourceError::MissingObject {
-        what: format!("the object `{spec}` points at"),
-        id,
-        hint: format!(
-            "{} is probably a shallow or partial clone: fetch it, e.g. `git fetch --depth=1 origin tag {spec}`",
-            repo_display(repo)
-        ),
     }
 }
 

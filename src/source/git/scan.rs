@@ -71,7 +71,7 @@ impl GitSource {
         };
         // Trees are read once each: a cache would only copy them.
         let odb = || {
-            let mut odb = self.repo.objects.clone();
+            let mut odb = self.repo.objects().clone();
             odb.unset_object_cache();
             odb
         };

@@ -63,7 +63,7 @@ impl GitSource {
     /// depends on how each reader breaks the tie.
     /// The kind of object `id` when it exists and is not a tree.
     fn non_tree_kind(&self, id: ObjectId) -> Option<gix::object::Kind> {
-        gix::odb::Header::try_header(&self.repo.objects, &id)
+        gix::odb::Header::try_header(self.repo.objects(), &id)
             .ok()
             .flatten()
             .map(|h| h.kind())
@@ -81,7 +81,7 @@ impl GitSource {
         let mut buf = Vec::new();
         let tree = self
             .repo
-            .objects
+            .objects()
             .find_tree_iter(&id, &mut buf)
             .map_err(|e| {
                 if e.is_not_found() {
@@ -389,13 +389,13 @@ pub(super) fn link_failure(found: &Found) -> String {
 #[cfg(test)]
 mod tests {
     use crate::source::git::test_git as git;
-    use crate::source::git::{open_repo, GitSource, Revision};
+    use crate::source::git::{GitSource, Revision, Session};
     use std::path::Path;
 
     fn fingerprint(root: &Path) -> Option<String> {
-        let repo = open_repo(Some(root)).unwrap();
+        let repo = Session::open(Some(root)).unwrap();
         let rev = Revision::parse(&repo, "HEAD").unwrap();
-        let src = GitSource::new(repo.into(), rev, "src").unwrap();
+        let src = GitSource::new(repo, rev, "src").unwrap();
         crate::fingerprint::compute(&src, &crate::select::Rules::default())
             .unwrap()
             .digest

@@ -101,9 +101,9 @@ fn answers(case: &Case) -> (Answer, Answer, Answer) {
     }
     let commit = repo.commit("generated tree");
 
-    let git = open_repo(Some(repo.path())).unwrap();
+    let git = Session::open(Some(repo.path())).unwrap();
     let rev = Revision::parse(&git, &commit).unwrap();
-    let source = GitSource::new(git.into(), rev, "src").unwrap();
+    let source = GitSource::new(git, rev, "src").unwrap();
     let tree = Answer::of(&fpcheck::compute(&source, &Rules::default()).unwrap());
 
     // A fresh checkout of the commit, not the directory it was made from.
