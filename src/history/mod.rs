@@ -459,7 +459,7 @@ fn read_remembered(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<(Vec<Read>, Blobs), HistoryError> {
     let mut cache = if opts.persistent_cache {
-        FingerprintCache::open(repo)
+        FingerprintCache::open(repo.repo())
     } else {
         FingerprintCache::in_memory()
     };

@@ -493,12 +493,15 @@ impl GitSource {
             Ok(None) => return Ok(CheckoutBytes::Blob),
             Err(why) => return Ok(CheckoutBytes::Unavailable(why)),
         };
-        let id =
-            gix::objs::compute_hash(self.repo.repo().object_hash(), gix::object::Kind::Blob, &converted)
-                .map_err(|e| SourceError::Git {
-                message: format!("cannot hash {what}").into(),
-                source: Box::new(e),
-            })?;
+        let id = gix::objs::compute_hash(
+            self.repo.repo().object_hash(),
+            gix::object::Kind::Blob,
+            &converted,
+        )
+        .map_err(|e| SourceError::Git {
+            message: format!("cannot hash {what}").into(),
+            source: Box::new(e),
+        })?;
         // Past the memory budget only the recipe is kept: the bytes are
         // converted again when read.
         let bytes = (co.kept + converted.len() <= KEEP_CONVERTED).then(|| {
