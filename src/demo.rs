@@ -256,16 +256,14 @@ pub fn run(dir: &Path) -> Result<Vec<Row>, DemoError> {
     let mut rows = Vec::new();
     for (i, release) in releases().into_iter().enumerate() {
         let (from, to) = (&tags[i], &tags[i + 1]);
+        // Every digest shown, as the matrix's reader compares them.
         let options = range::RangeOptions {
-            range: range::RangeSpec {
-                from: Some(from.clone()),
-                to: Some(to.clone()),
-                tags: Default::default(),
-            },
-            worktree: false,
-            settings: crate::config::SettingsRequest::overrides_only(Default::default()),
-            persistent_cache: true,
             digests: range::Digests::Always,
+            ..range::RangeOptions::new(
+                range::RangeSpec::between(from.clone(), Some(to.clone())),
+                false,
+                crate::config::SettingsRequest::overrides_only(Default::default()),
+            )
         };
         let analysis = range::analyse(&session, &options)?;
         rows.push(Row {

@@ -113,7 +113,7 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
         },
         &args.runtime.runtime,
     )?;
-    let analysis = first(&outcome);
+    let analysis = first(&outcome)?;
     if args.write && !args.force {
         patch::check_checkout(&repo, analysis).map_err(|e| refused(e, true))?;
     }
@@ -158,11 +158,20 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
 }
 
 /// The analysis whose ends name the patch: the only one, or the first
-/// runtime's (every runtime has the same ends).
-fn first(outcome: &range::RangeOutcome) -> &Analysis {
+/// runtime's (every runtime has the same ends). An outcome of no runtime
+/// is never made (a monorepo without runtimes is refused first); should
+/// one be, it is fpcheck's bug, not a panic.
+fn first(outcome: &range::RangeOutcome) -> Result<&Analysis, Failure> {
     match outcome {
-        range::RangeOutcome::One(a) => a,
-        range::RangeOutcome::Many(many) => &many.runtimes[0].analysis,
+        range::RangeOutcome::One(a) => Ok(a),
+        range::RangeOutcome::Many(many) => {
+            many.runtimes.first().map(|r| &r.analysis).ok_or_else(|| {
+                Failure::new(
+                    fpcheck::error::Kind::Internal,
+                    "the range analysed no runtime, so there is nothing to patch".to_string(),
+                )
+            })
+        }
     }
 }
 
@@ -189,7 +198,7 @@ pub(super) fn patch_out(
         range::RangeOutcome::Many(many) => patch::prepare_runtimes(repo, many, &options)?,
     };
     explain(&plan);
-    let analysis = first(outcome);
+    let analysis = first(outcome)?;
     let text = render(
         &PatchReport {
             from: &analysis.from.reference,
