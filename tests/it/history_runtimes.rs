@@ -44,23 +44,6 @@ fn run_json(repo: &TestRepo, args: &[&str]) -> Value {
     repo.history_json(&[&["--no-cache", "--threads", "1"], args].concat())
 }
 
-fn verdicts(record: &Value) -> Vec<String> {
-    record["releases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            format!(
-                "{}..{} {} {}",
-                s["from"].as_str().unwrap(),
-                s["to"].as_str().unwrap(),
-                s["restart_required"],
-                s["reason"].as_str().unwrap()
-            )
-        })
-        .collect()
-}
-
 fn without(v: &Value, keys: &[&str]) -> Map<String, Value> {
     let mut m = v.as_object().unwrap().clone();
     for k in keys {
@@ -98,7 +81,7 @@ fn one_history_per_runtime_each_update_as_the_range_decides_it() {
         .collect();
     assert_eq!(names, ["admin", "server", "worker"]);
     assert_eq!(
-        verdicts(&runtimes[0]),
+        crate::support::update_lines(&runtimes[0]),
         [
             // Declared from v1.2.0 on: v1.1.0 is read with its settings,
             // and the admin code did not change.
@@ -107,7 +90,7 @@ fn one_history_per_runtime_each_update_as_the_range_decides_it() {
         ]
     );
     assert_eq!(
-        verdicts(&runtimes[1]),
+        crate::support::update_lines(&runtimes[1]),
         [
             "v1.0.0..v1.1.0 true code_changed",
             "v1.1.0..v1.2.0 false no_runtime_change",
@@ -115,7 +98,7 @@ fn one_history_per_runtime_each_update_as_the_range_decides_it() {
         ]
     );
     assert_eq!(
-        verdicts(&runtimes[2]),
+        crate::support::update_lines(&runtimes[2]),
         [
             "v1.0.0..v1.1.0 false no_runtime_change",
             "v1.1.0..v1.2.0 true code_changed",
@@ -352,7 +335,10 @@ fn a_single_runtime_config_keeps_its_output() {
     let j = run_json(&repo, &[]);
     assert!(j.get("runtimes").is_none());
     assert_eq!(j["settings"]["runtime"], "only");
-    assert_eq!(verdicts(&j), ["v1.0.0..v1.1.0 true code_changed"]);
+    assert_eq!(
+        crate::support::update_lines(&j),
+        ["v1.0.0..v1.1.0 true code_changed"]
+    );
     let md = repo.fpcheck(&["history", "--no-cache", "--format", "markdown"]);
     assert!(
         md.stdout
@@ -393,7 +379,7 @@ fn a_runtime_declared_again_is_compared_as_the_range_compares_it() {
     let worker = &j["runtimes"][1];
     assert_eq!(worker["name"], "worker");
     assert_eq!(
-        verdicts(worker),
+        crate::support::update_lines(worker),
         [
             "v1.0.0..v1.1.0 false no_runtime_change",
             "v1.1.0..v1.2.0 false no_runtime_change",
@@ -469,7 +455,10 @@ fn history_of_a_config_split_into_several_runtimes_restarts_on_the_change() {
     let j = run_json(&repo, &[]);
     assert_eq!(j["restart_required"], true);
     for r in j["runtimes"].as_array().unwrap() {
-        assert_eq!(verdicts(r), ["v1.0.0..v1.0.1 true code_changed"]);
+        assert_eq!(
+            crate::support::update_lines(r),
+            ["v1.0.0..v1.0.1 true code_changed"]
+        );
     }
     let range = repo.fpcheck(&["v1.0.0..v1.0.1", "--format", "json"]).json();
     assert_eq!(range["summary"], "a and b restart");

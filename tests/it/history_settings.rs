@@ -16,25 +16,6 @@ fn json(repo: &TestRepo, args: &[&str]) -> Value {
     run.json()
 }
 
-fn verdicts(j: &Value) -> Vec<(String, bool, String)> {
-    j["releases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                format!(
-                    "{}..{}",
-                    s["from"].as_str().unwrap(),
-                    s["to"].as_str().unwrap()
-                ),
-                s["restart_required"].as_bool().unwrap(),
-                s["reason"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
-}
-
 fn v(s: &str, restart: bool, reason: &str) -> (String, bool, String) {
     (s.to_string(), restart, reason.to_string())
 }
@@ -54,7 +35,7 @@ fn settings_that_never_change_share_every_fingerprint_and_add_nothing() {
     }
     let j = json(&repo, &["--threads", "1"]);
     assert_eq!(
-        verdicts(&j),
+        crate::support::update_verdicts(&j),
         [
             v("v1.0.0..v1.1.0", false, "no_runtime_change"),
             v("v1.1.0..v1.2.0", true, "code_changed"),

@@ -394,25 +394,6 @@ mod history {
         run.json()
     }
 
-    fn verdicts(j: &Value) -> Vec<(String, bool, String)> {
-        j["releases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| {
-                (
-                    format!(
-                        "{}..{}",
-                        s["from"].as_str().unwrap(),
-                        s["to"].as_str().unwrap()
-                    ),
-                    s["restart_required"].as_bool().unwrap(),
-                    s["reason"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect()
-    }
-
     fn codes(step: &Value) -> Vec<String> {
         step["warnings"]
             .as_array()
@@ -453,7 +434,7 @@ mod history {
         // as history did, v1.0.0..v1.1.0 read as "no restart".
         let j = history(&repo, &[]);
         assert_eq!(
-            verdicts(&j),
+            crate::support::update_verdicts(&j),
             [
                 v("v1.0.0..v1.1.0", true, "code_changed"),
                 v("v1.1.0..v1.2.0", false, "no_runtime_change"),
@@ -481,7 +462,7 @@ mod history {
         // Flags override every release alike: no settings change, no warning.
         let flagged = history(&repo, &["--exclude", "tests"]);
         assert_eq!(
-            verdicts(&flagged)[0],
+            crate::support::update_verdicts(&flagged)[0],
             v("v1.0.0..v1.1.0", true, "code_changed")
         );
         assert!(codes(&flagged["releases"][0]).is_empty());
@@ -507,7 +488,7 @@ mod history {
         let repo = moving_the_root();
         let j = history(&repo, &[]);
         assert_eq!(
-            verdicts(&j),
+            crate::support::update_verdicts(&j),
             [v(
                 "v1.0.0..v1.1.0",
                 true,
@@ -619,23 +600,6 @@ mod runtimes {
     }
 
     /// Each update of one runtime's history: `FROM..TO RESTART REASON`.
-    fn runtime_verdicts(record: &Value) -> Vec<String> {
-        record["releases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| {
-                format!(
-                    "{}..{} {} {}",
-                    s["from"].as_str().unwrap(),
-                    s["to"].as_str().unwrap(),
-                    s["restart_required"],
-                    s["reason"].as_str().unwrap()
-                )
-            })
-            .collect()
-    }
-
     /// The base's `[runtime]` runs src/; the pull request edits src/ and
     /// declares several runtimes over `copy/`, an unchanged copy of the old
     /// code, version unchanged. Each runtime compares as unchanged under its
@@ -704,7 +668,7 @@ mod runtimes {
         let j = repo.history_json(&["--no-cache", "--threads", "1"]);
         for r in j["runtimes"].as_array().unwrap() {
             assert_eq!(
-                runtime_verdicts(r),
+                crate::support::update_lines(r),
                 ["v1.0.0..v1.0.1 true settings_changed_runtime_changed"]
             );
             let step = &r["releases"][0];

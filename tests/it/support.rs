@@ -321,3 +321,41 @@ pub fn is_char_device(path: &Path) -> bool {
         .file_type()
         .is_char_device()
 }
+
+/// Each update of a history record: `FROM..TO RESTART REASON`.
+pub fn update_lines(record: &serde_json::Value) -> Vec<String> {
+    record["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            format!(
+                "{}..{} {} {}",
+                s["from"].as_str().unwrap(),
+                s["to"].as_str().unwrap(),
+                s["restart_required"],
+                s["reason"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// Each update of a history record: (`FROM..TO`, restart, reason).
+pub fn update_verdicts(record: &serde_json::Value) -> Vec<(String, bool, String)> {
+    record["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                format!(
+                    "{}..{}",
+                    s["from"].as_str().unwrap(),
+                    s["to"].as_str().unwrap()
+                ),
+                s["restart_required"].as_bool().unwrap(),
+                s["reason"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}

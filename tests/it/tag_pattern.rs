@@ -48,23 +48,6 @@ fn tags_of(record: &Value) -> Vec<String> {
         .collect()
 }
 
-fn verdicts(record: &Value) -> Vec<String> {
-    record["releases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            format!(
-                "{}..{} {} {}",
-                s["from"].as_str().unwrap(),
-                s["to"].as_str().unwrap(),
-                s["restart_required"],
-                s["reason"].as_str().unwrap()
-            )
-        })
-        .collect()
-}
-
 fn runtime<'a>(j: &'a Value, name: &str) -> &'a Value {
     j["runtimes"]
         .as_array()
@@ -91,7 +74,7 @@ fn history_reads_each_runtime_by_its_own_pattern_from_the_config() {
         ["server-v1.0.0", "server-v1.1.0", "server-v2.0.0"]
     );
     assert_eq!(
-        verdicts(server),
+        crate::support::update_lines(server),
         [
             "server-v1.0.0..server-v1.1.0 true code_changed",
             "server-v1.1.0..server-v2.0.0 true code_changed"
@@ -104,12 +87,15 @@ fn history_reads_each_runtime_by_its_own_pattern_from_the_config() {
     let worker = runtime(&j, "worker");
     assert_eq!(tags_of(worker), ["worker-v1.0.0", "worker-v1.1.0"]);
     assert_eq!(
-        verdicts(worker),
+        crate::support::update_lines(worker),
         ["worker-v1.0.0..worker-v1.1.0 true code_changed"]
     );
     let mcp = runtime(&j, "mcp");
     assert_eq!(tags_of(mcp), ["mcp@1.0.0", "mcp@1.1.0"]);
-    assert_eq!(verdicts(mcp), ["mcp@1.0.0..mcp@1.1.0 true code_changed"]);
+    assert_eq!(
+        crate::support::update_lines(mcp),
+        ["mcp@1.0.0..mcp@1.1.0 true code_changed"]
+    );
     assert_eq!(mcp["tags"][1]["tag_version"], "1.1.0");
     assert_eq!(mcp["releases"][0]["to_release"]["shown"], "1.1.0 (tag)");
     assert_eq!(
@@ -162,7 +148,7 @@ fn without_a_pattern_prefixed_tags_are_not_releases() {
     let j = repo.history_json(&["--no-cache"]);
     assert_eq!(tags_of(&j), ["server-v1.0.0", "server-v1.1.0"]);
     assert_eq!(
-        verdicts(&j),
+        crate::support::update_lines(&j),
         ["server-v1.0.0..server-v1.1.0 true code_changed"]
     );
     // Uncommitted, the key does not count yet.
