@@ -107,3 +107,55 @@ impl<T> TagListing<T> {
         self.skipped.push(SkippedTag { tag, why });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::git::test_git;
+
+    /// Names are judged before anything is peeled, skips keep git's order,
+    /// and a release says whether it is annotated (and when).
+    #[test]
+    fn the_listing_takes_skips_and_ignores_by_name_then_by_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| test_git(dir.path(), args);
+        git(&["init", "-q"]);
+        std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+        git(&["add", "-A"]);
+        git(&["commit", "-qm", "one"]);
+        git(&["tag", "a"]);
+        git(&["tag", "-a", "b", "-m", "b"]);
+        git(&["tag", "c", "HEAD^{tree}"]);
+        git(&["tag", "d"]);
+        git(&["tag", "e"]);
+        git(&["symbolic-ref", "refs/tags/f", "refs/tags/b"]);
+        let repo = Session::open(Some(dir.path())).unwrap();
+        let head = repo.resolve("HEAD").unwrap();
+        let listing = list(&repo, |name| match name {
+            "d" => Admit::Skip("not wanted".into()),
+            "e" => Admit::Ignore,
+            _ => Admit::Take(name.len()),
+        })
+        .unwrap();
+        let released: Vec<(&str, ObjectId, bool)> = (listing.releases.iter())
+            .map(|t| (t.name.as_str(), t.commit, t.annotated.is_some()))
+            .collect();
+        assert_eq!(
+            released,
+            [("a", head, false), ("b", head, true), ("f", head, false)]
+        );
+        let skipped: Vec<(&str, &str)> = (listing.skipped.iter())
+            .map(|s| (s.tag.as_str(), s.why.as_str()))
+            .collect();
+        assert_eq!(
+            skipped,
+            [
+                (
+                    "c",
+                    "does not point at a commit (a tag of a tree or a file)"
+                ),
+                ("d", "not wanted"),
+            ]
+        );
+    }
+}
