@@ -45,6 +45,7 @@ pub mod select;
 pub mod setting;
 pub mod side;
 pub mod source;
+pub mod tags;
 pub mod term;
 mod threads;
 pub mod verdict;

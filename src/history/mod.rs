@@ -196,14 +196,7 @@ pub struct Summary {
     pub avoidable_restarts: Option<usize>,
 }
 
-/// A tag left out, and why.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub struct SkippedTag {
-    /// The tag.
-    pub tag: String,
-    /// Why.
-    pub why: String,
-}
+pub use crate::tags::SkippedTag;
 
 /// The whole report of one runtime; `--format json` prints exactly this.
 #[derive(Clone, Debug, Serialize)]

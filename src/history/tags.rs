@@ -8,8 +8,8 @@ use gix::ObjectId;
 
 use super::{HistoryError, HistoryOptions, SkippedTag};
 use crate::pair::Pair;
-use crate::source::git::{peel_to_commit, Session};
-use crate::source::SourceError;
+use crate::source::git::Session;
+use crate::tags::Admit;
 use crate::warning::{Code, Warning};
 
 /// A candidate release tag, before it is read.
@@ -27,80 +27,52 @@ pub fn tag_version(name: &str) -> Option<crate::version::TagVersion> {
     crate::version::parse_tag(name)
 }
 
-/// Lists the release tags in precedence order, folding tags on one commit.
+/// Lists the release tags in precedence order, folding tags on one commit:
+/// the tags of `--tags GLOB` (every tag without it) that name a version,
+/// pre-releases left out with `--skip-prereleases`, through the one
+/// listing of [`crate::tags`] (which says what a tag that leads to no
+/// commit is).
 pub(super) fn release_tags(
     repo: &Session,
     opts: &HistoryOptions,
 ) -> Result<(Vec<Tag>, Vec<SkippedTag>), HistoryError> {
-    let fail = |e: &dyn std::fmt::Display| {
-        SourceError::Repository(format!("cannot list the tags: {e}").into())
-    };
-    let mut skipped = Vec::new();
-    let mut found: Vec<Tag> = Vec::new();
-    let refs = repo.repo().references().map_err(|e| fail(&e))?;
-    for r in refs.tags().map_err(|e| fail(&e))? {
-        let mut r = r.map_err(|e| fail(&e))?;
-        let name = r.name().shorten().to_string();
-        if let Some(glob) = &opts.tags {
-            if !gix::glob::wildmatch(
-                glob.as_str().into(),
-                name.as_str().into(),
-                gix::glob::wildmatch::Mode::empty(),
-            ) {
-                continue;
-            }
-        }
-        let version = match &opts.tags {
-            Some(glob) => crate::version::of_glob(&name, glob),
-            None => tag_version(&name),
-        };
-        let Some(version) = version else {
-            skipped.push(SkippedTag {
-                tag: name,
-                why: "not a version".into(),
-            });
-            continue;
-        };
-        if opts.skip_prereleases && version.is_prerelease() {
-            skipped.push(SkippedTag {
-                tag: name,
-                why: "pre-release".into(),
-            });
-            continue;
-        }
-        let target = match r.target().try_id() {
-            Some(id) => Ok(id.to_owned()),
-            None => r.peel_to_id().map(|id| id.detach()),
-        };
-        let commit = match target {
-            Ok(id) => peel_to_commit(repo, id, &name),
-            Err(_) => Ok(None),
-        };
-        match commit {
-            Ok(Some(commit)) => found.push(Tag {
-                name,
-                aliases: Vec::new(),
-                version,
-                commit,
-            }),
-            // A cycle of tags is an error, never a skipped tag.
-            Err(e @ SourceError::Repository(_)) => return Err(e.into()),
-            Ok(None) => skipped.push(SkippedTag {
-                tag: name,
-                why: "does not point at a commit (a tag of a tree or a file)".into(),
-            }),
-            Err(_) => skipped.push(SkippedTag {
-                tag: name,
-                why: "does not point at a commit in this repository (a shallow clone?)".into(),
-            }),
-        }
-    }
+    let listing = crate::tags::list(repo, |name| admit(opts, name))?;
+    let mut found: Vec<Tag> = (listing.releases.into_iter())
+        .map(|t| Tag {
+            name: t.name,
+            aliases: Vec::new(),
+            version: t.value,
+            commit: t.commit,
+        })
+        .collect();
     found.sort_by(|a, b| {
         a.version
             .cmp_precedence(&b.version)
             .then_with(|| a.name.cmp(&b.name))
     });
-    Ok((fold_aliases(found), skipped))
+    Ok((fold_aliases(found), listing.skipped))
+}
+
+/// Whether tag `name` is a release of the history, and its version.
+fn admit(opts: &HistoryOptions, name: &str) -> Admit<crate::version::TagVersion> {
+    if let Some(glob) = &opts.tags {
+        if !gix::glob::wildmatch(
+            glob.as_str().into(),
+            name.into(),
+            gix::glob::wildmatch::Mode::empty(),
+        ) {
+            return Admit::Ignore;
+        }
+    }
+    let version = match &opts.tags {
+        Some(glob) => crate::version::of_glob(name, glob),
+        None => tag_version(name),
+    };
+    match version {
+        None => Admit::Skip("not a version".into()),
+        Some(v) if opts.skip_prereleases && v.is_prerelease() => Admit::Skip("pre-release".into()),
+        Some(v) => Admit::Take(v),
+    }
 }
 
 /// Tags on one commit are one release: the highest precedence names it.

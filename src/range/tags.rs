@@ -13,6 +13,7 @@ use gix::ObjectId;
 use super::RangeError;
 use crate::source::git::{repo_display, Session};
 use crate::source::{Revision, SourceError};
+use crate::tags::{self, Admit};
 
 /// The latest tag reachable from `to`; when `to` is itself tagged (and the
 /// working tree is not the `to` end), the tag before it, so that "what did
@@ -30,9 +31,8 @@ pub(super) fn latest_tag(
         return by_version(repo, start, to, worktree, tags, pattern);
     }
     let describe = |id: ObjectId| -> Result<Option<(String, u32)>, RangeError> {
-        nearest(repo, id, tags)
-            .map(|found| found.map(|(name, depth)| (unambiguous_tag(repo, name), depth)))
-            .map_err(|e| RangeError::Source(SourceError::Repository(e.into())))
+        let found = nearest(repo, id, tags)?;
+        Ok(found.map(|(name, depth)| (unambiguous_tag(repo, name), depth)))
     };
     let no_tag = || {
         RangeError::NoTag(format!(
@@ -83,7 +83,7 @@ fn by_version(
     pattern: &str,
 ) -> Result<(String, String), RangeError> {
     let fail = |e: String| RangeError::Source(SourceError::Repository(e.into()));
-    let releases = pattern_releases(repo, tags, pattern).map_err(fail)?;
+    let releases = pattern_releases(repo, tags, pattern)?;
     let own = (!worktree)
         .then(|| releases.get(&start))
         .flatten()
@@ -154,29 +154,16 @@ fn pattern_releases(
     repo: &Session,
     filter: &TagFilter,
     pattern: &str,
-) -> Result<HashMap<ObjectId, Vec<(crate::version::TagVersion, String)>>, String> {
-    let refs = repo
-        .repo()
-        .references()
-        .map_err(|e| format!("cannot list the tags: {e}"))?;
-    let tags = refs
-        .tags()
-        .map_err(|e| format!("cannot list the tags: {e}"))?;
+) -> Result<HashMap<ObjectId, Vec<(crate::version::TagVersion, String)>>, SourceError> {
+    let listing = tags::list(repo, |name| match crate::version::of_glob(name, pattern) {
+        Some(version) if filter.admits(name.as_bytes().as_bstr()) => Admit::Take(version),
+        _ => Admit::Ignore,
+    })?;
     let mut out: HashMap<ObjectId, Vec<_>> = HashMap::default();
-    for mut r in tags.filter_map(Result::ok) {
-        let name = r.name().shorten().to_string();
-        let Some(version) = crate::version::of_glob(&name, pattern) else {
-            continue;
-        };
-        if !filter.admits(name.as_bytes().as_bstr()) {
-            continue;
-        }
-        let Ok(peeled) = r.peel_to_id() else {
-            continue;
-        };
-        out.entry(peeled.detach())
+    for tag in listing.releases {
+        out.entry(tag.commit)
             .or_default()
-            .push((version, name));
+            .push((tag.value, tag.name));
     }
     Ok(out)
 }
@@ -261,48 +248,27 @@ pub(super) fn nearest(
     repo: &Session,
     commit: ObjectId,
     filter: &TagFilter,
-) -> Result<Option<(String, u32)>, String> {
+) -> Result<Option<(String, u32)>, RangeError> {
     let names = release_names(repo, filter)?;
-    repo.describe(commit, names)
+    (repo.describe(commit, names))
+        .map_err(|e| RangeError::Source(SourceError::Repository(e.into())))
 }
 
 /// Commit id → the release tag that names it.
 fn release_names(
     repo: &Session,
     filter: &TagFilter,
-) -> Result<HashMap<ObjectId, Cow<'static, BStr>>, String> {
-    let refs = repo
-        .repo()
-        .references()
-        .map_err(|e| format!("cannot list the tags: {e}"))?;
-    let tags = refs
-        .tags()
-        .map_err(|e| format!("cannot list the tags: {e}"))?;
-    let mut found: Vec<(ObjectId, u8, i64, Cow<'static, BStr>)> = tags
-        .filter_map(Result::ok)
-        .filter_map(|mut r| {
-            let name = r.name().shorten().to_owned();
-            if !filter.admits(name.as_bstr()) {
-                return None;
-            }
-            let target = r.target().try_id().map(ToOwned::to_owned);
-            let peeled = r.peel_to_id().ok()?.detach();
-            let (annotated, time) = match target {
-                Some(t) if t != peeled => {
-                    let what = format!("the tag object of {name}");
-                    let tag = repo.object(t, &what, &name.to_string()).ok()?;
-                    let tag = tag.try_into_tag().ok()?;
-                    let time = tag
-                        .tagger()
-                        .ok()
-                        .flatten()
-                        .map(|s| s.seconds())
-                        .unwrap_or(0);
-                    (1, time)
-                }
-                _ => (0, 0),
-            };
-            Some((peeled, annotated, time, Cow::Owned(name)))
+) -> Result<HashMap<ObjectId, Cow<'static, BStr>>, SourceError> {
+    let listing = tags::list(repo, |name| {
+        match filter.admits(name.as_bytes().as_bstr()) {
+            true => Admit::Take(()),
+            false => Admit::Ignore,
+        }
+    })?;
+    let mut found: Vec<(ObjectId, u8, i64, Cow<'static, BStr>)> = (listing.releases.into_iter())
+        .map(|t| {
+            let (annotated, time) = t.annotated.map_or((0, 0), |time| (1, time));
+            (t.commit, annotated, time, Cow::Owned(t.name.into()))
         })
         .collect();
     // Later entries win in the map: the preferred tag of a commit goes last.

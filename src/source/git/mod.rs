@@ -30,7 +30,9 @@ mod session;
 mod tree;
 
 pub(crate) use attributes::checkout_of;
-pub use repo::{open_repo, peel_to_commit, repo_display, Revision};
+pub use repo::{
+    open_repo, peel_tag, peel_to_commit, repo_display, tag_refs, Revision, TagRef, TagTarget,
+};
 pub use scan::{ScanRule, ScanStep};
 pub use session::Session;
 use tree::{link_failure, Found};

@@ -145,6 +145,17 @@ enum Peeled {
 /// `git replace` applied as gix applies it; a loop or a chain longer than
 /// [`MAX_PEEL`] is an error naming the objects and refs that form it.
 fn peel(repo: &Session, id: ObjectId, spec: &str) -> Result<Peeled, SourceError> {
+    peel_noting(repo, id, spec, &mut None)
+}
+
+/// [`peel`], and when `id` is a tag object, its tagger's time (0 without
+/// one) in `tagged`.
+fn peel_noting(
+    repo: &Session,
+    id: ObjectId,
+    spec: &str,
+    tagged: &mut Option<i64>,
+) -> Result<Peeled, SourceError> {
     let what = format!("the object `{spec}` points at");
     let mut chain = vec![id];
     let mut seen = HashSet::from([id]);
@@ -156,6 +167,9 @@ fn peel(repo: &Session, id: ObjectId, spec: &str) -> Result<Peeled, SourceError>
             gix::object::Kind::Tree => return Ok(Peeled::Tree(current)),
             gix::object::Kind::Blob => return Ok(Peeled::Blob(current)),
             gix::object::Kind::Tag => {}
+        }
+        if current == id {
+            *tagged = Some(tagger_time(&object));
         }
         let target = object
             .to_tag_ref_iter()
@@ -311,6 +325,95 @@ pub fn peel_to_commit(
     Ok(match peel(repo, id, name)? {
         Peeled::Commit(c) => Some(c),
         Peeled::Tree(_) | Peeled::Blob(_) => None,
+    })
+}
+
+/// The tagger's time of tag object `tag`; 0 when it has none or it does
+/// not parse: the time only orders the tags of one commit, so it is no
+/// reason to refuse the tag.
+fn tagger_time(tag: &gix::Object<'_>) -> i64 {
+    let tagger = tag.to_tag_ref_iter().tagger();
+    tagger.ok().flatten().map_or(0, |s| s.seconds())
+}
+
+/// One tag of the repository: its name without `refs/tags/` and the
+/// object its reference names, symbolic references followed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TagRef {
+    /// The name, without `refs/tags/`.
+    pub name: String,
+    /// The object the reference names; `None` for a symbolic reference to
+    /// a reference that does not exist.
+    target: Option<ObjectId>,
+    /// A symbolic reference (`refs/tags/latest -> refs/tags/v1.0.0`): an
+    /// alias, never annotated itself.
+    symbolic: bool,
+}
+
+/// Where a tag leads, peeled as a revision is ([`peel`]: bounded, a cycle
+/// named).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TagTarget {
+    /// A commit; `annotated` is the tagger's time (0 without one) when the
+    /// reference names a tag object, `None` for a lightweight tag.
+    Commit {
+        /// The commit.
+        id: ObjectId,
+        /// The outermost tag object's time, for an annotated tag.
+        annotated: Option<i64>,
+    },
+    /// A tree or a file (or a symbolic reference to nothing): never a
+    /// release, whatever its name.
+    NotACommit,
+    /// An object on the way is not in this repository: a commit beyond a
+    /// shallow clone's boundary, a tree or blob a partial clone left out.
+    Missing,
+}
+
+/// Every tag of the repository, in the order git lists them. A reference
+/// that cannot be read is an error naming it: it could be any release.
+pub fn tag_refs(repo: &Session) -> Result<Vec<TagRef>, SourceError> {
+    let fail = |e: &dyn std::fmt::Display| {
+        SourceError::Repository(format!("cannot list the tags: {e}").into())
+    };
+    let refs = repo.repo().references().map_err(|e| fail(&e))?;
+    let mut out = Vec::new();
+    for r in refs.tags().map_err(|e| fail(&e))? {
+        let mut r = r.map_err(|e| fail(&e))?;
+        let name = r.name().shorten().to_string();
+        let (target, symbolic) = match r.target().try_id() {
+            Some(id) => (Some(id.to_owned()), false),
+            None => (r.follow_to_object().ok().map(|id| id.detach()), true),
+        };
+        out.push(TagRef {
+            name,
+            target,
+            symbolic,
+        });
+    }
+    Ok(out)
+}
+
+/// Where `tag` leads. An object missing from the store is
+/// [`TagTarget::Missing`]; a chain fpcheck refuses to follow (a cycle,
+/// more than [`MAX_PEEL`] tags) or an object that is there but does not
+/// read is an error naming the tag, as it is for a revision.
+pub fn peel_tag(repo: &Session, tag: &TagRef) -> Result<TagTarget, SourceError> {
+    let Some(id) = tag.target else {
+        return Ok(TagTarget::NotACommit);
+    };
+    let mut tagged = None;
+    let peeled = match peel_noting(repo, id, &tag.name, &mut tagged) {
+        Ok(peeled) => peeled,
+        Err(SourceError::MissingObject { .. }) => return Ok(TagTarget::Missing),
+        Err(e) => return Err(e),
+    };
+    Ok(match peeled {
+        Peeled::Commit(id) => TagTarget::Commit {
+            id,
+            annotated: tagged.filter(|_| !tag.symbolic),
+        },
+        Peeled::Tree(_) | Peeled::Blob(_) => TagTarget::NotACommit,
     })
 }
 
