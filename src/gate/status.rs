@@ -94,8 +94,8 @@ pub fn status(req: &StatusRequest) -> Result<StatusReport, SourceError> {
 /// marker are read.
 #[derive(Clone, Debug, Default)]
 pub struct StatusInstalled {
-    /// The installed fingerprint (`""` when unavailable).
-    pub fingerprint: String,
+    /// The installed fingerprint (`None` when unavailable).
+    pub fingerprint: Option<String>,
     /// Why it is unavailable.
     pub unavailable: Option<String>,
     /// How a cache served it.
@@ -131,9 +131,9 @@ fn answer(
     let mut status = process::check(&process::CheckInputs {
         marker: &marker,
         installed_version: rel.version.as_deref().unwrap_or(""),
-        installed_fingerprint: &inst.fingerprint,
+        installed_fingerprint: inst.fingerprint.as_deref(),
         process_version: req.process_version,
-        process_fingerprint: req.process_fingerprint,
+        process_fingerprint: Some(req.process_fingerprint),
         client,
     });
     if let Some(why) = &inst.unavailable {
@@ -190,19 +190,19 @@ pub(crate) fn installed_unavailable(why: &str, release: &release::Release) -> Wa
     )
 }
 
-/// The installed fingerprint (`""` when unavailable), why it is
+/// The installed fingerprint (`None` when unavailable), why it is
 /// unavailable, and how the cache served.
 fn installed(
     source: &DirSource,
     req: &StatusRequest,
     warnings: &mut Vec<Warning>,
-) -> Result<(String, Option<String>, Option<CacheUse>), SourceError> {
+) -> Result<(Option<String>, Option<String>, Option<CacheUse>), SourceError> {
     let selection = select(source, req.rules)?;
     let Some(cache_path) = req.cache.filter(|_| selection.is_available()) else {
         let fp = from_selection(source, req.rules, selection)?;
         warnings.extend(fp.warnings.iter().cloned());
         let used = req.cache.map(|_| CacheUse::Skipped);
-        return Ok((fp.as_gate_str().into(), fp.unavailable_reason, used));
+        return Ok((fp.digest, fp.unavailable_reason, used));
     };
     // The stamp precedes the stats, and the stats precede the reads, so a
     // write after any of them shows in a later call's stats (see cache.rs).
@@ -213,7 +213,7 @@ fn installed(
         match cache::lookup(cache_path, req.dir, req.rules, &selection.files, stats) {
             Lookup::Hit(fp) => {
                 warnings.extend(selection.skipped_warnings());
-                return Ok((fp, None, Some(CacheUse::Hit)));
+                return Ok((Some(fp), None, Some(CacheUse::Hit)));
             }
             Lookup::Miss => {}
             Lookup::Corrupt => used = CacheUse::Corrupt,
@@ -222,11 +222,7 @@ fn installed(
     let fp = from_selection(source, req.rules, selection)?;
     warnings.extend(fp.warnings.iter().cloned());
     let Some(digest) = &fp.digest else {
-        return Ok((
-            String::new(),
-            fp.unavailable_reason,
-            Some(CacheUse::Skipped),
-        ));
+        return Ok((None, fp.unavailable_reason, Some(CacheUse::Skipped)));
     };
     if let Some(stats) = &stats {
         let files = &fp.selection.files;
@@ -242,5 +238,5 @@ fn installed(
             ));
         }
     }
-    Ok((digest.clone(), None, Some(used)))
+    Ok((Some(digest.clone()), None, Some(used)))
 }
