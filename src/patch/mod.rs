@@ -126,16 +126,18 @@ impl Facts {
                 .unwrap_or("unavailable")
                 .to_string()
         };
-        if self.fingerprint.is_empty() {
-            format!("the fingerprint of {} is unavailable", self.to)
-        } else if self.from_fingerprint.is_empty() {
-            format!("the fingerprint of {} is unavailable", self.from)
-        } else {
-            format!(
+        let available = crate::fingerprint::available;
+        match (
+            available(&self.from_fingerprint),
+            available(&self.fingerprint),
+        ) {
+            (_, None) => format!("the fingerprint of {} is unavailable", self.to),
+            (None, _) => format!("the fingerprint of {} is unavailable", self.from),
+            (Some(from), Some(to)) => format!(
                 "the runtime code changed (fingerprint {} → {})",
-                short(&self.from_fingerprint),
-                short(&self.fingerprint)
-            )
+                short(from),
+                short(to)
+            ),
         }
     }
 }

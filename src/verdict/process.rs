@@ -130,7 +130,7 @@ impl CheckStatus {
 /// A fingerprint a process reported, stripped, when it is one: not empty
 /// and not [`UNKNOWN`] (what a process that could not compute one says).
 pub fn known_fingerprint(reported: &str) -> Option<&str> {
-    Some(py_strip(reported)).filter(|fp| !fp.is_empty() && *fp != UNKNOWN)
+    available(py_strip(reported)).filter(|fp| *fp != UNKNOWN)
 }
 
 /// One side of what section 7 compares, read: its fingerprint when known,
