@@ -338,6 +338,20 @@ pub fn changed_files(before: &Snapshot, after: &Snapshot) -> Option<Vec<FileChan
 mod tests {
     use super::*;
 
+    /// An unavailable fingerprint (the file's `""`) matches no recorded
+    /// value, not even a recorded `""`.
+    #[test]
+    fn an_unavailable_fingerprint_matches_no_record() {
+        let r = |v: &str| Recorded {
+            file: "version.json".into(),
+            value: Value::from(v),
+        };
+        assert!(!r("").matches(None));
+        assert!(!r("").matches(crate::fingerprint::available("")));
+        assert!(r("ab").matches(Some("ab")));
+        assert!(!r("ab").matches(Some("cd")));
+    }
+
     fn settings() -> SnapshotSettings {
         let r = Rules::default();
         SnapshotSettings {

@@ -442,6 +442,73 @@ mod tests {
         }
     }
 
+    /// The evidence reads each side once: a blank installed fingerprint
+    /// is unavailable, a process's `unknown` or blank one not known, its
+    /// padding stripped; the report keeps the stripped text.
+    #[test]
+    fn the_evidence_reads_each_side_once() {
+        let read = |installed: Option<&'static str>, reported: Option<&'static str>| {
+            let e = Evidence::new(
+                Side {
+                    fingerprint: installed,
+                    version: " 1 ",
+                },
+                Reported {
+                    fingerprint: reported,
+                    version: "",
+                },
+            );
+            (
+                e.installed.fingerprint,
+                e.process.fingerprint,
+                e.installed.version,
+            )
+        };
+        assert_eq!(read(Some(" a "), Some(" a\n")), (Some("a"), Some("a"), "1"));
+        assert_eq!(read(Some("  "), Some(" unknown ")), (None, None, "1"));
+        assert_eq!(read(None, Some("")), (None, None, "1"));
+        assert_eq!(read(Some("a"), None), (Some("a"), None, "1"));
+        let e = Evidence::new(
+            Side {
+                fingerprint: Some("a"),
+                version: "",
+            },
+            Reported {
+                fingerprint: Some("b"),
+                version: "",
+            },
+        );
+        let differ = e.differing_fingerprints().unwrap();
+        assert_eq!((differ.installed, differ.process), ("a", "b"));
+
+        let s = check(&CheckInputs {
+            marker: &MarkerState::Absent,
+            installed_version: "1",
+            installed_fingerprint: None,
+            process_version: "",
+            process_fingerprint: Some(" unknown "),
+            client: None,
+        });
+        assert_eq!(s.installed(), None);
+        assert_eq!(
+            (
+                s.installed_fingerprint.as_str(),
+                s.process_fingerprint.as_str()
+            ),
+            ("", "unknown")
+        );
+        let s = check(&CheckInputs {
+            marker: &MarkerState::Absent,
+            installed_version: "1",
+            installed_fingerprint: Some("a"),
+            process_version: "",
+            process_fingerprint: None,
+            client: None,
+        });
+        assert_eq!(s.installed(), Some("a"));
+        assert_eq!(s.process_fingerprint, "");
+    }
+
     #[test]
     fn no_reason_serialises_as_empty_text() {
         let s = check(&CheckInputs {
