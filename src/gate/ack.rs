@@ -25,7 +25,7 @@ use crate::setting::{Message, Setting, Spelling, Value as Said};
 use crate::source::DirSource;
 use crate::verdict::client::{self, Client, OK as CLIENT_OK};
 use crate::verdict::marker::{self, MarkerState};
-use crate::verdict::process::{self, Evidence, Reported, Side};
+use crate::verdict::process::{self, Evidence, EvidenceSide, Reported};
 use crate::warning::{Code, Warning};
 
 /// What acknowledging does to the marker.
@@ -135,7 +135,7 @@ pub(crate) fn acknowledge(
     // What section 7 would compare, when the installed runtime is known.
     let evidence = installed.map(|i| {
         Evidence::new(
-            Side {
+            EvidenceSide {
                 fingerprint: i.fingerprint.as_deref(),
                 version: &i.version,
             },

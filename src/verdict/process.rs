@@ -136,7 +136,7 @@ pub fn known_fingerprint(reported: &str) -> Option<&str> {
 /// One side of what section 7 compares, read: its fingerprint when known,
 /// its version stripped (`""` when none).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Side<'a> {
+pub struct EvidenceSide<'a> {
     /// The fingerprint (`None`: unavailable, or not known).
     pub fingerprint: Option<&'a str>,
     /// The version (`""` when none).
@@ -171,23 +171,23 @@ pub struct Fingerprints<'a> {
 #[derive(Clone, Copy, Debug)]
 pub struct Evidence<'a> {
     /// The installed runtime (its fingerprint `None` when unavailable).
-    pub installed: Side<'a>,
+    pub installed: EvidenceSide<'a>,
     /// The process (its fingerprint `None` when it reported none it knows,
     /// its version `""` when it reported none).
-    pub process: Side<'a>,
+    pub process: EvidenceSide<'a>,
 }
 
 impl<'a> Evidence<'a> {
     /// The evidence, each value stripped, the process's fingerprint read
     /// once ([`known_fingerprint`]).
-    pub fn new(installed: Side<'a>, process: Reported<'a>) -> Self {
+    pub fn new(installed: EvidenceSide<'a>, process: Reported<'a>) -> Self {
         Evidence {
-            installed: Side {
+            installed: EvidenceSide {
                 // A blank one, stripped, is as unavailable as the gate's "".
                 fingerprint: installed.fingerprint.map(py_strip).and_then(available),
                 version: py_strip(installed.version),
             },
-            process: Side {
+            process: EvidenceSide {
                 fingerprint: process.fingerprint.and_then(known_fingerprint),
                 version: py_strip(process.version),
             },
@@ -238,7 +238,7 @@ impl<'a> Evidence<'a> {
 /// Section 7, exactly.
 pub fn check(i: &CheckInputs) -> CheckStatus {
     let evidence = Evidence::new(
-        Side {
+        EvidenceSide {
             fingerprint: i.installed_fingerprint,
             version: i.installed_version,
         },
@@ -449,7 +449,7 @@ mod tests {
     fn the_evidence_reads_each_side_once() {
         let read = |installed: Option<&'static str>, reported: Option<&'static str>| {
             let e = Evidence::new(
-                Side {
+                EvidenceSide {
                     fingerprint: installed,
                     version: " 1 ",
                 },
@@ -469,7 +469,7 @@ mod tests {
         assert_eq!(read(None, Some("")), (None, None, "1"));
         assert_eq!(read(Some("a"), None), (Some("a"), None, "1"));
         let e = Evidence::new(
-            Side {
+            EvidenceSide {
                 fingerprint: Some("a"),
                 version: "",
             },
