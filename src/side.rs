@@ -108,29 +108,30 @@ impl Side {
         self
     }
 
-    /// The fingerprint as the gate compares it: the digest, `""` when
+    /// The fingerprint as the gate compares it: the digest, `None` when
     /// unavailable. Skipped, it stands as a token both ends share (they
     /// are skipped together, only when their selections are equal): equal
     /// selections, equal fingerprints. Never shown: it is not a digest.
-    pub fn gate_fingerprint(&self) -> String {
+    pub fn gate_fingerprint(&self) -> Option<String> {
         match (&self.fingerprint, self.fingerprint_skipped) {
-            (Some(fp), _) => fp.clone(),
-            (None, Some(Skipped::SelectionUnchanged)) => "selection-unchanged".into(),
-            (None, None) => String::new(),
+            (Some(fp), _) => crate::fingerprint::available(fp).map(String::from),
+            (None, Some(Skipped::SelectionUnchanged)) => Some("selection-unchanged".into()),
+            (None, None) => None,
         }
     }
 
     /// The fingerprint is unavailable (not merely skipped).
     pub fn unavailable(&self) -> bool {
-        self.fingerprint.as_deref() == Some("")
+        // Computed (not skipped), and the gate's text for unavailable.
+        self.fingerprint
+            .as_deref()
+            .is_some_and(|fp| crate::fingerprint::available(fp).is_none())
     }
 
     /// What the decision needs of this side.
     pub fn facts(&self) -> crate::verdict::SideFacts {
-        self.reading.facts(
-            self.force_restart,
-            crate::fingerprint::available(&self.gate_fingerprint()).map(String::from),
-        )
+        self.reading
+            .facts(self.force_restart, self.gate_fingerprint())
     }
 
     /// The fingerprint's first 12 hex digits, `unavailable`, or `same (not

@@ -169,7 +169,7 @@ pub fn status(q: &Question) -> Result<StatusReport, Error> {
             // change during this check is seen next time.
             let started = Instant::now();
             let report = verify(q)?;
-            if report.status.installed_fingerprint == w.fingerprint {
+            if report.status.installed() == Some(w.fingerprint.as_str()) {
                 w.verified_at = started;
             } else {
                 // A change the watcher missed: set up again next call.
@@ -191,13 +191,10 @@ pub fn status(q: &Question) -> Result<StatusReport, Error> {
     // A failed check backs off too: an unreadable version file must not
     // make every call set up (and drop) a whole watcher again.
     let report = full(q);
-    let fp = report
-        .as_ref()
-        .map(|r| r.status.installed_fingerprint.clone())
-        .unwrap_or_default();
-    match (pending, fp.is_empty()) {
-        (Some(p), false) => {
-            held.watched = Some(p.finish(fp, warnings, started));
+    let fp = report.as_ref().ok().and_then(|r| r.status.installed());
+    match (pending, fp) {
+        (Some(p), Some(fp)) => {
+            held.watched = Some(p.finish(fp.to_string(), warnings, started));
             held.retry_at = None;
             held.backoff = Duration::ZERO;
         }
@@ -256,10 +253,9 @@ fn full(q: &Question) -> Result<StatusReport, Error> {
 /// mapping either).
 fn verify(q: &Question) -> Result<StatusReport, Error> {
     let mut report = status::status(&request(q, None))?;
-    report.cache = Some(if report.status.installed_fingerprint.is_empty() {
-        CacheUse::Skipped
-    } else {
-        CacheUse::Miss
+    report.cache = Some(match report.status.installed() {
+        None => CacheUse::Skipped,
+        Some(_) => CacheUse::Miss,
     });
     Ok(report)
 }
@@ -271,7 +267,7 @@ fn warm(q: &Question, w: &Watched) -> Result<StatusReport, Error> {
     let report = status::status_with(
         &request(q, None),
         status::StatusInstalled {
-            fingerprint: w.fingerprint.clone(),
+            fingerprint: Some(w.fingerprint.clone()),
             unavailable: None,
             cache: Some(CacheUse::Hit),
             warnings: w.warnings.clone(),

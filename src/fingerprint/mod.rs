@@ -40,7 +40,7 @@ pub struct Fingerprint {
 impl Fingerprint {
     /// The gate's string: the digest, or `""` when unavailable.
     pub fn as_gate_str(&self) -> &str {
-        self.digest.as_deref().unwrap_or("")
+        gate_text(self.digest.as_deref())
     }
 
     /// The selected paths in hash order (empty when unavailable).
@@ -61,6 +61,12 @@ impl Fingerprint {
 /// holds it: `None` when unavailable. The one place that reads `""` so.
 pub fn available(gate_text: &str) -> Option<&str> {
     (!gate_text.is_empty()).then_some(gate_text)
+}
+
+/// A fingerprint as the gate writes it: `""` when unavailable. The
+/// inverse of [`available`], and the one place that writes `""` so.
+pub fn gate_text(fingerprint: Option<&str>) -> &str {
+    fingerprint.unwrap_or("")
 }
 
 /// How many hex digits of a fingerprint the reports show.

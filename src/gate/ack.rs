@@ -25,7 +25,7 @@ use crate::setting::{Message, Setting, Spelling, Value as Said};
 use crate::source::DirSource;
 use crate::verdict::client::{self, Client, OK as CLIENT_OK};
 use crate::verdict::marker::{self, MarkerState};
-use crate::verdict::process::{self, Evidence};
+use crate::verdict::process::{self, Evidence, EvidenceSide, Reported};
 use crate::warning::{Code, Warning};
 
 /// What acknowledging does to the marker.
@@ -76,8 +76,8 @@ pub struct Process<'a> {
 /// The installed runtime as section 7 reads it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AckInstalled {
-    /// Its fingerprint (`""` when unavailable).
-    pub fingerprint: String,
+    /// Its fingerprint (`None` when unavailable).
+    pub fingerprint: Option<String>,
     /// Its version (`""` when no version file gives one, or one cannot be
     /// read: then no version can prove anything).
     pub version: String,
@@ -115,7 +115,7 @@ impl AckInstalled {
             })
             .collect();
         Ok(AckInstalled {
-            fingerprint: fp.as_gate_str().to_string(),
+            fingerprint: fp.digest,
             version,
             warnings,
         })
@@ -135,8 +135,14 @@ pub(crate) fn acknowledge(
     // What section 7 would compare, when the installed runtime is known.
     let evidence = installed.map(|i| {
         Evidence::new(
-            (&i.fingerprint, &i.version),
-            (process.fingerprint.unwrap_or(""), process.version),
+            EvidenceSide {
+                fingerprint: i.fingerprint.as_deref(),
+                version: &i.version,
+            },
+            Reported {
+                fingerprint: process.fingerprint,
+                version: process.version,
+            },
         )
     });
     if let Some(why) = refusal(proven, to, evidence) {
@@ -195,18 +201,18 @@ fn refusal(
             ));
         }
     }
-    if let Some(e) = evidence.filter(Evidence::fingerprints_differ) {
+    if let Some(f) = evidence.and_then(|e| e.differing_fingerprints()) {
         return Some(format!(
             "the process fingerprint {} is not the installed runtime's {}: \
              this client runs other code than is installed; restart it",
-            e.process_fingerprint, e.installed_fingerprint
+            f.process, f.installed
         ));
     }
     if let Some(e) = evidence.filter(Evidence::versions_differ) {
         return Some(format!(
             "the process version {} is not the installed version {}: \
              this client runs another release than is installed; restart it",
-            e.process_version, e.installed_version
+            e.process.version, e.installed.version
         ));
     }
     None
@@ -340,7 +346,9 @@ pub fn run(req: &AckRequest<'_>) -> Result<AckReport, GateError> {
         None => None,
     };
     if let Some(i) = &installed {
-        report.installed_fingerprint = Some(i.fingerprint.clone());
+        // The report's text: `""` when unavailable.
+        let fingerprint = crate::fingerprint::gate_text(i.fingerprint.as_deref());
+        report.installed_fingerprint = Some(fingerprint.to_string());
         report.installed_version = Some(i.version.clone());
         report.warnings.extend(i.warnings.iter().cloned());
     }
@@ -524,7 +532,7 @@ mod tests {
         let no_to = json!({"clients": {"codex": "restart_session_required"}});
         let with_to = json!({"to_fingerprint": T, "clients": {"codex": "r"}});
         let inst = |fp: &str, v: &str| AckInstalled {
-            fingerprint: fp.into(),
+            fingerprint: crate::fingerprint::available(fp).map(String::from),
             version: v.into(),
             ..AckInstalled::default()
         };

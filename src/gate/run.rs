@@ -116,7 +116,8 @@ pub struct GateReport {
 impl GateReport {
     /// Either side's fingerprint is unavailable.
     pub fn unavailable(&self) -> bool {
-        self.from_fingerprint.is_empty() || self.to_fingerprint.is_empty()
+        let available = crate::fingerprint::available;
+        available(&self.from_fingerprint).is_none() || available(&self.to_fingerprint).is_none()
     }
 
     fn fail(&mut self, e: GateError) {
@@ -194,7 +195,7 @@ fn read_both(req: &GateRequest, report: &mut GateReport) -> Pair<Option<Snapshot
                      the installed files hash to {}: treating the code as changed",
                     r.file,
                     r.value,
-                    if a.fingerprint.is_empty() { "nothing (unavailable)" } else { &a.fingerprint },
+                    a.digest().unwrap_or("nothing (unavailable)"),
                 ),
             ));
         }
@@ -308,7 +309,7 @@ fn check_recorded(r: &Recorded, after: &Snapshot) -> RecordedCheck {
     RecordedCheck {
         file: r.file.clone(),
         value: r.value.clone(),
-        matches: r.matches(&after.fingerprint),
+        matches: r.matches(after.digest()),
     }
 }
 

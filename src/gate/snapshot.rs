@@ -70,9 +70,10 @@ pub struct Recorded {
 }
 
 impl Recorded {
-    /// Do the installed bytes match it?
-    pub fn matches(&self, fingerprint: &str) -> bool {
-        !fingerprint.is_empty() && self.value.as_str() == Some(fingerprint)
+    /// Do the installed bytes match it? (`fingerprint`: theirs, `None`
+    /// when unavailable, which matches nothing.)
+    pub fn matches(&self, fingerprint: Option<&str>) -> bool {
+        fingerprint.is_some_and(|fp| self.value.as_str() == Some(fp))
     }
 }
 
@@ -124,6 +125,12 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// The fingerprint as the library holds it: `None` when unavailable
+    /// (the file's `""`).
+    pub fn digest(&self) -> Option<&str> {
+        crate::fingerprint::available(&self.fingerprint)
+    }
+
     /// The version as the gate compares it (`""` when none).
     pub fn version_str(&self) -> &str {
         &self.version_key
@@ -274,17 +281,16 @@ pub fn parse(bytes: &[u8]) -> Result<Snapshot, String> {
 /// Consistency checks a hand-edited or truncated-then-patched file fails.
 fn validate(s: &Snapshot) -> Result<(), String> {
     let is_digest = |d: &str| d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit());
-    if s.fingerprint.is_empty() {
-        if s.unavailable_reason.is_none() {
+    match s.digest() {
+        None if s.unavailable_reason.is_none() => {
             return Err("an empty fingerprint without an unavailable_reason".into());
         }
-    } else if !is_digest(&s.fingerprint) {
-        return Err(format!(
-            "fingerprint {:?} is not 64 hex digits",
-            s.fingerprint
-        ));
-    } else if s.files.is_empty() {
-        return Err("a fingerprint with no files".into());
+        None => {}
+        Some(fp) if !is_digest(fp) => {
+            return Err(format!("fingerprint {fp:?} is not 64 hex digits"));
+        }
+        Some(_) if s.files.is_empty() => return Err("a fingerprint with no files".into()),
+        Some(_) => {}
     }
     if UpdaterVersion::from_json(&s.updater_version).is_none() {
         return Err("updater_version is not JSON text".into());
@@ -307,7 +313,7 @@ pub struct FileChange {
 /// The runtime files that differ, in path order; `None` when either side's
 /// fingerprint is unavailable (its file list is then unknown).
 pub fn changed_files(before: &Snapshot, after: &Snapshot) -> Option<Vec<FileChange>> {
-    if before.fingerprint.is_empty() || after.fingerprint.is_empty() {
+    if before.digest().is_none() || after.digest().is_none() {
         return None;
     }
     let paths: std::collections::BTreeSet<&String> =
@@ -331,6 +337,20 @@ pub fn changed_files(before: &Snapshot, after: &Snapshot) -> Option<Vec<FileChan
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An unavailable fingerprint (the file's `""`) matches no recorded
+    /// value, not even a recorded `""`.
+    #[test]
+    fn an_unavailable_fingerprint_matches_no_record() {
+        let r = |v: &str| Recorded {
+            file: "version.json".into(),
+            value: Value::from(v),
+        };
+        assert!(!r("").matches(None));
+        assert!(!r("").matches(crate::fingerprint::available("")));
+        assert!(r("ab").matches(Some("ab")));
+        assert!(!r("ab").matches(Some("cd")));
+    }
 
     fn settings() -> SnapshotSettings {
         let r = Rules::default();

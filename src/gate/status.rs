@@ -76,26 +76,16 @@ pub struct StatusReport {
 /// Answers the process's question.
 pub fn status(req: &StatusRequest) -> Result<StatusReport, SourceError> {
     let source = DirSource::new(req.dir);
-    let mut warnings = Vec::new();
-    let (fingerprint, unavailable, cache) = installed(&source, req, &mut warnings)?;
-    answer(
-        req,
-        &source,
-        StatusInstalled {
-            fingerprint,
-            unavailable,
-            cache,
-            warnings,
-        },
-    )
+    let installed = installed(&source, req)?;
+    answer(req, &source, installed)
 }
 
 /// What is known of the installed runtime before the version files and the
 /// marker are read.
 #[derive(Clone, Debug, Default)]
 pub struct StatusInstalled {
-    /// The installed fingerprint (`""` when unavailable).
-    pub fingerprint: String,
+    /// The installed fingerprint (`None` when unavailable).
+    pub fingerprint: Option<String>,
     /// Why it is unavailable.
     pub unavailable: Option<String>,
     /// How a cache served it.
@@ -131,9 +121,9 @@ fn answer(
     let mut status = process::check(&process::CheckInputs {
         marker: &marker,
         installed_version: rel.version.as_deref().unwrap_or(""),
-        installed_fingerprint: &inst.fingerprint,
+        installed_fingerprint: inst.fingerprint.as_deref(),
         process_version: req.process_version,
-        process_fingerprint: req.process_fingerprint,
+        process_fingerprint: Some(req.process_fingerprint),
         client,
     });
     if let Some(why) = &inst.unavailable {
@@ -190,19 +180,22 @@ pub(crate) fn installed_unavailable(why: &str, release: &release::Release) -> Wa
     )
 }
 
-/// The installed fingerprint (`""` when unavailable), why it is
-/// unavailable, and how the cache served.
-fn installed(
-    source: &DirSource,
-    req: &StatusRequest,
-    warnings: &mut Vec<Warning>,
-) -> Result<(String, Option<String>, Option<CacheUse>), SourceError> {
+/// The installed fingerprint, why it is unavailable, how the cache served,
+/// and the warnings of computing it.
+fn installed(source: &DirSource, req: &StatusRequest) -> Result<StatusInstalled, SourceError> {
+    let mut warnings = Vec::new();
+    let done = |fingerprint, unavailable, cache, warnings| StatusInstalled {
+        fingerprint,
+        unavailable,
+        cache,
+        warnings,
+    };
     let selection = select(source, req.rules)?;
     let Some(cache_path) = req.cache.filter(|_| selection.is_available()) else {
         let fp = from_selection(source, req.rules, selection)?;
         warnings.extend(fp.warnings.iter().cloned());
         let used = req.cache.map(|_| CacheUse::Skipped);
-        return Ok((fp.as_gate_str().into(), fp.unavailable_reason, used));
+        return Ok(done(fp.digest, fp.unavailable_reason, used, warnings));
     };
     // The stamp precedes the stats, and the stats precede the reads, so a
     // write after any of them shows in a later call's stats (see cache.rs).
@@ -213,7 +206,7 @@ fn installed(
         match cache::lookup(cache_path, req.dir, req.rules, &selection.files, stats) {
             Lookup::Hit(fp) => {
                 warnings.extend(selection.skipped_warnings());
-                return Ok((fp, None, Some(CacheUse::Hit)));
+                return Ok(done(Some(fp), None, Some(CacheUse::Hit), warnings));
             }
             Lookup::Miss => {}
             Lookup::Corrupt => used = CacheUse::Corrupt,
@@ -222,11 +215,8 @@ fn installed(
     let fp = from_selection(source, req.rules, selection)?;
     warnings.extend(fp.warnings.iter().cloned());
     let Some(digest) = &fp.digest else {
-        return Ok((
-            String::new(),
-            fp.unavailable_reason,
-            Some(CacheUse::Skipped),
-        ));
+        let why = fp.unavailable_reason;
+        return Ok(done(None, why, Some(CacheUse::Skipped), warnings));
     };
     if let Some(stats) = &stats {
         let files = &fp.selection.files;
@@ -242,5 +232,5 @@ fn installed(
             ));
         }
     }
-    Ok((digest.clone(), None, Some(used)))
+    Ok(done(Some(digest.clone()), None, Some(used), warnings))
 }

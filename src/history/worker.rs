@@ -109,7 +109,10 @@ impl<'a> Worker<'a> {
             .collect();
         let (fingerprint, reason, how) =
             self.fingerprint(&src, &runtime.rules, selection, key.as_deref())?;
-        let runtime_files = if fingerprint.is_empty() { 0 } else { ids.len() };
+        let runtime_files = match fingerprint {
+            Some(_) => ids.len(),
+            None => 0,
+        };
         Ok(Read {
             info: ReleaseInfo {
                 tag: tag.name.clone(),
@@ -119,7 +122,8 @@ impl<'a> Worker<'a> {
                 commit: tag.commit.to_string(),
                 version: rel.version,
                 force_restart: rel.force_restart,
-                fingerprint,
+                // The record's text: `""` when unavailable.
+                fingerprint: crate::fingerprint::gate_text(fingerprint.as_deref()).into(),
                 unavailable_reason: reason,
                 runtime_files,
                 reading,
@@ -138,16 +142,16 @@ impl<'a> Worker<'a> {
         rules: &Rules,
         selection: Selection,
         key: Option<&str>,
-    ) -> Result<(String, Option<String>, How), HistoryError> {
+    ) -> Result<(Option<String>, Option<String>, How), HistoryError> {
         if let Some(reason) = selection.unavailable_reason(&src.root_display(), rules) {
-            return Ok((String::new(), Some(reason), How::Unavailable));
+            return Ok((None, Some(reason), How::Unavailable));
         }
         let key = key.expect("a git selection always has a key");
         if let Some(fp) = self.cache.get(key) {
-            return Ok((fp.to_string(), None, How::Cached));
+            return Ok((Some(fp.to_string()), None, How::Cached));
         }
         if let Some(fp) = self.seen.get(key) {
-            return Ok((fp.clone(), None, How::Reused));
+            return Ok((Some(fp.clone()), None, How::Reused));
         }
         let shared = SharedBlobs {
             src,
@@ -158,10 +162,10 @@ impl<'a> Worker<'a> {
         // gives the same unavailable reason here as in `fingerprint`.
         let fp = fingerprint::from_selection_resumed(&shared, rules, selection, &mut self.hasher)?;
         let Some(digest) = fp.digest else {
-            return Ok((String::new(), fp.unavailable_reason, How::Unavailable));
+            return Ok((None, fp.unavailable_reason, How::Unavailable));
         };
         self.seen.insert(key.to_string(), digest.clone());
-        Ok((digest, None, How::Hashed))
+        Ok((Some(digest), None, How::Hashed))
     }
 }
 

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use crate::fingerprint::{available, gate_text};
 use crate::range::Analysis;
 use crate::setting::{Message, Setting, Value as Said};
 use crate::source::git::Session;
@@ -94,8 +95,8 @@ impl Facts {
             to: a.to.reference.clone(),
             // `patch` analyses with `Digests::Always`: both are computed
             // (`""` when unavailable).
-            from_fingerprint: a.from.fingerprint.clone().unwrap_or_default(),
-            fingerprint: a.to.fingerprint.clone().unwrap_or_default(),
+            from_fingerprint: gate_text(a.from.fingerprint.as_deref()).into(),
+            fingerprint: gate_text(a.to.fingerprint.as_deref()).into(),
             unavailable_reason: a.to.unavailable_reason.clone(),
             code_changed: a.code_changed,
             version_changed: a.version_changed,
@@ -126,16 +127,17 @@ impl Facts {
                 .unwrap_or("unavailable")
                 .to_string()
         };
-        if self.fingerprint.is_empty() {
-            format!("the fingerprint of {} is unavailable", self.to)
-        } else if self.from_fingerprint.is_empty() {
-            format!("the fingerprint of {} is unavailable", self.from)
-        } else {
-            format!(
+        match (
+            available(&self.from_fingerprint),
+            available(&self.fingerprint),
+        ) {
+            (_, None) => format!("the fingerprint of {} is unavailable", self.to),
+            (None, _) => format!("the fingerprint of {} is unavailable", self.from),
+            (Some(from), Some(to)) => format!(
                 "the runtime code changed (fingerprint {} → {})",
-                short(&self.from_fingerprint),
-                short(&self.fingerprint)
-            )
+                short(from),
+                short(to)
+            ),
         }
     }
 }

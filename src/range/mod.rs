@@ -416,9 +416,10 @@ struct Compared {
     changes: Changes,
     to_end: SpecWithOrigin,
     check: Option<SettingsCheck>,
-    /// The `from` end's digest under its own settings, when the cross-check
-    /// used them (see [`Absent::from_own`]).
-    own_digest: Option<String>,
+    /// The `from` end's digest under its own settings (`None` inside when
+    /// unavailable), when the cross-check used them (see
+    /// [`Absent::from_own`]).
+    own_digest: Option<Option<String>>,
 }
 
 fn analyse_with(
@@ -617,7 +618,7 @@ fn cross_check(
         &crate::fingerprint::Fingerprint,
         &SpecWithOrigin,
     ),
-    own_digest: &mut Option<String>,
+    own_digest: &mut Option<Option<String>>,
     at: impl FnOnce(
         &SpecWithOrigin,
         &crate::fingerprint::Fingerprint,
@@ -627,7 +628,7 @@ fn cross_check(
     match from_own.filter(|own| cross::needed(own, to_end)) {
         Some(own) => {
             let fp = own_fingerprint(repo, from_rev, own, cache)?;
-            *own_digest = Some(fp.digest.clone().unwrap_or_default());
+            *own_digest = Some(fp.digest.clone());
             Ok(Some(at(own, &fp, cache)?))
         }
         None if cross::needed(from_end, to_end) => Ok(Some(at(from_end, from_fp, cache)?)),
@@ -652,7 +653,7 @@ fn conclude(
     to: Read,
     changes: Changes,
     ends: Pair<&SpecWithOrigin>,
-    (check, own_digest): (Option<SettingsCheck>, Option<String>),
+    (check, own_digest): (Option<SettingsCheck>, Option<Option<String>>),
     undeclared: bool,
 ) -> Analysis {
     let decided = verdict::decide_update(
@@ -665,9 +666,11 @@ fn conclude(
     );
     let decision = decided.decision.clone();
     let mut warnings = wording::warnings(&from, &to, &decided);
-    let own_short = own_digest
-        .as_deref()
-        .map(|d| crate::fingerprint::short(d).unwrap_or("unavailable"));
+    let own_short = own_digest.as_ref().map(|d| {
+        d.as_deref()
+            .and_then(crate::fingerprint::short)
+            .unwrap_or("unavailable")
+    });
     warnings.extend(wording::settings_warnings(
         Pair::new(&from.side.reference, &to.side.reference),
         ends,

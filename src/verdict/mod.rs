@@ -276,13 +276,12 @@ impl SettingsCheck {
 /// Section 7 for a process started on `from` once `to` is installed, with
 /// no marker: a fingerprint mismatch, or the version fallback.
 fn process_check(from: &SideFacts, to: &SideFacts) -> ProcessCheck {
-    // Section 7 reads the text a process reports, where "" is unavailable.
     let status = check::check(&check::CheckInputs {
         marker: &MarkerState::Absent,
         installed_version: &to.version,
-        installed_fingerprint: to.fingerprint.as_deref().unwrap_or(""),
+        installed_fingerprint: to.fingerprint.as_deref(),
         process_version: &from.version,
-        process_fingerprint: from.fingerprint.as_deref().unwrap_or(""),
+        process_fingerprint: from.fingerprint.as_deref(),
         client: None,
     });
     ProcessCheck {

@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use super::client::{self, py_strip, Client};
 use super::marker::{self, MarkerState};
+use crate::fingerprint::{available, gate_text};
 
 /// The process fingerprint a server reports when it could not compute one.
 pub(crate) const UNKNOWN: &str = "unknown";
@@ -73,14 +74,15 @@ pub struct CheckInputs<'a> {
     pub marker: &'a MarkerState,
     /// The version on disk now (`""` when none is found).
     pub installed_version: &'a str,
-    /// The fingerprint on disk now (`""` when unavailable).
-    pub installed_fingerprint: &'a str,
+    /// The fingerprint on disk now (`None` when unavailable).
+    pub installed_fingerprint: Option<&'a str>,
     /// The version the process started with; `""` means "same as
     /// installed".
     pub process_version: &'a str,
-    /// The fingerprint the process started with; `"unknown"` or `""` when
-    /// it could not compute one.
-    pub process_fingerprint: &'a str,
+    /// The fingerprint the process started with, as it reported it
+    /// (`None`, `"unknown"` or `""`: it could not show one); read once, by
+    /// [`Evidence::new`].
+    pub process_fingerprint: Option<&'a str>,
     /// The asking client, normalised ([`client::normalise`]); `None` when
     /// no client, or an unknown one, asks.
     pub client: Option<Client>,
@@ -117,10 +119,49 @@ pub struct CheckStatus {
     pub client_action: Option<Value>,
 }
 
+impl CheckStatus {
+    /// The installed fingerprint as the library holds it: `None` when
+    /// unavailable (the report's `""`).
+    pub fn installed(&self) -> Option<&str> {
+        available(&self.installed_fingerprint)
+    }
+}
+
 /// A fingerprint a process reported, stripped, when it is one: not empty
 /// and not [`UNKNOWN`] (what a process that could not compute one says).
 pub fn known_fingerprint(reported: &str) -> Option<&str> {
-    Some(py_strip(reported)).filter(|fp| !fp.is_empty() && *fp != UNKNOWN)
+    available(py_strip(reported)).filter(|fp| *fp != UNKNOWN)
+}
+
+/// One side of what section 7 compares, read: its fingerprint when known,
+/// its version stripped (`""` when none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EvidenceSide<'a> {
+    /// The fingerprint (`None`: unavailable, or not known).
+    pub fingerprint: Option<&'a str>,
+    /// The version (`""` when none).
+    pub version: &'a str,
+}
+
+/// What a running process reported, as text from the edge (the command
+/// line, the Python call): read by [`Evidence::new`], never compared as is.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Reported<'a> {
+    /// Its fingerprint (`None`, `""` or `"unknown"`: it cannot show it;
+    /// padding is stripped).
+    pub fingerprint: Option<&'a str>,
+    /// Its version (`""`: not given).
+    pub version: &'a str,
+}
+
+/// Both fingerprints, when both are known: then they decide, and the
+/// versions do not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fingerprints<'a> {
+    /// The installed runtime's.
+    pub installed: &'a str,
+    /// The process's.
+    pub process: &'a str,
 }
 
 /// What section 7 compares, stripped as the reference strips it: the
@@ -129,73 +170,89 @@ pub fn known_fingerprint(reported: &str) -> Option<&str> {
 /// `ack`, which must not accept what `status` would refuse.
 #[derive(Clone, Copy, Debug)]
 pub struct Evidence<'a> {
-    /// The installed fingerprint (`""` when unavailable).
-    pub installed_fingerprint: &'a str,
-    /// The installed version (`""` when none is found).
-    pub installed_version: &'a str,
-    /// The process's fingerprint (`""` or `unknown` when it has none).
-    pub process_fingerprint: &'a str,
-    /// The process's version as it reported it (`""` when it did not).
-    pub process_version: &'a str,
+    /// The installed runtime (its fingerprint `None` when unavailable).
+    pub installed: EvidenceSide<'a>,
+    /// The process (its fingerprint `None` when it reported none it knows,
+    /// its version `""` when it reported none).
+    pub process: EvidenceSide<'a>,
 }
 
 impl<'a> Evidence<'a> {
-    /// The evidence, each value stripped.
-    pub fn new(
-        (installed_fingerprint, installed_version): (&'a str, &'a str),
-        (process_fingerprint, process_version): (&'a str, &'a str),
-    ) -> Self {
+    /// The evidence, each value stripped, the process's fingerprint read
+    /// once ([`known_fingerprint`]).
+    pub fn new(installed: EvidenceSide<'a>, process: Reported<'a>) -> Self {
         Evidence {
-            installed_fingerprint: py_strip(installed_fingerprint),
-            installed_version: py_strip(installed_version),
-            process_fingerprint: py_strip(process_fingerprint),
-            process_version: py_strip(process_version),
+            installed: EvidenceSide {
+                // A blank one, stripped, is as unavailable as the gate's "".
+                fingerprint: installed.fingerprint.map(py_strip).and_then(available),
+                version: py_strip(installed.version),
+            },
+            process: EvidenceSide {
+                fingerprint: process.fingerprint.and_then(known_fingerprint),
+                version: py_strip(process.version),
+            },
         }
     }
 
-    /// The process knows its fingerprint.
-    pub fn process_fingerprint_known(&self) -> bool {
-        known_fingerprint(self.process_fingerprint).is_some()
+    /// Both fingerprints, when both are known.
+    pub fn fingerprints(&self) -> Option<Fingerprints<'a>> {
+        Some(Fingerprints {
+            installed: self.installed.fingerprint?,
+            process: self.process.fingerprint?,
+        })
     }
 
     /// Both fingerprints are known: they decide, and the versions do not.
     pub fn usable(&self) -> bool {
-        !self.installed_fingerprint.is_empty() && self.process_fingerprint_known()
+        self.fingerprints().is_some()
+    }
+
+    /// Both fingerprints, when they decide and differ.
+    pub fn differing_fingerprints(&self) -> Option<Fingerprints<'a>> {
+        self.fingerprints().filter(|f| f.installed != f.process)
     }
 
     /// The fingerprints decide, and differ.
     pub fn fingerprints_differ(&self) -> bool {
-        self.usable() && self.installed_fingerprint != self.process_fingerprint
+        self.differing_fingerprints().is_some()
+    }
+
+    /// The fingerprints decide, and agree.
+    pub fn fingerprints_match(&self) -> bool {
+        self.fingerprints()
+            .is_some_and(|f| f.installed == f.process)
     }
 
     /// The fingerprints cannot decide, and both versions are known and
     /// differ (the version fallback).
     pub fn versions_differ(&self) -> bool {
-        !self.usable() && self.versions_known() && self.installed_version != self.process_version
+        !self.usable() && self.versions_known() && self.installed.version != self.process.version
     }
 
     /// Both versions are known (a process that reported none has none).
     pub fn versions_known(&self) -> bool {
-        !self.installed_version.is_empty() && !self.process_version.is_empty()
+        !self.installed.version.is_empty() && !self.process.version.is_empty()
     }
 }
 
 /// Section 7, exactly.
 pub fn check(i: &CheckInputs) -> CheckStatus {
     let evidence = Evidence::new(
-        (i.installed_fingerprint, i.installed_version),
-        (i.process_fingerprint, i.process_version),
+        EvidenceSide {
+            fingerprint: i.installed_fingerprint,
+            version: i.installed_version,
+        },
+        Reported {
+            fingerprint: i.process_fingerprint,
+            version: i.process_version,
+        },
     );
-    let installed_version = evidence.installed_version;
-    let installed_fp = evidence.installed_fingerprint;
-    let process_fp = evidence.process_fingerprint;
+    let installed_version = evidence.installed.version;
     // A process that reported no version is taken to run the installed one.
-    let process_version = match evidence.process_version {
+    let process_version = match evidence.process.version {
         "" => installed_version,
         v => v,
     };
-    let process_fp_known = evidence.process_fingerprint_known();
-    let usable = evidence.usable();
     let object = i.marker.object();
     let required = object.is_some_and(marker::required);
     let client_action = match (object, i.client) {
@@ -220,7 +277,10 @@ pub fn check(i: &CheckInputs) -> CheckStatus {
         reason = Some(CheckReason::MarkerCorrupt);
     } else if evidence.fingerprints_differ() {
         fire(CheckReason::FingerprintMismatch);
-    } else if pending && object.is_some_and(marker::has_to_fingerprint) && !process_fp_known {
+    } else if pending
+        && object.is_some_and(marker::has_to_fingerprint)
+        && evidence.process.fingerprint.is_none()
+    {
         fire(CheckReason::ProcessFingerprintMissing);
     } else if evidence.versions_differ() {
         fire(CheckReason::VersionMismatch);
@@ -232,9 +292,11 @@ pub fn check(i: &CheckInputs) -> CheckStatus {
     CheckStatus {
         restart_required: restart,
         reason,
-        installed_fingerprint: installed_fp.to_string(),
-        process_fingerprint: process_fp.to_string(),
-        fingerprint_match: usable && installed_fp == process_fp,
+        // The report's text: "" when unavailable, the process's as it
+        // reported it, stripped ("unknown" too; "" when it reported none).
+        installed_fingerprint: gate_text(evidence.installed.fingerprint).into(),
+        process_fingerprint: gate_text(i.process_fingerprint.map(py_strip)).into(),
+        fingerprint_match: evidence.fingerprints_match(),
         installed_version: installed_version.to_string(),
         process_version: process_version.to_string(),
         version_match: !installed_version.is_empty() && installed_version == process_version,
@@ -350,9 +412,9 @@ mod tests {
             let got = check(&CheckInputs {
                 marker,
                 installed_version: iv,
-                installed_fingerprint: ifp,
+                installed_fingerprint: available(ifp),
                 process_version: pv,
-                process_fingerprint: pfp,
+                process_fingerprint: Some(pfp),
                 client: *client,
             });
             assert_eq!(
@@ -380,14 +442,81 @@ mod tests {
         }
     }
 
+    /// The evidence reads each side once: a blank installed fingerprint
+    /// is unavailable, a process's `unknown` or blank one not known, its
+    /// padding stripped; the report keeps the stripped text.
+    #[test]
+    fn the_evidence_reads_each_side_once() {
+        let read = |installed: Option<&'static str>, reported: Option<&'static str>| {
+            let e = Evidence::new(
+                EvidenceSide {
+                    fingerprint: installed,
+                    version: " 1 ",
+                },
+                Reported {
+                    fingerprint: reported,
+                    version: "",
+                },
+            );
+            (
+                e.installed.fingerprint,
+                e.process.fingerprint,
+                e.installed.version,
+            )
+        };
+        assert_eq!(read(Some(" a "), Some(" a\n")), (Some("a"), Some("a"), "1"));
+        assert_eq!(read(Some("  "), Some(" unknown ")), (None, None, "1"));
+        assert_eq!(read(None, Some("")), (None, None, "1"));
+        assert_eq!(read(Some("a"), None), (Some("a"), None, "1"));
+        let e = Evidence::new(
+            EvidenceSide {
+                fingerprint: Some("a"),
+                version: "",
+            },
+            Reported {
+                fingerprint: Some("b"),
+                version: "",
+            },
+        );
+        let differ = e.differing_fingerprints().unwrap();
+        assert_eq!((differ.installed, differ.process), ("a", "b"));
+
+        let s = check(&CheckInputs {
+            marker: &MarkerState::Absent,
+            installed_version: "1",
+            installed_fingerprint: None,
+            process_version: "",
+            process_fingerprint: Some(" unknown "),
+            client: None,
+        });
+        assert_eq!(s.installed(), None);
+        assert_eq!(
+            (
+                s.installed_fingerprint.as_str(),
+                s.process_fingerprint.as_str()
+            ),
+            ("", "unknown")
+        );
+        let s = check(&CheckInputs {
+            marker: &MarkerState::Absent,
+            installed_version: "1",
+            installed_fingerprint: Some("a"),
+            process_version: "",
+            process_fingerprint: None,
+            client: None,
+        });
+        assert_eq!(s.installed(), Some("a"));
+        assert_eq!(s.process_fingerprint, "");
+    }
+
     #[test]
     fn no_reason_serialises_as_empty_text() {
         let s = check(&CheckInputs {
             marker: &MarkerState::Absent,
             installed_version: "1",
-            installed_fingerprint: "a",
+            installed_fingerprint: Some("a"),
             process_version: "",
-            process_fingerprint: " a ",
+            process_fingerprint: Some(" a "),
             client: None,
         });
         let v = serde_json::to_value(&s).unwrap();

@@ -205,9 +205,9 @@ fn the_library_check_follows_the_model() {
             let got = process::check(&CheckInputs {
                 marker: &state,
                 installed_version: iv,
-                installed_fingerprint: ifp,
+                installed_fingerprint: fpcheck::fingerprint::available(ifp),
                 process_version: pv,
-                process_fingerprint: pfp,
+                process_fingerprint: Some(pfp),
                 client: client::normalise(c),
             });
             let want = model(&m, iv, ifp, pv, pfp, c);
