@@ -19,6 +19,8 @@ pub enum Setting {
     Root,
     /// The runtime file extensions.
     Extensions,
+    /// The names excluded from the runtime.
+    Exclude,
     /// The config file.
     Config,
     /// The working tree as the `to` end.
@@ -46,6 +48,7 @@ impl Setting {
             Setting::Runtime => "--runtime",
             Setting::Root => "--root",
             Setting::Extensions => "--ext",
+            Setting::Exclude => "--exclude",
             Setting::Config => "--config",
             Setting::Worktree => "--worktree",
             Setting::Write => "--write",
@@ -65,6 +68,7 @@ impl Setting {
             Setting::Runtime => "runtime",
             Setting::Root => "root",
             Setting::Extensions => "extensions",
+            Setting::Exclude => "exclude",
             Setting::Config => "config",
             Setting::Worktree => "worktree",
             Setting::Write => "write",
@@ -277,8 +281,7 @@ mod tests {
             extensions: vec![String::new()],
             ..Default::default()
         };
-        let Err(crate::config::ConfigError::Invalid(m)) = crate::config::resolve(None, &flags)
-        else {
+        let Err(crate::config::ConfigError::Flag(m)) = crate::config::resolve(None, &flags) else {
             panic!("empty extensions must be refused");
         };
         assert_eq!(

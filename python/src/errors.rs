@@ -190,7 +190,7 @@ impl From<SourceError> for Error {
 impl From<CoreConfigError> for Error {
     fn from(e: CoreConfigError) -> Self {
         match e {
-            CoreConfigError::Invalid(m) => Error::Config(keywords(&m)),
+            CoreConfigError::Invalid(m) | CoreConfigError::Flag(m) => Error::Config(keywords(&m)),
             CoreConfigError::Source(e) => Error::from(e),
             other => Error::Config(other.to_string()),
         }

@@ -99,6 +99,11 @@ pub enum ConfigError {
     /// Anything else, already a full sentence.
     #[error("{0}")]
     Invalid(crate::setting::Message),
+    /// A flag's (or keyword argument's) value is refused: the message names
+    /// the flag, and is never put down to a committed file, which the user
+    /// would search in vain.
+    #[error("{0}")]
+    Flag(crate::setting::Message),
     /// The objects of a committed file cannot be read (missing from a
     /// partial or shallow clone, or corrupt): the repository's fault, not
     /// the file's, so the session's error as it is.
@@ -355,8 +360,17 @@ pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<RuntimeSp
     let defaults = Rules::default();
     let extensions = pick_list(&flags.extensions, table.extensions, defaults.extensions);
     let extensions: Vec<String> = extensions.into_iter().map(normalise_extension).collect();
+    // Which of the flags and the file gave a list: its error names that one.
+    let blame = |given: &[String], m: Message| {
+        if given.is_empty() {
+            ConfigError::Invalid(m)
+        } else {
+            ConfigError::Flag(m)
+        }
+    };
     if extensions.is_empty() {
-        return Err(ConfigError::Invalid(
+        return Err(blame(
+            &flags.extensions,
             Message::new()
                 .text("no runtime extensions: pass ")
                 .setting(
@@ -371,9 +385,17 @@ pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<RuntimeSp
     }
     let exclude = pick_list(&flags.exclude, table.exclude, defaults.exclude);
     if let Some(bad) = exclude.iter().find(|n| n.contains('/')) {
-        return Err(ConfigError::Invalid(format!(
-            "excluded name `{bad}` contains `/`: exclusions are single path segments (e.g. `tests`), matched at any depth"
-        ).into()));
+        let mut m = Message::new().text(format!("excluded name `{bad}` contains `/`"));
+        if !flags.exclude.is_empty() {
+            m = m
+                .text(" (given with ")
+                .setting(Setting::Exclude, Value::None)
+                .text(")");
+        }
+        return Err(blame(
+            &flags.exclude,
+            m.text(": exclusions are single path segments (e.g. `tests`), matched at any depth"),
+        ));
     }
     let root = flags
         .root

@@ -106,3 +106,47 @@ fn names_in_error_messages_are_escaped_exactly_once() {
         "fpcheck: error: --runtime w\\x1b\\u{2066}: no such runtime at either end (declared: web)\n"
     );
 }
+
+/// A bad flag is the flag's fault: with a committed fpcheck.toml at both
+/// ends, its error names `--exclude` and not the file, which holds no such
+/// name; a bad name in the file is still put down to the file.
+#[test]
+fn a_bad_flag_is_named_as_the_flag_not_as_the_committed_file() {
+    let repo = two_releases();
+    repo.write("fpcheck.toml", "[runtime]\nroot = \"src\"\n");
+    repo.commit("config");
+    repo.tag("v1.2.0");
+    for args in [
+        &["--exclude", "a/b", "v1.1.0..v1.2.0"][..],
+        &["history", "--exclude", "a/b"],
+        &["fingerprint", "--exclude", "a/b", "--rev", "v1.2.0"],
+    ] {
+        let run = repo.fpcheck(args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert_eq!(
+            run.stderr,
+            "fpcheck: error: excluded name `a/b` contains `/` (given with --exclude): \
+             exclusions are single path segments (e.g. `tests`), matched at any depth\n",
+            "{args:?}"
+        );
+    }
+    let run = repo.fpcheck(&["--ext", "", "v1.1.0..v1.2.0"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with("fpcheck: error: no runtime extensions: pass --ext .py"),
+        "{}",
+        run.stderr
+    );
+    repo.write("fpcheck.toml", "[runtime]\nexclude = [\"a/b\"]\n");
+    repo.commit("bad config");
+    let run = repo.fpcheck(&["v1.2.0..HEAD"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "fpcheck.toml at HEAD: excluded name `a/b` contains `/`: exclusions are single"
+        ),
+        "{}",
+        run.stderr
+    );
+}
