@@ -103,7 +103,9 @@ def test_unavailable_is_an_empty_string_not_an_error(tmp_path: Path) -> None:
 
 def test_bad_settings_raise_config_error(tmp_path: Path) -> None:
     write_tree(tmp_path, {"a.py": "a"})
-    with pytest.raises(fpcheck.ConfigError, match=r"contains `/` \(given with exclude\)"):
+    with pytest.raises(
+        fpcheck.ConfigError, match=r"contains `/` \(given with exclude\)"
+    ):
         fpcheck.fingerprint(tmp_path, exclude=["a/b"])
     with pytest.raises(fpcheck.ConfigError, match="comma"):
         fpcheck.fingerprint(tmp_path, exclude=["a,b"])
