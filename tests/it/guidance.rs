@@ -88,8 +88,7 @@ fn outside_a_repository_only_fingerprint_suggests_dir() {
 fn two_words_instead_of_a_range_and_mistyped_commands_get_a_suggestion() {
     let repo = TestRepo::new();
     repo.write("src/a.py", "a\n");
-    repo.commit("one");
-    repo.tag("v7.10.0");
+    repo.commit_and_tag("one", "v7.10.0");
     repo.tag("v7.11.0");
 
     let run = repo.fpcheck(&["v7.10.0", "v7.11.0"]);
@@ -144,20 +143,16 @@ fn scripts_project() -> TestRepo {
         .write("src/scripts/reindex.py", "r1\n")
         .write("src/migrations/0001.py", "m1\n")
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     repo.write("src/scripts/reindex.py", "r2\n")
         .write("version.json", "{\"version\": \"1.1.0\"}\n");
-    repo.commit("1.1.0");
-    repo.tag("v1.1.0");
+    repo.commit_and_tag("1.1.0", "v1.1.0");
     repo.write("src/scripts/backfill.py", "b\n")
         .write("version.json", "{\"version\": \"1.2.0\"}\n");
-    repo.commit("1.2.0");
-    repo.tag("v1.2.0");
+    repo.commit_and_tag("1.2.0", "v1.2.0");
     repo.write("src/migrations/0001.py", "m2\n")
         .write("version.json", "{\"version\": \"1.3.0\"}\n");
-    repo.commit("1.3.0");
-    repo.tag("v1.3.0");
+    repo.commit_and_tag("1.3.0", "v1.3.0");
     repo
 }
 
@@ -198,12 +193,10 @@ fn counts_agree_with_their_nouns() {
     let repo = TestRepo::new();
     repo.write("src/a.py", "a\n")
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     repo.write("README.md", "docs\n")
         .write("version.json", "{\"version\": \"1.0.1\"}\n");
-    repo.commit("1.0.1");
-    repo.tag("v1.0.1");
+    repo.commit_and_tag("1.0.1", "v1.0.1");
     let (code, table, err) = fpcheck_cols(repo.path(), &["history"], None);
     assert_eq!(code, 0, "{err}");
     assert!(
@@ -371,23 +364,18 @@ fn the_html_summary_names_the_releases_that_saved_a_restart() {
     let repo = TestRepo::new();
     repo.write("src/a.py", "a\n")
         .write("version.json", "{\"version\": \"1.0.0\"}\n");
-    repo.commit("1.0.0");
-    repo.tag("v1.0.0");
+    repo.commit_and_tag("1.0.0", "v1.0.0");
     repo.write("README.md", "docs\n")
         .write("version.json", "{\"version\": \"1.0.1\"}\n");
-    repo.commit("1.0.1");
-    repo.tag("v1.0.1");
+    repo.commit_and_tag("1.0.1", "v1.0.1");
     repo.write("src/a.py", "b\n")
         .write("version.json", "{\"version\": \"1.0.2\"}\n");
-    repo.commit("1.0.2");
-    repo.tag("v1.0.2");
+    repo.commit_and_tag("1.0.2", "v1.0.2");
     repo.write("CHANGELOG.md", "c\n")
         .write("version.json", "{\"version\": \"1.0.3\"}\n");
-    repo.commit("1.0.3");
-    repo.tag("v1.0.3");
+    repo.commit_and_tag("1.0.3", "v1.0.3");
     repo.write("NOTES.md", "same version\n");
-    repo.commit("no version bump");
-    repo.tag("v1.0.4");
+    repo.commit_and_tag("no version bump", "v1.0.4");
     let html = repo.fpcheck(&["history", "--format", "html"]).stdout;
     assert!(
         html.contains("Releases that saved a restart: <code>v1.0.1</code>, <code>v1.0.3</code>."),

@@ -46,8 +46,7 @@ mod range {
         let repo = TestRepo::new();
         repo.write("src/app.py", "def main(): return 1\n")
             .write("version.json", "{\"version\": \"1.0.0\"}\n");
-        repo.commit("1.0.0");
-        repo.tag("v1.0.0");
+        repo.commit_and_tag("1.0.0", "v1.0.0");
         let old = dir_fingerprint(&[("src/app.py", "def main(): return 1\n")]);
         (repo, old)
     }
@@ -253,8 +252,7 @@ mod range {
             .write("src/gen.py", "G = 1\n")
             .write("fpcheck.toml", "[runtime]\nexclude = [\"gen.py\"]\n")
             .write("version.json", "{\"version\": \"1.0.0\"}\n");
-        repo.commit("1.0.0");
-        repo.tag("v1.0.0");
+        repo.commit_and_tag("1.0.0", "v1.0.0");
         repo.write("src/gen.py", "G = 2\n").remove("fpcheck.toml");
         repo.commit("widen");
         let old = dir_fingerprint(&[("src/app.py", "def main(): return 1\n")]);
@@ -317,8 +315,7 @@ mod range {
         repo.write("src/app.py", "def main(): return 1\n")
             .write("src/util.py", "X = 1\n")
             .write("version.json", "{\"version\": \"1.0.0\"}\n");
-        repo.commit("base");
-        repo.tag("v1.0.0");
+        repo.commit_and_tag("base", "v1.0.0");
         // The pull request changes app.py and excludes it in the same commit.
         repo.write("src/app.py", "def main(): return 2\n")
             .write("version.json", "{\"version\": \"1.1.0\"}\n")
@@ -589,8 +586,7 @@ mod runtimes {
             .write("src/app.py", "x = 1\n")
             .write("copy/app.py", "x = 1\n")
             .write("version.json", "{\"version\":\"1.0.0\"}\n");
-        repo.commit("1");
-        repo.tag("v1.0.0");
+        repo.commit_and_tag("1", "v1.0.0");
         repo.write("src/app.py", "x = 2\n").write(
             "fpcheck.toml",
             "[runtimes.a]\nroot = \"copy\"\n[runtimes.b]\nroot = \"copy\"\n",

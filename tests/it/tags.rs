@@ -6,18 +6,29 @@ use serde_json::Value;
 
 use crate::support::TestRepo;
 
-/// v1.0.0 (annotated) on one, v1.1.0-rc1 on two, three untagged at HEAD.
-fn with_a_prerelease() -> (TestRepo, [String; 3]) {
+/// Three commits, `src/app.py` changing at each: the first tagged
+/// `first` (annotated when `annotated`), the second `second`, the third
+/// untagged at HEAD.
+fn three_commits_tagged(first: &str, annotated: bool, second: &str) -> (TestRepo, [String; 3]) {
     let repo = TestRepo::new();
     repo.write("src/app.py", "A = 1\n");
     let one = repo.commit("one");
-    repo.tag_annotated("v1.0.0");
+    if annotated {
+        repo.tag_annotated(first);
+    } else {
+        repo.tag(first);
+    }
     repo.write("src/app.py", "A = 2\n");
     let two = repo.commit("two");
-    repo.tag("v1.1.0-rc1");
+    repo.tag(second);
     repo.write("src/app.py", "A = 3\n");
     let three = repo.commit("three");
     (repo, [one, two, three])
+}
+
+/// v1.0.0 (annotated) on one, v1.1.0-rc1 on two, three untagged at HEAD.
+fn with_a_prerelease() -> (TestRepo, [String; 3]) {
+    three_commits_tagged("v1.0.0", true, "v1.1.0-rc1")
 }
 
 fn from_of(repo: &TestRepo, args: &[&str]) -> (String, String) {
@@ -91,16 +102,7 @@ fn a_tag_named_head_is_the_commit_it_tags_not_head() {
 /// v1.0.0 on one, v1.1.0 on two, three untagged at HEAD, with
 /// `src/app.py` changing at each.
 fn three_commits() -> (TestRepo, [String; 3]) {
-    let repo = TestRepo::new();
-    repo.write("src/app.py", "A = 1\n");
-    let one = repo.commit("one");
-    repo.tag("v1.0.0");
-    repo.write("src/app.py", "A = 2\n");
-    let two = repo.commit("two");
-    repo.tag("v1.1.0");
-    repo.write("src/app.py", "A = 3\n");
-    let three = repo.commit("three");
-    (repo, [one, two, three])
+    three_commits_tagged("v1.0.0", false, "v1.1.0")
 }
 
 /// The releases `history` reads and the tags it skips, with why.
