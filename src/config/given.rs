@@ -42,7 +42,8 @@ impl Overrides {
     ) -> Result<Overrides, ConfigError> {
         for (what, list) in [("extension", &extensions), ("excluded name", &exclude)] {
             if let Some(bad) = list.iter().flatten().find(|n| n.contains(',')) {
-                return Err(ConfigError::Invalid(
+                // Always a keyword argument's value: never a file's.
+                return Err(ConfigError::Flag(
                     format!("{what} `{bad}` contains a comma: give one name per list item").into(),
                 ));
             }

@@ -402,7 +402,10 @@ pub fn resolve(file: Option<&ConfigFile>, flags: &Overrides) -> Result<RuntimeSp
         .clone()
         .or(table.root)
         .unwrap_or_else(|| DEFAULT_ROOT.to_string());
-    check_root(&root)?;
+    check_root(&root).map_err(|e| match e {
+        ConfigError::Invalid(m) if flags.root.is_some() => ConfigError::Flag(m),
+        other => other,
+    })?;
     // `./src/` and `src` are one root; `.` is the top of the repository.
     let root = crate::source::normalise_root(&root);
     Ok(RuntimeSpec {
@@ -447,9 +450,16 @@ pub fn check_tag_pattern(pattern: &str) -> Result<(), String> {
             }
         ));
     }
-    if prefix.ends_with(|c: char| c.is_ascii_digit() || c == '.') {
+    // Only a digit, or a `.` after one, can sit inside a version: `pkg.*`
+    // reads `pkg.10.0.0` whole, `server-v1*` would read `server-v10.0.0`
+    // as 0.0.0.
+    let before_star = prefix.trim_end_matches('.');
+    let inside_version = prefix.ends_with(|c: char| c.is_ascii_digit())
+        || (before_star.len() < prefix.len()
+            && before_star.ends_with(|c: char| c.is_ascii_digit()));
+    if inside_version {
         return Err(format!(
-            "ends its prefix inside a version (a digit or `.` before the `*`): the prefix is stripped before the version is read, so `server-v1*` would read `server-v10.0.0` as 0.0.0; write the prefix up to the version ({EXAMPLE}), and choose releases with --tags"
+            "ends its prefix inside a version (a digit, or a digit and `.`, before the `*`): the prefix is stripped before the version is read, so `server-v1*` would read `server-v10.0.0` as 0.0.0; write the prefix up to the version ({EXAMPLE})"
         ));
     }
     if prefix.contains("..") || prefix.starts_with(['/', '-', '.']) || prefix.contains("//") {
@@ -600,7 +610,7 @@ mod tests {
 
     #[test]
     fn tag_patterns_are_a_literal_prefix_and_one_final_star() {
-        for good in ["server-v*", "mcp@*", "v*", "*", "svc/api-v*"] {
+        for good in ["server-v*", "mcp@*", "v*", "*", "svc/api-v*", "pkg.*"] {
             assert_eq!(check_tag_pattern(good), Ok(()), "{good}");
         }
         for bad in [

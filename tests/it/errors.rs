@@ -138,6 +138,20 @@ fn a_bad_flag_is_named_as_the_flag_not_as_the_committed_file() {
         "{}",
         run.stderr
     );
+    for args in [
+        &["--root", "/abs", "v1.1.0..v1.2.0"][..],
+        &["history", "--root", "/abs"],
+        &["fingerprint", "--root", "/abs", "--rev", "v1.2.0"],
+    ] {
+        let run = repo.fpcheck(args);
+        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .starts_with("fpcheck: error: runtime root `/abs` is absolute"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
     repo.write("fpcheck.toml", "[runtime]\nexclude = [\"a/b\"]\n");
     repo.commit("bad config");
     let run = repo.fpcheck(&["v1.2.0..HEAD"]);
