@@ -30,8 +30,10 @@ pub(super) fn latest_tag(
     if let (Some(pattern), true) = (&tags.pattern, tags.include.is_empty()) {
         return by_version(repo, start, to, worktree, tags, pattern);
     }
+    // Listed once: a tagged `to` is described, then its parent.
+    let names = release_names(repo, tags)?;
     let describe = |id: ObjectId| -> Result<Option<(String, u32)>, RangeError> {
-        let found = nearest(repo, id, tags)?;
+        let found = nearest(repo, id, names.clone())?;
         Ok(found.map(|(name, depth)| (unambiguous_tag(repo, name), depth)))
     };
     let no_tag = || {
@@ -104,8 +106,10 @@ fn by_version(
             .all()
             .map_err(|e| fail(format!("cannot walk the history of `{to}`: {e}")))?;
         // Once every release commit is seen, nothing older can change the
-        // answer: the walk stops there rather than at the root.
-        let mut unseen = releases.len();
+        // answer: the walk stops there rather than at the root. A tagged
+        // `to` is walked from its parents, so its own commit is never seen.
+        // (A release on a branch `to` cannot reach still walks to the root.)
+        let mut unseen = releases.len() - usize::from(own.is_some());
         for info in walk {
             if unseen == 0 {
                 break;
@@ -244,12 +248,11 @@ impl TagFilter {
 /// commit carries it). Among tags of one commit, annotated before
 /// lightweight, then the newest, then the first by name: what
 /// `describe().names(AllTags)` picks, restricted to the filter.
-pub(super) fn nearest(
+fn nearest(
     repo: &Session,
     commit: ObjectId,
-    filter: &TagFilter,
+    names: HashMap<ObjectId, Cow<'static, BStr>>,
 ) -> Result<Option<(String, u32)>, RangeError> {
-    let names = release_names(repo, filter)?;
     (repo.describe(commit, names))
         .map_err(|e| RangeError::Source(SourceError::Repository(e.into())))
 }
