@@ -252,7 +252,9 @@ pub fn run(dir: &Path) -> Result<Vec<Row>, DemoError> {
         tags.push(name);
     }
 
-    let session = crate::source::git::Session::new(repo);
+    // Read back as every command reads a repository (no `git replace`).
+    drop(repo);
+    let session = crate::source::git::Session::open(Some(dir)).map_err(|e| fail(&e))?;
     let mut rows = Vec::new();
     for (i, release) in releases().into_iter().enumerate() {
         let (from, to) = (&tags[i], &tags[i + 1]);
@@ -285,7 +287,7 @@ pub(crate) fn check_out_head(dir: &Path) -> Result<(), DemoError> {
         dir: dir.display().to_string(),
         message: e.to_string(),
     };
-    let session = crate::source::git::Session::new(gix::open(dir).map_err(|e| fail(&e))?);
+    let session = crate::source::git::Session::open(Some(dir)).map_err(|e| fail(&e))?;
     let head = session.repo().head_id().map_err(|e| fail(&e))?.detach();
     let tree = (session.commit_tree(head, "the commit of HEAD", "HEAD")).map_err(|e| fail(&e))?;
     let mut index = session

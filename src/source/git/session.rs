@@ -54,9 +54,11 @@ pub struct Session {
 }
 
 impl Session {
-    /// A session over `repo` (opened by [`super::open_repo`]: without
-    /// `git replace`), with no memo.
-    pub fn new(repo: gix::Repository) -> Self {
+    /// A session over `repo`, with no memo. Private: the memo, the kept
+    /// trees and the fingerprint cache key answers by object id, which is
+    /// sound only for a repository [`super::open_repo`] opened without
+    /// `git replace`, so [`Session::open`] is the only way in.
+    fn new(repo: gix::Repository) -> Self {
         Session {
             repo,
             memo: None,
@@ -368,12 +370,6 @@ impl Clone for Session {
             memo: self.memo.clone(),
             kept: Arc::clone(&self.kept),
         }
-    }
-}
-
-impl From<gix::Repository> for Session {
-    fn from(repo: gix::Repository) -> Self {
-        Session::new(repo)
     }
 }
 
