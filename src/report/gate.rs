@@ -110,7 +110,7 @@ fn gate_text(r: &GateReport) -> String {
     let headline = match (&r.error, &r.conservative, r.restart_required) {
         (Some(e), _, _) => format!("restart required: the gate could not decide: {}", escape(e)),
         (None, Some(why), _) => format!("restart required ({reason}): {}", escape(why)),
-        (None, None, true) if reason == "brain_update_force" => {
+        (None, None, true) if r.reason == Some(crate::verdict::updater::MarkerReason::BrainUpdateForce) => {
             format!("restart required ({reason}): the release sets force_restart")
         }
         (None, None, true) => format!("restart required ({reason}): the runtime code changed"),

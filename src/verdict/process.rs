@@ -295,7 +295,7 @@ pub fn check(i: &CheckInputs) -> CheckStatus {
         // The report's text: "" when unavailable, the process's as it
         // reported it, stripped ("unknown" too; "" when it reported none).
         installed_fingerprint: gate_text(evidence.installed.fingerprint).into(),
-        process_fingerprint: gate_text(i.process_fingerprint.map(py_strip)).into(),
+        process_fingerprint: i.process_fingerprint.map_or("", py_strip).into(),
         fingerprint_match: evidence.fingerprints_match(),
         installed_version: installed_version.to_string(),
         process_version: process_version.to_string(),
