@@ -183,11 +183,12 @@ pub(crate) fn between_trees(
         if too_deep {
             changes.ignored_complete = false;
         }
+        // A file under a moved root's old place is listed once, as the
+        // runtime change it is.
+        let listed: std::collections::HashSet<String> =
+            changes.runtime.iter().map(|c| c.path.clone()).collect();
         for raw in raws {
-            // A file under a moved root's old place is listed once, as
-            // the runtime change it is.
-            let listed = changes.runtime.iter().any(|c| c.path == raw.path);
-            if raw.path.starts_with(&prefix) || raw.path == root || listed {
+            if raw.path.starts_with(&prefix) || raw.path == root || listed.contains(&raw.path) {
                 continue;
             }
             changes.ignored.push(IgnoredChange {
