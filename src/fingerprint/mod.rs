@@ -76,8 +76,13 @@ pub(crate) const SHORT_DIGITS: usize = 12;
 /// it; `None` for the gate's `""` (unavailable), which each report words
 /// its own way.
 pub fn short(fingerprint: &str) -> Option<&str> {
+    short_to(fingerprint, SHORT_DIGITS)
+}
+
+/// [`short`] at `digits` hex digits (the history table's narrow column).
+pub fn short_to(fingerprint: &str, digits: usize) -> Option<&str> {
     // `get`: never a panic, whatever a hand-edited file holds.
-    available(fingerprint).map(|fp| fp.get(..SHORT_DIGITS).unwrap_or(fp))
+    available(fingerprint).map(|fp| fp.get(..digits).unwrap_or(fp))
 }
 
 /// Selects and hashes the runtime files of `source`.

@@ -187,9 +187,11 @@ fn record_table(h: &Record, opts: &RenderOptions) -> String {
 
 /// One update's row; the legend gets the abbreviations it uses.
 fn update_row(s: &Step, color: bool, legend: &mut Vec<&'static str>) -> Vec<Cell> {
-    let short = |fp: &str| match crate::fingerprint::available(fp) {
-        Some(fp) => fp.get(..8).unwrap_or(fp).to_string(),
-        None => "unavailable".to_string(),
+    // Eight digits: the table has a column per end.
+    let short = |fp: &str| {
+        crate::fingerprint::short_to(fp, 8)
+            .unwrap_or("unavailable")
+            .to_string()
     };
     let restart = Cell::new(if s.restart_required { "yes" } else { "no" });
     let restart = match (color, s.restart_required) {
