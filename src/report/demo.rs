@@ -159,11 +159,7 @@ fn tally(rows: &[Row]) -> String {
         "{}: {} a restart, {}. {}\n",
         count(rows.len(), "release", "releases"),
         count(restarts, "forces", "force"),
-        if free == 1 {
-            "1 is free".to_string()
-        } else {
-            format!("{free} are free")
-        },
+        count(free, "is free", "are free"),
         if rows.iter().all(Row::agrees) {
             "Every verdict agrees with the spec."
         } else {

@@ -262,11 +262,7 @@ fn summary_line(m: &Summary) -> String {
         out.push_str(&format!(
             " {} no version file: {} tag's version is shown (tag) and counted; \
              the reference updater reads version.json only and sees none.",
-            if m.versions_from_tags == 1 {
-                "1 release has".to_string()
-            } else {
-                format!("{} releases have", m.versions_from_tags)
-            },
+            count(m.versions_from_tags, "release has", "releases have"),
             if m.versions_from_tags == 1 {
                 "its"
             } else {
@@ -277,11 +273,7 @@ fn summary_line(m: &Summary) -> String {
     if m.unavailable_fingerprints > 0 {
         out.push_str(&format!(
             " {} no fingerprint.",
-            if m.unavailable_fingerprints == 1 {
-                "1 release has".to_string()
-            } else {
-                format!("{} releases have", m.unavailable_fingerprints)
-            }
+            count(m.unavailable_fingerprints, "release has", "releases have")
         ));
     }
     out
