@@ -72,7 +72,12 @@ def run_group(c: Checks, name: str, scenarios, tmp: Path, act: Path, binary: Pat
     finally:
         stub.close()
     c.equal(stub.over_budget, 0, f"{name}: the stub stayed within its budget of requests and time")
-    print(f"act: {name}: {len(runner.logs)} runs in {time.monotonic() - started:.1f}s", flush=True)
+    slowest = ", ".join(f"{name} {seconds:.1f}s" for seconds, name in sorted(runner.seconds, reverse=True)[:3])
+    print(
+        f"act: {name}: {len(runner.logs)} runs in {time.monotonic() - started:.1f}s "
+        f"({sum(s for s, _ in runner.seconds):.1f}s in act; slowest: {slowest})",
+        flush=True,
+    )
     return runner.logs
 
 

@@ -19,6 +19,7 @@ import json
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from simulated_runner import OWNER_REPO, ROOT, TOKEN, Result, YamlSubset, git_env
@@ -87,6 +88,8 @@ class ActRunner:
         self.stub = stub
         self.action_copy = copy_action(Path(tempfile.mkdtemp(prefix="action-", dir=tmp)) / "fpcheck")
         self.logs: list[str] = []
+        # How long each act run took, with its checkout's name.
+        self.seconds: list[tuple[float, str]] = []
         self.inputs = set(YamlSubset((ROOT / "action.yml").read_text(encoding="utf-8")).parse()["inputs"])
 
     def run(
@@ -149,9 +152,11 @@ class ActRunner:
         ]
         for name, value in settings.items():
             command += ["--env", f"{name}={value}"]
+        started = time.monotonic()
         proc = subprocess.run(
             command, cwd=work, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_SECONDS
         )
+        self.seconds.append((time.monotonic() - started, workspace.name))
         (work / "act.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
         self.logs.append(proc.stdout + proc.stderr)
         result = read_act_log(proc.stdout, proc.stderr, proc.returncode)

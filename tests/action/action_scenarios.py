@@ -18,6 +18,10 @@ from fixtures import HOSTILE, MARKER, NEWLINE_NAME, Checks, Fixture, commit, git
 from simulated_runner import PR, TOKEN, Stub
 
 
+HOSTILE_TITLE = "Release 1.2 $(touch pwned-title) `touch pwned-title`\n::error title=injected::from the title"
+HOSTILE_BRANCH = "release/$(touch${IFS}pwned-branch)"
+
+
 def release_pr_runs(c: Checks, tmp: Path, stub: Stub, runner, binary: Path) -> None:
     fx = Fixture(tmp)
     bin_env = {"FPCHECK_BINARY": str(binary)}
@@ -31,14 +35,15 @@ def release_pr_runs(c: Checks, tmp: Path, stub: Stub, runner, binary: Path) -> N
     # ---- 1. a release pull request, shallow checkout of the merge commit
     ws1 = fx.checkout("ws1", fx.merge1, f"refs/remotes/pull/{PR}/merge")
     c.check(shallow(ws1), "the checkout starts shallow")
-    r1 = runner.run(
-        ws1,
-        "pull_request",
-        pr_event(fx.head1, fx.merge1, fx.base),
-        {"comment": "true", "tag-exclude": "*-rc*"},
-        bin_env,
-    )
+    # The pull request's title and branch name are the author's: shell and
+    # workflow-command syntax in them must stay text (the runner puts the
+    # branch in GITHUB_HEAD_REF).
+    event1 = pr_event(fx.head1, fx.merge1, fx.base)
+    event1["pull_request"]["title"] = HOSTILE_TITLE
+    event1["pull_request"]["head"]["ref"] = HOSTILE_BRANCH
+    r1 = runner.run(ws1, "pull_request", event1, {"comment": "true", "tag-exclude": "*-rc*"}, bin_env)
     c.check(r1.ok, "run 1 succeeds", dump(r1))
+    c.equal(sorted(str(p) for p in tmp.rglob("pwned*")), [], "run 1: nothing in the title or branch name ran")
     o = r1.outputs
     c.equal(o.get("restart-required"), "true", "run 1: restart-required")
     c.equal(o.get("reason"), "code_changed", "run 1: reason")
@@ -216,3 +221,33 @@ def release_pr_runs(c: Checks, tmp: Path, stub: Stub, runner, binary: Path) -> N
     c.equal(cut, [], "run 9: the comment leaves out whole rows, never cuts one")
     c.equal(ours[0]["body"] if ours else None, body2, "run 9: the first report's comment is untouched")
 
+
+    # ---- 10. a release whose changed files overflow an output (GitHub takes
+    # 1 MB an output): the JSON output keeps the leading whole paths and
+    # stays valid, `truncated` says what was cut, a warning says it too, and
+    # the report keeps every path.
+    git(fx.src, "checkout", "-q", "-b", "huge", fx.v110)
+    deep = "/".join(c * 250 for c in "def")
+    names = [f"src/app/{deep}/{n:04}{'g' * 240}.py" for n in range(1000)]
+    commit(fx.src, {name: f"N = {n}\n" for n, name in enumerate(names)}, "1,000 modules under long names")
+    git(fx.src, "checkout", "-q", "main")
+    git(fx.src, "push", "-q", str(fx.remote), "huge")
+    r10 = runner.run(
+        fx.checkout("ws10", fx.base, "refs/remotes/origin/main"), "push", {"after": fx.base}, {"from": "v1.1.0", "to": "huge"}, bin_env
+    )
+    c.check(r10.ok, "run 10 succeeds", dump(r10))
+    listed = json.loads(r10.outputs.get("changed-runtime-files") or "null")
+    kept = len(listed or [])
+    c.check(0 < kept < 1000 and listed == sorted(names)[:kept], "run 10: changed-runtime-files keeps the leading whole paths", f"{kept} paths")
+    c.check(len(r10.outputs.get("changed-runtime-files", "").encode()) <= 900_000, "run 10: the output fits its cap")
+    c.equal(
+        r10.outputs.get("truncated"),
+        f"outputs cut to fit GitHub's limits (the whole report is in report-json): changed-runtime-files: {kept:,} of 1,000 files",
+        "run 10: truncated says what was cut",
+    )
+    c.check(
+        any(n == "warning" and p.get("title") == "fpcheck: outputs truncated" for n, p, _ in r10.commands),
+        "run 10: a warning says it too",
+        repr([(n, p) for n, p, _ in r10.commands]),
+    )
+    c.equal(len(r10.report().get("changes", {}).get("runtime", [])), 1000, "run 10: report-json keeps every path")
