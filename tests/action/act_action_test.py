@@ -58,7 +58,9 @@ GROUPS = (
 )
 
 
-def run_group(c: Checks, name: str, scenarios, tmp: Path, act: Path, binary: Path) -> list[str]:
+def run_group(
+    c: Checks, name: str, scenarios, tmp: Path, act: Path, binary: Path
+) -> list[str]:
     """One group on its own stub; gives back act's logs of its runs."""
     home = tmp / name.replace(" ", "-")
     home.mkdir()
@@ -71,8 +73,15 @@ def run_group(c: Checks, name: str, scenarios, tmp: Path, act: Path, binary: Pat
         c.check(False, f"{name}: the scenarios ran to the end", traceback.format_exc())
     finally:
         stub.close()
-    c.equal(stub.over_budget, 0, f"{name}: the stub stayed within its budget of requests and time")
-    slowest = ", ".join(f"{name} {seconds:.1f}s" for seconds, name in sorted(runner.seconds, reverse=True)[:3])
+    c.equal(
+        stub.over_budget,
+        0,
+        f"{name}: the stub stayed within its budget of requests and time",
+    )
+    slowest = ", ".join(
+        f"{name} {seconds:.1f}s"
+        for seconds, name in sorted(runner.seconds, reverse=True)[:3]
+    )
     print(
         f"act: {name}: {len(runner.logs)} runs in {time.monotonic() - started:.1f}s "
         f"({sum(s for s, _ in runner.seconds):.1f}s in act; slowest: {slowest})",
@@ -84,17 +93,31 @@ def run_group(c: Checks, name: str, scenarios, tmp: Path, act: Path, binary: Pat
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--act", default=os.environ.get("FPCHECK_ACT", ""))
-    parser.add_argument("--binary", default=os.environ.get("FPCHECK_BINARY") or str(ROOT / "target" / "debug" / "fpcheck"))
+    parser.add_argument(
+        "--binary",
+        default=os.environ.get("FPCHECK_BINARY")
+        or str(ROOT / "target" / "debug" / "fpcheck"),
+    )
     parser.add_argument("--jobs", type=int, default=2, help="groups run at once")
-    parser.add_argument("--only", default="", help="run only the group whose name contains this")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    parser.add_argument(
+        "--only", default="", help="run only the group whose name contains this"
+    )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the temporary directory"
+    )
     args = parser.parse_args()
     act, binary = Path(args.act), Path(args.binary).resolve()
     if not args.act or not act.is_file():
-        print(f"no act executable at {args.act!r}: pass --act or set FPCHECK_ACT (.ci/install-act installs it)", file=sys.stderr)
+        print(
+            f"no act executable at {args.act!r}: pass --act or set FPCHECK_ACT (.ci/install-act installs it)",
+            file=sys.stderr,
+        )
         return 2
     if not binary.is_file():
-        print(f"no fpcheck binary at {binary}: run cargo build first, or pass --binary", file=sys.stderr)
+        print(
+            f"no fpcheck binary at {binary}: run cargo build first, or pass --binary",
+            file=sys.stderr,
+        )
         return 2
     started = time.monotonic()
     tmp = Path(tempfile.mkdtemp(prefix="fpcheck-act-test-"))
@@ -102,8 +125,12 @@ def main() -> int:
     groups = [(n, f) for n, f in GROUPS if args.only in n]
     logs: list[str] = []
     try:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            futures = [pool.submit(run_group, c, n, f, tmp, act, binary) for n, f in groups]
+        with concurrent.futures.ThreadPoolExecutor(
+            max_workers=max(1, args.jobs)
+        ) as pool:
+            futures = [
+                pool.submit(run_group, c, n, f, tmp, act, binary) for n, f in groups
+            ]
             for future in futures:
                 logs += future.result()
         c.check(bool(logs), "act ran the scenarios")

@@ -51,7 +51,10 @@ def workflow_text(event_name: str, inputs: dict, keep: Path) -> str:
     uses its report outputs: it copies the reports and the checkout to
     `keep`, since act removes RUNNER_TEMP, where the reports are, and its
     workspace when the job ends."""
-    with_lines = "".join(f"          {name}: {json.dumps(str(value))}\n" for name, value in inputs.items())
+    with_lines = "".join(
+        f"          {name}: {json.dumps(str(value))}\n"
+        for name, value in inputs.items()
+    )
     keep_step = (
         "      - name: Keep the reports\n"
         "        if: always()\n"
@@ -77,7 +80,9 @@ def workflow_text(event_name: str, inputs: dict, keep: Path) -> str:
         "    steps:\n"
         "      - uses: actions/checkout@v4\n"
         f"      - id: {STEP}\n"
-        f"        uses: {ACTION_REF}\n" + (f"        with:\n{with_lines}" if with_lines else "") + keep_step
+        f"        uses: {ACTION_REF}\n"
+        + (f"        with:\n{with_lines}" if with_lines else "")
+        + keep_step
     )
 
 
@@ -86,11 +91,17 @@ class ActRunner:
         self.act = act
         self.tmp = tmp
         self.stub = stub
-        self.action_copy = copy_action(Path(tempfile.mkdtemp(prefix="action-", dir=tmp)) / "fpcheck")
+        self.action_copy = copy_action(
+            Path(tempfile.mkdtemp(prefix="action-", dir=tmp)) / "fpcheck"
+        )
         self.logs: list[str] = []
         # How long each act run took, with its checkout's name.
         self.seconds: list[tuple[float, str]] = []
-        self.inputs = set(YamlSubset((ROOT / "action.yml").read_text(encoding="utf-8")).parse()["inputs"])
+        self.inputs = set(
+            YamlSubset((ROOT / "action.yml").read_text(encoding="utf-8")).parse()[
+                "inputs"
+            ]
+        )
 
     def run(
         self,
@@ -104,15 +115,22 @@ class ActRunner:
         assert not unknown, f"inputs not declared in action.yml: {unknown}"
         # act's workspace copies go next to the checkout, so that what a run
         # writes stays under the fixture's directory.
-        work = Path(tempfile.mkdtemp(prefix=f"act-{workspace.name}-", dir=workspace.parent))
-        (work / "workflow.yml").write_text(workflow_text(event_name, inputs, work / "kept"), encoding="utf-8")
+        work = Path(
+            tempfile.mkdtemp(prefix=f"act-{workspace.name}-", dir=workspace.parent)
+        )
+        (work / "workflow.yml").write_text(
+            workflow_text(event_name, inputs, work / "kept"), encoding="utf-8"
+        )
         (work / "event.json").write_text(json.dumps(event), encoding="utf-8")
         (work / "secrets").write_text(f"GITHUB_TOKEN={TOKEN}\n", encoding="utf-8")
         for empty in ("env", "vars", "inputs"):
             (work / empty).write_text("", encoding="utf-8")
         (work / "home").mkdir()
         env = git_env()
+        # act reads its settings (.actrc) from HOME and XDG_CONFIG_HOME: none.
         env["HOME"] = str(work / "home")
+        env["XDG_CONFIG_HOME"] = str(work / "home" / ".config")
+        env["XDG_CACHE_HOME"] = str(work / "home" / ".cache")
         # act's own `github.*` values, set as a GitHub-hosted runner has them
         # for this repository; the API and server point at the stub.
         settings = {
@@ -154,7 +172,12 @@ class ActRunner:
             command += ["--env", f"{name}={value}"]
         started = time.monotonic()
         proc = subprocess.run(
-            command, cwd=work, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_SECONDS
+            command,
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=RUN_TIMEOUT_SECONDS,
         )
         self.seconds.append((time.monotonic() - started, workspace.name))
         (work / "act.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
@@ -178,11 +201,23 @@ class ActResult(Result):
         self.kept: Path | None = None
 
     def report(self) -> dict:
-        path = self.kept / "report.json" if self.kept and self.outputs.get("report-json") else None
-        return json.loads(path.read_text(encoding="utf-8")) if path and path.is_file() else {}
+        path = (
+            self.kept / "report.json"
+            if self.kept and self.outputs.get("report-json")
+            else None
+        )
+        return (
+            json.loads(path.read_text(encoding="utf-8"))
+            if path and path.is_file()
+            else {}
+        )
 
     def has_markdown_report(self) -> bool:
-        return bool(self.kept and self.outputs.get("report-markdown") and (self.kept / "report.md").is_file())
+        return bool(
+            self.kept
+            and self.outputs.get("report-markdown")
+            and (self.kept / "report.md").is_file()
+        )
 
     @property
     def commands(self):
@@ -190,7 +225,17 @@ class ActResult(Result):
 
 
 # Commands act handles as its own bookkeeping, not annotations.
-BOOKKEEPING = {"set-output", "summary", "add-mask", "group", "endgroup", "save-state", "add-path", "set-env", "stop-commands"}
+BOOKKEEPING = {
+    "set-output",
+    "summary",
+    "add-mask",
+    "group",
+    "endgroup",
+    "save-state",
+    "add-path",
+    "set-env",
+    "stop-commands",
+}
 
 
 def read_act_log(stdout: str, stderr: str, code: int) -> ActResult:
@@ -221,7 +266,12 @@ def read_act_log(stdout: str, stderr: str, code: int) -> ActResult:
         step_id = ids[1]
         step = steps.get(step_id)
         if step is None:
-            step = steps[step_id] = {"id": step_id, "stdout": "", "outputs": {}, "result": ""}
+            step = steps[step_id] = {
+                "id": step_id,
+                "stdout": "",
+                "outputs": {},
+                "result": "",
+            }
             r.steps.append(step)
         if entry.get("raw_output"):
             step["stdout"] += entry.get("msg", "")
@@ -232,7 +282,9 @@ def read_act_log(stdout: str, stderr: str, code: int) -> ActResult:
             elif command == "summary":
                 r.summary += entry.get("content", "")
             elif command not in BOOKKEEPING:
-                r.act_commands.append((command, dict(entry.get("kvPairs") or {}), entry.get("arg", "")))
+                r.act_commands.append(
+                    (command, dict(entry.get("kvPairs") or {}), entry.get("arg", ""))
+                )
         if "stepResult" in entry:
             step["result"] = entry["stepResult"]
             if entry["stepResult"] == "failure" and r.failed_step is None:

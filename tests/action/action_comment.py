@@ -19,7 +19,9 @@ def bot_comments(stub: Stub) -> list[dict]:
 
 
 def writes(stub: Stub, since: int) -> list[str]:
-    return [r["method"] for r in stub.requests[since:] if r["method"] in ("POST", "PATCH")]
+    return [
+        r["method"] for r in stub.requests[since:] if r["method"] in ("POST", "PATCH")
+    ]
 
 
 def comment_api_runs(c: Checks, tmp: Path, stub: Stub, runner, binary: Path) -> None:
@@ -38,11 +40,19 @@ def comment_api_runs(c: Checks, tmp: Path, stub: Stub, runner, binary: Path) -> 
 
     def verdict_stands(r, label: str) -> None:
         c.equal(
-            (r.outputs.get("restart-required"), r.outputs.get("reason"), r.outputs.get("from-ref")),
+            (
+                r.outputs.get("restart-required"),
+                r.outputs.get("reason"),
+                r.outputs.get("from-ref"),
+            ),
             ("true", "code_changed", "v1.1.0"),
             f"{label}: the verdict's outputs",
         )
-        c.check(r.summary.startswith(MARKER) and "Restart required" in r.summary, f"{label}: the job summary has the report", r.summary[:300])
+        c.check(
+            r.summary.startswith(MARKER) and "Restart required" in r.summary,
+            f"{label}: the job summary has the report",
+            r.summary[:300],
+        )
 
     # ---- C1. the first run creates one comment.
     before = len(stub.requests)
@@ -52,7 +62,11 @@ def comment_api_runs(c: Checks, tmp: Path, stub: Stub, runner, binary: Path) -> 
     c.equal(writes(stub, before), ["POST"], "C1: one comment created")
     first = bot_comments(stub)
     c.equal(len(first), 1, "C1: one bot comment")
-    c.equal(r.outputs.get("comment-url"), first[0]["html_url"] if first else None, "C1: comment-url")
+    c.equal(
+        r.outputs.get("comment-url"),
+        first[0]["html_url"] if first else None,
+        "C1: comment-url",
+    )
     c.check(
         all(q["authorization"] == f"Bearer {TOKEN}" for q in stub.requests[before:]),
         "C1: the API calls carry the token",
@@ -66,7 +80,11 @@ def comment_api_runs(c: Checks, tmp: Path, stub: Stub, runner, binary: Path) -> 
     c.check(r.ok, "C2: runs", dump(r))
     c.equal(writes(stub, before), ["PATCH"], "C2: PATCH, no new comment")
     c.equal(len(bot_comments(stub)), 1, "C2: still one bot comment")
-    c.equal(first[0]["body"] if first else None, body1, "C2: the comment holds the report again")
+    c.equal(
+        first[0]["body"] if first else None,
+        body1,
+        "C2: the comment holds the report again",
+    )
 
     # ---- C3. another comment-key keeps its own comment.
     before = len(stub.requests)
@@ -75,13 +93,21 @@ def comment_api_runs(c: Checks, tmp: Path, stub: Stub, runner, binary: Path) -> 
     c.equal(writes(stub, before), ["POST"], "C3: a second key creates its own comment")
     ours = bot_comments(stub)
     c.equal(len(ours), 2, "C3: two bot comments")
-    c.check(len(ours) == 2 and "<!-- fpcheck:key=worker -->" in ours[1]["body"], "C3: the new one carries its key")
-    c.equal(first[0]["body"] if first else None, body1, "C3: the first comment is untouched")
+    c.check(
+        len(ours) == 2 and "<!-- fpcheck:key=worker -->" in ours[1]["body"],
+        "C3: the new one carries its key",
+    )
+    c.equal(
+        first[0]["body"] if first else None, body1, "C3: the first comment is untouched"
+    )
     before = len(stub.requests)
     r = run({"comment-key": "worker"})
-    c.equal(writes(stub, before), ["PATCH"], "C3: the keyed comment is updated in place")
+    c.equal(
+        writes(stub, before), ["PATCH"], "C3: the keyed comment is updated in place"
+    )
     c.check(
-        bool(ours) and stub.requests[-1]["path"].endswith(f"/issues/comments/{ours[-1]['id']}"),
+        bool(ours)
+        and stub.requests[-1]["path"].endswith(f"/issues/comments/{ours[-1]['id']}"),
         "C3: the keyed comment, not the first",
         repr(stub.requests[-1]),
     )
@@ -96,7 +122,12 @@ def comment_api_runs(c: Checks, tmp: Path, stub: Stub, runner, binary: Path) -> 
     verdict_stands(r, "C4")
     warnings = [m for name, _, m in r.commands if name == "warning"]
     c.check(
-        any("HTTP 403" in m and "pull-requests: write" in m and "verdict is in the job summary" in m for m in warnings),
+        any(
+            "HTTP 403" in m
+            and "pull-requests: write" in m
+            and "verdict is in the job summary" in m
+            for m in warnings
+        ),
         "C4: the warning says what failed and what to do",
         repr(warnings),
     )
@@ -113,7 +144,11 @@ def comment_api_runs(c: Checks, tmp: Path, stub: Stub, runner, binary: Path) -> 
     verdict_stands(r, "C5")
     c.equal(writes(stub, before), ["PATCH"], "C5: the update was tried once")
     warnings = [m for name, _, m in r.commands if name == "warning"]
-    c.check(any("could not update the comment (HTTP 502" in m for m in warnings), "C5: the warning names the 502", repr(warnings))
+    c.check(
+        any("could not update the comment (HTTP 502" in m for m in warnings),
+        "C5: the warning names the 502",
+        repr(warnings),
+    )
     c.equal(first[0]["body"] if first else None, body1, "C5: the comment is unchanged")
 
     # ---- C6. a 500 with fail-on-restart: the job still fails for the
@@ -123,9 +158,17 @@ def comment_api_runs(c: Checks, tmp: Path, stub: Stub, runner, binary: Path) -> 
         r = run({"fail-on-restart": "true"})
     finally:
         stub.failure = None
-    c.check(not r.ok and r.failed_step == (r.steps[-1]["id"] if r.steps else None), "C6: the verdict step fails the job", dump(r))
+    c.check(
+        not r.ok and r.failed_step == (r.steps[-1]["id"] if r.steps else None),
+        "C6: the verdict step fails the job",
+        dump(r),
+    )
     errors = [m for name, _, m in r.commands if name == "error"]
-    c.check(any("fail-on-restart" in m for m in errors), "C6: the error is the restart's", repr(errors))
+    c.check(
+        any("fail-on-restart" in m for m in errors),
+        "C6: the error is the restart's",
+        repr(errors),
+    )
     c.check(
         any("HTTP 500" in m for name, _, m in r.commands if name == "warning"),
         "C6: the comment's failure is a warning",
