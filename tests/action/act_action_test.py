@@ -14,8 +14,10 @@ summary, the annotations act obeyed and the job's result:
                      clone, a report too long for a comment, a hostile title
   hostile_runs       (action_edges.py) tags named like options or HEAD, `path`
                      and `config` outside the checkout, a redirect, fpcheck's
-                     error line, the default `from` on a tag, a pull request
-                     that hides its change in its own fpcheck.toml
+                     error line
+  default_from_runs  (action_edges.py) the default `from` when the base moved
+                     on or `to` is a release, a pull request that hides its
+                     change in its own fpcheck.toml
   monorepo_runs      (action_runtimes.py) several runtimes, avoidable
                      restarts, tag patterns read from the base
   comment_api_runs   (action_comment.py) the sticky comment: created,
@@ -44,16 +46,18 @@ from pathlib import Path
 
 from act_runner import ActRunner
 from action_comment import comment_api_runs
-from action_edges import hostile_runs
+from action_edges import default_from_runs, hostile_runs
 from action_runtimes import monorepo_runs
 from action_scenarios import release_pr_runs
 from fixtures import Checks
 from simulated_runner import ROOT, TOKEN, Stub
 
+# Longest first, so that two at a time finish together.
 GROUPS = (
     ("hostile edges", hostile_runs),
     ("release pull requests", release_pr_runs),
     ("several runtimes", monorepo_runs),
+    ("the default from", default_from_runs),
     ("the comment API", comment_api_runs),
 )
 
@@ -140,6 +144,7 @@ def main() -> int:
         # leak all the same.
         masked = [line for log in logs for line in log.splitlines() if "***" in line]
         c.equal(masked[:3], [], "no masked secret in act's log either")
+        print(f"act: every group in {time.monotonic() - started:.1f}s", flush=True)
     finally:
         if args.keep or c.failed:
             print(f"kept {tmp}", file=sys.stderr)

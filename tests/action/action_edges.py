@@ -286,6 +286,18 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
     report = r.report()
     c.equal(report.get("settings", {}).get("root"), "src/app", "H7: for both ends, as the workflow asked")
 
+
+
+def default_from_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path) -> None:
+    """The default `from` when the base moved on or `to` is a release, and
+    a pull request that hides its change in its own fpcheck.toml."""
+    home = tmp / "default-from"
+    home.mkdir()
+    fx = Fixture(home)
+    bin_env = {"FPCHECK_BINARY": str(binary)}
+    no_rc = {"tag-exclude": "*-rc*"}
+    pr = pr_event(fx.head1, fx.merge1, fx.base)
+
     # ---- H9. the default `from` is fpcheck's own rule: the latest release
     # tag reachable from `to` (here the head), not from the base, which has
     # moved on to a release the head does not contain.
