@@ -343,6 +343,17 @@ def default_from_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: 
         mine = json.loads(own.stdout)["from"] if own.returncode == 0 else {"error": own.stderr}
         c.equal((mine.get("ref"), mine.get("commit")), expected, f"H10: to {label}: fpcheck --resolve-only agrees")
         c.check("is tagged" in r.step("check")["stdout"], f"H10: to {label}: the log says how from was chosen", dump(r))
+    # The same on a tag push, as the runner gives it: no `to` input, the
+    # tag's commit checked out and in GITHUB_SHA.
+    v111 = git(fx.src, "rev-parse", "v1.1.1^{commit}")
+    ws = fx.checkout("h10-tag-push", v111, "refs/tags/v1.1.1")
+    r = runner.run(ws, "push", {"ref": "refs/tags/v1.1.1", "after": v111}, no_rc, bin_env)
+    c.check(r.ok, "H10: a push of the tag v1.1.1: runs", dump(r))
+    c.equal(
+        (r.outputs.get("from-ref"), r.outputs.get("from-commit"), r.outputs.get("to-commit")),
+        ("v1.1.0", fx.v110, v111),
+        "H10: a push of the tag v1.1.1: the release before it, rc excluded",
+    )
     # No release before the first one: a clear failure naming the input.
     ws = fx.checkout("h10-first", fx.base, "refs/remotes/origin/main")
     r = runner.run(ws, "push", {"after": fx.base}, {"to": "v1.0.0"}, bin_env)
