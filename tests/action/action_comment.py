@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from act_runner import dump
+from act_runner import ActRunner, dump
 from fixtures import MARKER, Checks, Fixture, pr_event
 from simulated_runner import PR, TOKEN, Stub
 
@@ -24,7 +24,9 @@ def writes(stub: Stub, since: int) -> list[str]:
     ]
 
 
-def comment_api_runs(c: Checks, tmp: Path, stub: Stub, runner, binary: Path) -> None:
+def comment_api_runs(
+    c: Checks, tmp: Path, stub: Stub, runner: ActRunner, binary: Path
+) -> None:
     home = tmp / "comments"
     home.mkdir()
     fx = Fixture(home)

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from fixtures import MARKER, Checks, Fixture, commit, git, pr_event, shallow
-from act_runner import dump
+from act_runner import ActRunner, dump
 from simulated_runner import PR, ROOT, Runner, Stub
 
 # The action's modules, for the unit checks.
@@ -162,7 +162,7 @@ def input_checks(c: Checks, tmp: Path) -> None:
             os.environ["INPUT_MAX_FILES"] = saved
 
 
-def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path) -> None:
+def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: ActRunner, binary: Path) -> None:
     """The action's hostile edges: names that would become options, a
     `path` outside the workspace, a redirect to another host, the error
     line, and settings the pull request would choose."""
@@ -288,7 +288,7 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
 
 
 
-def default_from_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path) -> None:
+def default_from_runs(c: Checks, tmp: Path, stub: Stub, runner: ActRunner, binary: Path) -> None:
     """The default `from` when the base moved on or `to` is a release, and
     a pull request that hides its change in its own fpcheck.toml."""
     home = tmp / "default-from"

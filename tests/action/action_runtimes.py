@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from fixtures import MARKER, PREFIXED_RUNTIMES, Checks, Monorepo, PrefixedMonorepo, commit, git, pr_event
-from act_runner import dump
-from simulated_runner import PR, ROOT, Runner, Stub
+from act_runner import ActRunner, dump
+from simulated_runner import PR, ROOT, Stub
 
 # The action's modules, for the unit checks.
 sys.path.insert(0, str(ROOT / ".github" / "action"))
@@ -141,7 +141,7 @@ def unit_checks(c: Checks) -> None:
     )
 
 
-def monorepo_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path) -> None:
+def monorepo_runs(c: Checks, tmp: Path, stub: Stub, runner: ActRunner, binary: Path) -> None:
     home = tmp / "monorepo"
     home.mkdir()
     fx = Monorepo(home)
@@ -253,7 +253,7 @@ def monorepo_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path
     prefixed_runs(c, tmp, runner, binary)
 
 
-def prefixed_runs(c: Checks, tmp: Path, runner: Runner, binary: Path) -> None:
+def prefixed_runs(c: Checks, tmp: Path, runner: ActRunner, binary: Path) -> None:
     """The default `from` follows the runtime's `tag_pattern`, as `fpcheck
     ..TO --runtime NAME` does on the branch."""
     home = tmp / "prefixed"

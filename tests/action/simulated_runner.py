@@ -376,7 +376,7 @@ class Result:
 
     def has_markdown_report(self) -> bool:
         path = self.outputs.get("report-markdown")
-        return bool(path) and Path(path).is_file()
+        return Path(path).is_file() if path else False
 
     def step(self, step_id: str) -> dict:
         return next(s for s in self.steps if s["id"] == step_id)
