@@ -45,12 +45,14 @@ def copy_action(dest: Path) -> Path:
     return dest
 
 
-def workflow_text(event_name: str, inputs: dict, keep: Path) -> str:
+def workflow_text(
+    event_name: str, inputs: dict, keep: Path, keep_workspace: bool
+) -> str:
     """A workflow as a user writes it: check out, then the action with the
     inputs (JSON strings are YAML double-quoted scalars), then a step that
-    uses its report outputs: it copies the reports and the checkout to
-    `keep`, since act removes RUNNER_TEMP, where the reports are, and its
-    workspace when the job ends."""
+    uses its report outputs: it copies the reports (and the checkout, when
+    asked) to `keep`, since act removes RUNNER_TEMP, where the reports are,
+    and its workspace when the job ends."""
     with_lines = "".join(
         f"          {name}: {json.dumps(str(value))}\n"
         for name, value in inputs.items()
@@ -66,7 +68,10 @@ def workflow_text(event_name: str, inputs: dict, keep: Path) -> str:
         '          mkdir -p "$KEEP"\n'
         '          if [ -n "$REPORT_JSON" ]; then cp "$REPORT_JSON" "$KEEP/report.json"; fi\n'
         '          if [ -n "$REPORT_MARKDOWN" ]; then cp "$REPORT_MARKDOWN" "$KEEP/report.md"; fi\n'
+    ) + (
         '          cp -a "$GITHUB_WORKSPACE" "$KEEP/workspace"\n'
+        if keep_workspace
+        else ""
     )
     return (
         "name: fpcheck under act\n"
@@ -110,6 +115,7 @@ class ActRunner:
         event: dict,
         inputs: dict,
         extra_env: dict | None = None,
+        keep_workspace: bool = False,
     ) -> Result:
         unknown = set(inputs) - self.inputs
         assert not unknown, f"inputs not declared in action.yml: {unknown}"
@@ -119,7 +125,8 @@ class ActRunner:
             tempfile.mkdtemp(prefix=f"act-{workspace.name}-", dir=workspace.parent)
         )
         (work / "workflow.yml").write_text(
-            workflow_text(event_name, inputs, work / "kept"), encoding="utf-8"
+            workflow_text(event_name, inputs, work / "kept", keep_workspace),
+            encoding="utf-8",
         )
         (work / "event.json").write_text(json.dumps(event), encoding="utf-8")
         (work / "secrets").write_text(f"GITHUB_TOKEN={TOKEN}\n", encoding="utf-8")
@@ -185,7 +192,7 @@ class ActRunner:
         result = read_act_log(proc.stdout, proc.stderr, proc.returncode)
         result.kept = work / "kept"
         # act's copy of the checkout, which the action fetched into.
-        result.workspace = result.kept / "workspace"
+        result.workspace = result.kept / "workspace" if keep_workspace else None
         return result
 
 

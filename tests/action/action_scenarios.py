@@ -178,11 +178,11 @@ def release_pr_runs(c: Checks, tmp: Path, stub: Stub, runner: ActRunner, binary:
     # and the clone stays complete.
     ws5 = fx.checkout("ws5", fx.merge1, f"refs/remotes/pull/{PR}/merge", depth=None)
     r5 = runner.run(
-        ws5, "pull_request", pr_event(fx.head1, fx.merge1, fx.base), {"tag-pattern": "v*.*.?"}, bin_env
+        ws5, "pull_request", pr_event(fx.head1, fx.merge1, fx.base), {"tag-pattern": "v*.*.?"}, bin_env, keep_workspace=True
     )
     c.check(r5.ok, "run 5 succeeds", dump(r5))
     c.equal(r5.outputs.get("from-ref"), "v1.1.0", "run 5: tag-pattern skips the rc")
-    ws5_after = r5.workspace or ws5
+    ws5_after = r5.workspace or Path("no-workspace-kept")
     c.check((ws5_after / ".git").is_dir() and not shallow(ws5_after), "run 5: the full clone is not made shallow")
     log5 = r5.step("check")["stdout"]
     c.check("fetching the tags" in log5 and "commit history" not in log5, "run 5: only the tags fetched", log5)
