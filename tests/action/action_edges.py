@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 from fixtures import MARKER, Checks, Fixture, commit, git, pr_event, shallow
-from simulated_runner import PR, ROOT, Runner, Stub, dump
+from act_runner import ActRunner, dump
+from simulated_runner import PR, ROOT, Runner, Stub
 
 # The action's modules, for the unit checks.
 sys.path.insert(0, str(ROOT / ".github" / "action"))
@@ -161,12 +162,10 @@ def input_checks(c: Checks, tmp: Path) -> None:
             os.environ["INPUT_MAX_FILES"] = saved
 
 
-def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path) -> None:
+def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: ActRunner, binary: Path) -> None:
     """The action's hostile edges: names that would become options, a
     `path` outside the workspace, a redirect to another host, the error
     line, and settings the pull request would choose."""
-    unit_checks(c)
-    input_checks(c, tmp)
     home = tmp / "hostile"
     home.mkdir()
     fx = Fixture(home)
@@ -192,7 +191,7 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
     c.equal(r.outputs.get("from-ref"), "refs/tags/--root=nowhere", "H1: from-ref names the tag, unambiguously")
     c.equal((r.outputs.get("from-commit"), r.outputs.get("to-commit")), (fx.base, fx.head1), "H1: the tag's commit and the head")
     c.equal((r.outputs.get("restart-required"), r.outputs.get("reason")), ("true", "code_changed"), "H1: the verdict is not flipped")
-    report = json.loads(Path(r.outputs["report-json"]).read_text(encoding="utf-8")) if r.outputs.get("report-json") else {}
+    report = r.report()
     c.equal(
         (report.get("from", {}).get("commit"), report.get("to", {}).get("commit"), report.get("settings", {}).get("root")),
         (fx.base, fx.head1, "src"),
@@ -220,7 +219,7 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
         (r.outputs.get("from-ref"), r.outputs.get("from-commit")), ("refs/tags/HEAD", fx.base), "H3: from is the tag HEAD's commit"
     )
     c.equal(r.outputs.get("to-commit"), fx.head1, "H3: to is the pushed commit")
-    report = json.loads(Path(r.outputs["report-json"]).read_text(encoding="utf-8")) if r.outputs.get("report-json") else {}
+    report = r.report()
     c.equal(report.get("from", {}).get("commit"), fx.base, "H3: fpcheck compared the tag's commit, not HEAD with itself")
     c.equal(r.outputs.get("restart-required"), "true", "H3: restart-required")
 
@@ -236,17 +235,10 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
         c.check(any("input `path`" in m and "outside the workspace" in m for m in errors), f"H4: path {label}: the error says why", repr(errors))
     c.equal(git(other, "for-each-ref"), refs_before, "H4: nothing fetched into the other repository")
     c.check(shallow(other) and not (other / ".git" / "fpcheck").exists(), "H4: the other repository is untouched")
-    r = runner.run(ws, "pull_request", pr, {**no_rc, "path": str(ws)}, bin_env)
+    # The runner's workspace is act's copy of the checkout: an absolute path
+    # into it comes from the `github.workspace` expression, as in a workflow.
+    r = runner.run(ws, "pull_request", pr, {**no_rc, "path": "${{ github.workspace }}"}, bin_env)
     c.check(r.ok, "H4: an absolute path inside the workspace is fine", dump(r))
-    # A workspace that is a plain directory inside some repository: git and
-    # fpcheck would find that repository above it.
-    nested = fx.src / "nested-workspace"
-    nested.mkdir()
-    r = runner.run(nested, "pull_request", pr, no_rc, bin_env)
-    errors = [m for n, _, m in r.commands if n == "error"]
-    c.check(not r.ok and r.failed_step == "check", "H4: a repository above the workspace: refused", dump(r))
-    c.check(any("outside the workspace" in m and str(fx.src.resolve()) in m for m in errors), "H4: the error names it", repr(errors))
-    nested.rmdir()
 
     # ---- H5. the API redirects to another host: the token never leaves.
     elsewhere = Stub()
@@ -287,10 +279,24 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
     c.check(not r.ok and r.failed_step == "check", "H7: config in the checkout: refused", dump(r))
     c.check(any("input `config`" in m and "inside the checkout" in m for m in errors), "H7: the error says why", repr(errors))
     (home / "workflow.toml").write_text('[runtime]\nroot = "src/app"\n', encoding="utf-8")
-    r = runner.run(ws, "pull_request", pr, {**no_rc, "config": "../workflow.toml"}, bin_env)
+    # Outside the checkout, named by its absolute path (act runs in a copy of
+    # the checkout, whose parent is act's).
+    r = runner.run(ws, "pull_request", pr, {**no_rc, "config": str(home / "workflow.toml")}, bin_env)
     c.check(r.ok, "H7: a config outside the checkout is used", dump(r))
-    report = json.loads(Path(r.outputs["report-json"]).read_text(encoding="utf-8")) if r.outputs.get("report-json") else {}
+    report = r.report()
     c.equal(report.get("settings", {}).get("root"), "src/app", "H7: for both ends, as the workflow asked")
+
+
+
+def default_from_runs(c: Checks, tmp: Path, stub: Stub, runner: ActRunner, binary: Path) -> None:
+    """The default `from` when the base moved on or `to` is a release, and
+    a pull request that hides its change in its own fpcheck.toml."""
+    home = tmp / "default-from"
+    home.mkdir()
+    fx = Fixture(home)
+    bin_env = {"FPCHECK_BINARY": str(binary)}
+    no_rc = {"tag-exclude": "*-rc*"}
+    pr = pr_event(fx.head1, fx.merge1, fx.base)
 
     # ---- H9. the default `from` is fpcheck's own rule: the latest release
     # tag reachable from `to` (here the head), not from the base, which has
@@ -337,6 +343,17 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
         mine = json.loads(own.stdout)["from"] if own.returncode == 0 else {"error": own.stderr}
         c.equal((mine.get("ref"), mine.get("commit")), expected, f"H10: to {label}: fpcheck --resolve-only agrees")
         c.check("is tagged" in r.step("check")["stdout"], f"H10: to {label}: the log says how from was chosen", dump(r))
+    # The same on a tag push, as the runner gives it: no `to` input, the
+    # tag's commit checked out and in GITHUB_SHA.
+    v111 = git(fx.src, "rev-parse", "v1.1.1^{commit}")
+    ws = fx.checkout("h10-tag-push", v111, "refs/tags/v1.1.1")
+    r = runner.run(ws, "push", {"ref": "refs/tags/v1.1.1", "after": v111}, no_rc, bin_env)
+    c.check(r.ok, "H10: a push of the tag v1.1.1: runs", dump(r))
+    c.equal(
+        (r.outputs.get("from-ref"), r.outputs.get("from-commit"), r.outputs.get("to-commit")),
+        ("v1.1.0", fx.v110, v111),
+        "H10: a push of the tag v1.1.1: the release before it, rc excluded",
+    )
     # No release before the first one: a clear failure naming the input.
     ws = fx.checkout("h10-first", fx.base, "refs/remotes/origin/main")
     r = runner.run(ws, "push", {"after": fx.base}, {"to": "v1.0.0"}, bin_env)
@@ -369,3 +386,20 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path)
     c.check("**settings_changed**:" in r.summary, "H8: as a warning of the summary's list", r.summary)
     titles = [p.get("title") for n, p, _ in r.commands if n == "warning"]
     c.check("fpcheck: settings_changed" in titles, "H8: and as an annotation", repr(titles))
+
+
+def nested_workspace_run(c: Checks, tmp: Path, runner: Runner, binary: Path) -> None:
+    """A workspace that is a plain directory inside some repository: git and
+    fpcheck would find that repository above it. (act always gives the
+    action its own copy of the checkout, so only the simulated runner can
+    place the workspace inside another repository.)"""
+    home = tmp / "nested"
+    home.mkdir()
+    fx = Fixture(home)
+    nested = fx.src / "nested-workspace"
+    nested.mkdir()
+    r = runner.run(nested, "pull_request", pr_event(fx.head1, fx.merge1, fx.base), {"tag-exclude": "*-rc*"}, {"FPCHECK_BINARY": str(binary)})
+    errors = [m for n, _, m in r.commands if n == "error"]
+    c.check(not r.ok and r.failed_step == "check", "H4: a repository above the workspace: refused", dump(r))
+    c.check(any("outside the workspace" in m and str(fx.src.resolve()) in m for m in errors), "H4: the error names it", repr(errors))
+    nested.rmdir()

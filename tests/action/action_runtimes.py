@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 from fixtures import MARKER, PREFIXED_RUNTIMES, Checks, Monorepo, PrefixedMonorepo, commit, git, pr_event
-from simulated_runner import PR, ROOT, Runner, Stub, dump
+from act_runner import ActRunner, dump
+from simulated_runner import PR, ROOT, Stub
 
 # The action's modules, for the unit checks.
 sys.path.insert(0, str(ROOT / ".github" / "action"))
@@ -140,8 +141,7 @@ def unit_checks(c: Checks) -> None:
     )
 
 
-def monorepo_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path) -> None:
-    unit_checks(c)
+def monorepo_runs(c: Checks, tmp: Path, stub: Stub, runner: ActRunner, binary: Path) -> None:
     home = tmp / "monorepo"
     home.mkdir()
     fx = Monorepo(home)
@@ -160,7 +160,7 @@ def monorepo_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path
     c.equal((o.get("from-fingerprint"), o.get("to-fingerprint")), ("", ""), "M1: no single fingerprint for two runtimes")
     c.equal(json.loads(o.get("changed-runtime-files") or "null"), ["server/app.py", "worker/job.py"], "M1: every runtime's files")
     runtimes = json.loads(o.get("runtimes") or "{}")
-    report = json.loads(Path(o["report-json"]).read_text(encoding="utf-8")) if o.get("report-json") else {}
+    report = r.report()
     by_name = {x["name"]: x for x in report.get("runtimes", [])}
     c.equal(sorted(runtimes), ["server", "worker"], "M1: runtimes names every runtime")
     c.equal(
@@ -253,7 +253,7 @@ def monorepo_runs(c: Checks, tmp: Path, stub: Stub, runner: Runner, binary: Path
     prefixed_runs(c, tmp, runner, binary)
 
 
-def prefixed_runs(c: Checks, tmp: Path, runner: Runner, binary: Path) -> None:
+def prefixed_runs(c: Checks, tmp: Path, runner: ActRunner, binary: Path) -> None:
     """The default `from` follows the runtime's `tag_pattern`, as `fpcheck
     ..TO --runtime NAME` does on the branch."""
     home = tmp / "prefixed"

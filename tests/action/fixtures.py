@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from simulated_runner import OWNER_REPO, PR, git_env
@@ -222,16 +223,21 @@ class PrefixedMonorepo(Fixture):
 
 
 class Checks:
+    """Counts passed and failed checks; safe to share between threads (the
+    act scenarios run in parallel)."""
+
     def __init__(self):
         self.passed = 0
         self.failed = 0
+        self.lock = threading.Lock()
 
     def check(self, ok: bool, what: str, detail: str = "") -> None:
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-            print(f"FAIL: {what}\n{detail}", file=sys.stderr)
+        with self.lock:
+            if ok:
+                self.passed += 1
+            else:
+                self.failed += 1
+                print(f"FAIL: {what}\n{detail}", file=sys.stderr)
 
     def equal(self, actual, expected, what: str) -> None:
         self.check(actual == expected, what, f"  expected {expected!r}\n  actual   {actual!r}")

@@ -1,26 +1,22 @@
 #!/usr/bin/env python3
-"""The fpcheck GitHub Action under a simulated runner, without GitHub.
+"""The fpcheck GitHub Action under a simulated runner, for what act cannot do.
 
-Reads action.yml as the runner does (inputs with their defaults, the
-composite steps, their `env:` expressions, the outputs), and runs each step's
-`run:` with bash in the environment a runner gives it: a pull_request payload
-at GITHUB_EVENT_PATH, a fresh GITHUB_OUTPUT and GITHUB_STEP_SUMMARY per step,
-GITHUB_ACTION_PATH, RUNNER_TEMP, and GITHUB_API_URL / GITHUB_SERVER_URL
-pointing at a stub on 127.0.0.1 that serves the comment API and release
-assets and records every request. The repository under test is a bare
-"remote" made with the git CLI, with release tags and refs/pull/N/{head,merge},
-checked out shallow as actions/checkout does.
+The action's scenarios run under a real runner, nektos/act, in
+act_action_test.py (tests/it/action_act.rs). This script keeps what act
+cannot give: the action's Python functions checked alone (escaping, output
+limits, input checks, the exit-code labels), the installer (act fills in
+`github.action_ref`, which GitHub's runner leaves empty in composite actions
+(actions/runner#2473), and lays actions out its own way, so the installer's
+fallback to the runner's `_actions/OWNER/NAME/REF` directory can only be
+staged here), and a workspace inside another repository (act always runs
+the action in its own copy of the checkout).
 
-Scenarios: a release pull request (outputs, summary, annotations, a new
-sticky comment, escaped hostile file names, the shallow-clone fetches); a
-second push to it (the same comment PATCHed, fail-on-restart failing the job
-after the comment); explicit from/to outside a pull request (no restart, no
-API call); fetch off; a full clone; a report too long for a comment; issue
-11's edges (action_edges.py); and the installer (release download with
-sha256 check, checksum mismatch, fallback to cargo install).
-
-The runner and the stub are in simulated_runner.py, the repositories in
-fixtures.py.
+The simulated runner reads action.yml as the runner does (inputs with their
+defaults, the composite steps, their `env:` expressions, the outputs), and
+runs each step's `run:` with bash in the environment a runner gives it, with
+GITHUB_API_URL / GITHUB_SERVER_URL pointing at a stub on 127.0.0.1 that
+serves release assets and records every request. The runner and the stub
+are in simulated_runner.py, the repositories in fixtures.py.
 
 Usage: python3 tests/action/run_action_test.py [--binary target/debug/fpcheck]
 (or FPCHECK_BINARY); `cargo test` runs it through tests/it/action.rs.
@@ -32,10 +28,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import json
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
@@ -44,11 +38,12 @@ import time
 import traceback
 from pathlib import Path
 
-from action_edges import hostile_runs
+from action_edges import input_checks, nested_workspace_run
+from action_edges import unit_checks as edge_unit_checks
 from action_outputs import output_limit_checks
-from action_runtimes import monorepo_runs
-from fixtures import HOSTILE, MARKER, NEWLINE_NAME, Checks, Fixture, commit, git, pr_event, shallow
-from simulated_runner import PR, ROOT, TOKEN, Runner, Stub, dump, parse_workflow_commands
+from action_runtimes import unit_checks as runtime_unit_checks
+from fixtures import Checks, Fixture
+from simulated_runner import ROOT, Runner, Stub, dump, parse_workflow_commands
 
 # The action's modules, for the unit checks.
 sys.path.insert(0, str(ROOT / ".github" / "action"))
@@ -111,205 +106,14 @@ def run_all(c: Checks, tmp: Path, stub: Stub, binary: Path) -> None:
     )
     output_limit_checks(c)
 
+    edge_unit_checks(c)
+    input_checks(c, tmp)
+    runtime_unit_checks(c)
+
+    # The runs act cannot make (act's own runs are in act_action_test.py).
     fx = Fixture(tmp)
     runner = Runner(ROOT, tmp, stub)
-    bin_env = {"FPCHECK_BINARY": str(binary)}
-
-    # The PR already has 100 unrelated comments (so ours is on page 2) and a
-    # drive-by comment that copies the marker: it must not be taken over.
-    for n in range(100):
-        stub.add_comment(f"comment {n}", "reviewer", "User", "CONTRIBUTOR")
-    fake = stub.add_comment(MARKER + "\nfake report", "drive-by", "User", "NONE")
-
-    # ---- 1. a release pull request, shallow checkout of the merge commit
-    ws1 = fx.checkout("ws1", fx.merge1, f"refs/remotes/pull/{PR}/merge")
-    c.check(shallow(ws1), "the checkout starts shallow")
-    r1 = runner.run(
-        ws1,
-        "pull_request",
-        pr_event(fx.head1, fx.merge1, fx.base),
-        {"comment": "true", "tag-exclude": "*-rc*"},
-        bin_env,
-    )
-    c.check(r1.ok, "run 1 succeeds", dump(r1))
-    o = r1.outputs
-    c.equal(o.get("restart-required"), "true", "run 1: restart-required")
-    c.equal(o.get("reason"), "code_changed", "run 1: reason")
-    c.equal(o.get("avoidable"), "false", "run 1: a code change is not avoidable")
-    c.equal(o.get("runtimes"), "{}", "run 1: one runtime, no runtimes map")
-    c.equal(o.get("from-ref"), "v1.1.0", "run 1: from is the latest release tag reachable from the base, rc excluded")
-    c.equal(o.get("to-ref"), fx.head1[:12], "run 1: to is the PR head")
-    c.equal((o.get("from-commit"), o.get("to-commit")), (fx.v110, fx.head1), "run 1: from-commit, to-commit")
-    c.check(re.fullmatch(r"[0-9a-f]{64}", o.get("from-fingerprint", "")) is not None, "run 1: from-fingerprint", repr(o))
-    c.check(re.fullmatch(r"[0-9a-f]{64}", o.get("to-fingerprint", "")) is not None, "run 1: to-fingerprint", repr(o))
-    c.check(o.get("from-fingerprint") != o.get("to-fingerprint"), "run 1: fingerprints differ")
-    changed = json.loads(o.get("changed-runtime-files") or "null")
-    c.equal(sorted(changed or []), sorted([HOSTILE, NEWLINE_NAME, "src/app/server.py"]), "run 1: changed-runtime-files")
-    report = json.loads(Path(o["report-json"]).read_text(encoding="utf-8"))
-    c.equal(report["to"]["commit"], fx.head1, "run 1: report-json names the head commit")
-    c.equal(report["from"]["commit"], fx.v110, "run 1: report-json names v1.1.0's commit")
-    c.check(Path(o.get("report-markdown", "")).is_file(), "run 1: report-markdown exists")
-    # The summary: the report, escaped.
-    s = r1.summary
-    c.check(s.startswith(MARKER), "run 1: the summary is the report", s[:200])
-    # fpcheck is given commit ids, and the names only as labels.
-    c.check("Restart required" in s and f"<code>v1.1.0</code> → <code>{fx.head1[:12]}</code>" in s, "run 1: the summary has the verdict", s[:400])
-    c.check(f"Updating from v1.1.0 to {fx.head1[:12]} forces" in s, "run 1: the summary names the ends", s[:600])
-    c.check("&lt;img src=x onerror=alert(1)&gt;" in s, "run 1: the hostile name arrives escaped", s)
-    c.check("<img" not in s and "|**x**" not in s and "`@team`" not in s, "run 1: no raw HTML or Markdown from names", s)
-    c.check("pwned" in s and "\n::error" not in s, "run 1: a newline in a name stays on its line", s)
-    # The fetches: what was fetched is said, and the checkout got what it needed.
-    check_log = r1.step("check")["stdout"]
-    c.check("commit history" in check_log and "the trees of" in check_log, "run 1: says what it fetched", check_log)
-    # Annotations: the warning, escaped; nothing injected by file names.
-    cmds = r1.commands
-    warnings = [(p, m) for n, p, m in cmds if n == "warning"]
-    c.check(
-        any(p.get("title") == "fpcheck: code_changed_version_unchanged" for p, _ in warnings),
-        "run 1: a ::warning:: per report warning",
-        repr(cmds),
-    )
-    c.check(not any(n == "error" for n, _, _ in cmds), "run 1: no ::error:: (none injected)", repr(cmds))
-    # The comment: created once, through the API, with the token.
-    api1 = stub.api_requests()
-    posts = [r for r in api1 if r["method"] == "POST"]
-    c.equal(len(posts), 1, "run 1: one comment POSTed")
-    c.check(all(r["authorization"] == f"Bearer {TOKEN}" for r in api1), "run 1: every API call carries the token")
-    c.check(all(r["api_version"] == "2022-11-28" for r in api1), "run 1: API version header")
-    c.check(
-        any(r["method"] == "GET" and r["query"].get("page") == "2" for r in api1),
-        "run 1: the comment list is paged through",
-        repr([(r["method"], r["query"]) for r in api1]),
-    )
-    c.equal(fake["body"], MARKER + "\nfake report", "run 1: the drive-by comment is untouched")
-    ours = [x for x in stub.comments if x["user"]["login"] == "github-actions[bot]"]
-    c.equal(len(ours), 1, "run 1: one bot comment")
-    body1 = ours[0]["body"] if ours else ""
-    c.check(body1.startswith(MARKER), "run 1: the comment starts with the marker", body1[:200])
-    c.check("&lt;img" in body1 and "<img" not in body1, "run 1: the comment escapes the hostile name", body1)
-    c.equal(r1.outputs.get("comment-url"), ours[0]["html_url"] if ours else None, "run 1: comment-url output")
-
-    # ---- 2. a second push to the PR: the same comment is updated; the
-    # version bump is there, and fail-on-restart fails the job after the
-    # comment.
-    head2, merge2 = fx.push_to_pr()
-    ws2 = fx.checkout("ws2", merge2, f"refs/remotes/pull/{PR}/merge")
-    before = len(stub.requests)
-    r2 = runner.run(
-        ws2,
-        "pull_request",
-        pr_event(head2, merge2, fx.base),
-        {"comment": "true", "tag-exclude": "*-rc*", "fail-on-restart": "true", "max-files": "1"},
-        bin_env,
-    )
-    c.check(not r2.ok and r2.failed_step == r2.steps[-1]["id"], "run 2: the last step fails the job", dump(r2))
-    errors = [m for n, _, m in r2.commands if n == "error"]
-    c.check(any("fail-on-restart" in m for m in errors), "run 2: ::error:: says why", repr(errors))
-    c.equal(r2.outputs.get("restart-required"), "true", "run 2: restart-required")
-    c.equal(r2.outputs.get("to-version"), "1.2.0", "run 2: to-version")
-    c.equal(r2.outputs.get("from-version"), "1.1.0", "run 2: from-version")
-    api2 = [r for r in stub.requests[before:] if r["path"].startswith("/repos/")]
-    c.equal([r["method"] for r in api2 if r["method"] != "GET"], ["PATCH"], "run 2: PATCH, no new POST")
-    c.check(
-        bool(ours) and api2 and api2[-1]["path"].endswith(f"/issues/comments/{ours[0]['id']}"),
-        "run 2: the same comment is PATCHed",
-        repr(api2),
-    )
-    c.equal(len([x for x in stub.comments if x["user"]["login"] == "github-actions[bot]"]), 1, "run 2: still one bot comment")
-    body2 = ours[0]["body"] if ours else ""
-    c.check(head2[:12] in body2 and body2 != body1, "run 2: the comment shows the new head", body2[:600])
-    c.check("more not shown" in r2.summary, "run 2: max-files truncates with a count", r2.summary)
-
-    # ---- 3. outside a pull request, explicit from/to: a docs-only change.
-    ws3 = fx.checkout("ws3", fx.base, "refs/remotes/origin/main")
-    before = len(stub.requests)
-    r3 = runner.run(ws3, "push", {"after": fx.base}, {"from": "v1.1.0", "to": "main"}, bin_env)
-    c.check(r3.ok, "run 3 succeeds", dump(r3))
-    c.equal(r3.outputs.get("restart-required"), "false", "run 3: restart-required")
-    c.equal(r3.outputs.get("reason"), "no_runtime_change", "run 3: reason")
-    c.equal(r3.outputs.get("avoidable"), "false", "run 3: no restart, nothing to avoid")
-    c.equal(r3.outputs.get("changed-runtime-files"), "[]", "run 3: no runtime files")
-    # Both ends select the same files, where fpcheck on its own leaves the
-    # fingerprints out (`fingerprint_skipped`): the action computes them, so
-    # they are the digests `fpcheck fingerprint --rev` gives for each end.
-    report3 = json.loads(Path(r3.outputs["report-json"]).read_text(encoding="utf-8"))
-    c.equal(
-        [report3[end].get("fingerprint_skipped") for end in ("from", "to")],
-        [None, None],
-        "run 3: the report computes both fingerprints of an unchanged selection",
-    )
-    for end in ("from", "to"):
-        commit_id = r3.outputs.get(f"{end}-commit", "")
-        alone = subprocess.run(
-            [str(binary), "fingerprint", f"--repo={ws3}", f"--rev={commit_id}"], capture_output=True, text=True
-        )
-        c.check(alone.returncode == 0, f"run 3: fpcheck fingerprint --rev {commit_id}", alone.stderr)
-        c.check(re.fullmatch(r"[0-9a-f]{64}", r3.outputs.get(f"{end}-fingerprint", "")) is not None, f"run 3: {end}-fingerprint is computed", repr(r3.outputs))
-        c.equal(r3.outputs.get(f"{end}-fingerprint"), alone.stdout.strip(), f"run 3: {end}-fingerprint is fpcheck fingerprint --rev's")
-    c.equal(r3.outputs.get("from-fingerprint"), r3.outputs.get("to-fingerprint"), "run 3: equal fingerprints")
-    c.check("not computed" not in r3.summary, "run 3: the summary shows the fingerprints", r3.summary)
-    c.equal(stub.requests[before:], [], "run 3: comment off, no API call")
-
-    # ---- 4. fetch off in a shallow checkout: a clear failure, not a guess.
-    ws4 = fx.checkout("ws4", fx.merge1, f"refs/remotes/pull/{PR}/merge")
-    r4 = runner.run(ws4, "pull_request", pr_event(fx.head1, fx.merge1, fx.base), {"fetch": "false"}, bin_env)
-    c.check(not r4.ok and r4.failed_step == "check", "run 4: fails in the check step", dump(r4))
-    c.check(
-        any(n == "error" and "fetch" in m for n, _, m in r4.commands),
-        "run 4: the error says fetch is off",
-        repr(r4.commands),
-    )
-    c.equal(r4.outputs.get("restart-required"), "", "run 4: no verdict output on failure")
-
-    # ---- 5. a full clone (fetch-depth: 0): nothing but the tags fetched,
-    # and the clone stays complete.
-    ws5 = fx.checkout("ws5", fx.merge1, f"refs/remotes/pull/{PR}/merge", depth=None)
-    r5 = runner.run(
-        ws5, "pull_request", pr_event(fx.head1, fx.merge1, fx.base), {"tag-pattern": "v*.*.?"}, bin_env
-    )
-    c.check(r5.ok, "run 5 succeeds", dump(r5))
-    c.equal(r5.outputs.get("from-ref"), "v1.1.0", "run 5: tag-pattern skips the rc")
-    c.check(not shallow(ws5), "run 5: the full clone is not made shallow")
-    log5 = r5.step("check")["stdout"]
-    c.check("fetching the tags" in log5 and "commit history" not in log5, "run 5: only the tags fetched", log5)
-
-    # The same full clone with fetch off: the checkout has it all.
-    r5b = runner.run(
-        ws5, "pull_request", pr_event(fx.head1, fx.merge1, fx.base), {"fetch": "false", "tag-exclude": "*-rc*"}, bin_env
-    )
-    c.check(r5b.ok, "run 5b: a full clone works with fetch off", dump(r5b))
-    c.equal(r5b.outputs.get("from-ref"), "v1.1.0", "run 5b: from-ref")
-    c.check("fetched: nothing" in r5b.step("check")["stdout"], "run 5b: nothing fetched", dump(r5b))
-
-    # ---- 5c. a release with hundreds of long file names: the summary lists
-    # them all, the comment is cut to fit GitHub's 65,536 characters, and a
-    # comment-key keeps it apart from the first report.
-    git(fx.src, "checkout", "-q", "-b", "big", fx.v110)
-    commit(fx.src, {f"src/app/{'m' * 180}_{n:03}.py": f"N = {n}\n" for n in range(400)}, "many modules")
-    git(fx.src, "checkout", "-q", "main")
-    git(fx.src, "push", "-q", str(fx.remote), "big")
-    before = len(stub.requests)
-    r9 = runner.run(
-        fx.checkout("ws9", fx.merge1, f"refs/remotes/pull/{PR}/merge"),
-        "pull_request",
-        pr_event(fx.head1, fx.merge1, fx.base),
-        {"from": "v1.1.0", "to": "big", "comment": "true", "comment-key": "big", "max-files": "1000"},
-        bin_env,
-    )
-    c.check(r9.ok, "run 9 succeeds", dump(r9))
-    c.equal(len(json.loads(r9.outputs.get("changed-runtime-files") or "[]")), 400, "run 9: 400 runtime files")
-    c.check("more not shown" not in r9.summary and r9.summary.count("&#95;399.py") == 1, "run 9: the summary lists all")
-    api9 = [r for r in stub.requests[before:] if r["method"] in ("POST", "PATCH")]
-    c.equal([r["method"] for r in api9], ["POST"], "run 9: another key, another comment")
-    big = stub.comments[-1]["body"] if api9 else ""
-    c.check(len(big) <= 65536 and "more not shown" in big, "run 9: the comment fits", f"{len(big)} characters")
-    c.check(big.startswith(MARKER) and "<!-- fpcheck:key=big -->" in big, "run 9: marker and key", big[-300:])
-    cut = [line for line in big.splitlines() if line.startswith("|") and not line.endswith("|")]
-    c.equal(cut, [], "run 9: the comment leaves out whole rows, never cuts one")
-    c.equal(ours[0]["body"] if ours else None, body2, "run 9: the first report's comment is untouched")
-
-    hostile_runs(c, tmp, stub, runner, binary)
-    monorepo_runs(c, tmp, stub, runner, binary)
+    nested_workspace_run(c, tmp, runner, binary)
 
     # ---- 6. the installer: the release binary, its sha256, the fallback.
     target = host_target()

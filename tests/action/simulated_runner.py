@@ -158,7 +158,20 @@ class YamlSubset:
 
 
 class Stub:
-    def __init__(self):
+    """Bounded: past `max_requests` requests or `seconds` after it starts,
+    every request is answered 503 and counted in `over_budget` (a run that
+    loops on the API fails its test instead of spinning), and a client that
+    stops sending is dropped after HANDLER_TIMEOUT seconds."""
+
+    HANDLER_TIMEOUT = 10
+
+    def __init__(self, max_requests: int = 2000, seconds: float = 900):
+        self.max_requests = max_requests
+        self.deadline = time.monotonic() + seconds
+        self.over_budget = 0
+        # When set, (status, methods): API calls with those methods are
+        # answered with that status (a 403 of a read-only token, a 5xx).
+        self.failure: tuple[int, set[str]] | None = None
         self.requests: list[dict] = []
         self.comments: list[dict] = []
         self.assets: dict[str, bytes] = {}
@@ -170,6 +183,8 @@ class Stub:
         stub = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            timeout = Stub.HANDLER_TIMEOUT
+
             def log_message(self, *args):
                 pass
 
@@ -197,6 +212,12 @@ class Stub:
                         }
                     )
                     redirect = stub.redirect if url.path.startswith("/repos/") else None
+                    over = len(stub.requests) > stub.max_requests or time.monotonic() > stub.deadline
+                    if over:
+                        stub.over_budget += 1
+                if over:
+                    self.reply(503, {"message": "the test's stub is over its budget of requests or time"})
+                    return
                 if redirect:
                     self.send_response(307)
                     self.send_header("Location", redirect + self.path)
@@ -247,6 +268,10 @@ class Stub:
             return (200, None, data) if data is not None else (404, {"message": "Not Found"}, None)
         if headers.get("Authorization") != f"Bearer {TOKEN}":
             return 401, {"message": "Bad credentials"}, None
+        if self.failure and method in self.failure[1]:
+            status = self.failure[0]
+            message = "Resource not accessible by integration" if status == 403 else "Server Error"
+            return status, {"message": message}, None
         base = f"/repos/{OWNER_REPO}/issues"
         if path == f"{base}/{PR}/comments" and method == "GET":
             per_page, page = int(query.get("per_page", 30)), int(query.get("page", 1))
@@ -341,6 +366,17 @@ class Result:
         self.stdout = ""
         self.summary = ""
         self.failed_step = None
+        # The checkout the action ran in.
+        self.workspace: Path | None = None
+
+    def report(self) -> dict:
+        """The report-json output's file, read; {} without one."""
+        path = self.outputs.get("report-json")
+        return json.loads(Path(path).read_text(encoding="utf-8")) if path else {}
+
+    def has_markdown_report(self) -> bool:
+        path = self.outputs.get("report-markdown")
+        return Path(path).is_file() if path else False
 
     def step(self, step_id: str) -> dict:
         return next(s for s in self.steps if s["id"] == step_id)
@@ -389,6 +425,7 @@ class Runner:
         for name, meta in spec.items():
             ctx_inputs[name] = str(inputs[name]) if name in inputs else meta.get("default", "")
         result = Result()
+        result.workspace = workspace
         step_outputs: dict[str, dict] = {}
 
         def evaluate(expr: str) -> str:

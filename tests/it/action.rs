@@ -1,5 +1,6 @@
 //! The GitHub Action (action.yml and .github/action/) under a simulated
-//! runner: tests/action/run_action_test.py, with the binary cargo built.
+//! runner: tests/action/run_action_test.py, with the binary cargo built;
+//! for what act cannot do (the scenarios run under act, in action_act.rs).
 
 use std::process::Command;
 

@@ -3,6 +3,7 @@
 mod support;
 
 mod action;
+mod action_act;
 mod attributes;
 mod classify;
 mod classify_cache;
