@@ -10,6 +10,7 @@ mod classify_corpus;
 mod classify_edits;
 mod classify_tricky;
 mod decision_table;
+mod default_from;
 mod errors;
 mod escapes_and_replaced_outputs;
 mod fingerprint;

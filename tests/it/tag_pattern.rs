@@ -274,6 +274,8 @@ fn a_range_without_from_compares_each_runtime_with_its_own_last_release() {
 #[test]
 fn a_treeless_clone_resolves_without_the_pattern_and_says_so() {
     let repo = monorepo();
+    // Every tag counted: the plain version tag is the release.
+    repo.git(&["tag", "v1.0.0", "server-v1.0.0"]);
     repo.git(&["config", "uploadpack.allowFilter", "true"]);
     let dir = tempfile::tempdir().unwrap();
     let clone = dir.path().join("treeless.git");
