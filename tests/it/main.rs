@@ -38,6 +38,7 @@ mod settings_check;
 mod tag_pattern;
 mod tag_versions;
 mod tags;
+mod templates;
 mod unchanged_selection;
 mod vectors;
 mod warnings;
