@@ -343,10 +343,10 @@ fn instrument_body(body: &mut Vec<Node>, buffered: bool) {
                 }
             }
             Node::VariableBlock(ws, expr) if buffered => {
-                // Escaped as before: a value marked safe, or a macro's
-                // output (escaped inside), stays unescaped.
-                let safe = expr.is_marked_safe()
-                    || (matches!(expr.val, ExprVal::MacroCall(_)) && expr.filters.is_empty());
+                // Escaped as before: what tera leaves unescaped (marked
+                // safe, a macro's output, a plain concatenation) stays so.
+                let safe =
+                    expr.is_marked_safe() || (expr.filters.is_empty() && unescaped(&expr.val));
                 let mut value = expr.clone();
                 value.filters.push(keep());
                 body.push(Node::Set(
@@ -370,6 +370,19 @@ fn instrument_body(body: &mut Vec<Node>, buffered: bool) {
             _ => {}
         }
         body.push(node);
+    }
+}
+
+/// Whether tera leaves the value of `val` unescaped (before filters): a
+/// macro's output (escaped inside) and a concatenation of no function's
+/// output, as its renderer decides.
+fn unescaped(val: &ExprVal) -> bool {
+    match val {
+        ExprVal::MacroCall(_) => true,
+        ExprVal::StringConcat(concat) => {
+            !(concat.values.iter()).any(|part| matches!(part, ExprVal::FunctionCall(_)))
+        }
+        _ => false,
     }
 }
 

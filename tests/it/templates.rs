@@ -152,5 +152,20 @@ fn templates_that_would_never_end_are_stopped_with_an_error_naming_them() {
         let run = run_within_10s(&repo, &["v1.0.0..", "--template", "fine.tera"]);
         assert_eq!(run.code, 0, "{shape}: {}", run.stderr);
         assert_eq!(run.stdout, "<0><1><1><2><2><3> xb 0,1,2\n", "{shape}");
+        // An HTML template escapes as tera does, inside macros and filter
+        // sections too (where fpcheck measures each value before writing it).
+        repo.write(
+            "page.html",
+            "{% macro m(x) %}<b>{{ x }}</b>{{ x | safe }}{{ x ~ \"<p>\" }}{{ \"<q>\" ~ x | upper }}\
+             {% endmacro m %}{{ self::m(x=\"<i>\") }} {{ \"<u>\" }}\
+             {% filter upper %}{{ \"<s>\" ~ \"a\" }}{{ \"<t>\" }}{% endfilter %}\n",
+        );
+        let run = run_within_10s(&repo, &["v1.0.0..", "--template", "page.html"]);
+        assert_eq!(run.code, 0, "{shape}: {}", run.stderr);
+        assert_eq!(
+            run.stdout,
+            "<b>&lt;i&gt;</b><i><i><p>&lt;Q&gt;&lt;I&gt; &lt;u&gt;&LT;S&GT;A&LT;T&GT;\n",
+            "{shape}"
+        );
     }
 }
