@@ -41,8 +41,8 @@ use super::{exit, print, render_built_in, request, Failure, RuntimeFlags};
   fpcheck patch v7.10.0..v7.11.0 --patch-format json-patch
   fpcheck v7.10.0..v7.11.0 --patch-out version.patch.json")]
 pub(super) struct PatchArgs {
-    /// The releases: FROM..TO, FROM.. (to HEAD), or nothing (the latest tag
-    /// reachable from HEAD..HEAD).
+    /// The releases: FROM..TO, FROM.. (to HEAD), or nothing (the highest
+    /// release reachable from HEAD..HEAD).
     #[arg(value_name = "RANGE")]
     range: Option<String>,
     /// Apply the patch to the file in the working tree (atomically).

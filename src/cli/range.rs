@@ -14,7 +14,7 @@ use super::{emit, exit, request, use_color, ColorWhen, Failure, RuntimeFlags};
 #[derive(Debug, Args, Default)]
 pub(super) struct RangeArgs {
     /// The releases to compare: FROM..TO (e.g. v7.10.0..v7.11.0), FROM..
-    /// (to HEAD), or nothing (the latest tag reachable from HEAD..HEAD).
+    /// (to HEAD), or nothing (the highest release reachable from HEAD..HEAD).
     #[arg(value_name = "RANGE")]
     range: Option<String>,
     /// A second word where the range was expected (`fpcheck A B`): only

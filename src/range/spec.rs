@@ -5,7 +5,7 @@ use super::RangeError;
 /// The two ends the user asked for, before resolution.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RangeSpec {
-    /// `None`: the latest tag reachable from HEAD.
+    /// `None`: the highest release reachable from HEAD.
     pub from: Option<String>,
     /// `None`: HEAD (or the working tree with `worktree`).
     pub to: Option<String>,

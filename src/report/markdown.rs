@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 use tera::{Context, Tera, Value};
 
-use super::{RenderOptions, ReportError};
+use super::{bounded, RenderOptions, ReportError};
 
 /// The embedded default Markdown template (`templates/report.md.tera`).
 pub const DEFAULT_MARKDOWN: &str = include_str!("../../templates/report.md.tera");
@@ -105,6 +105,85 @@ pub(super) fn render_template<T: Serialize>(
     name: &str,
     opts: &RenderOptions,
 ) -> Result<String, ReportError> {
+    let tera = with_templates(template, name)?;
+    let context = context_of(data, opts)?;
+    let text = tera
+        .render(name, &context)
+        .map_err(|e| ReportError(format!("template {name} failed: {}", chain(&e))))?;
+    trimmed(text)
+}
+
+/// [`render_template`] for a user's template (`--template`), which may
+/// come with a pull request: parsed and rendered on a thread of its own
+/// within [`bounded::Limits`], so that it ends, in bounded memory, and
+/// never crashes fpcheck; a bound reached is an error naming the template.
+pub(super) fn render_user_template<T: Serialize>(
+    data: &T,
+    template: &str,
+    name: &str,
+    opts: &RenderOptions,
+) -> Result<String, ReportError> {
+    let context = context_of(data, opts)?;
+    let limits = bounded::Limits::default();
+    let work = move || -> Result<String, ReportError> {
+        let mut tera = with_templates(template, name)?;
+        let beyond = |why: String| {
+            ReportError(format!(
+                "template {name} was stopped: {why} (a template may not recurse, and its nesting, loops, output and time are bounded: see the README)"
+            ))
+        };
+        let budget = bounded::bound(&mut tera, name, limits).map_err(beyond)?;
+        let mut out = Capped {
+            bytes: Vec::new(),
+            budget: &budget,
+        };
+        let done = tera.render_to(name, &context, &mut out);
+        if let Some(why) = budget.stopped() {
+            return Err(beyond(why));
+        }
+        done.map_err(|e| ReportError(format!("template {name} failed: {}", chain(&e))))?;
+        let text = String::from_utf8(out.bytes)
+            .map_err(|_| ReportError(format!("template {name} wrote text that is not UTF-8")))?;
+        trimmed(text)
+    };
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("template".into())
+            .stack_size(bounded::STACK)
+            .spawn_scoped(scope, work)
+            .map_err(|e| ReportError(format!("cannot start rendering template {name}: {e}")))?;
+        worker.join().unwrap_or_else(|_| {
+            Err(ReportError(format!(
+                "rendering template {name} failed inside fpcheck (a bug: please report it)"
+            )))
+        })
+    })
+}
+
+/// The output of a user's template: written within the budget's bytes and
+/// time, or refused with why.
+struct Capped<'a> {
+    bytes: Vec<u8>,
+    budget: &'a bounded::BudgetHandle,
+}
+
+impl std::io::Write for Capped<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.budget
+            .wrote(buf.len())
+            .map_err(std::io::Error::other)?;
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A tera with fpcheck's filters, the section macros and `template` as
+/// `name`.
+fn with_templates(template: &str, name: &str) -> Result<Tera, ReportError> {
     let mut tera = Tera::default();
     // Markdown escapes through its filters; HTML templates autoescape.
     tera.autoescape_on(vec![".html", ".htm"]);
@@ -120,14 +199,20 @@ pub(super) fn render_template<T: Serialize>(
     tera.register_function("get_env", refuse_get_env);
     tera.add_raw_templates([("section.md", SECTION_MARKDOWN), (name, template)])
         .map_err(|e| ReportError(format!("template {name} does not parse: {}", chain(&e))))?;
+    Ok(tera)
+}
+
+/// The context of `data`: its JSON, `max_files`, and itself as `report`.
+fn context_of<T: Serialize>(data: &T, opts: &RenderOptions) -> Result<Context, ReportError> {
     let mut context = Context::from_serialize(data).map_err(|e| ReportError(chain(&e)))?;
     context.insert("max_files", &opts.max_files);
     context.insert("report", data);
-    let text = tera
-        .render(name, &context)
-        .map_err(|e| ReportError(format!("template {name} failed: {}", chain(&e))))?;
-    // A leading template comment leaves blank lines; the hidden marker that
-    // finds a sticky comment must be the first line.
+    Ok(context)
+}
+
+/// A leading template comment leaves blank lines; the hidden marker that
+/// finds a sticky comment must be the first line.
+fn trimmed(text: String) -> Result<String, ReportError> {
     Ok(text.trim_start_matches(['\n', '\r']).to_string())
 }
 

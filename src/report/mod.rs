@@ -10,6 +10,7 @@
 
 use crate::range::{Analysis, RangeOutcome};
 
+mod bounded;
 mod demo;
 mod fingerprint;
 mod fit;
@@ -27,10 +28,10 @@ pub use demo::DemoReport;
 pub use fingerprint::FingerprintReport;
 use fit::fit_within;
 pub use gate::SnapshotWritten;
-use markdown::render_template;
 pub use markdown::{
     escape_markdown, DEFAULT_MARKDOWN, HISTORY_HTML, HISTORY_MARKDOWN, SECTION_MARKDOWN,
 };
+use markdown::{render_template, render_user_template};
 pub use names::{name_end, End};
 pub use patch::PatchReport;
 pub use runtimes::RUNTIMES_MARKDOWN;
@@ -182,7 +183,7 @@ impl Render for Analysis {
             Format::Json => Ok(to_json(self)),
             Format::Table => Ok(render_table(self, opts)),
             Format::Markdown => render_template(self, DEFAULT_MARKDOWN, "report.md", opts),
-            Format::Template(t) => render_template(self, &t.text, &t.name, opts),
+            Format::Template(t) => render_user_template(self, &t.text, &t.name, opts),
             other => Err(ReportError::unsupported(Self::COMMAND, other)),
         }
     }

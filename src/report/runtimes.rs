@@ -1,7 +1,10 @@
 //! The report of several runtimes ([`RuntimesAnalysis`]): the overall
 //! answer first, then each runtime's own report.
 
-use super::{render_table, render_template, to_json, Format, Render, RenderOptions, ReportError};
+use super::{
+    render_table, render_template, render_user_template, to_json, Format, Render, RenderOptions,
+    ReportError,
+};
 use crate::range::RuntimesAnalysis;
 
 /// The embedded Markdown template of several runtimes
@@ -16,7 +19,7 @@ impl Render for RuntimesAnalysis {
             Format::Json => Ok(to_json(self)),
             Format::Table => Ok(table(self, opts)),
             Format::Markdown => render_template(self, RUNTIMES_MARKDOWN, "runtimes.md", opts),
-            Format::Template(t) => render_template(self, &t.text, &t.name, opts),
+            Format::Template(t) => render_user_template(self, &t.text, &t.name, opts),
             other => Err(ReportError::unsupported(Self::COMMAND, other)),
         }
     }

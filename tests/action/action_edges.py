@@ -180,15 +180,16 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: ActRunner, binary: Pa
         else:
             git(fx.remote, "update-ref", "-d", f"refs/tags/{name}")
 
-    # ---- H1. the latest tag is named `--root=nowhere`: it must stay a name.
-    tag_on_remote("--root=nowhere", fx.base)
+    # ---- H1. the latest release is tagged `--root=9.0.0` (its version read
+    # through the tag pattern `--root=*`): it must stay a name.
+    tag_on_remote("--root=9.0.0", fx.base)
     ws = fx.checkout("h1", fx.merge1, f"refs/remotes/pull/{PR}/merge")
-    r = runner.run(ws, "pull_request", pr, no_rc, bin_env)
-    tag_on_remote("--root=nowhere", None)
-    c.check(r.ok, "H1: a tag named --root=nowhere: the run succeeds", dump(r))
+    r = runner.run(ws, "pull_request", pr, {**no_rc, "tag-pattern": "--root=*"}, bin_env)
+    tag_on_remote("--root=9.0.0", None)
+    c.check(r.ok, "H1: a tag named --root=9.0.0: the run succeeds", dump(r))
     # fpcheck's own rule names a tag by its full ref when the short name
     # would read as an option.
-    c.equal(r.outputs.get("from-ref"), "refs/tags/--root=nowhere", "H1: from-ref names the tag, unambiguously")
+    c.equal(r.outputs.get("from-ref"), "refs/tags/--root=9.0.0", "H1: from-ref names the tag, unambiguously")
     c.equal((r.outputs.get("from-commit"), r.outputs.get("to-commit")), (fx.base, fx.head1), "H1: the tag's commit and the head")
     c.equal((r.outputs.get("restart-required"), r.outputs.get("reason")), ("true", "code_changed"), "H1: the verdict is not flipped")
     report = r.report()
@@ -198,30 +199,33 @@ def hostile_runs(c: Checks, tmp: Path, stub: Stub, runner: ActRunner, binary: Pa
         "H1: fpcheck compared the commits the outputs name, with the default root",
     )
 
-    # ---- H2. a tag named `--patch-out=pwned.json`: nothing is written.
-    tag_on_remote("--patch-out=pwned.json", fx.base)
+    # ---- H2. the latest release is tagged `--patch-out=9.0.0` (read through
+    # the tag pattern `--patch-out=*`): nothing is written.
+    tag_on_remote("--patch-out=9.0.0", fx.base)
     ws = fx.checkout("h2", fx.merge1, f"refs/remotes/pull/{PR}/merge")
-    r = runner.run(ws, "pull_request", pr, no_rc, bin_env)
-    tag_on_remote("--patch-out=pwned.json", None)
+    r = runner.run(ws, "pull_request", pr, {**no_rc, "tag-pattern": "--patch-out=*"}, bin_env)
+    tag_on_remote("--patch-out=9.0.0", None)
     c.check(r.ok, "H2: a tag named --patch-out=FILE: the run succeeds", dump(r))
     c.equal(r.outputs.get("from-commit"), fx.base, "H2: from-commit is the tag's commit")
-    pwned = [str(f) for f in home.rglob("pwned*")]
+    pwned = [str(f) for f in home.rglob("9.0.0*")]
     c.equal(pwned, [], "H2: no patch file written")
 
-    # ---- H3. a tag named `HEAD`, outside a pull request: from is the tag's
-    # commit, not the checkout's HEAD (which is `to`).
+    # ---- H3. a tag named `HEAD`, outside a pull request: it names no
+    # version, so it is no release, and `from` is never the checkout's HEAD
+    # (which is `to`).
     tag_on_remote("HEAD", fx.base)
     ws = fx.checkout("h3", fx.head1, "refs/remotes/origin/release/1.2")
     r = runner.run(ws, "push", {"after": fx.head1}, no_rc, bin_env)
     tag_on_remote("HEAD", None)
     c.check(r.ok, "H3: a tag named HEAD: the run succeeds", dump(r))
-    c.equal(
-        (r.outputs.get("from-ref"), r.outputs.get("from-commit")), ("refs/tags/HEAD", fx.base), "H3: from is the tag HEAD's commit"
+    c.check(
+        r.outputs.get("from-ref") not in ("HEAD", "refs/tags/HEAD") and r.outputs.get("from-commit") != fx.head1,
+        "H3: from is a release, not the tag HEAD nor HEAD",
+        dump(r),
     )
     c.equal(r.outputs.get("to-commit"), fx.head1, "H3: to is the pushed commit")
     report = r.report()
-    c.equal(report.get("from", {}).get("commit"), fx.base, "H3: fpcheck compared the tag's commit, not HEAD with itself")
-    c.equal(r.outputs.get("restart-required"), "true", "H3: restart-required")
+    c.equal(report.get("from", {}).get("commit"), r.outputs.get("from-commit"), "H3: fpcheck compared the commit from names")
 
     # ---- H4. `path` outside the workspace: refused before any fetch.
     other = fx.checkout("h4-other", fx.merge1, f"refs/remotes/pull/{PR}/merge")

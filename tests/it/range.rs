@@ -287,7 +287,7 @@ fn no_range_uses_the_latest_tag_and_explains_when_there_is_none() {
     );
     assert_eq!(
         j["notes"][0],
-        "no range given: comparing v1.0.0, the latest tag reachable from HEAD, with HEAD"
+        "no range given: comparing v1.0.0, the highest version of the tags reachable from HEAD, with HEAD"
     );
     repo.tag("v1.1.0");
     let j = repo.fpcheck(&["--format", "json"]).json();

@@ -188,7 +188,7 @@ fn resolve_only_names_the_ends_by_the_tag_rule_and_reads_no_tree() {
     assert_eq!(
         run.stdout,
         format!(
-            "from v1.1.0 {}\nto HEAD {}\nnote: no range given: comparing v1.1.0, the latest tag reachable from HEAD, with HEAD\n",
+            "from v1.1.0 {}\nto HEAD {}\nnote: no range given: comparing v1.1.0, the highest version of the tags reachable from HEAD, with HEAD\n",
             ids[2], ids[3]
         )
     );

@@ -199,7 +199,7 @@ fn the_default_from_is_the_latest_release_of_the_runtimes_pattern() {
             "note: no range given: server-v1.1.0 is tagged server-v1.1.0, so comparing the release before it, server-v1.0.0, with server-v1.1.0".to_string()
         )
     );
-    // --tag-match replaces the pattern (git describe's nearest), and
+    // --tag-match replaces the pattern, and
     // --tag-pattern replaces it for every runtime.
     assert_eq!(
         resolved(&repo, &["--runtime", "server", "--tag-match", "worker-v*"]).0,
@@ -274,6 +274,8 @@ fn a_range_without_from_compares_each_runtime_with_its_own_last_release() {
 #[test]
 fn a_treeless_clone_resolves_without_the_pattern_and_says_so() {
     let repo = monorepo();
+    // Every tag counted: the plain version tag is the release.
+    repo.git(&["tag", "v1.0.0", "server-v1.0.0"]);
     repo.git(&["config", "uploadpack.allowFilter", "true"]);
     let dir = tempfile::tempdir().unwrap();
     let clone = dir.path().join("treeless.git");
@@ -328,7 +330,7 @@ fn a_treeless_clone_resolves_without_the_pattern_and_says_so() {
     assert!(!run.stdout.contains("treeless"), "{}", run.stdout);
 }
 
-/// git describe takes the nearest tag; a monorepo's runtimes tag commits
+/// Not the nearest tag (git describe's): a monorepo's runtimes tag commits
 /// in any order, so the runtime's latest release is its highest version.
 #[test]
 fn the_highest_version_wins_over_the_nearest_tag() {

@@ -82,20 +82,25 @@ fn a_tagged_to_compares_with_the_release_before_it_by_the_same_globs() {
     assert_eq!(run.json()["to"]["commit"], three.as_str());
 }
 
+/// A tag named `HEAD` names no version, so it is no release (and the
+/// release found is the commit it tags, never HEAD read as a name).
 #[test]
-fn a_tag_named_head_is_the_commit_it_tags_not_head() {
+fn a_tag_named_head_is_no_release_and_never_read_as_head() {
     let repo = TestRepo::new();
     repo.write("src/app.py", "A = 1\n");
     let one = repo.commit("one");
-    repo.tag("HEAD");
+    repo.tag("v1.0.0");
     repo.write("src/app.py", "A = 2\n");
-    let two = repo.commit("two");
+    repo.commit("two");
+    repo.tag("HEAD");
+    repo.write("src/app.py", "A = 3\n");
+    let three = repo.commit("three");
     let run = repo.fpcheck(&["--format=json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let json = run.json();
     assert_eq!(json["from"]["commit"], one.as_str(), "{json}");
-    assert_eq!(json["from"]["ref"], "refs/tags/HEAD");
-    assert_eq!(json["to"]["commit"], two.as_str());
+    assert_eq!(json["from"]["ref"], "v1.0.0");
+    assert_eq!(json["to"]["commit"], three.as_str());
     assert_eq!(json["restart_required"], true);
 }
 
