@@ -25,6 +25,8 @@ mod stream;
 mod window;
 
 pub use crate::changes::ChangeKind;
+/// The parser's safety limits, shared with [`crate::imports`].
+pub(crate) use limits::{tokens_ok, MAX_TREE_DEPTH};
 pub use apply::{
     avoidable, avoidable_markdown, avoidable_sentence, may_be_avoidable, settings_changed,
 };

@@ -166,6 +166,25 @@ pub struct RuntimeFlags {
     /// RANGE` and `patch`: repeat to analyse several; none: all of them).
     #[arg(long, value_name = "NAME")]
     pub runtime: Vec<String>,
+    /// The settings of an end that commits no fpcheck.toml: `to` (the `to`
+    /// end's file, else HEAD's; in `history` the newest release's, else
+    /// HEAD's), `from` (the `from` end's file: what a pull request's check
+    /// uses, so the pull request cannot choose them), or `none` (the
+    /// defaults).
+    #[arg(long, value_enum, value_name = "WHICH", default_value = "to")]
+    pub config_fallback: ConfigFallback,
+}
+
+/// `--config-fallback`'s values.
+#[derive(Clone, Copy, Debug, Default, clap::ValueEnum)]
+pub enum ConfigFallback {
+    /// The `to` end's file, else HEAD's.
+    #[default]
+    To,
+    /// The `from` end's file, else none.
+    From,
+    /// None: the defaults.
+    None,
 }
 
 impl RuntimeFlags {
@@ -422,11 +441,17 @@ pub fn request(
     root: Option<String>,
     in_repository: bool,
 ) -> Result<config::SettingsRequest, Failure> {
-    Ok(config::SettingsRequest::of(
+    let mut request = config::SettingsRequest::of(
         flags.config.as_deref(),
         in_repository,
         overrides(flags, root)?,
-    )?)
+    )?;
+    request.fallback_rule = match flags.config_fallback {
+        ConfigFallback::To => config::FallbackRule::ToThenHead,
+        ConfigFallback::From => config::FallbackRule::From,
+        ConfigFallback::None => config::FallbackRule::Off,
+    };
+    Ok(request)
 }
 
 /// `--tag-pattern GLOB`, checked as the `tag_pattern` key is.

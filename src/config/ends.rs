@@ -95,6 +95,63 @@ impl SettingsOrigin {
     }
 }
 
+/// Which committed file applies at an end that commits no `fpcheck.toml`
+/// (with [`SettingsOrigin::Committed`]): a config committed today reaches
+/// the releases made before it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FallbackRule {
+    /// The `to` end's file, else the one committed at HEAD (a range); the
+    /// newest release's, else HEAD's (`history`).
+    #[default]
+    ToThenHead,
+    /// The `from` end's file, else none: what a pull request's check uses,
+    /// so that the pull request cannot choose the base's settings.
+    From,
+    /// None: such an end reads the defaults (and the flags).
+    Off,
+}
+
+/// The file an end without its own `fpcheck.toml` reads, and its name.
+#[derive(Clone, Debug)]
+pub struct Fallback {
+    /// The file.
+    pub file: ConfigFile,
+    /// Where it is committed, for reports (`fpcheck.toml at HEAD`).
+    pub shown: String,
+}
+
+impl Fallback {
+    /// The file committed at `tree` (`name` in messages), if any.
+    pub fn at_revision(
+        repo: &Session,
+        tree: ObjectId,
+        name: &str,
+    ) -> Result<Option<Fallback>, ConfigError> {
+        Ok(at_revision(repo, tree, name)?.map(|file| Fallback {
+            file,
+            shown: format!("{FILE_NAME} at {name}"),
+        }))
+    }
+
+    /// The file committed at HEAD, if any (`None` when HEAD is unborn).
+    pub fn at_head(repo: &Session) -> Result<Option<Fallback>, ConfigError> {
+        let Ok(head) = repo.repo().head_id() else {
+            return Ok(None);
+        };
+        let tree = repo.commit_tree(head.detach(), "the commit of HEAD", "HEAD")?;
+        // A treeless clone (a check that fetched only its ends) has none to read.
+        if !repo.has(tree) {
+            return Ok(None);
+        }
+        Fallback::at_revision(repo, tree, "HEAD")
+    }
+
+    /// How a report names it at an end `name` that commits none.
+    fn shown_at(&self, name: &str) -> String {
+        format!("{} ({name} has none)", self.shown)
+    }
+}
+
 /// What the user asked for: a [`SettingsOrigin`] and the [`Overrides`]
 /// over it at every end (the edges make one with `SettingsRequest::of`).
 #[derive(Clone, Debug)]
@@ -103,6 +160,10 @@ pub struct SettingsRequest {
     pub origin: SettingsOrigin,
     /// The flags over them.
     pub overrides: Overrides,
+    /// Which file an end without its own reads.
+    pub fallback_rule: FallbackRule,
+    /// That file, once the command found it (see [`FallbackRule`]).
+    pub fallback: Option<Fallback>,
 }
 
 /// One end's settings and where they came from: a [`RuntimeSpec`] and
@@ -132,7 +193,70 @@ impl SettingsRequest {
         SettingsRequest {
             origin: SettingsOrigin::None,
             overrides,
+            fallback_rule: FallbackRule::Off,
+            fallback: None,
         }
+    }
+
+    /// The committed file that applies at the revision whose tree is
+    /// `tree` (`name` in messages): its own, else the fallback; and how a
+    /// report names it.
+    pub fn committed_at(
+        &self,
+        repo: &Session,
+        tree: ObjectId,
+        name: &str,
+    ) -> Result<(Option<ConfigFile>, String), ConfigError> {
+        let own = at_revision(repo, tree, name)?;
+        Ok(self.or_fallback(own, format!("{FILE_NAME} at {name}"), name))
+    }
+
+    /// `own` (named `shown`) at the end `name`, else the fallback.
+    pub fn or_fallback(
+        &self,
+        own: Option<ConfigFile>,
+        shown: String,
+        name: &str,
+    ) -> (Option<ConfigFile>, String) {
+        match (own, &self.fallback) {
+            (None, Some(fb)) => (Some(fb.file.clone()), fb.shown_at(name)),
+            (own, _) => (own, shown),
+        }
+    }
+
+    /// This request with its fallback found for a range `from..to` (`to`:
+    /// `None` for the working tree, whose own file is read by
+    /// `to_worktree`), by its [`FallbackRule`]. Only for
+    /// [`SettingsOrigin::Committed`].
+    pub fn with_range_fallback(
+        mut self,
+        repo: &Session,
+        from: (ObjectId, &str),
+        to: Option<(ObjectId, &str)>,
+        to_worktree: Option<&Path>,
+    ) -> Result<SettingsRequest, ConfigError> {
+        if !matches!(self.origin, SettingsOrigin::Committed) || self.fallback.is_some() {
+            return Ok(self);
+        }
+        self.fallback = match self.fallback_rule {
+            FallbackRule::Off => None,
+            FallbackRule::From => Fallback::at_revision(repo, from.0, from.1)?,
+            FallbackRule::ToThenHead => {
+                let to_file = match (to, to_worktree) {
+                    (Some((tree, name)), _) => Fallback::at_revision(repo, tree, name)?,
+                    (None, Some(top)) => ConfigFile::find_in(top)?.map(|(_, file)| Fallback {
+                        file,
+                        shown: format!("{FILE_NAME} in the working tree"),
+                    }),
+                    (None, None) => None,
+                };
+                match to_file {
+                    Some(f) => Some(f),
+                    None => Fallback::at_head(repo)?,
+                }
+            }
+        };
+        Ok(self)
     }
 
     /// The settings of the revision whose tree is `tree` (`name` in messages).
@@ -144,8 +268,7 @@ impl SettingsRequest {
     ) -> Result<SpecWithOrigin, ConfigError> {
         match &self.origin {
             SettingsOrigin::Committed => {
-                let file = at_revision(repo, tree, name)?;
-                let shown = format!("{FILE_NAME} at {name}");
+                let (file, shown) = self.committed_at(repo, tree, name)?;
                 self.resolve_end(file.as_ref(), &shown, named(&shown))
             }
             _ => self.shared(),
@@ -156,8 +279,12 @@ impl SettingsRequest {
     pub fn at_worktree(&self, top: &Path) -> Result<SpecWithOrigin, ConfigError> {
         match &self.origin {
             SettingsOrigin::Committed => {
-                let file = ConfigFile::find_in(top)?.map(|(_, f)| f);
-                let shown = format!("{FILE_NAME} in the working tree");
+                let own = ConfigFile::find_in(top)?.map(|(_, f)| f);
+                let (file, shown) = self.or_fallback(
+                    own,
+                    format!("{FILE_NAME} in the working tree"),
+                    "the working tree",
+                );
                 self.resolve_end(file.as_ref(), &shown, named(&shown))
             }
             _ => self.shared(),
@@ -307,6 +434,8 @@ mod tests {
                 file,
             },
             overrides: Overrides::default(),
+            fallback_rule: FallbackRule::Off,
+            fallback: None,
         };
         let err = request.shared().unwrap_err().to_string();
         assert!(

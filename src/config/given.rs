@@ -76,6 +76,8 @@ impl SettingsRequest {
         Ok(SettingsRequest {
             origin: SettingsOrigin::of(config, committed)?,
             overrides,
+            fallback_rule: super::FallbackRule::default(),
+            fallback: None,
         })
     }
 }

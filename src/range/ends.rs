@@ -293,7 +293,7 @@ pub(super) fn read_git(
         &release,
         &fp,
     )
-    .with_tag_version(src.tag_version());
+    .with_release_version(release::pyproject_version(src)?, src.tag_version());
     side.tree = Some(rev.tree);
     let side = match skipped {
         Some(files) => side.skipped(files),
@@ -330,7 +330,8 @@ pub(super) fn read_worktree(
         ids.insert(f.path.clone(), id);
     }
     Ok(Read {
-        side: Side::new(WORKTREE.into(), None, true, &release, &fp),
+        side: Side::new(WORKTREE.into(), None, true, &release, &fp)
+            .with_release_version(release::pyproject_version(src)?, None),
         release,
         fp,
         ids,
