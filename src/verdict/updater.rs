@@ -350,7 +350,35 @@ mod tests {
                 new_fingerprint: crate::fingerprint::available(nf),
                 ..MarkerInputs::default()
             };
-            assert_eq!(never_fail_open(&i, &decide(&i)), want, "row {n}");
+            let (marker, by) = never_fail_open(&i, &decide(&i));
+            assert_eq!((marker, by.is_some()), want, "row {n}");
+        }
+    }
+
+    /// No version file on either side: a code change writes the marker;
+    /// an unchanged code does not, and any version file keeps section 6.
+    #[test]
+    fn without_a_version_file_a_code_change_writes_the_marker() {
+        use AskedBy::*;
+        #[rustfmt::skip]
+        let rows: &[(&str, &str, &str, &str, bool, Option<MarkerReason>, AskedBy)] = &[
+            ("", "", A, B, true, Some(BrainUpdate), NoVersionFile),
+            ("", "", A, A, true, None, Section6),
+            ("", "", A, "", true, Some(BrainUpdate), UnavailableFingerprint),
+            // A version file there: the reference's rule alone.
+            ("", "", A, B, false, None, Section6),
+            ("1.0", "1.0", A, B, false, None, Section6),
+        ];
+        for (n, &(ov, nv, of, nf, none, marker, by)) in rows.iter().enumerate() {
+            let d = decide_gate(&MarkerInputs {
+                old_version: ov,
+                new_version: nv,
+                old_fingerprint: crate::fingerprint::available(of),
+                new_fingerprint: crate::fingerprint::available(nf),
+                no_version_file: none,
+                ..MarkerInputs::default()
+            });
+            assert_eq!((d.marker, d.asked_by), (marker, by), "row {n}");
         }
     }
 
