@@ -3,6 +3,7 @@
 mod support;
 
 mod action;
+mod anyones_repo;
 mod attributes;
 mod classify;
 mod classify_cache;
