@@ -104,7 +104,8 @@ Exit status:
   0  success (with --exit-code: no restart)
   1  with --exit-code: a restart would be forced; status: the process must restart
   2  usage error: bad flags or configuration
-  3  the fingerprint is unavailable (why is printed; --json still prints)
+  3  the fingerprint is unavailable (why is printed; --json still prints);
+     history: no release has one
   4  the input cannot be read: not a repository, unknown revision, missing objects
   5  the output cannot be written
   6  internal error: a bug in fpcheck (please report it)";
