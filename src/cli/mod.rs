@@ -278,7 +278,7 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
-    let cli = match lazy::parse::<Cli>(args) {
+    let cli = match lazy::parse::<Cli>(command_first(args)) {
         Ok(cli) => cli,
         Err(e) => {
             // --help and --version print and succeed; bad flags exit 2.
@@ -317,6 +317,49 @@ where
             f.code
         }
     }
+}
+
+/// The command line with a subcommand named after flags moved before them,
+/// as `git -C DIR log` takes its global flags: `fpcheck --repo DIR history`
+/// is `fpcheck history --repo DIR` (the subcommand then checks the flags).
+/// Flags are known by the top-level command's own (the range's), so that a
+/// flag's value (`--repo history`) is never taken for a command; anything
+/// it does not know (an unknown flag, `--`) leaves the line as it is.
+fn command_first(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let takes_value = |arg: &clap::Arg| arg.get_action().takes_values();
+    let mut i = 1;
+    while let Some(word) = args.get(i).and_then(|a| a.to_str()) {
+        if word == "--" {
+            return args;
+        }
+        if let Some(long) = word.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((name, _)) => (name, true),
+                None => (long, false),
+            };
+            let Some(arg) = cmd.get_arguments().find(|a| a.get_long() == Some(name)) else {
+                return args;
+            };
+            i += if takes_value(arg) && !inline { 2 } else { 1 };
+            continue;
+        }
+        if let Some(short) = word.strip_prefix('-').filter(|s| !s.is_empty()) {
+            let first = short.chars().next().unwrap_or_default();
+            let Some(arg) = cmd.get_arguments().find(|a| a.get_short() == Some(first)) else {
+                return args;
+            };
+            i += if takes_value(arg) && short.len() == 1 { 2 } else { 1 };
+            continue;
+        }
+        if i > 1 && cmd.find_subcommand(word).is_some() {
+            let command = args.remove(i);
+            args.insert(1, command);
+        }
+        return args;
+    }
+    args
 }
 
 /// Runs the parsed command.

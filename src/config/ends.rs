@@ -208,20 +208,50 @@ impl SettingsRequest {
         name: &str,
     ) -> Result<(Option<ConfigFile>, String), ConfigError> {
         let own = at_revision(repo, tree, name)?;
-        Ok(self.or_fallback(own, format!("{FILE_NAME} at {name}"), name))
+        let shown = format!("{FILE_NAME} at {name}");
+        if own.is_some() || self.fallback.is_none() {
+            return Ok((own, shown));
+        }
+        let root = resolve(None, &self.overrides)?.root;
+        let root_there = has_dir(repo, tree, &root, name)?;
+        Ok(self.or_fallback(own, shown, name, root_there))
     }
 
-    /// `own` (named `shown`) at the end `name`, else the fallback.
+    /// `own` (named `shown`) at the end `name`, else the fallback, unless
+    /// the end's own settings (the defaults and flags) find their root
+    /// there (`root_there`): those are then what its gate most likely
+    /// ran with, and a file from another end must not hide a change they
+    /// see. The fallback is for the end whose own settings find nothing.
     pub fn or_fallback(
         &self,
         own: Option<ConfigFile>,
         shown: String,
         name: &str,
+        root_there: bool,
     ) -> (Option<ConfigFile>, String) {
         match (own, &self.fallback) {
-            (None, Some(fb)) => (Some(fb.file.clone()), fb.shown_at(name)),
+            (None, Some(fb)) if !root_there => (Some(fb.file.clone()), fb.shown_at(name)),
             (own, _) => (own, shown),
         }
+    }
+
+    /// Whether the root of this request's own settings without a file (the
+    /// defaults and flags) is a directory of the working tree at `top`.
+    pub fn own_root_in(&self, top: &Path) -> Result<bool, ConfigError> {
+        let root = resolve(None, &self.overrides)?.root;
+        Ok(std::fs::symlink_metadata(top.join(&root)).is_ok_and(|m| m.is_dir()))
+    }
+
+    /// Whether the root of this request's own settings without a file is
+    /// a directory of the tree `tree` (`name` in messages).
+    pub fn own_root_at(
+        &self,
+        repo: &Session,
+        tree: ObjectId,
+        name: &str,
+    ) -> Result<bool, ConfigError> {
+        let root = resolve(None, &self.overrides)?.root;
+        has_dir(repo, tree, &root, name)
     }
 
     /// This request with its fallback found for a range `from..to` (`to`:
@@ -280,10 +310,12 @@ impl SettingsRequest {
         match &self.origin {
             SettingsOrigin::Committed => {
                 let own = ConfigFile::find_in(top)?.map(|(_, f)| f);
+                let root_there = own.is_some() || self.own_root_in(top)?;
                 let (file, shown) = self.or_fallback(
                     own,
                     format!("{FILE_NAME} in the working tree"),
                     "the working tree",
+                    root_there,
                 );
                 self.resolve_end(file.as_ref(), &shown, named(&shown))
             }
@@ -366,6 +398,23 @@ impl SettingsRequest {
             origin: file.map(|_| shown.to_string()),
         })
     }
+}
+
+/// Whether `path` (from the top, `""` or `.` the top) is a directory of
+/// the tree `tree`; `name` names the revision in messages.
+fn has_dir(repo: &Session, tree: ObjectId, path: &str, name: &str) -> Result<bool, ConfigError> {
+    let mut id = tree;
+    for part in path.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        let t = repo.tree(id, &format!("the tree of {name}"), name)?;
+        let Some(entry) = t.find_entry(part) else {
+            return Ok(false);
+        };
+        if !entry.mode().is_tree() {
+            return Ok(false);
+        }
+        id = entry.object_id();
+    }
+    Ok(true)
 }
 
 /// `shown` as the start of a message, naming no setting (raw: names are

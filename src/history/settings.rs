@@ -127,14 +127,15 @@ fn with_fallback(
         fallback,
         ..request.clone()
     };
-    Ok(own
-        .into_iter()
+    own.into_iter()
         .zip(tags)
         .map(|(c, tag)| {
-            let (file, shown) = request.or_fallback(c.file, c.shown, &tag.name);
-            Committed { file, shown }
+            let root_there = c.file.is_some()
+                || request.own_root_at(repo, tree_of(repo, tag)?, &tag.name)?;
+            let (file, shown) = request.or_fallback(c.file, c.shown, &tag.name, root_there);
+            Ok(Committed { file, shown })
         })
-        .collect())
+        .collect()
 }
 
 /// The `[runtimes.NAME]` names declared by any release (or by `--config`).

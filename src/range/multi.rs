@@ -431,10 +431,12 @@ fn declared(
                 None => {
                     let top = super::ends::workdir(repo)?;
                     let own = ConfigFile::find_in(&top)?.map(|(_, f)| f);
+                    let root_there = own.is_some() || options.settings.own_root_in(&top)?;
                     let (t, shown) = options.settings.or_fallback(
                         own,
                         format!("{} in the working tree", config::FILE_NAME),
                         "the working tree",
+                        root_there,
                     );
                     Declared {
                         names: names(t.as_ref()),
