@@ -209,3 +209,46 @@ plugin = importlib.import_module(PLUGIN)
         "fpcheck: warning: with root `src/app`, 1 update read free that the default root `src` restarts (v1.0.0 → v1.1.0): the proposed root may leave out code the server runs; check it before relying on it\n"
     );
 }
+
+/// `fingerprint --rev` names `--root` when the root is not at the
+/// revision, and reads HEAD's config for a revision that commits none.
+#[test]
+fn fingerprint_rev_hints_at_the_root_and_reads_heads_config() {
+    let r = TestRepo::new();
+    r.write("uvicorn/main.py", "n = 1\n").commit_and_tag("a", "0.34.3");
+    let run = r.fpcheck(&["fingerprint", "--rev", "0.34.3"]);
+    assert_eq!(run.code, 3);
+    assert_eq!(
+        run.stderr,
+        "fpcheck: fingerprint unavailable: src does not exist\n\
+         fpcheck: hint: the runtime root `src` is not in 0.34.3: pass --root DIR (the directory your server runs from), or set `root` in fpcheck.toml (`fpcheck init` proposes one)\n"
+    );
+    r.write("fpcheck.toml", "[runtime]\nroot = \"uvicorn\"\n").commit("config");
+    let run = r.fpcheck(&["fingerprint", "--rev", "0.34.3", "--json"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["settings"]["root"], "uvicorn");
+}
+
+/// Global flags before the command, as `git -C DIR log` takes them.
+#[test]
+fn global_flags_may_come_before_the_command() {
+    let r = TestRepo::new();
+    r.write("src/app.py", "n = 1\n").commit_and_tag("a", "v1.0.0");
+    r.write("src/app.py", "n = 2\n").commit_and_tag("b", "v1.1.0");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let repo = r.path().to_str().unwrap();
+    let run = crate::support::fpcheck_in(
+        elsewhere.path(),
+        &["--repo", repo, "history", "--format", "json"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["summary"]["updates"], 1);
+    let run = crate::support::fpcheck_in(
+        elsewhere.path(),
+        &[&format!("--repo={repo}"), "--format", "json", "history"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // A value that names a command stays a value.
+    let run = crate::support::fpcheck_in(elsewhere.path(), &["--repo", "history", "v1.0.0..v1.1.0"]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+}
