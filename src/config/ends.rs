@@ -212,8 +212,7 @@ impl SettingsRequest {
         if own.is_some() || self.fallback.is_none() {
             return Ok((own, shown));
         }
-        let root = resolve(None, &self.overrides)?.root;
-        let root_there = has_dir(repo, tree, &root, name)?;
+        let root_there = has_dir(repo, tree, &self.own_root()?, name)?;
         Ok(self.or_fallback(own, shown, name, root_there))
     }
 
@@ -238,7 +237,7 @@ impl SettingsRequest {
     /// Whether the root of this request's own settings without a file (the
     /// defaults and flags) is a directory of the working tree at `top`.
     pub fn own_root_in(&self, top: &Path) -> Result<bool, ConfigError> {
-        let root = resolve(None, &self.overrides)?.root;
+        let root = self.own_root()?;
         Ok(std::fs::symlink_metadata(top.join(&root)).is_ok_and(|m| m.is_dir()))
     }
 
@@ -250,8 +249,17 @@ impl SettingsRequest {
         tree: ObjectId,
         name: &str,
     ) -> Result<bool, ConfigError> {
-        let root = resolve(None, &self.overrides)?.root;
-        has_dir(repo, tree, &root, name)
+        has_dir(repo, tree, &self.own_root()?, name)
+    }
+
+    /// The root of the defaults and flags, without a file (a runtime's
+    /// name, which only a file declares, aside).
+    fn own_root(&self) -> Result<String, ConfigError> {
+        let overrides = Overrides {
+            runtime: None,
+            ..self.overrides.clone()
+        };
+        Ok(resolve(None, &overrides)?.root)
     }
 
     /// This request with its fallback found for a range `from..to` (`to`:
