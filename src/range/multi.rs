@@ -43,6 +43,14 @@ impl RangeOutcome {
         }
     }
 
+    /// Each runtime's report.
+    pub fn analyses(&self) -> Box<dyn Iterator<Item = &Analysis> + '_> {
+        match self {
+            RangeOutcome::One(a) => Box::new(std::iter::once(&**a)),
+            RangeOutcome::Many(m) => Box::new(m.runtimes.iter().map(|r| &r.analysis)),
+        }
+    }
+
     /// Each runtime's report, for what is done to every one alike
     /// (classification, naming the ends).
     pub fn analyses_mut(&mut self) -> Box<dyn Iterator<Item = &mut Analysis> + '_> {

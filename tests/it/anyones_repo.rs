@@ -252,3 +252,32 @@ fn global_flags_may_come_before_the_command() {
     let run = crate::support::fpcheck_in(elsewhere.path(), &["--repo", "history", "v1.0.0..v1.1.0"]);
     assert_eq!(run.code, 4, "{}", run.stderr);
 }
+
+/// `patch` records the `to` end's commit: an edit of the runtime not yet
+/// committed is said, naming `--worktree`.
+#[test]
+fn patch_says_when_the_working_tree_runtime_is_not_heads() {
+    let r = TestRepo::new();
+    r.write("src/a.py", "x = 1\n")
+        .write("version.json", "{\"version\": \"1.0.0\"}\n")
+        .commit_and_tag("a", "v1.0.0");
+    r.write("src/a.py", "x = 2\n")
+        .write("version.json", "{\"version\": \"1.1.0\"}\n")
+        .commit("b");
+    let clean = r.fpcheck(&["patch", "v1.0.0.."]);
+    assert_eq!(clean.code, 0, "{}", clean.stderr);
+    assert!(!clean.stderr.contains("working tree's runtime"), "{}", clean.stderr);
+    r.write("src/a.py", "x = 3\n");
+    let dirty = r.fpcheck(&["patch", "v1.0.0.."]);
+    assert_eq!(dirty.code, 0, "{}", dirty.stderr);
+    assert_eq!(dirty.stdout, clean.stdout);
+    assert!(
+        dirty.stderr.contains("fpcheck: warning: the working tree's runtime differs from HEAD (fingerprint ")
+            && dirty.stderr.contains("the patch records HEAD's; commit first, or pass --worktree to record the working tree's"),
+        "{}",
+        dirty.stderr
+    );
+    let worktree = r.fpcheck(&["patch", "v1.0.0..", "--worktree"]);
+    assert!(!worktree.stderr.contains("working tree's runtime"), "{}", worktree.stderr);
+    assert_ne!(worktree.stdout, clean.stdout);
+}
