@@ -281,3 +281,59 @@ fn patch_says_when_the_working_tree_runtime_is_not_heads() {
     assert!(!worktree.stderr.contains("working tree's runtime"), "{}", worktree.stderr);
     assert_ne!(worktree.stdout, clean.stdout);
 }
+
+/// Each output is written or reported on its own: a `--report` over its
+/// size limit does not discard the Markdown report or the patch asked for
+/// in the same run; the exit code is the failed one's.
+#[test]
+fn outputs_are_independent_of_each_other() {
+    let r = TestRepo::new();
+    r.write("src/a.py", "x = 1\n")
+        .write("version.json", "{\"version\": \"1.0.0\"}\n")
+        .commit_and_tag("a", "v1.0.0");
+    r.write("src/a.py", "x = 2\n")
+        .write("version.json", "{\"version\": \"1.1.0\"}\n")
+        .commit_and_tag("b", "v1.1.0");
+    let run = r.fpcheck(&[
+        "v1.0.0..v1.1.0",
+        "--report",
+        "json:10=small.json",
+        "--report",
+        "markdown=report.md",
+        "--patch-out",
+        "patch.json",
+        "-o",
+        "main.txt",
+    ]);
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    assert!(run.stderr.starts_with("fpcheck: error: --report small.json: "), "{}", run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    assert!(!r.join("small.json").exists());
+    for written in ["report.md", "patch.json", "main.txt"] {
+        assert!(r.join(written).is_file(), "{written} was not written");
+    }
+}
+
+/// `--max-files` reaches every list: each group of changes not counted
+/// shows up to it (8 without the flag, as before).
+#[test]
+fn max_files_reaches_the_changes_not_counted() {
+    let r = TestRepo::new();
+    r.write("src/a.py", "x = 1\n").commit_and_tag("a", "v1.0.0");
+    for n in 0..12 {
+        r.write(&format!("docs/page{n:02}.md"), "text\n");
+    }
+    r.commit_and_tag("docs", "v1.1.0");
+    let line = |args: &[&str]| {
+        let run = r.fpcheck(args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.stdout
+            .lines()
+            .find(|l| l.starts_with("  outside the runtime root (12): "))
+            .unwrap_or_else(|| panic!("{}", run.stdout))
+            .to_string()
+    };
+    assert!(line(&["v1.0.0..v1.1.0"]).ends_with("docs/page07.md and 4 more"));
+    assert!(line(&["v1.0.0..v1.1.0", "--max-files", "20"]).ends_with("docs/page10.md, docs/page11.md"));
+    assert!(line(&["v1.0.0..v1.1.0", "--max-files", "3"]).ends_with("docs/page02.md and 9 more"));
+}
