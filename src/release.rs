@@ -354,6 +354,14 @@ pub fn pyproject_version(source: &dyn Source) -> Result<Option<String>, SourceEr
     Ok(None)
 }
 
+/// The directory holding a `src/` layout's package root (`project/src`
+/// for `project/src/package`), whose parent is the project: `None` for
+/// any other root.
+pub fn src_layout_parent(root: &str) -> Option<&str> {
+    let (parent, _) = root.rsplit_once('/')?;
+    (parent == "src" || parent.ends_with("/src")).then_some(parent)
+}
+
 /// `[project] version` of a `pyproject.toml`'s bytes, stripped and non-empty.
 fn project_version(bytes: &[u8]) -> Option<String> {
     let doc = toml::from_str::<toml::Table>(std::str::from_utf8(bytes).ok()?).ok()?;

@@ -337,3 +337,39 @@ fn max_files_reaches_the_changes_not_counted() {
     assert!(line(&["v1.0.0..v1.1.0", "--max-files", "20"]).ends_with("docs/page10.md, docs/page11.md"));
     assert!(line(&["v1.0.0..v1.1.0", "--max-files", "3"]).ends_with("docs/page02.md and 9 more"));
 }
+
+/// A monorepo of servers, each a `src/` layout with its own
+/// `pyproject.toml` and no version file: each runtime's version is its
+/// project's, and one going backwards is warned about (range and history).
+#[test]
+fn a_monorepo_runtimes_own_pyproject_version_going_backwards_is_warned() {
+    let r = TestRepo::new();
+    let config = "[runtimes.fetch]\nroot = \"servers/fetch/src/mcp_fetch\"\n\
+                  [runtimes.time]\nroot = \"servers/time/src/mcp_time\"\n";
+    let project = |v: &str| format!("[project]\nname = \"x\"\nversion = \"{v}\"\n");
+    r.write("fpcheck.toml", config)
+        .write("servers/fetch/pyproject.toml", project("0.6.2"))
+        .write("servers/fetch/src/mcp_fetch/server.py", "a = 1\n")
+        .write("servers/time/pyproject.toml", project("0.6.2"))
+        .write("servers/time/src/mcp_time/server.py", "b = 1\n")
+        .commit_and_tag("one", "2025.1.1");
+    r.write("servers/fetch/pyproject.toml", project("0.6.1"))
+        .write("servers/time/pyproject.toml", project("0.6.3"))
+        .commit_and_tag("two", "2025.2.1");
+    let report = r.verdict_json(&["2025.1.1..2025.2.1"]);
+    let runtimes = report["runtimes"].as_array().unwrap();
+    let fetch = runtimes.iter().find(|x| x["name"] == "fetch").unwrap();
+    assert_eq!(fetch["from"]["release_version"]["shown"], "0.6.2 (pyproject.toml)");
+    assert_eq!(fetch["to"]["release_version"]["shown"], "0.6.1 (pyproject.toml)");
+    assert!(
+        fetch["warnings"].as_array().unwrap().iter().any(|w| w["code"]
+            == "version_went_backwards"
+            && w["message"] == "the version in pyproject.toml went backwards: 0.6.2 → 0.6.1"),
+        "{fetch}"
+    );
+    let time = runtimes.iter().find(|x| x["name"] == "time").unwrap();
+    assert!(!crate::support::warning_codes(time).contains(&"version_went_backwards"));
+    let history = r.history_json(&["--runtime", "fetch"]);
+    assert_eq!(history["tags"][1]["pyproject_version"], "0.6.1");
+    assert!(crate::support::warning_codes(&history["releases"][0]).contains(&"version_went_backwards"));
+}
