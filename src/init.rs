@@ -704,7 +704,11 @@ fn runtime_keys(out: &mut String, p: &Proposal, lead: &str, (scan, patterns): (&
         "{lead}root = {}\n",
         toml_str(crate::source::show_root(&p.root))
     ));
-    let extra = p.widened.as_ref().map(|(_, w)| w.exclude.as_slice()).unwrap_or_default();
+    let extra = p
+        .widened
+        .as_ref()
+        .map(|(_, w)| w.exclude.as_slice())
+        .unwrap_or_default();
     if lead.is_empty() {
         out.push_str(&format!("# extensions = {}\n", list(&defaults.extensions)));
         if extra.is_empty() {
@@ -730,13 +734,45 @@ fn runtime_keys(out: &mut String, p: &Proposal, lead: &str, (scan, patterns): (&
     }
 }
 
+/// The root a proposal is checked against: the default (`src`) when it is
+/// the only runtime proposed; with several, the widest directory above it
+/// that holds no other (a monorepo's `src` holds every server, whose
+/// changes say nothing about this one).
+pub fn reference_root(scan: &Scan, p: &Proposal) -> String {
+    let others: Vec<&str> = scan
+        .active()
+        .filter(|o| o.root != p.root)
+        .map(|o| o.root.as_str())
+        .collect();
+    if others.is_empty() {
+        return crate::config::RuntimeSpec::default().root;
+    }
+    let holds = |dir: &str, root: &str| {
+        dir.is_empty() || root == dir || root.starts_with(&format!("{dir}/"))
+    };
+    let mut best = p.root.clone();
+    let mut dir = p.root.as_str();
+    while let Some((parent, _)) = dir.rsplit_once('/') {
+        if others.iter().any(|o| holds(parent, o)) {
+            break;
+        }
+        best = parent.to_string();
+        dir = parent;
+    }
+    best
+}
+
 /// The updates of the repository's release history that `p` would call
-/// free while the default root (`src`) restarts, its fingerprints
-/// available at both ends: the proposal may leave out code the server
-/// runs. Each as `FROM → TO`; empty when the repository has no releases,
-/// the proposal is the default, or the history cannot be read.
-pub fn free_where_default_restarts(repo: &crate::source::git::Session, p: &Proposal) -> Vec<String> {
-    let default_root = crate::config::RuntimeSpec::default().root;
+/// free while `reference` (see [`reference_root`]) restarts, its
+/// fingerprints available at both ends: the proposal may leave out code
+/// the server runs. Each as `FROM → TO`; empty when the repository has no
+/// releases, the proposal is the reference, or the history cannot be read.
+pub fn free_where_default_restarts(
+    repo: &crate::source::git::Session,
+    p: &Proposal,
+    reference: &str,
+) -> Vec<String> {
+    let default_root = reference.to_string();
     let exclude: Vec<String> = match &p.widened {
         Some((_, w)) if !w.exclude.is_empty() => {
             let mut all = Rules::default().exclude;
@@ -760,8 +796,10 @@ pub fn free_where_default_restarts(repo: &crate::source::git::Session, p: &Propo
         });
         crate::history::run(repo, &request, &opts, &|_, _| {}).ok()
     };
-    let (Some(proposed), Some(default)) = (run(Some(p.root.clone()), exclude), run(None, Vec::new()))
-    else {
+    let (Some(proposed), Some(default)) = (
+        run(Some(p.root.clone()), exclude),
+        run(Some(default_root), Vec::new()),
+    ) else {
         return Vec::new();
     };
     let free: BTreeMap<(&str, &str), bool> = proposed
@@ -775,7 +813,9 @@ pub fn free_where_default_restarts(repo: &crate::source::git::Session, p: &Propo
         .record
         .updates
         .iter()
-        .filter(|s| s.restart_required && available(&s.from_fingerprint) && available(&s.to_fingerprint))
+        .filter(|s| {
+            s.restart_required && available(&s.from_fingerprint) && available(&s.to_fingerprint)
+        })
         .filter(|s| free.get(&(s.from.as_str(), s.to.as_str())) == Some(&true))
         .map(|s| format!("{} → {}", s.from, s.to))
         .collect()

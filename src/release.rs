@@ -444,8 +444,14 @@ mod tests {
     #[test]
     fn a_pyproject_names_its_project_version() {
         let v = |t: &str| project_version(t.as_bytes());
-        assert_eq!(v("[project]\nname = \"x\"\nversion = \" 1.2.0 \"\n").as_deref(), Some("1.2.0"));
-        assert_eq!(v("[project]\nname = \"x\"\ndynamic = [\"version\"]\n"), None);
+        assert_eq!(
+            v("[project]\nname = \"x\"\nversion = \" 1.2.0 \"\n").as_deref(),
+            Some("1.2.0")
+        );
+        assert_eq!(
+            v("[project]\nname = \"x\"\ndynamic = [\"version\"]\n"),
+            None
+        );
         assert_eq!(v("[tool.poetry]\nversion = \"1.0\"\n"), None);
         assert_eq!(v("[project\n"), None);
     }

@@ -258,8 +258,7 @@ impl ReleaseVersion {
     /// Whether the two versions differ: by precedence, or as text when
     /// precedence cannot order them.
     pub fn differs(&self, other: &ReleaseVersion) -> bool {
-        compare(&self.version, &other.version)
-            .map_or(self.version != other.version, |o| o.is_ne())
+        compare(&self.version, &other.version).map_or(self.version != other.version, |o| o.is_ne())
     }
 
     /// Whether `to` is older than `from` by precedence.

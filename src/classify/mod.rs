@@ -25,14 +25,14 @@ mod stream;
 mod window;
 
 pub use crate::changes::ChangeKind;
-/// The parser's safety limits, shared with [`crate::imports`].
-pub(crate) use limits::{tokens_ok, MAX_TREE_DEPTH};
 pub use apply::{
     avoidable, avoidable_markdown, avoidable_sentence, may_be_avoidable, settings_changed,
 };
 pub(crate) use apply::{classify_changes, compares_files, Bytes};
 pub(crate) use cache::KindCache;
 pub(crate) use history::{avoidable_updates, Update};
+/// The parser's safety limits, shared with [`crate::imports`].
+pub(crate) use limits::{tokens_ok, MAX_TREE_DEPTH};
 use stream::Unit;
 
 /// Whether `path` is Python source by its name: `.py` (what `import`

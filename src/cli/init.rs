@@ -100,16 +100,25 @@ fn check_against_history(repo: Option<&std::path::Path>, scan: &init::Scan) {
         return;
     };
     for p in scan.active() {
-        let updates = init::free_where_default_restarts(&session, p);
+        let reference = init::reference_root(scan, p);
+        let updates = init::free_where_default_restarts(&session, p, &reference);
         if updates.is_empty() {
             continue;
         }
         let shown: Vec<&str> = updates.iter().take(5).map(String::as_str).collect();
         eprintln!(
-            "fpcheck: warning: with root `{}`, {} update{} read free that the default root `src` restarts ({}{}): the proposed root may leave out code the server runs; check it before relying on it",
+            "fpcheck: warning: with root `{}`, {} update{} read free that {} restarts ({}{}): the proposed root may leave out code the server runs; check it before relying on it",
             fpcheck::term::escape(fpcheck::source::show_root(&p.root)),
             updates.len(),
             if updates.len() == 1 { "" } else { "s" },
+            if scan.active().count() == 1 {
+                "the default root `src`".to_string()
+            } else {
+                format!(
+                    "root `{}`",
+                    fpcheck::term::escape(fpcheck::source::show_root(&reference))
+                )
+            },
             fpcheck::term::escape(&shown.join(", ")),
             if updates.len() > 5 { ", ..." } else { "" }
         );

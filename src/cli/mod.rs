@@ -350,7 +350,11 @@ fn command_first(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
             let Some(arg) = cmd.get_arguments().find(|a| a.get_short() == Some(first)) else {
                 return args;
             };
-            i += if takes_value(arg) && short.len() == 1 { 2 } else { 1 };
+            i += if takes_value(arg) && short.len() == 1 {
+                2
+            } else {
+                1
+            };
             continue;
         }
         if i > 1 && cmd.find_subcommand(word).is_some() {

@@ -115,7 +115,13 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
     )?;
     let analysis = first(&outcome)?;
     if !args.worktree {
-        warn_dirty_runtime(&repo, &outcome, &args.runtime.runtime, &flags, args.root.clone());
+        warn_dirty_runtime(
+            &repo,
+            &outcome,
+            &args.runtime.runtime,
+            &flags,
+            args.root.clone(),
+        );
     }
     if args.write && !args.force {
         patch::check_checkout(&repo, analysis).map_err(|e| refused(e, true))?;

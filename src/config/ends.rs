@@ -164,6 +164,19 @@ pub struct SettingsRequest {
     pub fallback_rule: FallbackRule,
     /// That file, once the command found it (see [`FallbackRule`]).
     pub fallback: Option<Fallback>,
+    /// The end that reads the fallback whatever its own settings find:
+    /// the `to` end, when the fallback is HEAD's file, committed after it
+    /// (the other ends read it only where their own root is missing).
+    pub fallback_end: Option<FallbackEnd>,
+}
+
+/// The end named by [`SettingsRequest::fallback_end`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FallbackEnd {
+    /// The revision whose tree this is.
+    Tree(ObjectId),
+    /// The working tree.
+    Worktree,
 }
 
 /// One end's settings and where they came from: a [`RuntimeSpec`] and
@@ -195,6 +208,7 @@ impl SettingsRequest {
             overrides,
             fallback_rule: FallbackRule::Off,
             fallback: None,
+            fallback_end: None,
         }
     }
 
@@ -212,7 +226,8 @@ impl SettingsRequest {
         if own.is_some() || self.fallback.is_none() {
             return Ok((own, shown));
         }
-        let root_there = has_dir(repo, tree, &self.own_root()?, name)?;
+        let root_there = self.fallback_end != Some(FallbackEnd::Tree(tree))
+            && has_dir(repo, tree, &self.own_root()?, name)?;
         Ok(self.or_fallback(own, shown, name, root_there))
     }
 
@@ -290,7 +305,15 @@ impl SettingsRequest {
                 };
                 match to_file {
                     Some(f) => Some(f),
-                    None => Fallback::at_head(repo)?,
+                    None => {
+                        // HEAD's file, committed after the `to` end: it
+                        // describes that end whatever the defaults find.
+                        self.fallback_end = Some(match to {
+                            Some((tree, _)) => FallbackEnd::Tree(tree),
+                            None => FallbackEnd::Worktree,
+                        });
+                        Fallback::at_head(repo)?
+                    }
                 }
             }
         };
@@ -318,7 +341,9 @@ impl SettingsRequest {
         match &self.origin {
             SettingsOrigin::Committed => {
                 let own = ConfigFile::find_in(top)?.map(|(_, f)| f);
-                let root_there = own.is_some() || self.own_root_in(top)?;
+                let root_there = own.is_some()
+                    || (self.fallback_end != Some(FallbackEnd::Worktree)
+                        && self.own_root_in(top)?);
                 let (file, shown) = self.or_fallback(
                     own,
                     format!("{FILE_NAME} in the working tree"),
@@ -493,6 +518,7 @@ mod tests {
             overrides: Overrides::default(),
             fallback_rule: FallbackRule::Off,
             fallback: None,
+            fallback_end: None,
         };
         let err = request.shared().unwrap_err().to_string();
         assert!(

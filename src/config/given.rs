@@ -78,6 +78,7 @@ impl SettingsRequest {
             overrides,
             fallback_rule: super::FallbackRule::default(),
             fallback: None,
+            fallback_end: None,
         })
     }
 }

@@ -41,7 +41,8 @@ mod given;
 pub mod shown;
 
 pub use ends::{
-    at_revision, differences, Fallback, FallbackRule, SettingsOrigin, SettingsRequest, SpecWithOrigin,
+    at_revision, differences, Fallback, FallbackEnd, FallbackRule, SettingsOrigin, SettingsRequest,
+    SpecWithOrigin,
 };
 
 /// The file name looked up at the top of the repository.

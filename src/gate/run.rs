@@ -280,7 +280,9 @@ fn decide(report: &mut GateReport, before: &Snapshot, after: &Snapshot) {
         force_restart: after.force_restart,
         recorded_mismatch,
         version_unreadable: !unreadable.is_empty(),
-        no_version_file: unreadable.is_empty() && !before.has_version_file() && !after.has_version_file(),
+        no_version_file: unreadable.is_empty()
+            && !before.has_version_file()
+            && !after.has_version_file(),
     };
     let decided = updater::decide_gate(&inputs);
     let reason = decided.marker;

@@ -127,11 +127,17 @@ fn with_fallback(
         fallback,
         ..request.clone()
     };
+    let newest = tags.len().saturating_sub(1);
     own.into_iter()
         .zip(tags)
-        .map(|(c, tag)| {
+        .enumerate()
+        .map(|(i, (c, tag))| {
+            // The newest release reads HEAD's file, committed after it,
+            // whatever the defaults find; the others only where their own
+            // root is missing (a release before the first that declares
+            // a runtime is read as `history` reads one).
             let root_there = c.file.is_some()
-                || request.own_root_at(repo, tree_of(repo, tag)?, &tag.name)?;
+                || (i != newest && request.own_root_at(repo, tree_of(repo, tag)?, &tag.name)?);
             let (file, shown) = request.or_fallback(c.file, c.shown, &tag.name, root_there);
             Ok(Committed { file, shown })
         })
@@ -273,6 +279,7 @@ mod tests {
             overrides: Overrides::default(),
             fallback_rule: Default::default(),
             fallback: None,
+            fallback_end: None,
         }
     }
 

@@ -99,7 +99,10 @@ fn modules_resolve_as_the_path_search_finds_them() {
     assert_eq!(resolve(&t, "os", &roots), None);
     assert_eq!(resolve(&t, "pkg..mod", &roots), None);
     assert_eq!(resolve(&t, "../etc", &roots), None);
-    assert_eq!(relative_base("src/pkg/mod.py", 1).as_deref(), Some("src/pkg"));
+    assert_eq!(
+        relative_base("src/pkg/mod.py", 1).as_deref(),
+        Some("src/pkg")
+    );
     assert_eq!(relative_base("src/pkg/mod.py", 2).as_deref(), Some("src"));
     assert_eq!(relative_base("src/pkg/mod.py", 4), None);
 }
@@ -108,7 +111,10 @@ fn modules_resolve_as_the_path_search_finds_them() {
 #[test]
 fn the_closure_follows_a_package_into_its_sibling() {
     let t = Files::new(&[
-        ("src/black/__init__.py", "from blib2to3.pgen2 import driver\nfrom .mode import Mode\n"),
+        (
+            "src/black/__init__.py",
+            "from blib2to3.pgen2 import driver\nfrom .mode import Mode\n",
+        ),
         ("src/black/mode.py", "import os\n"),
         ("src/black/__main__.py", "from black import main\n"),
         ("src/blib2to3/__init__.py", ""),

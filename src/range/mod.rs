@@ -476,10 +476,20 @@ fn analyse_with(
     };
     // A `src/` layout's runtime (`project/src/package`): its project file
     // is two levels up.
-    ends::src_layout_pyproject(repo, &from_end.rev, &from_end.end.spec.root, &mut compared.from.side)?;
+    ends::src_layout_pyproject(
+        repo,
+        &from_end.rev,
+        &from_end.end.spec.root,
+        &mut compared.from.side,
+    )?;
     if let ToSide::Rev(spec) = to {
         let to_rev = Revision::parse_commit(repo, spec)?;
-        ends::src_layout_pyproject(repo, &to_rev, &compared.to_end.spec.root, &mut compared.to.side)?;
+        ends::src_layout_pyproject(
+            repo,
+            &to_rev,
+            &compared.to_end.spec.root,
+            &mut compared.to.side,
+        )?;
     }
     // An end that does not declare the runtime was read with the other
     // end's settings and is compared as usual: a code change under those

@@ -377,9 +377,13 @@ mod tests {
             );
         }
         assert_eq!(
-            decide_update(&side("", "a", false), &side("", "", false), Policy::default())
-                .decision
-                .reason,
+            decide_update(
+                &side("", "a", false),
+                &side("", "", false),
+                Policy::default()
+            )
+            .decision
+            .reason,
             Reason::UnavailableVersionUnchanged
         );
     }

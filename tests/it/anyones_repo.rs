@@ -38,7 +38,10 @@ fn two_release_tags_without_a_version_file_are_a_version_change() {
     let step = &history["releases"][0];
     assert_eq!(
         (&step["restart_required"], &step["reason"]),
-        (&serde_json::json!(true), &serde_json::json!("fingerprint_unavailable"))
+        (
+            &serde_json::json!(true),
+            &serde_json::json!("fingerprint_unavailable")
+        )
     );
 
     // Not a release at one end (a commit without a tag): the versions
@@ -53,21 +56,32 @@ fn two_release_tags_without_a_version_file_are_a_version_change() {
 #[test]
 fn a_runtimes_pyproject_version_is_its_release_version() {
     let r = TestRepo::new();
-    r.write("servers/a/pyproject.toml", "[project]\nname = \"a\"\nversion = \"1.1.0\"\n")
-        .commit("a 1.1.0");
+    r.write(
+        "servers/a/pyproject.toml",
+        "[project]\nname = \"a\"\nversion = \"1.1.0\"\n",
+    )
+    .commit("a 1.1.0");
     let old = r.git(&["rev-parse", "HEAD"]);
-    r.write("servers/a/pyproject.toml", "[project]\nname = \"a\"\nversion = \"1.0.0\"\n")
-        .write("servers/a/server.py", "print('a')\n")
-        .commit("a 1.0.0, by mistake");
+    r.write(
+        "servers/a/pyproject.toml",
+        "[project]\nname = \"a\"\nversion = \"1.0.0\"\n",
+    )
+    .write("servers/a/server.py", "print('a')\n")
+    .commit("a 1.0.0, by mistake");
     let report = r.verdict_json(&[&format!("{old}..HEAD"), "--root", "servers/a"]);
-    assert_eq!(report["to"]["release_version"]["shown"], "1.0.0 (pyproject.toml)");
+    assert_eq!(
+        report["to"]["release_version"]["shown"],
+        "1.0.0 (pyproject.toml)"
+    );
     assert_eq!(report["to"]["release_version"]["source"], "pyproject");
     assert_eq!(report["restart_required"], true);
     assert_eq!(report["reason"], "fingerprint_unavailable");
     let warnings = report["warnings"].as_array().unwrap();
     assert!(
-        warnings.iter().any(|w| w["code"] == "version_went_backwards"
-            && w["message"] == "the version in pyproject.toml went backwards: 1.1.0 → 1.0.0"),
+        warnings
+            .iter()
+            .any(|w| w["code"] == "version_went_backwards"
+                && w["message"] == "the version in pyproject.toml went backwards: 1.1.0 → 1.0.0"),
         "{warnings:?}"
     );
 }
@@ -85,15 +99,29 @@ fn a_history_without_fingerprints_saves_nothing_and_says_why() {
     assert_eq!(run.code, 3, "{}", run.stderr);
     let history = run.json();
     assert_eq!(history["summary"]["restarts_saved"], 0);
-    assert_eq!(history["warnings"][0]["code"], "fingerprints_mostly_unavailable");
+    assert_eq!(
+        history["warnings"][0]["code"],
+        "fingerprints_mostly_unavailable"
+    );
     assert_eq!(
         history["warnings"][0]["message"],
         "3 of 3 releases have no fingerprint, so their updates say little and none counts as a saved restart: the runtime root `src` is likely missing at those releases; pass --root DIR (the directory your server runs from) or run `fpcheck init` to propose one"
     );
-    assert!(run.stderr.starts_with("fpcheck: warning: fingerprints_mostly_unavailable: 3 of 3"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with("fpcheck: warning: fingerprints_mostly_unavailable: 3 of 3"),
+        "{}",
+        run.stderr
+    );
     let table = r.fpcheck(&["history"]);
     assert_eq!(table.code, 3);
-    assert!(table.stdout.starts_with("warning: fingerprints_mostly_unavailable: 3 of 3"), "{}", table.stdout);
+    assert!(
+        table
+            .stdout
+            .starts_with("warning: fingerprints_mostly_unavailable: 3 of 3"),
+        "{}",
+        table.stdout
+    );
 
     // With the root given, every fingerprint is there: exit 0, no warning.
     let run = r.fpcheck(&["history", "--format", "json", "--root", "uvicorn"]);
@@ -106,8 +134,10 @@ fn a_history_without_fingerprints_saves_nothing_and_says_why() {
 #[test]
 fn only_fingerprinted_free_updates_count_as_saved() {
     let r = TestRepo::new();
-    r.write("README.md", "a\n").commit_and_tag("no src yet", "v1.0.0");
-    r.write("src/app.py", "x = 1\n").commit_and_tag("src", "v1.1.0");
+    r.write("README.md", "a\n")
+        .commit_and_tag("no src yet", "v1.0.0");
+    r.write("src/app.py", "x = 1\n")
+        .commit_and_tag("src", "v1.1.0");
     r.write("README.md", "b\n").commit_and_tag("docs", "v1.2.0");
     r.write("README.md", "c\n").commit_and_tag("docs", "v1.3.0");
     let history = r.history_json(&[]);
@@ -122,14 +152,23 @@ fn only_fingerprinted_free_updates_count_as_saved() {
 #[test]
 fn a_config_committed_only_at_head_reaches_old_releases() {
     let r = TestRepo::new();
-    r.write("uvicorn/main.py", "n = 1\n").commit_and_tag("a", "0.34.3");
-    r.write("uvicorn/main.py", "n = 2\n").commit_and_tag("b", "0.35.0");
-    r.write("fpcheck.toml", "[runtime]\nroot = \"uvicorn\"\n").commit("config");
+    r.write("uvicorn/main.py", "n = 1\n")
+        .commit_and_tag("a", "0.34.3");
+    r.write("uvicorn/main.py", "n = 2\n")
+        .commit_and_tag("b", "0.35.0");
+    r.write("fpcheck.toml", "[runtime]\nroot = \"uvicorn\"\n")
+        .commit("config");
     let report = r.verdict_json(&["0.34.3..0.35.0"]);
     assert_eq!(report["reason"], "code_changed");
     assert_eq!(report["settings"]["root"], "uvicorn");
-    assert_eq!(report["settings"]["config"], "fpcheck.toml at HEAD (0.35.0 has none)");
-    assert_eq!(report["from_settings"]["config"], "fpcheck.toml at HEAD (0.34.3 has none)");
+    assert_eq!(
+        report["settings"]["config"],
+        "fpcheck.toml at HEAD (0.35.0 has none)"
+    );
+    assert_eq!(
+        report["from_settings"]["config"],
+        "fpcheck.toml at HEAD (0.34.3 has none)"
+    );
     let history = r.history_json(&[]);
     assert_eq!(history["summary"]["unavailable_fingerprints"], 0);
     r.fpcheck(&["0.34.3..0.35.0", "--config-fallback", "from"])
@@ -138,23 +177,32 @@ fn a_config_committed_only_at_head_reaches_old_releases() {
         .assert_error(2, "the runtime root `src` exists at neither end");
     // The `to` end's own file comes first.
     let report = r.verdict_json(&["0.34.3..HEAD"]);
-    assert_eq!(report["from_settings"]["config"], "fpcheck.toml at HEAD (0.34.3 has none)");
+    assert_eq!(
+        report["from_settings"]["config"],
+        "fpcheck.toml at HEAD (0.34.3 has none)"
+    );
 }
 
 /// `init` never proposes a root narrower than what its code imports.
 #[test]
 fn init_grows_the_root_to_the_sibling_package_it_imports() {
     let r = TestRepo::new();
-    r.write("pyproject.toml", "[project]\nname = \"black\"\ndynamic = [\"version\"]\n")
-        .write("src/black/__init__.py", "from blib2to3.pgen2 import driver\nfrom .mode import Mode\n")
-        .write("src/black/mode.py", "Mode = 1\n")
-        .write("src/black/__main__.py", "from black import main\n")
-        .write("src/blib2to3/__init__.py", "")
-        .write("src/blib2to3/pgen2/__init__.py", "")
-        .write("src/blib2to3/pgen2/driver.py", "from . import tokenize\n")
-        .write("src/blib2to3/pgen2/tokenize.py", "x = 1\n")
-        .write("src/blackd/__init__.py", "import aiohttp\n")
-        .commit_and_tag("one", "22.1.0");
+    r.write(
+        "pyproject.toml",
+        "[project]\nname = \"black\"\ndynamic = [\"version\"]\n",
+    )
+    .write(
+        "src/black/__init__.py",
+        "from blib2to3.pgen2 import driver\nfrom .mode import Mode\n",
+    )
+    .write("src/black/mode.py", "Mode = 1\n")
+    .write("src/black/__main__.py", "from black import main\n")
+    .write("src/blib2to3/__init__.py", "")
+    .write("src/blib2to3/pgen2/__init__.py", "")
+    .write("src/blib2to3/pgen2/driver.py", "from . import tokenize\n")
+    .write("src/blib2to3/pgen2/tokenize.py", "x = 1\n")
+    .write("src/blackd/__init__.py", "import aiohttp\n")
+    .commit_and_tag("one", "22.1.0");
     let run = r.fpcheck(&["init", "--stdout"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let table = run
@@ -195,15 +243,25 @@ fn init_warns_when_its_root_would_hide_a_restart() {
 plugin = importlib.import_module(PLUGIN)
 ",
     )
-    .write("src/plugins/memory.py", "x = 1
-")
+    .write(
+        "src/plugins/memory.py",
+        "x = 1
+",
+    )
     .commit_and_tag("one", "v1.0.0");
-    r.write("src/plugins/memory.py", "x = 2
-")
-        .commit_and_tag("two", "v1.1.0");
+    r.write(
+        "src/plugins/memory.py",
+        "x = 2
+",
+    )
+    .commit_and_tag("two", "v1.1.0");
     let run = r.fpcheck(&["init", "--stdout"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains("\nroot = \"src/app\"\n"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("\nroot = \"src/app\"\n"),
+        "{}",
+        run.stdout
+    );
     assert_eq!(
         run.stderr,
         "fpcheck: warning: with root `src/app`, 1 update read free that the default root `src` restarts (v1.0.0 → v1.1.0): the proposed root may leave out code the server runs; check it before relying on it\n"
@@ -215,7 +273,8 @@ plugin = importlib.import_module(PLUGIN)
 #[test]
 fn fingerprint_rev_hints_at_the_root_and_reads_heads_config() {
     let r = TestRepo::new();
-    r.write("uvicorn/main.py", "n = 1\n").commit_and_tag("a", "0.34.3");
+    r.write("uvicorn/main.py", "n = 1\n")
+        .commit_and_tag("a", "0.34.3");
     let run = r.fpcheck(&["fingerprint", "--rev", "0.34.3"]);
     assert_eq!(run.code, 3);
     assert_eq!(
@@ -223,7 +282,8 @@ fn fingerprint_rev_hints_at_the_root_and_reads_heads_config() {
         "fpcheck: fingerprint unavailable: src does not exist\n\
          fpcheck: hint: the runtime root `src` is not in 0.34.3: pass --root DIR (the directory your server runs from), or set `root` in fpcheck.toml (`fpcheck init` proposes one)\n"
     );
-    r.write("fpcheck.toml", "[runtime]\nroot = \"uvicorn\"\n").commit("config");
+    r.write("fpcheck.toml", "[runtime]\nroot = \"uvicorn\"\n")
+        .commit("config");
     let run = r.fpcheck(&["fingerprint", "--rev", "0.34.3", "--json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.json()["settings"]["root"], "uvicorn");
@@ -233,8 +293,10 @@ fn fingerprint_rev_hints_at_the_root_and_reads_heads_config() {
 #[test]
 fn global_flags_may_come_before_the_command() {
     let r = TestRepo::new();
-    r.write("src/app.py", "n = 1\n").commit_and_tag("a", "v1.0.0");
-    r.write("src/app.py", "n = 2\n").commit_and_tag("b", "v1.1.0");
+    r.write("src/app.py", "n = 1\n")
+        .commit_and_tag("a", "v1.0.0");
+    r.write("src/app.py", "n = 2\n")
+        .commit_and_tag("b", "v1.1.0");
     let elsewhere = tempfile::tempdir().unwrap();
     let repo = r.path().to_str().unwrap();
     let run = crate::support::fpcheck_in(
@@ -249,7 +311,8 @@ fn global_flags_may_come_before_the_command() {
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     // A value that names a command stays a value.
-    let run = crate::support::fpcheck_in(elsewhere.path(), &["--repo", "history", "v1.0.0..v1.1.0"]);
+    let run =
+        crate::support::fpcheck_in(elsewhere.path(), &["--repo", "history", "v1.0.0..v1.1.0"]);
     assert_eq!(run.code, 4, "{}", run.stderr);
 }
 
@@ -266,7 +329,11 @@ fn patch_says_when_the_working_tree_runtime_is_not_heads() {
         .commit("b");
     let clean = r.fpcheck(&["patch", "v1.0.0.."]);
     assert_eq!(clean.code, 0, "{}", clean.stderr);
-    assert!(!clean.stderr.contains("working tree's runtime"), "{}", clean.stderr);
+    assert!(
+        !clean.stderr.contains("working tree's runtime"),
+        "{}",
+        clean.stderr
+    );
     r.write("src/a.py", "x = 3\n");
     let dirty = r.fpcheck(&["patch", "v1.0.0.."]);
     assert_eq!(dirty.code, 0, "{}", dirty.stderr);
@@ -278,7 +345,11 @@ fn patch_says_when_the_working_tree_runtime_is_not_heads() {
         dirty.stderr
     );
     let worktree = r.fpcheck(&["patch", "v1.0.0..", "--worktree"]);
-    assert!(!worktree.stderr.contains("working tree's runtime"), "{}", worktree.stderr);
+    assert!(
+        !worktree.stderr.contains("working tree's runtime"),
+        "{}",
+        worktree.stderr
+    );
     assert_ne!(worktree.stdout, clean.stdout);
 }
 
@@ -306,7 +377,12 @@ fn outputs_are_independent_of_each_other() {
         "main.txt",
     ]);
     assert_eq!(run.code, 4, "{}", run.stderr);
-    assert!(run.stderr.starts_with("fpcheck: error: --report small.json: "), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with("fpcheck: error: --report small.json: "),
+        "{}",
+        run.stderr
+    );
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
     assert!(!r.join("small.json").exists());
     for written in ["report.md", "patch.json", "main.txt"] {
@@ -334,7 +410,9 @@ fn max_files_reaches_the_changes_not_counted() {
             .to_string()
     };
     assert!(line(&["v1.0.0..v1.1.0"]).ends_with("docs/page07.md and 4 more"));
-    assert!(line(&["v1.0.0..v1.1.0", "--max-files", "20"]).ends_with("docs/page10.md, docs/page11.md"));
+    assert!(
+        line(&["v1.0.0..v1.1.0", "--max-files", "20"]).ends_with("docs/page10.md, docs/page11.md")
+    );
     assert!(line(&["v1.0.0..v1.1.0", "--max-files", "3"]).ends_with("docs/page02.md and 9 more"));
 }
 
@@ -359,17 +437,28 @@ fn a_monorepo_runtimes_own_pyproject_version_going_backwards_is_warned() {
     let report = r.verdict_json(&["2025.1.1..2025.2.1"]);
     let runtimes = report["runtimes"].as_array().unwrap();
     let fetch = runtimes.iter().find(|x| x["name"] == "fetch").unwrap();
-    assert_eq!(fetch["from"]["release_version"]["shown"], "0.6.2 (pyproject.toml)");
-    assert_eq!(fetch["to"]["release_version"]["shown"], "0.6.1 (pyproject.toml)");
+    assert_eq!(
+        fetch["from"]["release_version"]["shown"],
+        "0.6.2 (pyproject.toml)"
+    );
+    assert_eq!(
+        fetch["to"]["release_version"]["shown"],
+        "0.6.1 (pyproject.toml)"
+    );
     assert!(
-        fetch["warnings"].as_array().unwrap().iter().any(|w| w["code"]
-            == "version_went_backwards"
-            && w["message"] == "the version in pyproject.toml went backwards: 0.6.2 → 0.6.1"),
+        fetch["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "version_went_backwards"
+                && w["message"] == "the version in pyproject.toml went backwards: 0.6.2 → 0.6.1"),
         "{fetch}"
     );
     let time = runtimes.iter().find(|x| x["name"] == "time").unwrap();
     assert!(!crate::support::warning_codes(time).contains(&"version_went_backwards"));
     let history = r.history_json(&["--runtime", "fetch"]);
     assert_eq!(history["tags"][1]["pyproject_version"], "0.6.1");
-    assert!(crate::support::warning_codes(&history["releases"][0]).contains(&"version_went_backwards"));
+    assert!(
+        crate::support::warning_codes(&history["releases"][0]).contains(&"version_went_backwards")
+    );
 }

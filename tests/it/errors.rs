@@ -22,6 +22,7 @@ fn a_history_worker_panic_is_an_internal_error_with_its_own_exit_code() {
         overrides: Default::default(),
         fallback_rule: Default::default(),
         fallback: None,
+        fallback_end: None,
     };
     let err = history::run(&git, &request, &opts, &panicking).unwrap_err();
     assert!(matches!(err, HistoryError::Internal(_)), "{err:?}");

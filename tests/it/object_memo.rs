@@ -192,6 +192,7 @@ fn sessions_on_two_repositories_at_once_keep_to_their_own() {
                 overrides: Default::default(),
                 fallback_rule: Default::default(),
                 fallback: None,
+                fallback_end: None,
             },
             persistent_cache,
             digests: Digests::Always,

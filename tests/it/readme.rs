@@ -319,21 +319,30 @@ fn the_three_steps_on_yours_work_on_a_repository_shaped_like_theirs() {
         .collect();
     assert_eq!(commands.len(), 3, "{commands:?}");
     assert_eq!(commands[0], "fpcheck init");
-    assert!(commands[1].starts_with("fpcheck v1.5.0..v1.6.0"), "{commands:?}");
+    assert!(
+        commands[1].starts_with("fpcheck v1.5.0..v1.6.0"),
+        "{commands:?}"
+    );
     assert!(commands[2].starts_with("fpcheck history"), "{commands:?}");
 
     let repo = crate::support::TestRepo::new();
-    repo.write("server/app/__main__.py", "from applib import parse\nparse()\n")
-        .write("server/app/__init__.py", "")
-        .write("server/applib/__init__.py", "def parse(): return 1\n")
-        .write("README.md", "# app\n")
-        .commit_and_tag("first", "v1.5.0");
+    repo.write(
+        "server/app/__main__.py",
+        "from applib import parse\nparse()\n",
+    )
+    .write("server/app/__init__.py", "")
+    .write("server/applib/__init__.py", "def parse(): return 1\n")
+    .write("README.md", "# app\n")
+    .commit_and_tag("first", "v1.5.0");
     repo.write("README.md", "# app, documented\n")
         .commit_and_tag("docs only", "v1.6.0");
     repo.write("server/applib/__init__.py", "def parse(): return 2\n")
         .commit_and_tag("a fix in the sibling package", "v1.7.0");
-    repo.write("server/app/__main__.py", "from applib import parse\nparse(1)\n")
-        .commit_and_tag("a fix in the entry point", "v1.8.0");
+    repo.write(
+        "server/app/__main__.py",
+        "from applib import parse\nparse(1)\n",
+    )
+    .commit_and_tag("a fix in the entry point", "v1.8.0");
     let fpcheck = |command: &str| {
         let words: Vec<&str> = command.split_whitespace().skip(1).collect();
         let run = repo.fpcheck(&words);
@@ -357,11 +366,15 @@ fn the_three_steps_on_yours_work_on_a_repository_shaped_like_theirs() {
         range.stdout
     );
     let history = fpcheck(&commands[2]);
-    assert!(!history.stderr.contains("fingerprints_mostly_unavailable"), "{}", history.stderr);
     assert!(
-        history
-            .stdout
-            .contains("3 releases, 2 updates: 2 forced a restart (0 only by force_restart), 0 were free"),
+        !history.stderr.contains("fingerprints_mostly_unavailable"),
+        "{}",
+        history.stderr
+    );
+    assert!(
+        history.stdout.contains(
+            "3 releases, 2 updates: 2 forced a restart (0 only by force_restart), 0 were free"
+        ),
         "{}",
         history.stdout
     );
@@ -372,6 +385,9 @@ fn the_three_steps_on_yours_work_on_a_repository_shaped_like_theirs() {
         .iter()
         .map(|s| s["reason"].as_str().unwrap())
         .collect();
-    assert_eq!(reasons, ["no_runtime_change", "code_changed", "code_changed"]);
+    assert_eq!(
+        reasons,
+        ["no_runtime_change", "code_changed", "code_changed"]
+    );
     assert_eq!(json["summary"]["restarts_saved"], 1);
 }

@@ -104,7 +104,10 @@ fn a_report_that_cannot_fit_is_exit_4_a_bad_spec_exit_2_and_only_it_is_not_writt
     );
     // Each output on its own: the one that cannot fit is not written, the
     // main output is.
-    assert!(main.exists() && !tiny.exists(), "only the main output written");
+    assert!(
+        main.exists() && !tiny.exists(),
+        "only the main output written"
+    );
 
     for (spec, says) in [
         ("pdf=x", "unknown format `pdf`"),
