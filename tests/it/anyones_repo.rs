@@ -462,3 +462,32 @@ fn a_monorepo_runtimes_own_pyproject_version_going_backwards_is_warned() {
         crate::support::warning_codes(&history["releases"][0]).contains(&"version_went_backwards")
     );
 }
+
+/// The `to` end reads HEAD's file (committed after it) whatever the
+/// defaults find there; the `from` end whose default root is there keeps
+/// the defaults, and the cross-check with them stands.
+#[test]
+fn the_to_end_reads_heads_config_and_an_old_default_root_keeps_its_own() {
+    let r = TestRepo::new();
+    r.write("src/app/main.py", "n = 1\n")
+        .write("src/tool/x.py", "t = 1\n")
+        .commit_and_tag("a", "v1.0.0");
+    r.write("src/tool/x.py", "t = 2\n")
+        .commit_and_tag("b", "v1.1.0");
+    r.write("fpcheck.toml", "[runtime]\nroot = \"src/app\"\n")
+        .commit("config");
+    let report = r.verdict_json(&["v1.0.0..v1.1.0"]);
+    assert_eq!(
+        report["settings"]["config"],
+        "fpcheck.toml at HEAD (v1.1.0 has none)"
+    );
+    assert_eq!(report["from_settings"]["config"], serde_json::Value::Null);
+    assert_eq!(report["from_settings"]["root"], "src");
+    // The old end's defaults (`src`) see the change the new settings hide:
+    // a restart, never "free".
+    assert_eq!(report["restart_required"], true);
+    assert!(
+        warning_codes(&report).contains(&"settings_changed"),
+        "{report}"
+    );
+}
