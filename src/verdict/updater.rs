@@ -361,10 +361,19 @@ mod tests {
     fn without_a_version_file_a_code_change_writes_the_marker() {
         use AskedBy::*;
         #[rustfmt::skip]
-        let rows: &[(&str, &str, &str, &str, bool, Option<MarkerReason>, AskedBy)] = &[
+        type Row<'a> = (&'a str, &'a str, &'a str, &'a str, bool, Option<MarkerReason>, AskedBy);
+        let rows: &[Row] = &[
             ("", "", A, B, true, Some(BrainUpdate), NoVersionFile),
             ("", "", A, A, true, None, Section6),
-            ("", "", A, "", true, Some(BrainUpdate), UnavailableFingerprint),
+            (
+                "",
+                "",
+                A,
+                "",
+                true,
+                Some(BrainUpdate),
+                UnavailableFingerprint,
+            ),
             // A version file there: the reference's rule alone.
             ("", "", A, B, false, None, Section6),
             ("1.0", "1.0", A, B, false, None, Section6),
