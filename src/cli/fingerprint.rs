@@ -81,8 +81,11 @@ pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
             let rev = Revision::parse(&repo, &args.rev)?;
             // The settings committed at that revision, as its gate uses them.
             let mut settings = request(&args.runtime, args.root.clone(), true)?;
-            // A config committed today reaches an old revision without one.
-            if settings.fallback_rule == fpcheck::config::FallbackRule::ToThenHead {
+            // A config committed today reaches an old revision without one
+            // (read only then: an error names the revision's own file).
+            if settings.fallback_rule == fpcheck::config::FallbackRule::ToThenHead
+                && fpcheck::config::at_revision(&repo, rev.tree, &args.rev)?.is_none()
+            {
                 settings.fallback = fpcheck::config::Fallback::at_head(&repo)?;
             }
             let runtime = settings.at_revision(&repo, rev.tree, &args.rev)?.spec;

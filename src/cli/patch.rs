@@ -181,6 +181,12 @@ fn warn_dirty_runtime(
     let Some(commit) = analysis.to.commit.clone() else {
         return;
     };
+    // Only the checked-out commit's working tree can hold its uncommitted
+    // edit (another `to` end is refused or forced by --write anyway).
+    let head = repo.repo().head_id().ok().map(|id| id.to_string());
+    if head.as_deref() != Some(commit.as_str()) {
+        return;
+    }
     let Ok(settings) = request(flags, root, true) else {
         return;
     };
