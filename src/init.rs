@@ -18,6 +18,9 @@ use crate::safe_io::{self, Links};
 use crate::select::Rules;
 use crate::setting::Setting;
 
+mod widen;
+pub use widen::Widened;
+
 /// File names that make their directory a long-running entry point.
 pub(crate) const ENTRY_FILES: [&str; 2] = ["server.py", "__main__.py"];
 
@@ -54,6 +57,9 @@ pub struct Proposal {
     pub left_out: Option<String>,
     /// The strength of the evidence: higher first in the file.
     pub rank: u32,
+    /// When the root was grown to hold what its code imports: the root
+    /// found first, and why it grew.
+    pub widened: Option<(String, Widened)>,
 }
 
 /// What the scan found.
@@ -228,6 +234,12 @@ pub fn scan(top: &Path, limits: Limits) -> Scan {
             .insert(0, evidence.clone());
     }
     scan.proposals = arrange(name_all(found), own.as_ref().map(|o| o.0.as_str()));
+    for p in scan.proposals.iter_mut().filter(|p| p.left_out.is_none()) {
+        if let Some(w) = widen::widen(top, &p.root) {
+            let found_at = std::mem::replace(&mut p.root, w.root.clone());
+            p.widened = Some((found_at, w));
+        }
+    }
     scan
 }
 
@@ -482,6 +494,7 @@ fn name_all(found: BTreeMap<String, Vec<String>>) -> Vec<Proposal> {
                 evidence,
                 left_out: None,
                 rank: 0,
+                widened: None,
             }
         })
         .collect()
@@ -674,13 +687,40 @@ fn runtime_keys(out: &mut String, p: &Proposal, lead: &str, (scan, patterns): (&
     for e in &p.evidence {
         out.push_str(&format!("# found: {}\n", comment(e)));
     }
+    if let Some((found_at, w)) = &p.widened {
+        out.push_str(&format!(
+            "# root: {} grown to {}, which holds every file its code imports:\n",
+            comment(crate::source::show_root(found_at)),
+            comment(crate::source::show_root(&w.root))
+        ));
+        for line in &w.imports {
+            out.push_str(&format!("# {}\n", comment(line)));
+        }
+        if w.truncated {
+            out.push_str("# (the imports were followed up to a limit: check for more)\n");
+        }
+    }
     out.push_str(&format!(
         "{lead}root = {}\n",
         toml_str(crate::source::show_root(&p.root))
     ));
+    let extra = p
+        .widened
+        .as_ref()
+        .map(|(_, w)| w.exclude.as_slice())
+        .unwrap_or_default();
     if lead.is_empty() {
         out.push_str(&format!("# extensions = {}\n", list(&defaults.extensions)));
-        out.push_str(&format!("# exclude = {}\n", list(&defaults.exclude)));
+        if extra.is_empty() {
+            out.push_str(&format!("# exclude = {}\n", list(&defaults.exclude)));
+        } else {
+            for (_, why) in extra {
+                out.push_str(&format!("# exclude: {}\n", comment(why)));
+            }
+            let mut all = defaults.exclude.clone();
+            all.extend(extra.iter().map(|(name, _)| name.clone()));
+            out.push_str(&format!("exclude = {}\n", list(&all)));
+        }
         out.push_str("# version_file = \"version.json\"  # where `fpcheck patch` writes\n");
         if let Some((glob, n)) = patterns.get(&p.name) {
             out.push_str(&format!(
@@ -692,6 +732,93 @@ fn runtime_keys(out: &mut String, p: &Proposal, lead: &str, (scan, patterns): (&
             out.push_str(&format!("tag_pattern = {}\n", toml_str(glob)));
         }
     }
+}
+
+/// The root a proposal is checked against: the default (`src`) when it is
+/// the only runtime proposed; with several, the widest directory above it
+/// that holds no other (a monorepo's `src` holds every server, whose
+/// changes say nothing about this one).
+pub fn reference_root(scan: &Scan, p: &Proposal) -> String {
+    let others: Vec<&str> = scan
+        .active()
+        .filter(|o| o.root != p.root)
+        .map(|o| o.root.as_str())
+        .collect();
+    if others.is_empty() {
+        return crate::config::RuntimeSpec::default().root;
+    }
+    let holds = |dir: &str, root: &str| {
+        dir.is_empty() || root == dir || root.starts_with(&format!("{dir}/"))
+    };
+    let mut best = p.root.clone();
+    let mut dir = p.root.as_str();
+    while let Some((parent, _)) = dir.rsplit_once('/') {
+        if others.iter().any(|o| holds(parent, o)) {
+            break;
+        }
+        best = parent.to_string();
+        dir = parent;
+    }
+    best
+}
+
+/// The updates of the repository's release history that `p` would call
+/// free while `reference` (see [`reference_root`]) restarts, its
+/// fingerprints available at both ends: the proposal may leave out code
+/// the server runs. Each as `FROM → TO`; empty when the repository has no
+/// releases, the proposal is the reference, or the history cannot be read.
+pub fn free_where_default_restarts(
+    repo: &crate::source::git::Session,
+    p: &Proposal,
+    reference: &str,
+) -> Vec<String> {
+    let default_root = reference.to_string();
+    let exclude: Vec<String> = match &p.widened {
+        Some((_, w)) if !w.exclude.is_empty() => {
+            let mut all = Rules::default().exclude;
+            all.extend(w.exclude.iter().map(|(n, _)| n.clone()));
+            all
+        }
+        _ => Vec::new(),
+    };
+    if p.root == default_root && exclude.is_empty() {
+        return Vec::new();
+    }
+    let opts = crate::history::HistoryOptions {
+        persistent_cache: true,
+        ..Default::default()
+    };
+    let run = |root: Option<String>, exclude: Vec<String>| {
+        let request = crate::config::SettingsRequest::overrides_only(crate::config::Overrides {
+            root,
+            exclude,
+            ..Default::default()
+        });
+        crate::history::run(repo, &request, &opts, &|_, _| {}).ok()
+    };
+    let (Some(proposed), Some(default)) = (
+        run(Some(p.root.clone()), exclude),
+        run(Some(default_root), Vec::new()),
+    ) else {
+        return Vec::new();
+    };
+    let free: BTreeMap<(&str, &str), bool> = proposed
+        .record
+        .updates
+        .iter()
+        .map(|s| ((s.from.as_str(), s.to.as_str()), !s.restart_required))
+        .collect();
+    let available = |fp: &str| crate::fingerprint::available(fp).is_some();
+    default
+        .record
+        .updates
+        .iter()
+        .filter(|s| {
+            s.restart_required && available(&s.from_fingerprint) && available(&s.to_fingerprint)
+        })
+        .filter(|s| free.get(&(s.from.as_str(), s.to.as_str())) == Some(&true))
+        .map(|s| format!("{} → {}", s.from, s.to))
+        .collect()
 }
 
 /// A comment holds one line of printable text.
@@ -781,6 +908,7 @@ mod tests {
                     evidence: vec!["x\ny # z".into()],
                     left_out: None,
                     rank: 0,
+                    widened: None,
                 },
                 Proposal {
                     name: "b".into(),
@@ -788,6 +916,7 @@ mod tests {
                     evidence: vec![],
                     left_out: None,
                     rank: 0,
+                    widened: None,
                 },
             ],
             truncated: true,

@@ -31,6 +31,7 @@ pub mod error;
 pub mod fingerprint;
 pub mod gate;
 pub mod history;
+pub mod imports;
 pub mod init;
 mod own_files;
 pub mod pair;

@@ -335,6 +335,40 @@ fn note_force_restart(release: &mut Release, file: &str, value: Option<&PyValue>
     }
 }
 
+/// The `[project] version` of the runtime's own `pyproject.toml`, in the
+/// runtime root and then its parent (a monorepo's runtime carries its own):
+/// the release's version when the gate reads no version file (section 6's
+/// rule for a release without one). The gate never reads it. `None` when
+/// there is no such file, it cannot be read or parsed, or its version is
+/// dynamic (the tag then tells the release).
+pub fn pyproject_version(source: &dyn Source) -> Result<Option<String>, SourceError> {
+    for in_parent in [false, true] {
+        let Some(file) = source.read_meta("pyproject.toml", in_parent)? else {
+            continue;
+        };
+        if file.problem.is_some() {
+            return Ok(None);
+        }
+        return Ok(project_version(&file.bytes));
+    }
+    Ok(None)
+}
+
+/// The directory holding a `src/` layout's package root (`project/src`
+/// for `project/src/package`), whose parent is the project: `None` for
+/// any other root.
+pub fn src_layout_parent(root: &str) -> Option<&str> {
+    let (parent, _) = root.rsplit_once('/')?;
+    (parent == "src" || parent.ends_with("/src")).then_some(parent)
+}
+
+/// `[project] version` of a `pyproject.toml`'s bytes, stripped and non-empty.
+fn project_version(bytes: &[u8]) -> Option<String> {
+    let doc = toml::from_str::<toml::Table>(std::str::from_utf8(bytes).ok()?).ok()?;
+    let version = doc.get("project")?.get("version")?.as_str()?.trim();
+    (!version.is_empty()).then(|| version.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -405,6 +439,21 @@ mod tests {
         };
         assert_ne!(key("\"\\ud800\""), key("\"\\udc00\""));
         assert_eq!(key("\" 1 \""), key("1"));
+    }
+
+    #[test]
+    fn a_pyproject_names_its_project_version() {
+        let v = |t: &str| project_version(t.as_bytes());
+        assert_eq!(
+            v("[project]\nname = \"x\"\nversion = \" 1.2.0 \"\n").as_deref(),
+            Some("1.2.0")
+        );
+        assert_eq!(
+            v("[project]\nname = \"x\"\ndynamic = [\"version\"]\n"),
+            None
+        );
+        assert_eq!(v("[tool.poetry]\nversion = \"1.0\"\n"), None);
+        assert_eq!(v("[project\n"), None);
     }
 
     /// The updater's raw reading (section 6): Python's `!=`, no strip.

@@ -89,11 +89,21 @@ impl Side {
         }
     }
 
-    /// This side given as a release tag naming `tag_version`: without a
-    /// version file, its reported version is the tag's.
-    pub fn with_tag_version(mut self, tag_version: Option<String>) -> Self {
-        if let (None, Some(t)) = (&self.version, tag_version) {
-            self.release_version = Some(crate::version::ReleaseVersion::of(None, &t));
+    /// This side with its runtime's `pyproject.toml` version and, when it
+    /// was given as a release tag, the version the tag names: without a
+    /// version file, its reported version is the `pyproject.toml`'s, else
+    /// the tag's.
+    pub fn with_release_version(
+        mut self,
+        pyproject: Option<String>,
+        tag_version: Option<String>,
+    ) -> Self {
+        if self.version.is_none() {
+            self.release_version = crate::version::ReleaseVersion::choose(
+                None,
+                pyproject.as_deref(),
+                tag_version.as_deref(),
+            );
         }
         self
     }

@@ -196,6 +196,9 @@ pub enum VersionSource {
     VersionFile,
     /// No version file: the version the tag names.
     Tag,
+    /// No version file the gate reads, but the runtime's own
+    /// `pyproject.toml` (its `[project] version`).
+    Pyproject,
 }
 
 /// A release's version for reporting and for `restarts_saved`: the
@@ -227,6 +230,60 @@ impl ReleaseVersion {
                 shown: format!("{tag_version} (tag)"),
             },
         }
+    }
+
+    /// A release's version: its version file's, else its `pyproject.toml`'s,
+    /// else its tag's; `None` for none of them.
+    pub fn choose(
+        version: Option<&str>,
+        pyproject: Option<&str>,
+        tag_version: Option<&str>,
+    ) -> Option<ReleaseVersion> {
+        match (version, pyproject, tag_version) {
+            (None, Some(p), _) => Some(ReleaseVersion::from_pyproject(p)),
+            (None, None, None) => None,
+            (v, _, t) => Some(ReleaseVersion::of(v, t.unwrap_or_default())),
+        }
+    }
+
+    /// The version a runtime's `pyproject.toml` gives (`[project] version`).
+    pub fn from_pyproject(version: &str) -> ReleaseVersion {
+        ReleaseVersion {
+            version: version.to_string(),
+            source: VersionSource::Pyproject,
+            shown: format!("{version} (pyproject.toml)"),
+        }
+    }
+
+    /// Whether the two versions differ: by precedence, or as text when
+    /// precedence cannot order them.
+    pub fn differs(&self, other: &ReleaseVersion) -> bool {
+        compare(&self.version, &other.version).map_or(self.version != other.version, |o| o.is_ne())
+    }
+
+    /// Whether `to` is older than `from` by precedence.
+    pub fn went_backwards(from: &ReleaseVersion, to: &ReleaseVersion) -> bool {
+        compare(&to.version, &from.version) == Some(Ordering::Less)
+    }
+}
+
+/// The rule for a release without a version file (docs/spec.md section 6):
+/// when neither end has a version file the gate reads, the releases'
+/// own versions (a `pyproject.toml`'s, else the tags') are what tells a
+/// release; two different ones are a version change. `false` when either
+/// end has a version file (the reference's rule then holds alone) or is
+/// not a release.
+pub fn releases_differ_without_version_file(
+    from: Option<&ReleaseVersion>,
+    to: Option<&ReleaseVersion>,
+) -> bool {
+    match (from, to) {
+        (Some(a), Some(b)) => {
+            a.source != VersionSource::VersionFile
+                && b.source != VersionSource::VersionFile
+                && a.differs(b)
+        }
+        _ => false,
     }
 }
 

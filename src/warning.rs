@@ -29,6 +29,9 @@ pub enum Code {
     FingerprintUnavailable,
     /// Unavailable fingerprint and unchanged version.
     RestartUndetectable,
+    /// `history`: most releases have no fingerprint (the root is likely
+    /// missing there).
+    FingerprintsMostlyUnavailable,
     /// A runtime declared at one end only.
     RuntimeNotDeclared,
     /// The ends' committed settings differ.
@@ -85,7 +88,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, for the test that each is documented.
-    pub const ALL: [Code; 31] = [
+    pub const ALL: [Code; 32] = [
         Code::ForceRestartNotBoolean,
         Code::ForceRestartCarriedOver,
         Code::ForcedWithoutVersionChange,
@@ -93,6 +96,7 @@ impl Code {
         Code::VersionWentBackwards,
         Code::FingerprintUnavailable,
         Code::RestartUndetectable,
+        Code::FingerprintsMostlyUnavailable,
         Code::RuntimeNotDeclared,
         Code::SettingsChanged,
         Code::SettingsChangedRuntimeChanged,
@@ -130,6 +134,7 @@ impl Code {
             VersionWentBackwards => "version_went_backwards",
             FingerprintUnavailable => "fingerprint_unavailable",
             RestartUndetectable => "restart_undetectable",
+            FingerprintsMostlyUnavailable => "fingerprints_mostly_unavailable",
             RuntimeNotDeclared => "runtime_not_declared",
             SettingsChanged => "settings_changed",
             SettingsChangedRuntimeChanged => "settings_changed_runtime_changed",

@@ -22,7 +22,7 @@ pub(super) const MAX_BLOCKS: usize = 99;
 /// The deepest syntax tree accepted (statements and expressions, one level
 /// each). Python's compiler gives up near 3,000 nested expressions
 /// (`a + a + ...`, `not not ...`, `-(-(...))`).
-pub(super) const MAX_TREE_DEPTH: usize = 1000;
+pub(crate) const MAX_TREE_DEPTH: usize = 1000;
 /// The most tokens in a logical line that make Ruff's parser recurse a
 /// level each (see [`tokens_ok`]): at under 1 KiB of stack a level, what
 /// passes stays far within the parse thread's stack.
@@ -45,7 +45,7 @@ pub(super) const MAX_RECURSIVE: usize = 50_000;
 /// recurse: this runs on any stack. Every check holds
 /// within a top-level statement, so that a slice of a file passes exactly
 /// when the whole file does where the slice is.
-pub(super) fn tokens_ok(text: &str) -> bool {
+pub(crate) fn tokens_ok(text: &str) -> bool {
     use ruff_python_ast::token::TokenKind as K;
     let mut lexer = ruff_python_parser::lexer::lex(text, ruff_python_parser::Mode::Module);
     let mut open = Vec::new();

@@ -31,6 +31,8 @@ pub use apply::{
 pub(crate) use apply::{classify_changes, compares_files, Bytes};
 pub(crate) use cache::KindCache;
 pub(crate) use history::{avoidable_updates, Update};
+/// The parser's safety limits, shared with [`crate::imports`].
+pub(crate) use limits::{tokens_ok, MAX_TREE_DEPTH};
 use stream::Unit;
 
 /// Whether `path` is Python source by its name: `.py` (what `import`

@@ -80,12 +80,20 @@ pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
             fpcheck::range::check_revision(&args.rev).map_err(|e| Failure::usage(e.to_string()))?;
             let rev = Revision::parse(&repo, &args.rev)?;
             // The settings committed at that revision, as its gate uses them.
-            let runtime = request(&args.runtime, args.root.clone(), true)?
-                .at_revision(&repo, rev.tree, &args.rev)?
-                .spec;
+            let mut settings = request(&args.runtime, args.root.clone(), true)?;
+            // A config committed today reaches an old revision without one
+            // (read only then: an error names the revision's own file).
+            if settings.fallback_rule == fpcheck::config::FallbackRule::ToThenHead
+                && fpcheck::config::at_revision(&repo, rev.tree, &args.rev)?.is_none()
+            {
+                settings.fallback = fpcheck::config::Fallback::at_head(&repo)?;
+            }
+            let runtime = settings.at_revision(&repo, rev.tree, &args.rev)?.spec;
             (Box::new(GitSource::new(repo, rev, &runtime.root)?), runtime)
         }
     };
+    let root_missing =
+        args.dir.is_none() && matches!(source.root(), Ok(source::RootState::Missing));
     let fp = fpcheck::compute(source.as_ref(), &runtime.rules)?;
     let origin = source.origin();
     let root = match &args.dir {
@@ -111,6 +119,13 @@ pub(super) fn run(args: FingerprintArgs) -> Result<u8, Failure> {
         eprintln!(
             "fpcheck: fingerprint unavailable: {}",
             fpcheck::term::escape(reason)
+        );
+    }
+    if root_missing {
+        eprintln!(
+            "fpcheck: hint: the runtime root `{}` is not in {}: pass --root DIR (the directory your server runs from), or set `root` in fpcheck.toml (`fpcheck init` proposes one)",
+            fpcheck::term::escape(fpcheck::source::show_root(&runtime.root)),
+            fpcheck::term::escape(&args.rev)
         );
     }
     Ok(if fp.digest.is_some() {

@@ -145,6 +145,10 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
     }
     let text = render(&args, &outcome)?;
     emit(&text, args.output.as_deref())?;
+    // Not one fingerprint: the verdicts are all "unavailable", not a record.
+    if records.iter().all(|(_, r)| r.no_fingerprint()) {
+        return Ok(exit::UNAVAILABLE);
+    }
     Ok(if args.exit_code && outcome.restart_required() {
         exit::RESTART
     } else {
@@ -205,13 +209,28 @@ fn warn_records(outcome: &HistoryOutcome) -> Vec<(Option<&str>, &Record)> {
             .map(|r| (Some(r.name.as_str()), &r.record))
             .collect(),
     };
-    // The order warnings are the same in every runtime's record: once.
-    if let Some((_, first)) = records.first() {
-        for w in first
+    // Each runtime's own: said first, since its verdicts then say little.
+    for (name, record) in &records {
+        for w in record
             .warnings
             .iter()
-            .filter(|w| w.code != Code::RuntimeNotDeclared)
+            .filter(|w| w.code == Code::FingerprintsMostlyUnavailable)
         {
+            let whose = name
+                .map(|n| format!("runtime {}: ", escape(n)))
+                .unwrap_or_default();
+            eprintln!(
+                "fpcheck: warning: {whose}{}: {}",
+                w.code,
+                escape(&w.message)
+            );
+        }
+    }
+    // The order warnings are the same in every runtime's record: once.
+    if let Some((_, first)) = records.first() {
+        for w in first.warnings.iter().filter(|w| {
+            w.code != Code::RuntimeNotDeclared && w.code != Code::FingerprintsMostlyUnavailable
+        }) {
             eprintln!("fpcheck: warning: {}: {}", w.code, escape(&w.message));
         }
     }

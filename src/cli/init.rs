@@ -70,6 +70,7 @@ pub(super) fn run(args: InitArgs) -> Result<u8, Failure> {
             args.max_depth, args.max_entries
         );
     }
+    check_against_history(args.repo.as_deref(), &scan);
     let text = init::render(&scan);
     init::check(&text).map_err(|e| {
         Failure::new(
@@ -90,4 +91,36 @@ pub(super) fn run(args: InitArgs) -> Result<u8, Failure> {
         if count > 1 { "s" } else { "" }
     );
     Ok(exit::OK)
+}
+
+/// Warns, for each runtime proposed, about the releases it would call free
+/// that the default root restarts.
+fn check_against_history(repo: Option<&std::path::Path>, scan: &init::Scan) {
+    let Ok(session) = fpcheck::source::git::Session::open(repo) else {
+        return;
+    };
+    for p in scan.active() {
+        let reference = init::reference_root(scan, p);
+        let updates = init::free_where_default_restarts(&session, p, &reference);
+        if updates.is_empty() {
+            continue;
+        }
+        let shown: Vec<&str> = updates.iter().take(5).map(String::as_str).collect();
+        eprintln!(
+            "fpcheck: warning: with root `{}`, {} update{} read free that {} restarts ({}{}): the proposed root may leave out code the server runs; check it before relying on it",
+            fpcheck::term::escape(fpcheck::source::show_root(&p.root)),
+            updates.len(),
+            if updates.len() == 1 { "" } else { "s" },
+            if scan.active().count() == 1 {
+                "the default root `src`".to_string()
+            } else {
+                format!(
+                    "root `{}`",
+                    fpcheck::term::escape(fpcheck::source::show_root(&reference))
+                )
+            },
+            fpcheck::term::escape(&shown.join(", ")),
+            if updates.len() > 5 { ", ..." } else { "" }
+        );
+    }
 }

@@ -104,7 +104,8 @@ Exit status:
   0  success (with --exit-code: no restart)
   1  with --exit-code: a restart would be forced; status: the process must restart
   2  usage error: bad flags or configuration
-  3  the fingerprint is unavailable (why is printed; --json still prints)
+  3  the fingerprint is unavailable (why is printed; --json still prints);
+     history: no release has one
   4  the input cannot be read: not a repository, unknown revision, missing objects
   5  the output cannot be written
   6  internal error: a bug in fpcheck (please report it)";
@@ -166,6 +167,25 @@ pub struct RuntimeFlags {
     /// RANGE` and `patch`: repeat to analyse several; none: all of them).
     #[arg(long, value_name = "NAME")]
     pub runtime: Vec<String>,
+    /// The settings of an end that commits no fpcheck.toml: `to` (the `to`
+    /// end's file, else HEAD's; in `history` the newest release's, else
+    /// HEAD's), `from` (the `from` end's file: what a pull request's check
+    /// uses, so the pull request cannot choose them), or `none` (the
+    /// defaults).
+    #[arg(long, value_enum, value_name = "WHICH", default_value = "to")]
+    pub config_fallback: ConfigFallback,
+}
+
+/// `--config-fallback`'s values.
+#[derive(Clone, Copy, Debug, Default, clap::ValueEnum)]
+pub enum ConfigFallback {
+    /// The `to` end's file, else HEAD's.
+    #[default]
+    To,
+    /// The `from` end's file, else none.
+    From,
+    /// None: the defaults.
+    None,
 }
 
 impl RuntimeFlags {
@@ -258,7 +278,7 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
-    let cli = match lazy::parse::<Cli>(args) {
+    let cli = match lazy::parse::<Cli>(command_first(args)) {
         Ok(cli) => cli,
         Err(e) => {
             // --help and --version print and succeed; bad flags exit 2.
@@ -297,6 +317,53 @@ where
             f.code
         }
     }
+}
+
+/// The command line with a subcommand named after flags moved before them,
+/// as `git -C DIR log` takes its global flags: `fpcheck --repo DIR history`
+/// is `fpcheck history --repo DIR` (the subcommand then checks the flags).
+/// Flags are known by the top-level command's own (the range's), so that a
+/// flag's value (`--repo history`) is never taken for a command; anything
+/// it does not know (an unknown flag, `--`) leaves the line as it is.
+fn command_first(mut args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let takes_value = |arg: &clap::Arg| arg.get_action().takes_values();
+    let mut i = 1;
+    while let Some(word) = args.get(i).and_then(|a| a.to_str()) {
+        if word == "--" {
+            return args;
+        }
+        if let Some(long) = word.strip_prefix("--") {
+            let (name, inline) = match long.split_once('=') {
+                Some((name, _)) => (name, true),
+                None => (long, false),
+            };
+            let Some(arg) = cmd.get_arguments().find(|a| a.get_long() == Some(name)) else {
+                return args;
+            };
+            i += if takes_value(arg) && !inline { 2 } else { 1 };
+            continue;
+        }
+        if let Some(short) = word.strip_prefix('-').filter(|s| !s.is_empty()) {
+            let first = short.chars().next().unwrap_or_default();
+            let Some(arg) = cmd.get_arguments().find(|a| a.get_short() == Some(first)) else {
+                return args;
+            };
+            i += if takes_value(arg) && short.len() == 1 {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        if i > 1 && cmd.find_subcommand(word).is_some() {
+            let command = args.remove(i);
+            args.insert(1, command);
+        }
+        return args;
+    }
+    args
 }
 
 /// Runs the parsed command.
@@ -422,11 +489,17 @@ pub fn request(
     root: Option<String>,
     in_repository: bool,
 ) -> Result<config::SettingsRequest, Failure> {
-    Ok(config::SettingsRequest::of(
+    let mut request = config::SettingsRequest::of(
         flags.config.as_deref(),
         in_repository,
         overrides(flags, root)?,
-    )?)
+    )?;
+    request.fallback_rule = match flags.config_fallback {
+        ConfigFallback::To => config::FallbackRule::ToThenHead,
+        ConfigFallback::From => config::FallbackRule::From,
+        ConfigFallback::None => config::FallbackRule::Off,
+    };
+    Ok(request)
 }
 
 /// `--tag-pattern GLOB`, checked as the `tag_pattern` key is.

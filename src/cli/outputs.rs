@@ -53,12 +53,13 @@ pub(super) fn parse(text: &str) -> Result<ReportOut, String> {
 }
 
 /// Renders every extra report (no colour, 80 columns: they go to files),
-/// of one runtime or of several.
+/// of one runtime or of several; each on its own (one that cannot be
+/// rendered within its limit does not keep the others from being written).
 pub(super) fn render_all(
     outcome: &RangeOutcome,
     outs: &[ReportOut],
     opts: &RenderOptions,
-) -> Result<Vec<(PathBuf, String)>, Failure> {
+) -> Vec<Result<(PathBuf, String), Failure>> {
     outs.iter()
         .map(|out| {
             let opts = RenderOptions {
@@ -82,10 +83,27 @@ pub(super) fn render_all(
         .collect()
 }
 
-/// Writes the rendered reports, each atomically.
-pub(super) fn write_all(rendered: &[(PathBuf, String)]) -> Result<(), Failure> {
-    for (path, text) in rendered {
-        emit(text, Some(path))?;
+/// Writes each rendered report (atomically) and returns what failed,
+/// those that could not be rendered included, in the order given.
+pub(super) fn write_all(rendered: Vec<Result<(PathBuf, String), Failure>>) -> Vec<Failure> {
+    rendered
+        .into_iter()
+        .filter_map(|r| r.and_then(|(path, text)| emit(&text, Some(&path))).err())
+        .collect()
+}
+
+/// The outcome of a run whose outputs were each written or reported on
+/// their own: every failure is said, in order; the exit code is the first
+/// one's (the output, then each `--report`, then `--patch-out`).
+pub(super) fn outcome(failures: Vec<Failure>, ok: u8) -> Result<u8, Failure> {
+    let Some(first) = failures.first().map(|f| f.code) else {
+        return Ok(ok);
+    };
+    for f in failures.iter().filter(|f| !f.message.is_empty()) {
+        eprintln!("fpcheck: error: {}", fpcheck::term::escape(&f.message));
     }
-    Ok(())
+    Err(Failure {
+        code: first,
+        message: String::new(),
+    })
 }

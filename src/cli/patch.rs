@@ -114,6 +114,15 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
         &args.runtime.runtime,
     )?;
     let analysis = first(&outcome)?;
+    if !args.worktree {
+        warn_dirty_runtime(
+            &repo,
+            &outcome,
+            &args.runtime.runtime,
+            &flags,
+            args.root.clone(),
+        );
+    }
     if args.write && !args.force {
         patch::check_checkout(&repo, analysis).map_err(|e| refused(e, true))?;
     }
@@ -155,6 +164,57 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
     }
     print(&text)?;
     Ok(exit::OK)
+}
+
+/// Says so when the working tree's runtime differs from the `to` end's
+/// committed one: the patch records the commit's fingerprint, which an
+/// edit not yet committed does not match (`--worktree` records the working
+/// tree's). Nothing is said when there is no working tree to compare.
+fn warn_dirty_runtime(
+    repo: &Session,
+    outcome: &range::RangeOutcome,
+    runtimes: &[String],
+    flags: &RuntimeFlags,
+    root: Option<String>,
+) {
+    let Ok(analysis) = first(outcome) else { return };
+    let Some(commit) = analysis.to.commit.clone() else {
+        return;
+    };
+    // Only the checked-out commit's working tree can hold its uncommitted
+    // edit (another `to` end is refused or forced by --write anyway).
+    let head = repo.repo().head_id().ok().map(|id| id.to_string());
+    if head.as_deref() != Some(commit.as_str()) {
+        return;
+    }
+    let Ok(settings) = request(flags, root, true) else {
+        return;
+    };
+    let spec = RangeSpec {
+        from: Some(commit),
+        to: None,
+        tags: Default::default(),
+    };
+    let options = range::RangeOptions {
+        digests: range::Digests::Always,
+        ..range::RangeOptions::new(spec, true, settings)
+    };
+    let Ok(now) = range::analyse_runtimes(repo, &options, runtimes) else {
+        return;
+    };
+    let dirty: Vec<&Analysis> = now
+        .analyses()
+        .filter(|a| a.from.fingerprint != a.to.fingerprint)
+        .collect();
+    for a in dirty {
+        eprintln!(
+            "fpcheck: warning: the working tree's runtime differs from {} (fingerprint {} there, {} in the working tree): the patch records {}'s; commit first, or pass --worktree to record the working tree's",
+            fpcheck::term::escape(&analysis.to.reference),
+            a.from.short_fingerprint(),
+            a.to.short_fingerprint(),
+            fpcheck::term::escape(&analysis.to.reference),
+        );
+    }
 }
 
 /// The analysis whose ends name the patch: the only one, or the first

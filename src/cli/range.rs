@@ -86,9 +86,11 @@ pub(super) struct RangeArgs {
     /// keep their own codes, so a failure never reads as "no restart").
     #[arg(long)]
     exit_code: bool,
-    /// Longest file list shown before "N more" (table, markdown).
-    #[arg(long, value_name = "N", default_value_t = report::DEFAULT_MAX_FILES)]
-    max_files: usize,
+    /// Longest file list shown before "N more" (table, markdown), every
+    /// list: the runtime files and, when given, each group of "changed but
+    /// not counted" (8 each without it) [default: 50].
+    #[arg(long, value_name = "N")]
+    max_files: Option<usize>,
     /// Neither read nor write the fingerprint cache in the git directory.
     #[arg(long)]
     no_cache: bool,
@@ -167,25 +169,36 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
     let to_terminal = args.output.is_none() && std::io::stdout().is_terminal();
     let opts = RenderOptions {
         color: use_color(args.color, to_terminal) && args.output.is_none(),
-        max_files: args.max_files,
+        max_files: args.max_files.unwrap_or(report::DEFAULT_MAX_FILES),
         width: Some(terminal_width(to_terminal)),
         max_bytes: None,
+        ignored_in_full: args.max_files.is_some(),
     };
+    // Each output on its own: one that fails (a template error, a report
+    // over its size limit, a file that cannot be written) is said, and the
+    // others are still written.
+    let mut failures = Vec::new();
     let text = outcome
         .render(&format, &opts)
-        .map_err(|e| Failure::usage(e.0))?;
-    let reports = super::outputs::render_all(&outcome, &args.reports, &opts)?;
-    // The report rendered, so a template error cannot leave a patch behind.
-    if let Some(path) = &args.patch_out {
-        super::patch::patch_out(&repo, &outcome, args.worktree, args.patch_format, path)?;
+        .map_err(|e| Failure::usage(e.0));
+    let reports = super::outputs::render_all(&outcome, &args.reports, &opts);
+    if let Err(f) = text.and_then(|text| emit(&text, args.output.as_deref())) {
+        failures.push(f);
     }
-    emit(&text, args.output.as_deref())?;
-    super::outputs::write_all(&reports)?;
-    Ok(if args.exit_code && outcome.restart_required() {
+    failures.extend(super::outputs::write_all(reports));
+    if let Some(path) = &args.patch_out {
+        if let Err(f) =
+            super::patch::patch_out(&repo, &outcome, args.worktree, args.patch_format, path)
+        {
+            failures.push(f);
+        }
+    }
+    let ok = if args.exit_code && outcome.restart_required() {
         exit::RESTART
     } else {
         exit::OK
-    })
+    };
+    super::outputs::outcome(failures, ok)
 }
 
 /// The range the arguments name, with the tags a missing FROM may be.

@@ -95,6 +95,63 @@ impl SettingsOrigin {
     }
 }
 
+/// Which committed file applies at an end that commits no `fpcheck.toml`
+/// (with [`SettingsOrigin::Committed`]): a config committed today reaches
+/// the releases made before it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FallbackRule {
+    /// The `to` end's file, else the one committed at HEAD (a range); the
+    /// newest release's, else HEAD's (`history`).
+    #[default]
+    ToThenHead,
+    /// The `from` end's file, else none: what a pull request's check uses,
+    /// so that the pull request cannot choose the base's settings.
+    From,
+    /// None: such an end reads the defaults (and the flags).
+    Off,
+}
+
+/// The file an end without its own `fpcheck.toml` reads, and its name.
+#[derive(Clone, Debug)]
+pub struct Fallback {
+    /// The file.
+    pub file: ConfigFile,
+    /// Where it is committed, for reports (`fpcheck.toml at HEAD`).
+    pub shown: String,
+}
+
+impl Fallback {
+    /// The file committed at `tree` (`name` in messages), if any.
+    pub fn at_revision(
+        repo: &Session,
+        tree: ObjectId,
+        name: &str,
+    ) -> Result<Option<Fallback>, ConfigError> {
+        Ok(at_revision(repo, tree, name)?.map(|file| Fallback {
+            file,
+            shown: format!("{FILE_NAME} at {name}"),
+        }))
+    }
+
+    /// The file committed at HEAD, if any (`None` when HEAD is unborn).
+    pub fn at_head(repo: &Session) -> Result<Option<Fallback>, ConfigError> {
+        let Ok(head) = repo.repo().head_id() else {
+            return Ok(None);
+        };
+        let tree = repo.commit_tree(head.detach(), "the commit of HEAD", "HEAD")?;
+        // A treeless clone (a check that fetched only its ends) has none to read.
+        if !repo.has(tree) {
+            return Ok(None);
+        }
+        Fallback::at_revision(repo, tree, "HEAD")
+    }
+
+    /// How a report names it at an end `name` that commits none.
+    fn shown_at(&self, name: &str) -> String {
+        format!("{} ({name} has none)", self.shown)
+    }
+}
+
 /// What the user asked for: a [`SettingsOrigin`] and the [`Overrides`]
 /// over it at every end (the edges make one with `SettingsRequest::of`).
 #[derive(Clone, Debug)]
@@ -103,6 +160,23 @@ pub struct SettingsRequest {
     pub origin: SettingsOrigin,
     /// The flags over them.
     pub overrides: Overrides,
+    /// Which file an end without its own reads.
+    pub fallback_rule: FallbackRule,
+    /// That file, once the command found it (see [`FallbackRule`]).
+    pub fallback: Option<Fallback>,
+    /// The end that reads the fallback whatever its own settings find:
+    /// the `to` end, when the fallback is HEAD's file, committed after it
+    /// (the other ends read it only where their own root is missing).
+    pub fallback_end: Option<FallbackEnd>,
+}
+
+/// The end named by [`SettingsRequest::fallback_end`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FallbackEnd {
+    /// The revision whose tree this is.
+    Tree(ObjectId),
+    /// The working tree.
+    Worktree,
 }
 
 /// One end's settings and where they came from: a [`RuntimeSpec`] and
@@ -132,7 +206,118 @@ impl SettingsRequest {
         SettingsRequest {
             origin: SettingsOrigin::None,
             overrides,
+            fallback_rule: FallbackRule::Off,
+            fallback: None,
+            fallback_end: None,
         }
+    }
+
+    /// The committed file that applies at the revision whose tree is
+    /// `tree` (`name` in messages): its own, else the fallback; and how a
+    /// report names it.
+    pub fn committed_at(
+        &self,
+        repo: &Session,
+        tree: ObjectId,
+        name: &str,
+    ) -> Result<(Option<ConfigFile>, String), ConfigError> {
+        let own = at_revision(repo, tree, name)?;
+        let shown = format!("{FILE_NAME} at {name}");
+        if own.is_some() || self.fallback.is_none() {
+            return Ok((own, shown));
+        }
+        let root_there = self.fallback_end != Some(FallbackEnd::Tree(tree))
+            && has_dir(repo, tree, &self.own_root()?, name)?;
+        Ok(self.or_fallback(own, shown, name, root_there))
+    }
+
+    /// `own` (named `shown`) at the end `name`, else the fallback, unless
+    /// the end's own settings (the defaults and flags) find their root
+    /// there (`root_there`): those are then what its gate most likely
+    /// ran with, and a file from another end must not hide a change they
+    /// see. The fallback is for the end whose own settings find nothing.
+    pub fn or_fallback(
+        &self,
+        own: Option<ConfigFile>,
+        shown: String,
+        name: &str,
+        root_there: bool,
+    ) -> (Option<ConfigFile>, String) {
+        match (own, &self.fallback) {
+            (None, Some(fb)) if !root_there => (Some(fb.file.clone()), fb.shown_at(name)),
+            (own, _) => (own, shown),
+        }
+    }
+
+    /// Whether the root of this request's own settings without a file (the
+    /// defaults and flags) is a directory of the working tree at `top`.
+    pub fn own_root_in(&self, top: &Path) -> Result<bool, ConfigError> {
+        let root = self.own_root()?;
+        Ok(std::fs::symlink_metadata(top.join(&root)).is_ok_and(|m| m.is_dir()))
+    }
+
+    /// Whether the root of this request's own settings without a file is
+    /// a directory of the tree `tree` (`name` in messages).
+    pub fn own_root_at(
+        &self,
+        repo: &Session,
+        tree: ObjectId,
+        name: &str,
+    ) -> Result<bool, ConfigError> {
+        has_dir(repo, tree, &self.own_root()?, name)
+    }
+
+    /// The root of the defaults and flags, without a file (a runtime's
+    /// name, which only a file declares, aside).
+    fn own_root(&self) -> Result<String, ConfigError> {
+        let overrides = Overrides {
+            runtime: None,
+            ..self.overrides.clone()
+        };
+        Ok(resolve(None, &overrides)?.root)
+    }
+
+    /// This request with its fallback found for a range `from..to` (`to`:
+    /// `None` for the working tree, whose own file is read by
+    /// `to_worktree`), by its [`FallbackRule`]. Only for
+    /// [`SettingsOrigin::Committed`].
+    pub fn with_range_fallback(
+        mut self,
+        repo: &Session,
+        from: (ObjectId, &str),
+        to: Option<(ObjectId, &str)>,
+        to_worktree: Option<&Path>,
+    ) -> Result<SettingsRequest, ConfigError> {
+        if !matches!(self.origin, SettingsOrigin::Committed) || self.fallback.is_some() {
+            return Ok(self);
+        }
+        self.fallback = match self.fallback_rule {
+            FallbackRule::Off => None,
+            FallbackRule::From => Fallback::at_revision(repo, from.0, from.1)?,
+            FallbackRule::ToThenHead => {
+                let to_file = match (to, to_worktree) {
+                    (Some((tree, name)), _) => Fallback::at_revision(repo, tree, name)?,
+                    (None, Some(top)) => ConfigFile::find_in(top)?.map(|(_, file)| Fallback {
+                        file,
+                        shown: format!("{FILE_NAME} in the working tree"),
+                    }),
+                    (None, None) => None,
+                };
+                match to_file {
+                    Some(f) => Some(f),
+                    None => {
+                        // HEAD's file, committed after the `to` end: it
+                        // describes that end whatever the defaults find.
+                        self.fallback_end = Some(match to {
+                            Some((tree, _)) => FallbackEnd::Tree(tree),
+                            None => FallbackEnd::Worktree,
+                        });
+                        Fallback::at_head(repo)?
+                    }
+                }
+            }
+        };
+        Ok(self)
     }
 
     /// The settings of the revision whose tree is `tree` (`name` in messages).
@@ -144,8 +329,7 @@ impl SettingsRequest {
     ) -> Result<SpecWithOrigin, ConfigError> {
         match &self.origin {
             SettingsOrigin::Committed => {
-                let file = at_revision(repo, tree, name)?;
-                let shown = format!("{FILE_NAME} at {name}");
+                let (file, shown) = self.committed_at(repo, tree, name)?;
                 self.resolve_end(file.as_ref(), &shown, named(&shown))
             }
             _ => self.shared(),
@@ -156,8 +340,16 @@ impl SettingsRequest {
     pub fn at_worktree(&self, top: &Path) -> Result<SpecWithOrigin, ConfigError> {
         match &self.origin {
             SettingsOrigin::Committed => {
-                let file = ConfigFile::find_in(top)?.map(|(_, f)| f);
-                let shown = format!("{FILE_NAME} in the working tree");
+                let own = ConfigFile::find_in(top)?.map(|(_, f)| f);
+                let root_there = own.is_some()
+                    || (self.fallback_end != Some(FallbackEnd::Worktree)
+                        && self.own_root_in(top)?);
+                let (file, shown) = self.or_fallback(
+                    own,
+                    format!("{FILE_NAME} in the working tree"),
+                    "the working tree",
+                    root_there,
+                );
                 self.resolve_end(file.as_ref(), &shown, named(&shown))
             }
             _ => self.shared(),
@@ -241,6 +433,23 @@ impl SettingsRequest {
     }
 }
 
+/// Whether `path` (from the top, `""` or `.` the top) is a directory of
+/// the tree `tree`; `name` names the revision in messages.
+fn has_dir(repo: &Session, tree: ObjectId, path: &str, name: &str) -> Result<bool, ConfigError> {
+    let mut id = tree;
+    for part in path.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        let t = repo.tree(id, &format!("the tree of {name}"), name)?;
+        let Some(entry) = t.find_entry(part) else {
+            return Ok(false);
+        };
+        if !entry.mode().is_tree() {
+            return Ok(false);
+        }
+        id = entry.object_id();
+    }
+    Ok(true)
+}
+
 /// `shown` as the start of a message, naming no setting (raw: names are
 /// escaped once, where the message is shown).
 fn named(shown: &str) -> Message {
@@ -307,6 +516,9 @@ mod tests {
                 file,
             },
             overrides: Overrides::default(),
+            fallback_rule: FallbackRule::Off,
+            fallback: None,
+            fallback_end: None,
         };
         let err = request.shared().unwrap_err().to_string();
         assert!(

@@ -76,6 +76,9 @@ impl SettingsRequest {
         Ok(SettingsRequest {
             origin: SettingsOrigin::of(config, committed)?,
             overrides,
+            fallback_rule: super::FallbackRule::default(),
+            fallback: None,
+            fallback_end: None,
         })
     }
 }

@@ -40,7 +40,10 @@ mod ends;
 mod given;
 pub mod shown;
 
-pub use ends::{at_revision, differences, SettingsOrigin, SettingsRequest, SpecWithOrigin};
+pub use ends::{
+    at_revision, differences, Fallback, FallbackEnd, FallbackRule, SettingsOrigin, SettingsRequest,
+    SpecWithOrigin,
+};
 
 /// The file name looked up at the top of the repository.
 pub(crate) const FILE_NAME: &str = "fpcheck.toml";

@@ -280,6 +280,9 @@ fn decide(report: &mut GateReport, before: &Snapshot, after: &Snapshot) {
         force_restart: after.force_restart,
         recorded_mismatch,
         version_unreadable: !unreadable.is_empty(),
+        no_version_file: unreadable.is_empty()
+            && !before.has_version_file()
+            && !after.has_version_file(),
     };
     let decided = updater::decide_gate(&inputs);
     let reason = decided.marker;
@@ -291,6 +294,12 @@ fn decide(report: &mut GateReport, before: &Snapshot, after: &Snapshot) {
         updater::AskedBy::UnavailableFingerprint => {
             report.conservative = Some(
                 "a fingerprint is unavailable: the marker is written although the version did not change"
+                    .into(),
+            )
+        }
+        updater::AskedBy::NoVersionFile => {
+            report.conservative = Some(
+                "neither side has a version file (version.json, package.json): the versions cannot tell a release from none, so the code change writes the marker"
                     .into(),
             )
         }

@@ -136,6 +136,17 @@ impl Snapshot {
         &self.version_key
     }
 
+    /// Whether it saw a version file: a version, a `force_restart`, or
+    /// the updater's reading of one. A file that says neither (a
+    /// `version.json` without those keys) is not told from none, which
+    /// only ever adds a restart.
+    pub fn has_version_file(&self) -> bool {
+        self.version_file.is_some()
+            || self.force_restart_file.is_some()
+            || !self.unreadable_version_files.is_empty()
+            || self.updater().differs(&UpdaterVersion::default())
+    }
+
     /// The updater's reading (validated when the snapshot was loaded).
     pub fn updater(&self) -> UpdaterVersion {
         UpdaterVersion::from_json(&self.updater_version).unwrap_or_default()

@@ -104,6 +104,10 @@ pub struct ReleaseInfo {
     pub commit: String,
     /// The version the gate reads from the tree (`null` when none).
     pub version: Option<String>,
+    /// The `[project] version` of the runtime's own `pyproject.toml`
+    /// (absent when none): the release's version when `version` is null.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pyproject_version: Option<String>,
     /// `force_restart` as the gate reads it.
     pub force_restart: bool,
     /// The runtime fingerprint, `""` when unavailable.
@@ -187,7 +191,8 @@ pub struct Summary {
     pub unavailable_fingerprints: usize,
     /// Restarts the fingerprint saved compared with restarting on every
     /// version bump (of the reported versions: a release without a version
-    /// file counts its tag's).
+    /// file counts its tag's); an update counts only when both of its
+    /// releases have a fingerprint.
     pub restarts_saved: usize,
     /// Releases without a version file, whose version is their tag's.
     pub versions_from_tags: usize,
@@ -242,6 +247,16 @@ impl Record {
     /// Any update forced a restart.
     pub fn restart_required(&self) -> bool {
         self.updates.iter().any(|s| s.restart_required)
+    }
+
+    /// It has releases, and not one of them has a fingerprint: its
+    /// verdicts are all "unavailable" (the root is likely wrong).
+    pub fn no_fingerprint(&self) -> bool {
+        !self.tags.is_empty()
+            && self
+                .tags
+                .iter()
+                .all(|t| crate::fingerprint::available(&t.fingerprint).is_none())
     }
 }
 
@@ -501,6 +516,9 @@ fn record(
         .last()
         .map(|s| s.plan.end.spec.clone())
         .unwrap_or_default();
+    if let Some(w) = mostly_unavailable(&summary, &newest.root) {
+        warnings.insert(0, w);
+    }
     Record {
         settings: newest,
         updates: steps,

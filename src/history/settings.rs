@@ -79,7 +79,8 @@ pub(super) fn committed(
     request: &SettingsRequest,
     tags: &[Tag],
 ) -> Result<Vec<Committed>, HistoryError> {
-    tags.iter()
+    let own = tags
+        .iter()
         .map(|tag| {
             let shown = format!("{FILE_NAME} at {}", tag.name);
             let file = match request.origin {
@@ -88,6 +89,56 @@ pub(super) fn committed(
                 }
                 _ => None,
             };
+            Ok(Committed { file, shown })
+        })
+        .collect::<Result<Vec<_>, HistoryError>>()?;
+    with_fallback(repo, request, tags, own)
+}
+
+/// Each release that commits no `fpcheck.toml` read with the newest
+/// release's file, else the one committed at HEAD (the request's
+/// [`config::FallbackRule`]): a config committed today reaches the
+/// releases made before it, and the report names where it came from.
+fn with_fallback(
+    repo: &Session,
+    request: &SettingsRequest,
+    tags: &[Tag],
+    own: Vec<Committed>,
+) -> Result<Vec<Committed>, HistoryError> {
+    if !matches!(request.origin, SettingsOrigin::Committed)
+        || request.fallback_rule != config::FallbackRule::ToThenHead
+        || own.iter().all(|c| c.file.is_some())
+    {
+        return Ok(own);
+    }
+    let newest = match (tags.last(), own.last().and_then(|c| c.file.clone())) {
+        (Some(tag), Some(file)) => Some(config::Fallback {
+            file,
+            shown: format!("{FILE_NAME} at {}", tag.name),
+        }),
+        _ => None,
+    };
+    let fallback = match (newest, &request.fallback) {
+        (Some(f), _) => Some(f),
+        (None, Some(given)) => Some(given.clone()),
+        (None, None) => config::Fallback::at_head(repo)?,
+    };
+    let request = SettingsRequest {
+        fallback,
+        ..request.clone()
+    };
+    let newest = tags.len().saturating_sub(1);
+    own.into_iter()
+        .zip(tags)
+        .enumerate()
+        .map(|(i, (c, tag))| {
+            // The newest release reads HEAD's file, committed after it,
+            // whatever the defaults find; the others only where their own
+            // root is missing (a release before the first that declares
+            // a runtime is read as `history` reads one).
+            let root_there = c.file.is_some()
+                || (i != newest && request.own_root_at(repo, tree_of(repo, tag)?, &tag.name)?);
+            let (file, shown) = request.or_fallback(c.file, c.shown, &tag.name, root_there);
             Ok(Committed { file, shown })
         })
         .collect()
@@ -226,6 +277,9 @@ mod tests {
         SettingsRequest {
             origin: SettingsOrigin::Committed,
             overrides: Overrides::default(),
+            fallback_rule: Default::default(),
+            fallback: None,
+            fallback_end: None,
         }
     }
 

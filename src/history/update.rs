@@ -4,7 +4,12 @@
 use super::*;
 
 fn release_version(info: &ReleaseInfo) -> ReleaseVersion {
-    ReleaseVersion::of(info.version.as_deref(), &info.tag_version)
+    ReleaseVersion::choose(
+        info.version.as_deref(),
+        info.pyproject_version.as_deref(),
+        Some(&info.tag_version),
+    )
+    .unwrap_or_else(|| ReleaseVersion::of(None, &info.tag_version))
 }
 
 pub(super) fn facts(info: &ReleaseInfo) -> SideFacts {
@@ -45,6 +50,10 @@ pub(super) fn step(
         verdict::Policy {
             undeclared: plans.from.borrowed.is_some() || plans.to.borrowed.is_some(),
             settings_check: settings_check.as_ref(),
+            release_changed: crate::version::releases_differ_without_version_file(
+                Some(&release_version(&from.info)),
+                Some(&release_version(&to.info)),
+            ),
         },
     );
     warnings.extend(crate::range::settings_warnings(
@@ -52,6 +61,10 @@ pub(super) fn step(
         Pair::new(&plans.from.end, &plans.to.end),
         crate::fingerprint::short(checked_from).unwrap_or("unavailable"),
         (settings_check.as_ref(), &decided),
+    ));
+    warnings.extend(crate::range::pyproject_backwards(
+        Some(&release_version(&from.info)),
+        Some(&release_version(&to.info)),
     ));
     let d = decided.decision;
     Step {
@@ -122,8 +135,7 @@ fn borrowed_warnings(plans: Pair<&Plan>) -> Vec<Warning> {
 /// Whether the releases' versions differ: by precedence, or as text when
 /// precedence cannot order them.
 fn release_version_changed(from: &ReleaseInfo, to: &ReleaseInfo) -> bool {
-    let (a, b) = (release_version(from), release_version(to));
-    crate::version::compare(&a.version, &b.version).map_or(a.version != b.version, |o| o.is_ne())
+    release_version(from).differs(&release_version(to))
 }
 
 /// Marks the avoidable restarts ([`crate::classify::avoidable_updates`]
@@ -160,6 +172,25 @@ pub(super) fn classify_steps(
     }
 }
 
+fn both_fingerprinted(s: &Step) -> bool {
+    crate::fingerprint::available(&s.from_fingerprint).is_some()
+        && crate::fingerprint::available(&s.to_fingerprint).is_some()
+}
+
+/// The warning of a history where most releases have no fingerprint: its
+/// verdicts say little, and the likely cause is a root that is not there.
+pub(super) fn mostly_unavailable(summary: &Summary, root: &str) -> Option<Warning> {
+    let (none, all) = (summary.unavailable_fingerprints, summary.releases);
+    (all > 0 && none * 2 > all).then(|| {
+        Warning::new(
+            Code::FingerprintsMostlyUnavailable,
+            format!(
+                "{none} of {all} releases have no fingerprint, so their updates say little and none counts as a saved restart: the runtime root `{root}` is likely missing at those releases; pass --root DIR (the directory your server runs from) or run `fpcheck init` to propose one"
+            ),
+        )
+    })
+}
+
 pub(super) fn summarise(reads: &[Read], steps: &[Step]) -> Summary {
     let restarts = steps.iter().filter(|s| s.restart_required).count();
     Summary {
@@ -172,9 +203,12 @@ pub(super) fn summarise(reads: &[Read], steps: &[Step]) -> Summary {
             .iter()
             .filter(|r| crate::fingerprint::available(&r.info.fingerprint).is_none())
             .count(),
+        // No fingerprint, no saving: a free update counts only when both
+        // ends were fingerprinted.
         restarts_saved: steps
             .iter()
             .filter(|s| s.release_version_changed && !s.restart_required)
+            .filter(|s| both_fingerprinted(s))
             .count(),
         versions_from_tags: reads.iter().filter(|r| r.info.version.is_none()).count(),
         avoidable_restarts: steps

@@ -100,6 +100,16 @@ impl<'a> Worker<'a> {
         let src = GitSource::new(self.repo.clone(), rev, &runtime.root)?;
         let selection = select(&src, &runtime.rules)?;
         let rel = release::read(&src)?;
+        let mut pyproject_version = release::pyproject_version(&src)?;
+        // A `src/` layout's runtime: its project file is two levels up.
+        if let (None, None, Some(parent)) = (
+            &rel.version,
+            &pyproject_version,
+            release::src_layout_parent(&runtime.root),
+        ) {
+            let above = GitSource::new(self.repo.clone(), src.revision().clone(), parent)?;
+            pyproject_version = release::pyproject_version(&above)?;
+        }
         let reading = crate::verdict::Reading::of(&rel);
         let key = FingerprintCache::key(&selection);
         let ids: BTreeMap<String, ObjectId> = selection
@@ -121,6 +131,7 @@ impl<'a> Worker<'a> {
                 prerelease: tag.version.is_prerelease(),
                 commit: tag.commit.to_string(),
                 version: rel.version,
+                pyproject_version,
                 force_restart: rel.force_restart,
                 // The record's text: `""` when unavailable.
                 fingerprint: crate::fingerprint::gate_text(fingerprint.as_deref()).into(),

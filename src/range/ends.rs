@@ -293,7 +293,7 @@ pub(super) fn read_git(
         &release,
         &fp,
     )
-    .with_tag_version(src.tag_version());
+    .with_release_version(release::pyproject_version(src)?, src.tag_version());
     side.tree = Some(rev.tree);
     let side = match skipped {
         Some(files) => side.skipped(files),
@@ -306,6 +306,32 @@ pub(super) fn read_git(
         ids,
         root_tree,
     })
+}
+
+/// A `src/` layout (`project/src/package` as the root): without a version
+/// file, nor a `pyproject.toml` in the root or its parent, the project's
+/// own `pyproject.toml` two levels up names the release's version.
+pub(crate) fn src_layout_pyproject(
+    repo: &Session,
+    rev: &crate::source::Revision,
+    root: &str,
+    side: &mut Side,
+) -> Result<(), SourceError> {
+    let from_pyproject = side
+        .release_version
+        .as_ref()
+        .is_some_and(|r| r.source != crate::version::VersionSource::Tag);
+    if side.version.is_some() || from_pyproject {
+        return Ok(());
+    }
+    let Some(parent) = crate::release::src_layout_parent(root) else {
+        return Ok(());
+    };
+    let src = GitSource::new(repo.clone(), rev.clone(), parent)?;
+    if let Some(v) = release::pyproject_version(&src)? {
+        side.release_version = Some(crate::version::ReleaseVersion::from_pyproject(&v));
+    }
+    Ok(())
 }
 
 /// The working tree's end: its files read as its commit would hold them
@@ -330,7 +356,8 @@ pub(super) fn read_worktree(
         ids.insert(f.path.clone(), id);
     }
     Ok(Read {
-        side: Side::new(WORKTREE.into(), None, true, &release, &fp),
+        side: Side::new(WORKTREE.into(), None, true, &release, &fp)
+            .with_release_version(release::pyproject_version(src)?, None),
         release,
         fp,
         ids,

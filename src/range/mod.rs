@@ -41,7 +41,7 @@ pub use multi::{analyse_runtimes, NamedAnalysis, RangeOutcome, RuntimesAnalysis}
 pub use resolved::{resolve, ResolvedEnd, ResolvedEnds};
 pub use spec::{check_revision, RangeSpec};
 pub use tags::TagFilter;
-pub(crate) use wording::settings_warnings;
+pub(crate) use wording::{pyproject_backwards, settings_warnings};
 
 /// The JSON schema version of [`Analysis`]; bumped on breaking changes.
 pub(crate) const SCHEMA_VERSION: u32 = 1;
@@ -227,12 +227,13 @@ fn with_memo<T>(repo: &Session, options: &RangeOptions, f: impl FnOnce(&Session)
 /// [`analyse`], the memo installed or not wanted.
 fn analyse_in(repo: &Session, options: &RangeOptions) -> Result<Analysis, RangeError> {
     let (from, to, notes) = resolve_ends(repo, options)?;
+    let settings = with_fallback(repo, &options.settings, &from, &to)?;
     let mut cache = open_cache(repo, options);
     let mut analysis = analyse_with(
         repo,
         &from,
         &to,
-        &options.settings,
+        &settings,
         Absent::default(),
         &mut cache,
         options.digests,
@@ -241,6 +242,32 @@ fn analyse_in(repo: &Session, options: &RangeOptions) -> Result<Analysis, RangeE
     let _ = cache.save();
     analysis.notes = notes;
     Ok(analysis)
+}
+
+/// `settings` with the file that an end committing no `fpcheck.toml`
+/// reads (its [`config::FallbackRule`]): a config committed today reaches
+/// the releases made before it.
+fn with_fallback(
+    repo: &Session,
+    settings: &config::SettingsRequest,
+    from: &str,
+    to: &ToSide,
+) -> Result<config::SettingsRequest, RangeError> {
+    if !matches!(settings.origin, config::SettingsOrigin::Committed) || settings.fallback.is_some()
+    {
+        return Ok(settings.clone());
+    }
+    let from_rev = Revision::parse_commit(repo, from)?;
+    let (to_rev, top) = match to {
+        ToSide::Rev(spec) => (Some(Revision::parse_commit(repo, spec)?), None),
+        ToSide::Worktree => (None, Some(ends::workdir(repo)?)),
+    };
+    Ok(settings.clone().with_range_fallback(
+        repo,
+        (from_rev.tree, from),
+        to_rev.as_ref().map(|r| (r.tree, r.spec.as_str())),
+        top.as_deref(),
+    )?)
 }
 
 /// The ends of the range, defaults resolved, and how they were chosen.
@@ -443,10 +470,27 @@ fn analyse_with(
         src,
         absent: &absent,
     };
-    let compared = match to {
+    let mut compared = match to {
         ToSide::Rev(spec) => against_revision(repo, &from_end, (spec, request), cache, digests)?,
         ToSide::Worktree => against_worktree(repo, &from_end, request, cache)?,
     };
+    // A `src/` layout's runtime (`project/src/package`): its project file
+    // is two levels up.
+    ends::src_layout_pyproject(
+        repo,
+        &from_end.rev,
+        &from_end.end.spec.root,
+        &mut compared.from.side,
+    )?;
+    if let ToSide::Rev(spec) = to {
+        let to_rev = Revision::parse_commit(repo, spec)?;
+        ends::src_layout_pyproject(
+            repo,
+            &to_rev,
+            &compared.to_end.spec.root,
+            &mut compared.to.side,
+        )?;
+    }
     // An end that does not declare the runtime was read with the other
     // end's settings and is compared as usual: a code change under those
     // settings is a restart whichever end adds or drops the declaration.
@@ -662,6 +706,10 @@ fn conclude(
         verdict::Policy {
             undeclared,
             settings_check: check.as_ref(),
+            release_changed: crate::version::releases_differ_without_version_file(
+                from.side.release_version.as_ref(),
+                to.side.release_version.as_ref(),
+            ),
         },
     );
     let decision = decided.decision.clone();

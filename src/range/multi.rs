@@ -43,6 +43,14 @@ impl RangeOutcome {
         }
     }
 
+    /// Each runtime's report.
+    pub fn analyses(&self) -> Box<dyn Iterator<Item = &Analysis> + '_> {
+        match self {
+            RangeOutcome::One(a) => Box::new(std::iter::once(&**a)),
+            RangeOutcome::Many(m) => Box::new(m.runtimes.iter().map(|r| &r.analysis)),
+        }
+    }
+
     /// Each runtime's report, for what is done to every one alike
     /// (classification, naming the ends).
     pub fn analyses_mut(&mut self) -> Box<dyn Iterator<Item = &mut Analysis> + '_> {
@@ -175,6 +183,9 @@ fn runtimes_with(
     let chosen = config::choose::dedupe(chosen);
     let (from, to, notes) = resolve_ends(repo, options)?;
     let revs = Revs::parse(repo, &from, &to)?;
+    let mut options = options.clone();
+    options.settings = super::with_fallback(repo, &options.settings, &from, &to)?;
+    let options = &options;
     let decls = declared(repo, options, &revs)?;
     let all: BTreeSet<String> = decls.from.names.union(&decls.to.names).cloned().collect();
     if let Some(name) = read_alone(&chosen, decls.as_ref(), &all) {
@@ -416,10 +427,10 @@ fn declared(
     match &options.settings.origin {
         SettingsOrigin::Committed => {
             let at = |rev: &Revision| -> Result<Declared, RangeError> {
-                let f = config::at_revision(repo, rev.tree, &rev.spec)?;
+                let (f, shown) = options.settings.committed_at(repo, rev.tree, &rev.spec)?;
                 Ok(Declared {
                     names: names(f.as_ref()),
-                    shown: format!("{} at {}", config::FILE_NAME, rev.spec),
+                    shown,
                 })
             };
             let from_decl = at(&revs.from)?;
@@ -427,10 +438,17 @@ fn declared(
                 Some(rev) => at(rev)?,
                 None => {
                     let top = super::ends::workdir(repo)?;
-                    let t = ConfigFile::find_in(&top)?.map(|(_, f)| f);
+                    let own = ConfigFile::find_in(&top)?.map(|(_, f)| f);
+                    let root_there = own.is_some() || options.settings.own_root_in(&top)?;
+                    let (t, shown) = options.settings.or_fallback(
+                        own,
+                        format!("{} in the working tree", config::FILE_NAME),
+                        "the working tree",
+                        root_there,
+                    );
                     Declared {
                         names: names(t.as_ref()),
-                        shown: format!("{} in the working tree", config::FILE_NAME),
+                        shown,
                     }
                 }
             };

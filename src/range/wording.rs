@@ -71,8 +71,35 @@ pub(super) fn warnings(from: &Read, to: &Read, decided: &Decided) -> Vec<Warning
             ));
         }
     }
+    out.extend(pyproject_backwards(
+        f.release_version.as_ref(),
+        t.release_version.as_ref(),
+    ));
     out.dedup();
     out
+}
+
+/// A runtime's own `pyproject.toml` version that goes backwards (a
+/// monorepo runtime released out of order, or a typo): shared by the range
+/// and `history`.
+pub(crate) fn pyproject_backwards(
+    from: Option<&version::ReleaseVersion>,
+    to: Option<&version::ReleaseVersion>,
+) -> Option<Warning> {
+    let (a, b) = (from?, to?);
+    let pyproject = version::VersionSource::Pyproject;
+    (a.source == pyproject
+        && b.source == pyproject
+        && version::ReleaseVersion::went_backwards(a, b))
+    .then(|| {
+        Warning::new(
+            Code::VersionWentBackwards,
+            format!(
+                "the version in pyproject.toml went backwards: {} → {}",
+                a.version, b.version
+            ),
+        )
+    })
 }
 
 /// The row of the behaviour matrix (docs/spec.md section 8) an update

@@ -157,7 +157,14 @@ fn record_table(h: &Record, opts: &RenderOptions) -> String {
     for s in &h.updates {
         t.add_row(update_row(s, opts.color, &mut legend));
     }
-    let mut out = t.to_string();
+    // Said first: a history without fingerprints says little.
+    let mut out: String = h
+        .warnings
+        .iter()
+        .filter(|w| w.code == crate::warning::Code::FingerprintsMostlyUnavailable)
+        .map(|w| format!("warning: {}: {}\n", w.code, escape(&w.message)))
+        .collect();
+    out.push_str(&t.to_string());
     out.push('\n');
     if !legend.is_empty() {
         out.push_str(&format!("reasons: {}\n", legend.join("; ")));

@@ -131,6 +131,9 @@ pub struct RenderOptions {
     /// (whole rows, counted) until it fits ([`fit_within`]); `None`: no
     /// limit.
     pub max_bytes: Option<usize>,
+    /// The table lists each group of changes not counted up to `max_files`
+    /// too (`--max-files` given), not only its first 8.
+    pub ignored_in_full: bool,
 }
 
 impl Default for RenderOptions {
@@ -140,6 +143,7 @@ impl Default for RenderOptions {
             max_files: DEFAULT_MAX_FILES,
             width: Some(80),
             max_bytes: None,
+            ignored_in_full: false,
         }
     }
 }

@@ -166,7 +166,11 @@ fn changes(out: &mut String, a: &Analysis, opts: &RenderOptions) {
     for (why, paths) in groups {
         let shown: Vec<&str> = paths
             .iter()
-            .take(opts.max_files.min(8))
+            .take(if opts.ignored_in_full {
+                opts.max_files
+            } else {
+                opts.max_files.min(8)
+            })
             .map(String::as_str)
             .collect();
         let rest = paths.len() - shown.len();

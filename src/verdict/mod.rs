@@ -158,6 +158,8 @@ pub fn decide(from: &SideFacts, to: &SideFacts) -> Decision {
         force_restart: to.force_restart,
         recorded_mismatch: false,
         version_unreadable: from.version_unreadable || to.version_unreadable,
+        // The gate's own rule, beyond the reference's updater.
+        no_version_file: false,
     });
     let process_check = process_check(from, to);
     let restart_required = d.marker.is_some() || process_check.fires;
@@ -199,6 +201,14 @@ pub struct Policy<'a> {
     /// restart (`settings_changed_runtime_changed`) even when the new
     /// settings hide it.
     pub settings_check: Option<&'a SettingsCheck>,
+    /// Neither end has a version file the gate reads, and the releases'
+    /// own versions differ (`version::releases_differ_without_version_file`:
+    /// a `pyproject.toml`'s, else the tags'): that is a version change, so
+    /// an unavailable fingerprint restarts (`fingerprint_unavailable`, not
+    /// `unavailable_version_unchanged`) and `force_restart` is honoured
+    /// (`forced`). The `updater` and `version_changed` fields still say
+    /// what the reference's gate, which reads version files only, does.
+    pub release_changed: bool,
 }
 
 /// An update decided under a [`Policy`].
@@ -216,12 +226,20 @@ pub struct Decided {
 /// of `policy`, which only ever add a restart.
 pub fn decide_update(from: &SideFacts, to: &SideFacts, policy: Policy<'_>) -> Decided {
     let mut decision = decide(from, to);
-    if policy.undeclared
+    if (policy.undeclared || policy.release_changed)
         && !decision.restart_required
         && decision.reason == Reason::UnavailableVersionUnchanged
     {
         decision.restart_required = true;
         decision.reason = Reason::FingerprintUnavailable;
+    }
+    if policy.release_changed
+        && to.force_restart
+        && !decision.restart_required
+        && decision.reason == Reason::NoRuntimeChange
+    {
+        decision.restart_required = true;
+        decision.reason = Reason::Forced;
     }
     let mut hidden_by_settings = None;
     if let Some(check) = policy.settings_check {
@@ -329,6 +347,45 @@ mod tests {
                 decide(&from, &to)
             );
         }
+    }
+
+    /// Two different releases without a version file: an unavailable
+    /// fingerprint, or `force_restart`, restarts; every other verdict stands.
+    #[test]
+    fn a_release_without_a_version_file_is_a_version_change() {
+        let released = Policy {
+            release_changed: true,
+            ..Policy::default()
+        };
+        let d = decide_update(&side("", "a", false), &side("", "", false), released);
+        assert_eq!(
+            (d.decision.restart_required, d.decision.reason),
+            (true, Reason::FingerprintUnavailable)
+        );
+        let d = decide_update(&side("", "a", false), &side("", "a", true), released);
+        assert_eq!(
+            (d.decision.restart_required, d.decision.reason),
+            (true, Reason::Forced)
+        );
+        for (from, to) in [
+            (side("", "a", false), side("", "a", false)),
+            (side("", "a", false), side("", "b", false)),
+        ] {
+            assert_eq!(
+                decide_update(&from, &to, released).decision,
+                decide(&from, &to)
+            );
+        }
+        assert_eq!(
+            decide_update(
+                &side("", "a", false),
+                &side("", "", false),
+                Policy::default()
+            )
+            .decision
+            .reason,
+            Reason::UnavailableVersionUnchanged
+        );
     }
 
     /// The settings cross-check turns only a verdict without a restart

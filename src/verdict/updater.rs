@@ -68,6 +68,11 @@ pub struct MarkerInputs<'a> {
     /// restart comes only from what the release may ask. Not part of
     /// section 6; `false` gives section 6 exactly.
     pub version_unreadable: bool,
+    /// Neither side has a version file (no `version.json` or
+    /// `package.json` in the root or the install's home): the versions
+    /// cannot tell a release from none, so a code change writes the
+    /// marker. Not part of section 6; `false` gives section 6 exactly.
+    pub no_version_file: bool,
 }
 
 /// The outcome of section 6.
@@ -104,18 +109,32 @@ pub fn decide(i: &MarkerInputs) -> MarkerDecision {
     }
 }
 
-/// fpcheck's one rule beyond section 6: an unavailable fingerprint on either
-/// side writes the marker even when the version did not change. Section 3
-/// says an unavailable fingerprint "forces a restart"; section 6 alone would
-/// let a broken install with an unchanged version pass silently, and the
-/// running processes' own check (section 7) falls back to the version then,
-/// so nothing else would catch it. Returns the marker reason to use instead
-/// of `decision.marker`, and whether the rule changed the answer.
-fn never_fail_open(i: &MarkerInputs, decision: &MarkerDecision) -> (Option<MarkerReason>, bool) {
+/// fpcheck's rules beyond section 6, both towards "restart". An
+/// unavailable fingerprint on either side writes the marker even when the
+/// version did not change: section 3 says an unavailable fingerprint
+/// "forces a restart"; section 6 alone would let a broken install with an
+/// unchanged version pass silently, and the running processes' own check
+/// (section 7) falls back to the version then, so nothing else would catch
+/// it. And without a version file on either side, a code change writes
+/// the marker: the versions (both empty) cannot say that a release
+/// happened, and a process that has no fingerprint of its own would not
+/// notice. Returns the marker reason to use instead of `decision.marker`,
+/// and the rule that changed the answer.
+fn never_fail_open(
+    i: &MarkerInputs,
+    decision: &MarkerDecision,
+) -> (Option<MarkerReason>, Option<AskedBy>) {
     let unavailable = i.old_fingerprint.is_none() || i.new_fingerprint.is_none();
     match decision.marker {
-        None if unavailable => (Some(MarkerReason::BrainUpdate), true),
-        other => (other, false),
+        None if unavailable => (
+            Some(MarkerReason::BrainUpdate),
+            Some(AskedBy::UnavailableFingerprint),
+        ),
+        None if i.no_version_file && decision.code_changed => (
+            Some(MarkerReason::BrainUpdate),
+            Some(AskedBy::NoVersionFile),
+        ),
+        other => (other, None),
     }
 }
 
@@ -130,6 +149,9 @@ pub enum AskedBy {
     UnavailableFingerprint,
     /// An unreadable version file ([`MarkerInputs::version_unreadable`]).
     UnreadableVersion,
+    /// [`never_fail_open`]: no version file on either side, and the code
+    /// changed.
+    NoVersionFile,
 }
 
 /// The gate's decision: section 6, then [`never_fail_open`], and which of
@@ -154,13 +176,11 @@ pub fn decide_gate(i: &MarkerInputs) -> GateDecision {
         version_unreadable: false,
         ..*i
     };
-    let (readable_marker, readable_by_unavailable) = never_fail_open(&readable, &decide(&readable));
+    let (readable_marker, readable_by) = never_fail_open(&readable, &decide(&readable));
     let asked_by = if marker.is_some() && readable_marker.is_none() {
         AskedBy::UnreadableVersion
-    } else if readable_by_unavailable {
-        AskedBy::UnavailableFingerprint
     } else {
-        AskedBy::Section6
+        readable_by.unwrap_or(AskedBy::Section6)
     };
     GateDecision {
         section_6,
@@ -330,7 +350,44 @@ mod tests {
                 new_fingerprint: crate::fingerprint::available(nf),
                 ..MarkerInputs::default()
             };
-            assert_eq!(never_fail_open(&i, &decide(&i)), want, "row {n}");
+            let (marker, by) = never_fail_open(&i, &decide(&i));
+            assert_eq!((marker, by.is_some()), want, "row {n}");
+        }
+    }
+
+    /// No version file on either side: a code change writes the marker;
+    /// an unchanged code does not, and any version file keeps section 6.
+    #[test]
+    fn without_a_version_file_a_code_change_writes_the_marker() {
+        use AskedBy::*;
+        #[rustfmt::skip]
+        type Row<'a> = (&'a str, &'a str, &'a str, &'a str, bool, Option<MarkerReason>, AskedBy);
+        let rows: &[Row] = &[
+            ("", "", A, B, true, Some(BrainUpdate), NoVersionFile),
+            ("", "", A, A, true, None, Section6),
+            (
+                "",
+                "",
+                A,
+                "",
+                true,
+                Some(BrainUpdate),
+                UnavailableFingerprint,
+            ),
+            // A version file there: the reference's rule alone.
+            ("", "", A, B, false, None, Section6),
+            ("1.0", "1.0", A, B, false, None, Section6),
+        ];
+        for (n, &(ov, nv, of, nf, none, marker, by)) in rows.iter().enumerate() {
+            let d = decide_gate(&MarkerInputs {
+                old_version: ov,
+                new_version: nv,
+                old_fingerprint: crate::fingerprint::available(of),
+                new_fingerprint: crate::fingerprint::available(nf),
+                no_version_file: none,
+                ..MarkerInputs::default()
+            });
+            assert_eq!((d.marker, d.asked_by), (marker, by), "row {n}");
         }
     }
 

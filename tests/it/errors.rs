@@ -20,6 +20,9 @@ fn a_history_worker_panic_is_an_internal_error_with_its_own_exit_code() {
     let request = fpcheck::config::SettingsRequest {
         origin: fpcheck::config::SettingsOrigin::None,
         overrides: Default::default(),
+        fallback_rule: Default::default(),
+        fallback: None,
+        fallback_end: None,
     };
     let err = history::run(&git, &request, &opts, &panicking).unwrap_err();
     assert!(matches!(err, HistoryError::Internal(_)), "{err:?}");

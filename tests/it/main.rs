@@ -4,6 +4,7 @@ mod support;
 
 mod action;
 mod action_act;
+mod anyones_repo;
 mod attributes;
 mod classify;
 mod classify_cache;

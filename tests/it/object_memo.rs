@@ -190,6 +190,9 @@ fn sessions_on_two_repositories_at_once_keep_to_their_own() {
             settings: fpcheck::config::SettingsRequest {
                 origin: fpcheck::config::SettingsOrigin::Committed,
                 overrides: Default::default(),
+                fallback_rule: Default::default(),
+                fallback: None,
+                fallback_end: None,
             },
             persistent_cache,
             digests: Digests::Always,

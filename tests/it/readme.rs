@@ -301,3 +301,93 @@ fn the_spec_example_and_vectors_are_what_fpcheck_computes() {
         }
     }
 }
+
+/// The "three steps on yours" run as written on a repository shaped like
+/// the projects a new user brings: no version file (the versions are the
+/// tags'), a package importing its sibling outside its own directory, no
+/// runtime under the default `src`, and the config committed only at HEAD
+/// (after `init`, as the README says: review it, then commit it). The
+/// releases carry the README's own tag names, so that its commands run
+/// unchanged.
+#[test]
+fn the_three_steps_on_yours_work_on_a_repository_shaped_like_theirs() {
+    let text = section("### On your own repository");
+    let commands: Vec<String> = blocks(text, "console")
+        .iter()
+        .flat_map(|b| steps(b))
+        .map(|s| s.command)
+        .collect();
+    assert_eq!(commands.len(), 3, "{commands:?}");
+    assert_eq!(commands[0], "fpcheck init");
+    assert!(
+        commands[1].starts_with("fpcheck v1.5.0..v1.6.0"),
+        "{commands:?}"
+    );
+    assert!(commands[2].starts_with("fpcheck history"), "{commands:?}");
+
+    let repo = crate::support::TestRepo::new();
+    repo.write(
+        "server/app/__main__.py",
+        "from applib import parse\nparse()\n",
+    )
+    .write("server/app/__init__.py", "")
+    .write("server/applib/__init__.py", "def parse(): return 1\n")
+    .write("README.md", "# app\n")
+    .commit_and_tag("first", "v1.5.0");
+    repo.write("README.md", "# app, documented\n")
+        .commit_and_tag("docs only", "v1.6.0");
+    repo.write("server/applib/__init__.py", "def parse(): return 2\n")
+        .commit_and_tag("a fix in the sibling package", "v1.7.0");
+    repo.write(
+        "server/app/__main__.py",
+        "from applib import parse\nparse(1)\n",
+    )
+    .commit_and_tag("a fix in the entry point", "v1.8.0");
+    let fpcheck = |command: &str| {
+        let words: Vec<&str> = command.split_whitespace().skip(1).collect();
+        let run = repo.fpcheck(&words);
+        assert_eq!(run.code, 0, "`{command}`: {}", run.stderr);
+        run
+    };
+
+    fpcheck(&commands[0]);
+    let config = std::fs::read_to_string(repo.join("fpcheck.toml")).unwrap();
+    assert!(config.contains("\nroot = \"server\"\n"), "{config}");
+    assert!(
+        config.contains("# server/app imports applib (server/applib)\n"),
+        "{config}"
+    );
+    repo.commit("fpcheck.toml, reviewed");
+
+    let range = fpcheck(&commands[1]);
+    assert!(
+        range.stdout.starts_with("NO RESTART (no_runtime_change)"),
+        "{}",
+        range.stdout
+    );
+    let history = fpcheck(&commands[2]);
+    assert!(
+        !history.stderr.contains("fingerprints_mostly_unavailable"),
+        "{}",
+        history.stderr
+    );
+    assert!(
+        history.stdout.contains(
+            "3 releases, 2 updates: 2 forced a restart (0 only by force_restart), 0 were free"
+        ),
+        "{}",
+        history.stdout
+    );
+    let json = repo.history_json(&["v1.5.0..v1.8.0"]);
+    let reasons: Vec<&str> = json["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["reason"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        reasons,
+        ["no_runtime_change", "code_changed", "code_changed"]
+    );
+    assert_eq!(json["summary"]["restarts_saved"], 1);
+}

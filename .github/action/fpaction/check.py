@@ -98,6 +98,9 @@ def settings_flags(top: Path, base: Path) -> list[str]:
     config = env("INPUT_CONFIG")
     if config:
         args.append(f"--config={config_outside(top, base, config)}")
+    # An end without its own fpcheck.toml reads the base's, never the pull
+    # request's (fpcheck's default is the `to` end's, else HEAD's).
+    args.append("--config-fallback=from")
     return args
 
 

@@ -244,3 +244,57 @@ fn settings_that_differ_from_the_snapshot_are_refused_conservatively() {
         "scripts/, tests/ and migrations/ count now"
     );
 }
+
+/// Release A or B without any version file, in the root or the install's
+/// home: only the tags of its repository knew its version.
+fn without_version_files(mut r: Release) -> Release {
+    r.remove("src/version.json");
+    r.remove("version.json");
+    r
+}
+
+/// No version file on either side: the versions (both empty) cannot tell
+/// a release from none, so a code change writes the marker; unchanged code
+/// writes none. With a version file the reference's rule holds (an
+/// unchanged version writes no marker for the same code change).
+#[test]
+fn without_a_version_file_a_code_change_writes_the_marker() {
+    let h = Host::new();
+    h.install(&without_version_files(release_a()));
+    h.snapshot();
+    h.install(&without_version_files(release_b()));
+    let run = h.gate(&[]);
+    // 4: the marker written by a rule beyond section 6 (docs/gate.md).
+    assert_eq!(run.code, 4, "{}", run.stderr);
+    let report = run.json();
+    assert_eq!(
+        (&report["restart_required"], &report["reason"]),
+        (&json!(true), &json!("brain_update"))
+    );
+    assert_eq!(
+        report["conservative"],
+        "neither side has a version file (version.json, package.json): the versions cannot tell a release from none, so the code change writes the marker"
+    );
+    assert!(h.join(MARKER).exists());
+
+    let h = Host::new();
+    h.install(&without_version_files(release_a()));
+    h.snapshot();
+    let run = h.gate(&[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["restart_required"], false);
+    assert!(!h.join(MARKER).exists());
+
+    // A version file at both ends, the version unchanged: section 6 alone.
+    let h = Host::new();
+    h.install(&release_a());
+    h.snapshot();
+    let mut b = release_b();
+    b.insert("src/version.json", "{\"version\": \"1.0.0\"}\n".into());
+    b.insert("version.json", "{\"version\": \"1.0.0\"}\n".into());
+    h.install(&b);
+    let run = h.gate(&[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.json()["restart_required"], false);
+    assert!(!h.join(MARKER).exists());
+}
