@@ -50,7 +50,7 @@ pub(super) fn read_pair(
     let tree_key = from_src
         .root_tree()
         .filter(|_| same_root)
-        .map(|(id, depth)| FingerprintCache::tree_key(&from_rt.root, id, depth, &from_rt.rules));
+        .map(|t| FingerprintCache::tree_key(&from_rt.root, t.id, (t.depth, t.links), &from_rt.rules));
     if let Some(key) = tree_key.as_deref() {
         if let Some(pair) = remembered(Pair::new(from_src, to_src), key, cache, digests)? {
             return Ok(pair);

@@ -4,6 +4,7 @@ mod support;
 
 mod action;
 mod attributes;
+mod checkout_classes;
 mod classify;
 mod classify_cache;
 mod classify_corpus;
