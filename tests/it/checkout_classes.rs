@@ -102,13 +102,14 @@ enum Agreement {
 /// the range finds the version and the code changed where the gate on the
 /// clones does (and, `Exact`, only there); `history` answers as the range
 /// and records the clones' fingerprints, `patch` the `to` clone's.
-/// Returns the range's report and the clones' fingerprints.
+/// Returns the range's report, the clones' fingerprints and whether the
+/// gate on the clones restarts.
 fn agrees_with_git(
     repo: &TestRepo,
     (from, to): (&str, &str),
     root: &str,
     agreement: Agreement,
-) -> (Value, [String; 2]) {
+) -> (Value, [String; 2], bool) {
     let work = tempfile::tempdir().unwrap();
     let clones = [
         clone_at(repo, from, work.path()),
@@ -134,7 +135,6 @@ fn agrees_with_git(
             "{fact}: the range and the gate on git's checkouts: {range}\ngate: {gate}"
         );
     }
-    let _ = restart;
     let h = repo.history_json(&[]);
     let tags = h["tags"].as_array().unwrap();
     for (rev, want) in [from, to].iter().zip(&want) {
@@ -153,7 +153,7 @@ fn agrees_with_git(
             .unwrap_or_else(|_| panic!("patch: {} {}", run.stdout, run.stderr));
         assert_eq!(text(&patch["runtime_fingerprint"]), want[1], "{}", run.stdout);
     }
-    (range, want)
+    (range, want, restart)
 }
 
 /// Writes `bytes` at `rel` (raw bytes: a name need not be UTF-8).
@@ -197,7 +197,7 @@ fn attributes_above_a_nested_root_apply_at_its_path_not_at_a_copy() {
             repo.git(&["rev-parse", &format!("v1.1.0:{sibling}")]),
             "the copy is byte for byte"
         );
-        let (range, fps) = agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "x/src", Agreement::Exact);
+        let (range, fps, _) = agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "x/src", Agreement::Exact);
         assert_eq!(range["restart_required"], true, "{range}");
         // The checkout writes CRLF: the value differs from the stored bytes'.
         let stored = crate::support::fpcheck_in(
@@ -227,7 +227,7 @@ fn attributes_above_a_nested_root_differ_while_its_tree_does_not() {
     // x/ becomes a/'s copy: x/src is unchanged, its attributes are new.
     repo.write("x/.gitattributes", "*.py text eol=crlf\n");
     repo.commit_and_tag("v2", "v1.1.0");
-    let (range, fps) = agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "x/src", Agreement::Exact);
+    let (range, fps, _) = agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "x/src", Agreement::Exact);
     assert_ne!(fps[0], fps[1]);
     assert_eq!(range["restart_required"], true, "{range}");
 }
@@ -266,7 +266,7 @@ fn attributes_match_paths_that_are_not_utf8_as_git_does() {
         }
         repo.commit_and_tag("v2", "v1.1.0");
         let label = String::from_utf8_lossy(attributes[0].1).into_owned();
-        let (range, fps) = agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "src", Agreement::Exact);
+        let (range, fps, _) = agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "src", Agreement::Exact);
         assert!(!fps[0].is_empty() && !fps[1].is_empty(), "{label}");
         // git converts exactly when the pattern names the root's real
         // directory (`\xff`), never `\xfe`.
@@ -345,7 +345,7 @@ fn a_link_chain_is_followed_to_the_kernels_limit_and_no_further() {
         repo.commit_and_tag("v2", "v1.1.0");
         let total = root_links + 1 + chain_links;
         let label = format!("{root_links} + 1 + {chain_links} = {total} links");
-        let (range, fps) = agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "src", Agreement::Exact);
+        let (range, fps, _) = agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "src", Agreement::Exact);
         assert_eq!(fps[1].is_empty(), total > 40, "{label}");
         assert_eq!(range["restart_required"], true, "{label}: {range}");
         // The working tree and the directory read the same.
@@ -378,49 +378,66 @@ fn a_chain_grown_past_the_limit_restarts() {
     repo.symlink("src/app.py", "../chain/l40");
     repo.write("version.json", "{\"version\": \"1.1\"}\n");
     repo.commit_and_tag("v2", "v1.1.0");
-    let (range, fps) = agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "src", Agreement::Exact);
+    let (range, fps, _) = agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "src", Agreement::Exact);
     assert!(!fps[0].is_empty() && fps[1].is_empty(), "{fps:?}");
     assert_eq!(range["restart_required"], true, "{range}");
 }
 
 /// `version.json` is read as a checkout writes it. Its stored text stays
-/// `"$Id$"` (or as it was) at both ends while the code changes; the
-/// checkout's changes with `ident`, or cannot be read by the gate
-/// (`working-tree-encoding`), or cannot be known (a filter driver).
+/// `"$Id$"` (or as it was) at both ends; the checkout's changes with
+/// `ident`, or cannot be read by the gate (`working-tree-encoding`), or
+/// cannot be known (a filter driver, an encoding fpcheck does not write).
+/// With the code changed, the version decides whether the updater writes
+/// a marker; with the code unchanged and `force_restart` on, whether the
+/// release restarts at all (the range said "no restart" for `ident`).
 #[test]
 fn version_files_are_read_as_checked_out() {
     use Agreement::{Cautious, Exact};
-    type Case = (&'static str, &'static str, &'static str, Agreement);
-    let cases: [Case; 5] = [
+    let cases: [(&str, Agreement); 5] = [
         // ident: the version text names the file's blob, which changes.
-        ("version.json ident\n", "{\"version\": \"$Id$\", \"n\": 1}\n", "{\"version\": \"$Id$\", \"n\": 2}\n", Exact),
+        ("version.json ident\n", Exact),
         // A macro that sets it.
-        ("[attr]v ident\nversion.json v\n", "{\"version\": \"$Id$\", \"n\": 1}\n", "{\"version\": \"$Id$\", \"n\": 2}\n", Exact),
+        ("[attr]v ident\nversion.json v\n", Exact),
         // UTF-16: the gate reads UTF-8 and finds no version.
-        ("version.json working-tree-encoding=UTF-16\n", "{\"version\": \"1.0\"}\n", "{\"version\": \"1.0\"}\n", Exact),
+        ("version.json working-tree-encoding=UTF-16\n", Exact),
         // A filter driver: unknowable, a version change is assumed.
-        ("version.json filter=lfs\n", "{\"version\": \"1.0\"}\n", "{\"version\": \"1.0\"}\n", Cautious),
+        ("version.json filter=lfs\n", Cautious),
         // An encoding fpcheck does not reproduce: the same.
-        ("version.json working-tree-encoding=ISO-8859-1\n", "{\"version\": \"1.0\"}\n", "{\"version\": \"1.0\"}\n", Cautious),
+        ("version.json working-tree-encoding=ISO-8859-1\n", Cautious),
     ];
-    for (attributes, v1, v2, agreement) in cases {
-        let repo = TestRepo::new();
-        repo.write("src/app.py", "x = 1\n");
-        repo.write("version.json", v1);
-        repo.commit_and_tag("v1", "v1.0.0");
-        repo.write(".gitattributes", attributes);
-        // The working tree holds the checkout's encoding; git stores UTF-8.
-        if attributes.contains("UTF-16") {
-            let mut utf16 = vec![0xff, 0xfe];
-            utf16.extend(v2.encode_utf16().flat_map(u16::to_le_bytes));
-            repo.write("version.json", utf16);
-        } else {
-            repo.write("version.json", v2);
+    for (attributes, agreement) in cases {
+        for code_changes in [true, false] {
+            let version = |n: u8| {
+                let force = if code_changes { "" } else { ", \"force_restart\": true" };
+                format!("{{\"version\": \"$Id$\", \"n\": {n}{force}}}\n")
+            };
+            let repo = TestRepo::new();
+            repo.write("src/app.py", "x = 1\n");
+            repo.write("version.json", version(1));
+            repo.commit_and_tag("v1", "v1.0.0");
+            repo.write(".gitattributes", attributes);
+            // The working tree holds the checkout's encoding; git stores
+            // UTF-8.
+            if attributes.contains("UTF-16") {
+                let mut utf16 = vec![0xff, 0xfe];
+                utf16.extend(version(2).encode_utf16().flat_map(u16::to_le_bytes));
+                repo.write("version.json", utf16);
+            } else {
+                repo.write("version.json", version(2));
+            }
+            if code_changes {
+                repo.write("src/app.py", "x = 2\n");
+            }
+            repo.commit_and_tag("v2", "v1.1.0");
+            let label = format!("{attributes}, code changes: {code_changes}");
+            let (range, _, gate) =
+                agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "src", agreement);
+            assert_eq!(range["version_changed"], true, "{label}: {range}");
+            match agreement {
+                Exact => assert_eq!(range["restart_required"], gate, "{label}: {range}"),
+                Cautious => assert_eq!(range["restart_required"], true, "{label}: {range}"),
+            }
         }
-        repo.write("src/app.py", "x = 2\n");
-        repo.commit_and_tag("v2", "v1.1.0");
-        let (range, _) = agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "src", agreement);
-        assert_eq!(range["restart_required"], true, "{attributes}: {range}");
     }
 }
 
@@ -437,6 +454,6 @@ fn a_linked_version_file_is_converted_by_its_targets_attributes() {
     repo.write("meta/v.json", "{\"version\": \"$Id$\", \"n\": 2}\n");
     repo.write("src/app.py", "x = 2\n");
     repo.commit_and_tag("v2", "v1.1.0");
-    let (range, _) = agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "src", Agreement::Exact);
+    let (range, _, _) = agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "src", Agreement::Exact);
     assert_eq!(range["restart_required"], true, "{range}");
 }
