@@ -249,7 +249,13 @@ mod tests {
                 "{clients}"
             );
         }
-        for clients in ["[\"codex\"]", "[[\"codex\", \"ok\"]]", "\"codex\"", "7", "true"] {
+        for clients in [
+            "[\"codex\"]",
+            "[[\"codex\", \"ok\"]]",
+            "\"codex\"",
+            "7",
+            "true",
+        ] {
             let text = format!("{{\"clients\": {clients}}}");
             assert!(
                 matches!(parse(text.as_bytes()), MarkerState::Corrupt(_)),

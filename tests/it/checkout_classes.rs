@@ -115,12 +115,19 @@ fn agrees_with_git(
         clone_at(repo, from, work.path()),
         clone_at(repo, to, work.path()),
     ];
-    let want = [reference(&clones[0].join(root)), reference(&clones[1].join(root))];
+    let want = [
+        reference(&clones[0].join(root)),
+        reference(&clones[1].join(root)),
+    ];
     for (rev, want) in [from, to].iter().zip(&want) {
         let j = repo
             .fpcheck(&["fingerprint", "--rev", rev, "--json"])
             .json();
-        assert_eq!(&text(&j["fingerprint"]), want, "fingerprint --rev {rev}: {j}");
+        assert_eq!(
+            &text(&j["fingerprint"]),
+            want,
+            "fingerprint --rev {rev}: {j}"
+        );
     }
     let (restart, gate) = gate_on_clones(&clones[0], &clones[1], root, work.path());
     let range = repo.verdict_json(&[&format!("{from}..{to}")]);
@@ -151,7 +158,12 @@ fn agrees_with_git(
         let run = repo.fpcheck(&["patch", &format!("{from}..{to}")]);
         let patch: Value = serde_json::from_str(&run.stdout)
             .unwrap_or_else(|_| panic!("patch: {} {}", run.stdout, run.stderr));
-        assert_eq!(text(&patch["runtime_fingerprint"]), want[1], "{}", run.stdout);
+        assert_eq!(
+            text(&patch["runtime_fingerprint"]),
+            want[1],
+            "{}",
+            run.stdout
+        );
     }
     (range, want, restart)
 }
@@ -197,14 +209,13 @@ fn attributes_above_a_nested_root_apply_at_its_path_not_at_a_copy() {
             repo.git(&["rev-parse", &format!("v1.1.0:{sibling}")]),
             "the copy is byte for byte"
         );
-        let (range, fps, _) = agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "x/src", Agreement::Exact);
+        let (range, fps, _) =
+            agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "x/src", Agreement::Exact);
         assert_eq!(range["restart_required"], true, "{range}");
         // The checkout writes CRLF: the value differs from the stored bytes'.
-        let stored = crate::support::fpcheck_in(
-            repo.path(),
-            &["fingerprint", "--rev", "v1.1.0", "--json"],
-        )
-        .json();
+        let stored =
+            crate::support::fpcheck_in(repo.path(), &["fingerprint", "--rev", "v1.1.0", "--json"])
+                .json();
         assert_eq!(text(&stored["fingerprint"]), fps[1]);
         assert!(
             stored["warnings"].to_string().contains("eol=crlf"),
@@ -241,14 +252,26 @@ fn attributes_match_paths_that_are_not_utf8_as_git_does() {
     type Case = (&'static [u8], &'static [(&'static [u8], &'static [u8])]);
     let cases: [Case; 4] = [
         // A pattern naming the byte, at the top.
-        (b"root link", &[(b".gitattributes", b"\xff/*.py eol=crlf\n")]),
+        (
+            b"root link",
+            &[(b".gitattributes", b"\xff/*.py eol=crlf\n")],
+        ),
         // The same pattern, quoted with an octal escape.
-        (b"root link", &[(b".gitattributes", b"\"\\377/*.py\" eol=crlf\n")]),
+        (
+            b"root link",
+            &[(b".gitattributes", b"\"\\377/*.py\" eol=crlf\n")],
+        ),
         // A `.gitattributes` in a directory that is not UTF-8, and one in
         // another such directory, which a lossy reading would confuse.
-        (b"root link", &[(b"\xfe/.gitattributes", b"*.py eol=crlf\n")]),
+        (
+            b"root link",
+            &[(b"\xfe/.gitattributes", b"*.py eol=crlf\n")],
+        ),
         // A link target whose path is not UTF-8.
-        (b"file link", &[(b".gitattributes", b"\xff/*.py eol=crlf\n")]),
+        (
+            b"file link",
+            &[(b".gitattributes", b"\xff/*.py eol=crlf\n")],
+        ),
     ];
     for (how, attributes) in cases {
         let repo = TestRepo::new();
@@ -408,7 +431,11 @@ fn version_files_are_read_as_checked_out() {
     for (attributes, agreement) in cases {
         for code_changes in [true, false] {
             let version = |n: u8| {
-                let force = if code_changes { "" } else { ", \"force_restart\": true" };
+                let force = if code_changes {
+                    ""
+                } else {
+                    ", \"force_restart\": true"
+                };
                 format!("{{\"version\": \"$Id$\", \"n\": {n}{force}}}\n")
             };
             let repo = TestRepo::new();
@@ -430,8 +457,7 @@ fn version_files_are_read_as_checked_out() {
             }
             repo.commit_and_tag("v2", "v1.1.0");
             let label = format!("{attributes}, code changes: {code_changes}");
-            let (range, _, gate) =
-                agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "src", agreement);
+            let (range, _, gate) = agrees_with_git(&repo, ("v1.0.0", "v1.1.0"), "src", agreement);
             assert_eq!(range["version_changed"], true, "{label}: {range}");
             match agreement {
                 Exact => assert_eq!(range["restart_required"], gate, "{label}: {range}"),

@@ -311,8 +311,13 @@ impl GitSource {
                 (Found::Tree(_), stack, paths) => (stack, paths),
                 (other, _, _) => return Ok(Err(link_failure(&other))),
             };
-        let (found, _, _) =
-            self.walk_paths(stack, Some(paths), target, ("a link target", true), &mut hops)?;
+        let (found, _, _) = self.walk_paths(
+            stack,
+            Some(paths),
+            target,
+            ("a link target", true),
+            &mut hops,
+        )?;
         Ok(match found {
             Found::Blob(id) => {
                 // The target's path as the tree names it (UTF-8 or not):

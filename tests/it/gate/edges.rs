@@ -646,7 +646,8 @@ fn ack_and_status_never_read_or_write_through_a_hostile_marker() {
 fn a_marker_whose_clients_is_false_has_no_clients_as_in_the_reference() {
     let h = host_at_a();
     for clients in ["null", "false", "0", "\"\"", "[]"] {
-        for (required, restart, reason) in [("true", true, "marker_required"), ("false", false, "")] {
+        for (required, restart, reason) in [("true", true, "marker_required"), ("false", false, "")]
+        {
             h.write(
                 MARKER,
                 &format!("{{\"required\": {required}, \"clients\": {clients}}}"),
@@ -660,10 +661,21 @@ fn a_marker_whose_clients_is_false_has_no_clients_as_in_the_reference() {
                 run.stdout
             );
         }
-        h.write(MARKER, &format!("{{\"required\": true, \"clients\": {clients}}}"));
+        h.write(
+            MARKER,
+            &format!("{{\"required\": true, \"clients\": {clients}}}"),
+        );
         let ack = h.fpcheck(&[
-            "ack", "--marker", MARKER, "--client", "codex", "--dir", "app/src",
-            "--process-fingerprint", BASE_FP, "--json",
+            "ack",
+            "--marker",
+            MARKER,
+            "--client",
+            "codex",
+            "--dir",
+            "app/src",
+            "--process-fingerprint",
+            BASE_FP,
+            "--json",
         ]);
         assert_eq!(ack.code, 0, "clients {clients}: {}", ack.stderr);
         assert_eq!(ack.json()["action"], json!("removed"), "{}", ack.stdout);
@@ -672,7 +684,9 @@ fn a_marker_whose_clients_is_false_has_no_clients_as_in_the_reference() {
         // acknowledging client's `"ok"` where the reference writes it.
         h.write(
             MARKER,
-            &format!("{{\"required\": true, \"to_fingerprint\": \"{BASE_FP}\", \"clients\": {clients}}}"),
+            &format!(
+                "{{\"required\": true, \"to_fingerprint\": \"{BASE_FP}\", \"clients\": {clients}}}"
+            ),
         );
         let ack = h.fpcheck(&["ack", "--marker", MARKER, "--client", "codex", "--json"]);
         assert_eq!(ack.code, 0, "clients {clients}: {}", ack.stderr);

@@ -111,9 +111,17 @@ fn build_case(
     file(join(&real, b"sub/c.py"), b"C = 1\n");
     let version = format!(
         "{{\"version\": \"$Id$\"{}}}\n",
-        if force { ", \"force_restart\": true" } else { "" }
+        if force {
+            ", \"force_restart\": true"
+        } else {
+            ""
+        }
     );
-    let version_dir = if version_in_root { real.clone() } else { parent.clone() };
+    let version_dir = if version_in_root {
+        real.clone()
+    } else {
+        parent.clone()
+    };
     file(join(&version_dir, b"version.json"), version.as_bytes());
     if linked > 0 {
         entries.push((join(&parent, b"src"), true, real_name.to_vec()));
@@ -125,8 +133,16 @@ fn build_case(
         }));
         entries.push((b"chain/f".to_vec(), false, b"CHAIN = 1\n".to_vec()));
         for i in 1..=n {
-            let target = if i == 1 { "f".to_string() } else { format!("l{}", i - 1) };
-            entries.push((format!("chain/l{i}").into_bytes(), true, target.into_bytes()));
+            let target = if i == 1 {
+                "f".to_string()
+            } else {
+                format!("l{}", i - 1)
+            };
+            entries.push((
+                format!("chain/l{i}").into_bytes(),
+                true,
+                target.into_bytes(),
+            ));
         }
     }
     // Attributes in the top, each directory above the root and the root.
@@ -233,8 +249,18 @@ fn check_checkout(case: &CheckoutCase) -> Result<(), TestCaseError> {
         dir.as_gate_str(),
         dir.unavailable_reason
     );
-    prop_assert_eq!(dir.as_gate_str(), py.as_str(), "directory != python{}", shown);
-    prop_assert_eq!(tree.as_gate_str(), py.as_str(), "tree != git's checkout{}", shown);
+    prop_assert_eq!(
+        dir.as_gate_str(),
+        py.as_str(),
+        "directory != python{}",
+        shown
+    );
+    prop_assert_eq!(
+        tree.as_gate_str(),
+        py.as_str(),
+        "tree != git's checkout{}",
+        shown
+    );
     prop_assert_eq!(
         release_of(&source),
         release_of(&dir_source),
