@@ -163,7 +163,12 @@ impl FingerprintCache {
     /// key at both ends of a range means the same selection as long as no
     /// selected link looked above the root, which is the only kind of walk
     /// [`FingerprintCache::put_tree`] is told about.
-    pub(crate) fn tree_key(root: &str, tree: ObjectId, depth: usize, rules: &Rules) -> String {
+    pub(crate) fn tree_key(
+        root: &str,
+        tree: ObjectId,
+        (depth, links): (usize, usize),
+        rules: &Rules,
+    ) -> String {
         let mut h = Sha256::new();
         h.update(SPEC_VERSION.as_bytes());
         h.update(b"\0tree\0");
@@ -171,6 +176,13 @@ impl FingerprintCache {
         h.update(b"\0");
         h.update(tree.as_bytes());
         h.update(depth.to_le_bytes());
+        // The links on the root's path count towards the kernel's limit on
+        // each selected link's lookup (a root without any keeps the key it
+        // always had).
+        if links > 0 {
+            h.update(b"\0links\0");
+            h.update(links.to_le_bytes());
+        }
         for list in [&rules.extensions, &rules.exclude] {
             h.update((list.len() as u64).to_le_bytes());
             for item in list {
@@ -404,15 +416,16 @@ mod tests {
     fn tree_summaries_round_trip_under_their_exact_key() {
         let tree = ObjectId::from_hex(b"4b825dc642cb6eb9a060e54bf8d69288fbee4904").unwrap();
         let rules = Rules::default();
-        let key = FingerprintCache::tree_key("src", tree, 1, &rules);
+        let key = FingerprintCache::tree_key("src", tree, (1, 0), &rules);
         let mut others = vec![
-            FingerprintCache::tree_key("lib", tree, 1, &rules),
-            FingerprintCache::tree_key("src", tree, 2, &rules),
-            FingerprintCache::tree_key("src", ObjectId::null(tree.kind()), 1, &rules),
+            FingerprintCache::tree_key("lib", tree, (1, 0), &rules),
+            FingerprintCache::tree_key("src", tree, (2, 0), &rules),
+            FingerprintCache::tree_key("src", tree, (1, 1), &rules),
+            FingerprintCache::tree_key("src", ObjectId::null(tree.kind()), (1, 0), &rules),
         ];
         let mut more = rules.clone();
         more.exclude.push("docs".into());
-        others.push(FingerprintCache::tree_key("src", tree, 1, &more));
+        others.push(FingerprintCache::tree_key("src", tree, (1, 0), &more));
         let mut cache = FingerprintCache::in_memory();
         assert!(cache.is_empty());
         cache.put_tree(key.clone(), "a".repeat(64), 40_000);

@@ -412,3 +412,22 @@ def test_the_gil_is_released_while_fpcheck_works(runtime: Path, tmp_path: Path) 
     decided = fpcheck.gate(before, runtime, marker, lock_timeout=60)
     helper.join()
     assert decided["marker_written"] and time.monotonic() - start < 60
+
+
+def test_a_false_clients_is_no_clients_as_in_the_reference(
+    runtime: Path, tmp_path: Path
+) -> None:
+    """``dict(marker.get("clients") or {})``: null, false, 0, "" and []
+    are no clients, so the marker is required, never corrupt; ``ack``
+    acknowledges as with ``{}``."""
+    marker = tmp_path / "marker.json"
+    fp = fpcheck.fingerprint(runtime)
+    for clients in ["null", "false", "0", '""', "[]"]:
+        marker.write_text('{"required": true, "clients": %s}' % clients)
+        got = ask(runtime, marker, fp, cache=False, client="codex")
+        assert (got["restart_required"], got["reason"]) == (True, "marker_required")
+        assert got["marker_corrupt"] is False
+        done = fpcheck.ack(
+            marker, "codex", runtime_root=runtime, process_fingerprint=fp
+        )
+        assert done["action"] == "removed" and not marker.exists()

@@ -14,7 +14,7 @@ use crate::release::VERSION_FILES;
 use crate::setting::{Message, Setting, Value};
 use crate::source::git::repo_display;
 use crate::source::normalise_root;
-use crate::source::{GitSource, Revision, Source};
+use crate::source::{GitSource, Revision};
 
 use super::PatchError;
 use crate::source::git::Session;
@@ -199,9 +199,10 @@ impl<'r> Place<'r> {
             Place::Revision { repo, rev, .. } => {
                 let (dir, name) = split(rel);
                 // A source rooted at the file's directory reads it the way
-                // the version lookup does, symbolic links included.
+                // the version lookup does, symbolic links included, as
+                // stored: the patch edits the committed text.
                 let source = GitSource::new((*repo).clone(), rev.clone(), dir)?;
-                Ok(source.read_meta(name, false)?.map(|m| m.bytes))
+                Ok(source.stored_meta(name)?.map(|m| m.bytes))
             }
             Place::Worktree(tree) => tree.read(rel),
         }

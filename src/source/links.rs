@@ -3,13 +3,17 @@
 //! directory, `..` steps up but never above the top, a link is replaced by
 //! its target text (an absolute one is refused: a checkout would read
 //! outside the repository), and at most [`MAX_LINK_HOPS`] links are
-//! followed. The working tree ([`super::WorktreeSource`]) walks its
+//! followed in one lookup, counted as the kernel counts them: every link
+//! of the path opened, those on the way to the runtime root and the
+//! selected entry itself included (see [`walk`]). The working tree ([`super::WorktreeSource`]) walks its
 //! directories with it, so that `--worktree` answers what the commit would,
 //! and `GitSource::walk` (source/git/tree.rs) walks tree objects with it.
 
 use std::collections::VecDeque;
 
-/// How many symbolic links one lookup may follow, as Linux allows.
+/// How many symbolic links one lookup may follow, as Linux allows
+/// (`MAXSYMLINKS`): the 41st gives ELOOP, "Too many levels of symbolic
+/// links", wherever it stands in the path.
 pub(crate) const MAX_LINK_HOPS: usize = 40;
 
 /// One entry of a directory, as the walk needs it.
@@ -60,14 +64,18 @@ impl<D, F> Found<D, F> {
 }
 
 /// Follows `path` from the directory at the top of `stack` (the top of the
-/// repository first); `step` looks one name up in one directory.
+/// repository first); `step` looks one name up in one directory. `hops`:
+/// the links this lookup followed before (the kernel counts a path's
+/// links from its first segment: the root's path `src -> lib`, then the
+/// selected link `lib/a.py -> b.py`, then each link of its target, all in
+/// one count); the walk adds those it follows.
 pub(crate) fn walk<D: Clone, F, E>(
     mut stack: Vec<D>,
     path: &[u8],
+    hops: &mut usize,
     mut step: impl FnMut(&D, &[u8]) -> Result<Step<D, F>, E>,
 ) -> Result<Found<D, F>, E> {
     let mut pending: VecDeque<Vec<u8>> = components(path).into();
-    let mut hops = 0;
     while let Some(name) = pending.pop_front() {
         let last = pending.is_empty();
         if name == b"." {
@@ -97,8 +105,8 @@ pub(crate) fn walk<D: Clone, F, E>(
             // A file in the middle of a path is ENOTDIR: as broken as missing.
             Step::File(_) | Step::Other | Step::Missing => return Ok(Found::Missing),
             Step::Link(target) => {
-                hops += 1;
-                if hops > MAX_LINK_HOPS {
+                *hops += 1;
+                if *hops > MAX_LINK_HOPS {
                     return Ok(Found::Loop);
                 }
                 if target.starts_with(b"/") {
@@ -177,7 +185,7 @@ mod tests {
                 })
                 .unwrap_or(Step::Missing))
         };
-        walk(vec![String::new()], path.as_bytes(), step).unwrap()
+        walk(vec![String::new()], path.as_bytes(), &mut 0, step).unwrap()
     }
 
     #[test]

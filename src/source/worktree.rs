@@ -29,6 +29,9 @@ pub struct WorktreeSource {
     /// The real directories from the top down to the root, links in its
     /// path resolved inside the repository; the root's state otherwise.
     root_stack: Result<Vec<PathBuf>, RootState>,
+    /// The links the root's path followed: a lookup below the root counts
+    /// them too, as the kernel does (see [`links::walk`]).
+    root_links: usize,
     /// Reads the root's real directories and regular files.
     dir: DirSource,
 }
@@ -37,7 +40,8 @@ impl WorktreeSource {
     /// The working tree whose top is `top`, rooted at `root` (from the top).
     pub fn new(top: &Path, root: &str) -> Self {
         let root = crate::source::normalise_root(root);
-        let root_stack = match walk(vec![top.to_path_buf()], root.as_bytes()) {
+        let mut root_links = 0;
+        let root_stack = match walk(vec![top.to_path_buf()], root.as_bytes(), &mut root_links) {
             Ok(Found::Dir(stack)) => Ok(stack),
             Ok(Found::File(_) | Found::Other) => Err(RootState::NotADirectory),
             Ok(Found::Missing) => Err(RootState::Missing),
@@ -57,14 +61,16 @@ impl WorktreeSource {
             top: top.to_path_buf(),
             root,
             root_stack,
+            root_links,
             dir,
         }
     }
 }
 
-/// [`links::walk`] on disk: links are read, never followed by the system.
-fn walk(stack: Vec<PathBuf>, path: &[u8]) -> io::Result<Found<PathBuf, PathBuf>> {
-    links::walk(stack, path, |dir: &PathBuf, name: &[u8]| {
+/// [`links::walk`] on disk: links are read, never followed by
+/// the system; `hops` links were followed before in the same lookup.
+fn walk(stack: Vec<PathBuf>, path: &[u8], hops: &mut usize) -> io::Result<Found<PathBuf, PathBuf>> {
+    links::walk(stack, path, hops, |dir: &PathBuf, name: &[u8]| {
         // A commit never holds `.git` (git refuses the name at any depth, in
         // any case: `.GIT` is the git directory on a case-insensitive disk).
         if name.eq_ignore_ascii_case(b".git") {
@@ -172,7 +178,10 @@ impl Source for WorktreeSource {
                 stack.push(next);
             }
         }
-        Ok(match walk(stack, &bytes) {
+        // One lookup, as the kernel counts it: the root's links, this
+        // link, then its target's.
+        let mut hops = self.root_links + 1;
+        Ok(match walk(stack, &bytes, &mut hops) {
             Ok(Found::File(path)) => Target::File(Node::Path(path)),
             Ok(other) => {
                 Target::Unavailable(format!(": symlink to {shown} {}", other.link_failure()))
@@ -194,7 +203,7 @@ impl Source for WorktreeSource {
         let Some(path) = super::meta_path(&self.root, name, in_parent) else {
             return Ok(None);
         };
-        let real = match walk(vec![self.top.clone()], path.as_bytes()) {
+        let real = match walk(vec![self.top.clone()], path.as_bytes(), &mut 0) {
             Ok(Found::File(real)) => real,
             // A directory, FIFO, socket or device where the gate reads: not
             // skipped, in the words of the installed directory's reading

@@ -103,9 +103,12 @@ pub fn read(path: &Path) -> MarkerState {
 pub fn parse(bytes: &[u8]) -> MarkerState {
     match crate::pyjson::loads(bytes) {
         Ok(v) => match crate::release::to_report_json(&v) {
-            Value::Object(map) => match shape_problem(&map) {
+            Value::Object(mut map) => match shape_problem(&map) {
                 Some(why) => MarkerState::Corrupt(why),
-                None => MarkerState::Present(map),
+                None => {
+                    no_clients_as_empty(&mut map);
+                    MarkerState::Present(map)
+                }
             },
             other => MarkerState::Corrupt(format!(
                 "is not a JSON object (found {})",
@@ -116,17 +119,33 @@ pub fn parse(bytes: &[u8]) -> MarkerState {
     }
 }
 
-/// What makes a JSON object not a marker of section 6's shape. `clients`
-/// must be an object: the reference builds a dict of it, which fails on a
-/// list of names or a number, and a server sees that failure as an error,
-/// not as "no restart"; so must fpcheck, whatever `required` says.
+/// What makes a JSON object not a marker of section 6's shape. The
+/// reference reads `clients` as `dict(marker.get("clients") or {})`: a
+/// value Python finds false (`null`, `false`, `0`, `""`, `[]`) is no
+/// clients at all (see [`no_clients_as_empty`]); any other value must be
+/// an object. `dict` fails on a list of names or a number, and a server
+/// sees that failure as an error, not as "no restart"; so must fpcheck,
+/// whatever `required` says. (`dict` also reads a list of pairs, which
+/// fpcheck calls corrupt: a restart, never fewer.)
 fn shape_problem(marker: &Map<String, Value>) -> Option<String> {
     match marker.get("clients") {
         None | Some(Value::Object(_)) => None,
+        Some(other) if !python_truthy(other) => None,
         Some(other) => Some(format!(
             "has `clients` that is not a JSON object (found {})",
             crate::pretty::kind(other)
         )),
+    }
+}
+
+/// A `clients` Python finds false, read as the reference reads it: no
+/// clients, an empty object (which `ack` then fills, as the reference
+/// does).
+fn no_clients_as_empty(marker: &mut Map<String, Value>) {
+    if let Some(clients) = marker.get_mut("clients") {
+        if !clients.is_object() && !python_truthy(clients) {
+            *clients = Value::Object(Map::new());
+        }
     }
 }
 
@@ -217,6 +236,32 @@ mod tests {
         assert!(matches!(parse(b""), MarkerState::Corrupt(_)));
         assert!(matches!(parse(b"{\"a\":"), MarkerState::Corrupt(_)));
         assert!(matches!(parse(b"null"), MarkerState::Corrupt(_)));
+    }
+
+    /// `dict(marker.get("clients") or {})`: a false `clients` is none.
+    #[test]
+    fn a_false_clients_is_no_clients_as_in_the_reference() {
+        for clients in ["null", "false", "0", "0.0", "\"\"", "[]", "{}"] {
+            let text = format!("{{\"required\": true, \"clients\": {clients}}}");
+            assert_eq!(
+                parse(text.as_bytes()),
+                MarkerState::Present(obj(json!({"required": true, "clients": {}}))),
+                "{clients}"
+            );
+        }
+        for clients in [
+            "[\"codex\"]",
+            "[[\"codex\", \"ok\"]]",
+            "\"codex\"",
+            "7",
+            "true",
+        ] {
+            let text = format!("{{\"clients\": {clients}}}");
+            assert!(
+                matches!(parse(text.as_bytes()), MarkerState::Corrupt(_)),
+                "{clients}"
+            );
+        }
     }
 
     #[test]

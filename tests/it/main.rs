@@ -6,6 +6,7 @@ mod action;
 mod action_act;
 mod anyones_repo;
 mod attributes;
+mod checkout_classes;
 mod classify;
 mod classify_cache;
 mod classify_corpus;

@@ -13,6 +13,11 @@
 //! targets never leave the repository and are never absolute: there a
 //! checkout differs from the tree by design.
 //!
+//! `checkouts` generates trees whose checkout differs from the stored
+//! bytes (nested roots beside copies of their directories, paths that are
+//! not UTF-8, link chains around the kernel's limit, version files under
+//! attributes) and compares them with a real `git clone`.
+//!
 //! `PROPTEST_CASES` sets the number of cases (48 by default).
 
 use std::collections::BTreeMap;
@@ -34,6 +39,7 @@ use crate::support::{git_in, write_tree, TestRepo};
 /// Any commit id does for a gitlink: nothing ever reads the submodule.
 const GITLINK_COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
 
+mod checkouts;
 mod hostile;
 mod trees;
 

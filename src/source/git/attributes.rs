@@ -8,10 +8,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use gix::bstr::ByteSlice;
 use gix::objs::tree::EntryKind as GitKind;
 use gix::ObjectId;
 
-use super::{attr_text, GitSource};
+use super::{attr_text, GitSource, TopPath};
 use crate::source::SelectedFile;
 use crate::source::SourceError;
 use crate::warning::{Code, Warning};
@@ -28,7 +29,7 @@ impl GitSource {
     /// The `.gitattributes` files that can apply to runtime files: in the
     /// directories above the root and in those the selection walked (path
     /// from the top, blob id).
-    fn attribute_files(&self) -> Result<Vec<(String, ObjectId)>, SourceError> {
+    fn attribute_files(&self) -> Result<Vec<(TopPath, ObjectId)>, SourceError> {
         let mut found = match self.above_root.get() {
             Some(above) => above.clone(),
             None => {
@@ -40,36 +41,30 @@ impl GitSource {
         Ok(found)
     }
 
-    /// The `.gitattributes` files in the directories above the root.
-    fn attribute_files_above_root(&self) -> Result<Vec<(String, ObjectId)>, SourceError> {
+    /// The `.gitattributes` files in the directories above the root, each
+    /// at the path the walk to the root went through (the root's path may
+    /// pass through links and `..`, so its own segments do not name the
+    /// trees above it). Never found by a tree's id: two directories with
+    /// the same content (a copy beside the real one) have the same id, and
+    /// only the walked one's `.gitattributes` applies.
+    fn attribute_files_above_root(&self) -> Result<Vec<(TopPath, ObjectId)>, SourceError> {
         let mut found = Vec::new();
-        if let Some(stack) = &self.root_stack {
-            // The real path of each tree, found from its parent: the root's
-            // path may pass through links and `..`, so its own segments do
-            // not name the trees above it.
-            let mut dir: Vec<String> = Vec::new();
-            for (depth, tree) in stack[..stack.len() - 1].iter().enumerate() {
-                let entries = self.tree_entries(*tree, "a directory above the runtime root")?;
-                if let Some((_, _, id)) = entries
-                    .iter()
-                    .find(|(name, kind, _)| is_attribute_file(name, *kind))
-                {
-                    let path = if dir.is_empty() {
-                        ".gitattributes".to_string()
-                    } else {
-                        format!("{}/.gitattributes", dir.join("/"))
-                    };
-                    found.push((path, *id));
-                }
-                let next = stack[depth + 1];
-                match entries
-                    .iter()
-                    .find(|(_, kind, id)| *kind == GitKind::Tree && *id == next)
-                {
-                    Some((name, _, _)) => dir.push(String::from_utf8_lossy(name).into_owned()),
-                    // The walk went from each tree to one of its subtrees.
-                    None => break,
-                }
+        let Some(stack) = &self.root_stack else {
+            return Ok(found);
+        };
+        let paths = self.root_paths.borrow().clone();
+        for (depth, tree) in stack[..stack.len() - 1].iter().enumerate() {
+            let Some(dir) = paths.get(depth) else {
+                // Every tree of the root's stack has its path: the walk
+                // to the root starts at the top.
+                break;
+            };
+            let entries = self.tree_entries(*tree, "a directory above the runtime root")?;
+            if let Some((_, _, id)) = entries
+                .iter()
+                .find(|(name, kind, _)| is_attribute_file(name, *kind))
+            {
+                found.push((attribute_file_in(dir), *id));
             }
         }
         Ok(found)
@@ -95,7 +90,10 @@ impl GitSource {
             } else {
                 format!("{}/{}", self.root, file.path)
             };
-            let settings = match self.with_checkout(|_, co| co.settings_at(&full)) {
+            // Looked up where a checkout writes the file: the root's real
+            // path (which may pass through links, and need not be UTF-8).
+            let at = self.full_path(file.path.as_bytes());
+            let settings = match self.with_checkout(|_, co| co.settings_at(&at)) {
                 // The fingerprint is unavailable for the same reason.
                 Err(SourceError::Unreadable { .. }) => return Ok(Vec::new()),
                 other => other?.unwrap_or_default(),
@@ -146,7 +144,7 @@ pub(super) struct Converted {
     /// The stored blob.
     pub(super) blob: ObjectId,
     /// The path its attributes were looked up at (from the top).
-    pub(super) path: String,
+    pub(super) path: TopPath,
     /// What fpcheck does itself around gix's pipeline.
     pub(super) steps: Steps,
     /// The checkout's bytes, when kept.
@@ -170,13 +168,13 @@ pub(super) struct Checkout {
 impl Checkout {
     /// The attributes of the file at `path` (from the top) in the
     /// checkout's outcome.
-    fn match_at(&mut self, path: &str) -> Result<(), SourceError> {
+    fn match_at(&mut self, path: &[u8]) -> Result<(), SourceError> {
         let views = Views(&self.views);
         let platform = self
             .stack
-            .at_entry(path, Some(gix::index::entry::Mode::FILE), &views)
+            .at_entry(path.as_bstr(), Some(gix::index::entry::Mode::FILE), &views)
             .map_err(|e| SourceError::Git {
-                message: format!("cannot read .gitattributes for {path}").into(),
+                message: format!("cannot read .gitattributes for {}", path.as_bstr()).into(),
                 source: Box::new(e),
             })?;
         platform.matching_attributes(&mut self.outcome);
@@ -186,7 +184,7 @@ impl Checkout {
     /// The settings that change a checkout's bytes on the file at `path`
     /// (`eol=crlf`, `ident`), as a note names them; a filter driver is
     /// reported as unavailable instead.
-    fn settings_at(&mut self, path: &str) -> Result<Vec<String>, SourceError> {
+    fn settings_at(&mut self, path: &[u8]) -> Result<Vec<String>, SourceError> {
         self.match_at(path)?;
         Ok(self
             .outcome
@@ -246,7 +244,7 @@ pub(super) enum CheckoutBytes {
 impl GitSource {
     /// Every known `.gitattributes` that can apply: above the root, below
     /// it where the walk went, and on the way to selected links' targets.
-    fn known_attribute_files(&self) -> Result<Vec<(String, ObjectId)>, SourceError> {
+    fn known_attribute_files(&self) -> Result<Vec<(TopPath, ObjectId)>, SourceError> {
         let mut all = self.attribute_files()?;
         all.extend(
             self.target_attributes
@@ -260,45 +258,43 @@ impl GitSource {
     }
 
     /// Records the `.gitattributes` of each directory from the top down to
-    /// the file at `path` (a real path from the top: no links in it).
-    pub(super) fn note_target_path(&self, path: &str) -> Result<(), SourceError> {
+    /// the file at `path` (a real path from the top: no links in it; its
+    /// bytes as the tree names them, UTF-8 or not).
+    pub(super) fn note_target_path(&self, path: &[u8]) -> Result<(), SourceError> {
         let mut tree = self.rev.tree;
-        let mut dir = String::new();
-        let parts: Vec<&str> = path.split('/').collect();
+        let mut dir: TopPath = Vec::new();
+        let parts: Vec<&[u8]> = path.split(|b| *b == b'/').collect();
         for (i, part) in parts.iter().enumerate() {
-            let entries = self.tree_entries(tree, "a directory of a link target")?;
+            let entries = self.looked_up(tree, "a directory of a link target")?;
             if let Some((_, _, attr)) = entries
                 .iter()
                 .find(|(name, kind, _)| is_attribute_file(name, *kind))
             {
-                let at = if dir.is_empty() {
-                    ".gitattributes".to_string()
-                } else {
-                    format!("{dir}/.gitattributes")
-                };
-                self.target_attributes.borrow_mut().insert(at, *attr);
+                self.target_attributes
+                    .borrow_mut()
+                    .insert(attribute_file_in(&dir), *attr);
             }
             if i + 1 == parts.len() {
                 break;
             }
             match entries
                 .iter()
-                .find(|(name, kind, _)| name == part.as_bytes() && *kind == GitKind::Tree)
+                .find(|(name, kind, _)| name == part && *kind == GitKind::Tree)
             {
                 Some((_, _, id)) => tree = *id,
                 None => break,
             }
             if !dir.is_empty() {
-                dir.push('/');
+                dir.push(b'/');
             }
-            dir.push_str(part);
+            dir.extend_from_slice(part);
         }
         Ok(())
     }
 
     /// The attribute state of a checkout with the attribute files `files`
     /// (path from the top, blob id), matched as git matches them.
-    fn build_checkout(&self, files: Vec<(String, ObjectId)>) -> Result<Checkout, SourceError> {
+    fn build_checkout(&self, files: Vec<(TopPath, ObjectId)>) -> Result<Checkout, SourceError> {
         let n = files.len();
         let (index, views) = self.attribute_index(files)?;
         let stack = self.attribute_stack(&index)?;
@@ -328,13 +324,14 @@ impl GitSource {
     /// stands at, and all of them within the bounds of [`attribute_bounds`].
     fn attribute_index(
         &self,
-        files: Vec<(String, ObjectId)>,
+        files: Vec<(TopPath, ObjectId)>,
     ) -> Result<(gix::index::State, HashMap<ObjectId, Vec<u8>>), SourceError> {
         let mut index = gix::index::State::new(self.repo.repo().object_hash());
         let mut views = HashMap::new();
         let mut view_of: HashMap<ObjectId, ObjectId> = HashMap::new();
         let mut total: u64 = 0;
-        for (path, id) in files {
+        for (at, id) in files {
+            let path = at.as_bstr().to_string();
             let size = self.blob_size(self.repo.objects(), id, &path)?;
             total = total.saturating_add(size);
             if let Some(why) = attribute_bounds(size, total) {
@@ -358,7 +355,7 @@ impl GitSource {
                     view_id
                 }
             };
-            push_attribute_file(&mut index, &path, view_id);
+            push_attribute_file(&mut index, &at, view_id);
         }
         index.sort_entries();
         Ok((index, views))
@@ -452,7 +449,7 @@ impl GitSource {
     pub(super) fn checkout_bytes(
         &self,
         blob: ObjectId,
-        path: &str,
+        path: &[u8],
     ) -> Result<CheckoutBytes, SourceError> {
         let out = self.with_checkout(|src, co| {
             co.match_at(path)?;
@@ -473,10 +470,10 @@ impl GitSource {
         &self,
         co: &mut Checkout,
         blob: ObjectId,
-        path: &str,
+        path: &[u8],
         steps: Steps,
     ) -> Result<CheckoutBytes, SourceError> {
-        let what = format!("{path} (as a checkout writes it)");
+        let what = format!("{} (as a checkout writes it)", path.as_bstr());
         let size = self.blob_size(self.runtime_objects(), blob, &what)?;
         if size > MAX_CONVERTED {
             return Ok(CheckoutBytes::Unavailable(format!(
@@ -512,7 +509,7 @@ impl GitSource {
             id,
             Converted {
                 blob,
-                path: path.to_string(),
+                path: path.to_vec(),
                 steps,
                 bytes,
             },
@@ -554,6 +551,60 @@ impl GitSource {
     }
 }
 
+impl GitSource {
+    /// The bytes a checkout writes for a file the gate reads besides the
+    /// runtime (`version.json`, `package.json`): blob `blob`, whose bytes
+    /// are `stored`, at `real` (its path from the top, links followed;
+    /// `""` when unknown), converted by the attributes of that path as
+    /// runtime files are. `Err`: why they cannot be known (a filter driver,
+    /// an encoding fpcheck does not write, attributes it cannot read, or
+    /// converted bytes past `JSON_LIMIT`), which the caller reports as an
+    /// unreadable version file: a restart. Read in a source of its own, so
+    /// that the runtime's attribute state is not changed by it.
+    pub(super) fn meta_checkout(
+        &self,
+        blob: ObjectId,
+        real: &[u8],
+        stored: Vec<u8>,
+        what: &str,
+    ) -> Result<Result<Vec<u8>, String>, SourceError> {
+        if real.is_empty() {
+            return Ok(Ok(stored));
+        }
+        let src = GitSource::new(self.repo.clone(), self.rev.clone(), "")?;
+        src.note_target_path(real)?;
+        let unknown = |why: &str| format!("cannot be read as a checkout writes it{why}");
+        let id = match src.checkout_bytes(blob, real) {
+            Ok(CheckoutBytes::Blob) => return Ok(Ok(stored)),
+            Ok(CheckoutBytes::Converted(id)) => id,
+            Ok(CheckoutBytes::Unavailable(why)) => return Ok(Err(unknown(&why))),
+            Err(SourceError::Unreadable { path, why }) => {
+                return Ok(Err(unknown(&format!(
+                    ": its attributes cannot be read ({path} {why})"
+                ))))
+            }
+            Err(e) => return Err(e),
+        };
+        let bytes = match src.converted_bytes(id, what) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(Ok(stored)),
+            Err(SourceError::Unreadable { why, .. }) => {
+                return Ok(Err(unknown(&format!(": {why}"))))
+            }
+            Err(e) => return Err(e),
+        };
+        let limit = crate::safe_io::JSON_LIMIT;
+        if bytes.len() as u64 > limit {
+            return Ok(Err(format!(
+                "is {} bytes as a checkout writes it, more than the {limit} bytes a version \
+                 file may have",
+                bytes.len()
+            )));
+        }
+        Ok(Ok(bytes.as_ref().clone()))
+    }
+}
+
 /// The checkout's bytes of the regular file at `path` (from the top) of
 /// `tree`, whose blob is `blob`: the id git would give them, and the bytes
 /// when they are not the blob's own (`None`: read the blob); `None` when
@@ -572,8 +623,8 @@ pub(crate) fn checkout_of(
         tree,
     };
     let src = GitSource::new(repo.clone(), rev, "").ok()?;
-    src.note_target_path(path).ok()?;
-    let id = match src.checkout_bytes(blob, path).ok()? {
+    src.note_target_path(path.as_bytes()).ok()?;
+    let id = match src.checkout_bytes(blob, path.as_bytes()).ok()? {
         CheckoutBytes::Blob => return Some((blob, None)),
         CheckoutBytes::Converted(id) => id,
         CheckoutBytes::Unavailable(_) => return None,
@@ -676,7 +727,7 @@ fn convert(
     co: &mut Checkout,
     src: &GitSource,
     data: &[u8],
-    path: &str,
+    path: &[u8],
     Steps { ident, utf16 }: Steps,
 ) -> Result<Option<Vec<u8>>, String> {
     use gix::filter::plumbing::pipeline::convert::{to_worktree, ToWorktreeOutcome};
@@ -699,7 +750,7 @@ fn convert(
     };
     let result = co.pipeline.convert_to_worktree(
         data,
-        path.into(),
+        path.as_bstr(),
         &mut lookup,
         to_worktree::Options {
             can_delay: gix::filter::plumbing::driver::apply::Delay::Forbid,
@@ -876,14 +927,25 @@ fn ident_to_worktree(src: &[u8], id: &str, limit: usize) -> Option<Vec<u8>> {
 
 /// Adds the `.gitattributes` blob `id` at `path` to `index`, the form in
 /// which gix's attribute stack reads a tree's attribute files.
-fn push_attribute_file(index: &mut gix::index::State, path: &str, id: ObjectId) {
+fn push_attribute_file(index: &mut gix::index::State, path: &[u8], id: ObjectId) {
     index.dangerously_push_entry(
         Default::default(),
         id,
         gix::index::entry::Flags::empty(),
         gix::index::entry::Mode::FILE,
-        path.into(),
+        path.as_bstr(),
     );
+}
+
+/// The `.gitattributes` of the directory at `dir` (from the top, `""` for
+/// the top).
+pub(super) fn attribute_file_in(dir: &[u8]) -> TopPath {
+    let mut path = dir.to_vec();
+    if !path.is_empty() {
+        path.push(b'/');
+    }
+    path.extend_from_slice(b".gitattributes");
+    path
 }
 
 #[cfg(test)]
@@ -908,8 +970,8 @@ mod tests {
         let rev = Revision::parse(&repo, "HEAD").unwrap();
         let src = GitSource::new(repo, rev, "src").unwrap();
         let found = src.attribute_files().unwrap();
-        let paths: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
-        assert_eq!(paths, ["a/b/.gitattributes"]);
+        let paths: Vec<&[u8]> = found.iter().map(|(p, _)| p.as_slice()).collect();
+        assert_eq!(paths, [b"a/b/.gitattributes"]);
     }
 
     /// An `ident` expansion stops once past its limit, so a file of

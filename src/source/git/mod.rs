@@ -37,6 +37,25 @@ pub use scan::{ScanRule, ScanStep};
 pub use session::Session;
 use tree::{link_failure, Found};
 
+/// A path from the top of the repository, as its trees name it: bytes,
+/// UTF-8 or not. `.gitattributes` patterns match these bytes, as git's do
+/// (never a lossy UTF-8 reading of them, which would match other paths).
+type TopPath = Vec<u8>;
+
+/// A runtime root's tree as the selection depends on it: two ends with
+/// equal ones (under the same rules) select the same list unless a
+/// selected link looks above the root ([`GitSource::links_left_root`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RootTree {
+    /// The root's tree id.
+    pub id: ObjectId,
+    /// Its depth from the top of the repository.
+    pub depth: usize,
+    /// The links its path followed: they count towards the kernel's limit
+    /// on every lookup below the root, a selected link's included.
+    pub links: usize,
+}
+
 /// The runtime root inside a tree at a revision.
 pub struct GitSource {
     /// Every object is read through it.
@@ -49,16 +68,19 @@ pub struct GitSource {
     /// The trees from the top of the repository down to the root, links in
     /// the root's path already followed; `None` when the root is no tree.
     root_stack: Option<Vec<ObjectId>>,
+    /// The links the root's path followed: a lookup below the root counts
+    /// them too (see [`crate::source::links::walk`]).
+    root_links: usize,
     root_state: RootState,
     /// The `.gitattributes` files seen below the root (path from the top,
     /// blob id), for the attribute check.
-    gitattributes: RefCell<Vec<(String, ObjectId)>>,
+    gitattributes: RefCell<Vec<(TopPath, ObjectId)>>,
     /// A selected link's resolution looked inside a tree above the root
     /// (see [`GitSource::links_left_root`]).
     left_root: Cell<bool>,
     buf: RefCell<Vec<u8>>,
     /// The `.gitattributes` on the way to selected links' targets.
-    target_attributes: RefCell<std::collections::BTreeMap<String, ObjectId>>,
+    target_attributes: RefCell<std::collections::BTreeMap<TopPath, ObjectId>>,
     /// The attribute look-up and filters of a checkout, once needed.
     checkout: RefCell<Option<attributes::Checkout>>,
     /// Files whose checkout bytes differ from their blobs', by the id of
@@ -69,7 +91,7 @@ pub struct GitSource {
     /// The path from the top of each tree of `root_stack`.
     root_paths: RefCell<Vec<std::rc::Rc<[u8]>>>,
     /// The `.gitattributes` above the root, once looked up.
-    above_root: OnceCell<Vec<(String, ObjectId)>>,
+    above_root: OnceCell<Vec<(TopPath, ObjectId)>>,
 }
 
 impl GitSource {
@@ -83,6 +105,7 @@ impl GitSource {
             rev,
             root,
             root_stack: None,
+            root_links: 0,
             root_state: RootState::Missing,
             gitattributes: RefCell::new(Vec::new()),
             left_root: Cell::new(false),
@@ -95,7 +118,15 @@ impl GitSource {
             above_root: OnceCell::new(),
         };
         let top = vec![source.rev.tree];
-        let (found, stack) = source.walk(top, source.root.as_bytes(), "the runtime root", false)?;
+        let mut links = 0;
+        let (found, stack, _) = source.walk_paths(
+            top,
+            None,
+            source.root.as_bytes(),
+            ("the runtime root", false),
+            &mut links,
+        )?;
+        source.root_links = links;
         source.root_state = match found {
             Found::Tree(id) => {
                 source.root_stack = Some(stack);
@@ -121,11 +152,15 @@ impl GitSource {
         self.left_root.get()
     }
 
-    /// The runtime root's tree id and its depth from the top of the
-    /// repository, when the root is a tree.
-    pub fn root_tree(&self) -> Option<(ObjectId, usize)> {
+    /// The runtime root's tree, where it stands, and the links its path
+    /// followed, when the root is a tree.
+    pub fn root_tree(&self) -> Option<RootTree> {
         match (&self.root_state, &self.root_stack) {
-            (RootState::Dir(Node::Object(id)), Some(stack)) => Some((*id, stack.len() - 1)),
+            (RootState::Dir(Node::Object(id)), Some(stack)) => Some(RootTree {
+                id: *id,
+                depth: stack.len() - 1,
+                links: self.root_links,
+            }),
             _ => None,
         }
     }
@@ -178,23 +213,24 @@ impl GitSource {
     /// through the root's real path: a root reached through a link
     /// (`src -> a/b/c`) is where a checkout writes its files, and the
     /// `.gitattributes` of `a/b` apply to them, not those of `src`.
-    fn full_path(&self, rel: &[u8]) -> String {
-        let rel = String::from_utf8_lossy(rel);
+    /// Its bytes as the trees name them: the real path need not be UTF-8.
+    fn full_path(&self, rel: &[u8]) -> TopPath {
         let paths = self.root_paths.borrow();
-        let real = match paths.last() {
-            Some(real) if self.root_stack.is_some() => String::from_utf8_lossy(real),
-            _ => std::borrow::Cow::Borrowed(self.root.as_str()),
+        let real: &[u8] = match paths.last() {
+            Some(real) if self.root_stack.is_some() => real,
+            _ => self.root.as_bytes(),
         };
-        match (real.is_empty(), rel.is_empty()) {
-            (true, _) => rel.into_owned(),
-            (false, true) => real.into_owned(),
-            (false, false) => format!("{real}/{rel}"),
+        let mut full = real.to_vec();
+        if !full.is_empty() && !rel.is_empty() {
+            full.push(b'/');
         }
+        full.extend_from_slice(rel);
+        full
     }
 
     /// A selected file as a checkout writes it: blob `blob` at `path`
     /// (from the top of the repository).
-    fn checkout_target(&self, blob: ObjectId, path: &str) -> Result<Target, SourceError> {
+    fn checkout_target(&self, blob: ObjectId, path: &[u8]) -> Result<Target, SourceError> {
         let bytes = match self.checkout_bytes(blob, path) {
             // A `.gitattributes` too large to read: the checkout's bytes
             // cannot be known.
@@ -214,6 +250,75 @@ impl GitSource {
 
     fn display(&self, rel: &[u8]) -> String {
         display_path(&self.root_display(), rel)
+    }
+
+    /// The file `name` in the root (or its parent), as [`Source::read_meta`]
+    /// gives it: as a checkout writes it (`checkout`), the gate's reading,
+    /// or as stored (the text `patch` edits, which is what is committed).
+    fn meta(
+        &self,
+        name: &str,
+        in_parent: bool,
+        checkout: bool,
+    ) -> Result<Option<MetaFile>, SourceError> {
+        let Some(path) = super::meta_path(&self.root, name, in_parent) else {
+            return Ok(None);
+        };
+        let (found, _) = self.walk(vec![self.rev.tree], path.as_bytes(), &path, false)?;
+        let id = match found {
+            Found::Blob(id) => id,
+            // A checkout holds a directory there, which the installed
+            // reading (`--dir`, the gate) reports: so do the commit and
+            // `--worktree`, in the same words.
+            Found::Tree(_) | Found::Submodule => {
+                return Ok(Some(MetaFile {
+                    display: path,
+                    bytes: Vec::new(),
+                    problem: Some(crate::safe_io::ReadError::NotRegular("directory").to_string()),
+                }))
+            }
+            // Nothing there, or a malformed tree on the way (which makes
+            // the root, on the same path, unresolvable too).
+            _ => return Ok(None),
+        };
+        // Where the walk ended, links followed: a checkout writes the file
+        // there, converted by that path's attributes (none: as stored).
+        let real = if checkout {
+            self.walked_file.borrow().clone()
+        } else {
+            Vec::new()
+        };
+        Ok(Some(
+            match self.small_blob(id, &path, crate::safe_io::JSON_LIMIT)? {
+                Ok(stored) => match self.meta_checkout(id, &real, stored, &path)? {
+                    Ok(bytes) => MetaFile {
+                        display: path,
+                        bytes,
+                        problem: None,
+                    },
+                    Err(problem) => MetaFile {
+                        display: path,
+                        bytes: Vec::new(),
+                        problem: Some(problem),
+                    },
+                },
+                // Too large to read whole: what it says cannot be ruled out.
+                Err(size) => MetaFile {
+                    display: path,
+                    bytes: Vec::new(),
+                    problem: Some(format!(
+                        "is {size} bytes, more than the {} bytes a version file may have",
+                        crate::safe_io::JSON_LIMIT
+                    )),
+                },
+            },
+        ))
+    }
+
+    /// The file `name` in the root as stored in the tree, links followed:
+    /// the committed text, which `patch` edits.
+    pub fn stored_meta(&self, name: &str) -> Result<Option<MetaFile>, SourceError> {
+        self.meta(name, false, false)
     }
 }
 
@@ -239,13 +344,10 @@ impl Source for GitSource {
         let mut out = Vec::with_capacity(entries.len());
         for (name, kind, oid) in entries {
             if attributes::is_attribute_file(&name, kind) {
-                let dir = self.full_path(rel);
-                let path = if dir.is_empty() {
-                    ".gitattributes".to_string()
-                } else {
-                    format!("{dir}/.gitattributes")
-                };
-                self.gitattributes.borrow_mut().push((path, oid));
+                let path = self.full_path(rel);
+                self.gitattributes
+                    .borrow_mut()
+                    .push((attributes::attribute_file_in(&path), oid));
             }
             let kind = match kind {
                 GitKind::Tree => EntryKind::Dir,
@@ -307,44 +409,7 @@ impl Source for GitSource {
     }
 
     fn read_meta(&self, name: &str, in_parent: bool) -> Result<Option<MetaFile>, SourceError> {
-        let Some(path) = super::meta_path(&self.root, name, in_parent) else {
-            return Ok(None);
-        };
-        let (found, _) = self.walk(vec![self.rev.tree], path.as_bytes(), &path, false)?;
-        let id = match found {
-            Found::Blob(id) => id,
-            // A checkout holds a directory there, which the installed
-            // reading (`--dir`, the gate) reports: so do the commit and
-            // `--worktree`, in the same words.
-            Found::Tree(_) | Found::Submodule => {
-                return Ok(Some(MetaFile {
-                    display: path,
-                    bytes: Vec::new(),
-                    problem: Some(crate::safe_io::ReadError::NotRegular("directory").to_string()),
-                }))
-            }
-            // Nothing there, or a malformed tree on the way (which makes
-            // the root, on the same path, unresolvable too).
-            _ => return Ok(None),
-        };
-        Ok(Some(
-            match self.small_blob(id, &path, crate::safe_io::JSON_LIMIT)? {
-                Ok(bytes) => MetaFile {
-                    display: path,
-                    bytes,
-                    problem: None,
-                },
-                // Too large to read whole: what it says cannot be ruled out.
-                Err(size) => MetaFile {
-                    display: path,
-                    bytes: Vec::new(),
-                    problem: Some(format!(
-                        "is {size} bytes, more than the {} bytes a version file may have",
-                        crate::safe_io::JSON_LIMIT
-                    )),
-                },
-            },
-        ))
+        self.meta(name, in_parent, true)
     }
 
     fn origin(&self) -> Origin {

@@ -54,7 +54,9 @@ impl GitSource {
     /// enough of them wait, a second thread (when there is a second core)
     /// reads them too.
     pub fn plain_selection(&self, rule: ScanRule<'_>) -> Option<usize> {
-        let (root, depth) = self.root_tree()?;
+        let super::RootTree {
+            id: root, depth, ..
+        } = self.root_tree()?;
         let scan = Scan {
             rule,
             // As in the selection walk: how deep a directory below the

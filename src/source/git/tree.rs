@@ -130,7 +130,11 @@ impl GitSource {
     /// top, at both ends of a range, through the same few trees (and a
     /// runtime root's tree can hold thousands of entries). A tree id names
     /// its entries, so they are shared by every source of the session.
-    fn looked_up(&self, id: ObjectId, what: &str) -> Result<Arc<Vec<TreeEntry>>, SourceError> {
+    pub(super) fn looked_up(
+        &self,
+        id: ObjectId,
+        what: &str,
+    ) -> Result<Arc<Vec<TreeEntry>>, SourceError> {
         if let Some(entries) = self.repo.kept_tree(id) {
             return Ok(entries);
         }
@@ -154,21 +158,23 @@ impl GitSource {
         what: &str,
         watch: bool,
     ) -> Result<(Found, Vec<ObjectId>), SourceError> {
-        self.walk_paths(stack, None, path, what, watch)
+        self.walk_paths(stack, None, path, (what, watch), &mut 0)
             .map(|(found, stack, _)| (found, stack))
     }
 
     /// [`GitSource::walk`], also giving the path from the top of each tree
     /// of the stack it returns (`None` where unknown); `paths`, those of
-    /// `stack`'s trees when the caller knows them.
+    /// `stack`'s trees when the caller knows them. `hops`: the links this
+    /// lookup followed before, to which it adds its own (see
+    /// [`links::walk`]).
     #[allow(clippy::type_complexity)]
     pub(super) fn walk_paths(
         &self,
         stack: Vec<ObjectId>,
         given: Option<Vec<Option<Rc<[u8]>>>>,
         path: &[u8],
-        what: &str,
-        watch: bool,
+        (what, watch): (&str, bool),
+        hops: &mut usize,
     ) -> Result<(Found, Vec<ObjectId>, Vec<Option<Rc<[u8]>>>), SourceError> {
         let root_depth = self.root_stack.as_ref().map_or(0, |s| s.len() - 1);
         let paths = self.root_paths.borrow();
@@ -193,7 +199,7 @@ impl GitSource {
             .collect();
         drop(paths);
         self.walked_file.borrow_mut().clear();
-        let found = links::walk(start, path, |dir: &Dir, name: &[u8]| {
+        let found = links::walk(start, path, hops, |dir: &Dir, name: &[u8]| {
             if watch && dir.depth < root_depth {
                 self.left_root.set(true);
             }
@@ -289,21 +295,34 @@ impl GitSource {
         &self,
         dir: &[u8],
         target: &[u8],
-    ) -> Result<Result<(ObjectId, String), String>, SourceError> {
+    ) -> Result<Result<(ObjectId, Vec<u8>), String>, SourceError> {
         if target.starts_with(b"/") {
             return Ok(Err(link_failure(&Found::Absolute)));
         }
         let Some(root) = self.root_stack.clone() else {
             return Ok(Err("is outside the runtime root's tree".into()));
         };
-        let (stack, paths) = match self.walk_paths(root, None, dir, "a runtime directory", true)? {
-            (Found::Tree(_), stack, paths) => (stack, paths),
-            (other, _, _) => return Ok(Err(link_failure(&other))),
-        };
-        let (found, _, _) = self.walk_paths(stack, Some(paths), target, "a link target", true)?;
+        // One lookup of the link's path, as the kernel counts it: the links
+        // on the way to the root, the selected link itself, then its
+        // target's.
+        let mut hops = self.root_links + 1;
+        let (stack, paths) =
+            match self.walk_paths(root, None, dir, ("a runtime directory", true), &mut hops)? {
+                (Found::Tree(_), stack, paths) => (stack, paths),
+                (other, _, _) => return Ok(Err(link_failure(&other))),
+            };
+        let (found, _, _) = self.walk_paths(
+            stack,
+            Some(paths),
+            target,
+            ("a link target", true),
+            &mut hops,
+        )?;
         Ok(match found {
             Found::Blob(id) => {
-                let path = String::from_utf8_lossy(&self.walked_file.borrow()).into_owned();
+                // The target's path as the tree names it (UTF-8 or not):
+                // its attributes are matched on these bytes.
+                let path = self.walked_file.borrow().clone();
                 if path.is_empty() {
                     return Ok(Err("could not be placed in its tree".into()));
                 }

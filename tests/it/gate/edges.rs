@@ -638,6 +638,63 @@ fn ack_and_status_never_read_or_write_through_a_hostile_marker() {
     }
 }
 
+/// The reference reads `clients` as `dict(marker.get("clients") or {})`:
+/// a `clients` Python finds false is no clients, so a required marker is
+/// `marker_required` (not corrupt), a marker not required asks nothing,
+/// and `ack` acknowledges as with `{}`, writing the client's `"ok"`.
+#[test]
+fn a_marker_whose_clients_is_false_has_no_clients_as_in_the_reference() {
+    let h = host_at_a();
+    for clients in ["null", "false", "0", "\"\"", "[]"] {
+        for (required, restart, reason) in [("true", true, "marker_required"), ("false", false, "")]
+        {
+            h.write(
+                MARKER,
+                &format!("{{\"required\": {required}, \"clients\": {clients}}}"),
+            );
+            let run = h.status(BASE_FP, "1.0.0", &["--client", "codex"]);
+            let j = run.json();
+            assert_eq!(
+                (&j["restart_required"], &j["reason"], &j["marker_corrupt"]),
+                (&json!(restart), &json!(reason), &json!(false)),
+                "clients {clients}, required {required}: {}",
+                run.stdout
+            );
+        }
+        h.write(
+            MARKER,
+            &format!("{{\"required\": true, \"clients\": {clients}}}"),
+        );
+        let ack = h.fpcheck(&[
+            "ack",
+            "--marker",
+            MARKER,
+            "--client",
+            "codex",
+            "--dir",
+            "app/src",
+            "--process-fingerprint",
+            BASE_FP,
+            "--json",
+        ]);
+        assert_eq!(ack.code, 0, "clients {clients}: {}", ack.stderr);
+        assert_eq!(ack.json()["action"], json!("removed"), "{}", ack.stdout);
+        assert!(h.marker().is_none(), "clients {clients}: the marker stayed");
+        // Another client still to restart: the marker stays, with the
+        // acknowledging client's `"ok"` where the reference writes it.
+        h.write(
+            MARKER,
+            &format!(
+                "{{\"required\": true, \"to_fingerprint\": \"{BASE_FP}\", \"clients\": {clients}}}"
+            ),
+        );
+        let ack = h.fpcheck(&["ack", "--marker", MARKER, "--client", "codex", "--json"]);
+        assert_eq!(ack.code, 0, "clients {clients}: {}", ack.stderr);
+        let status = h.status(BASE_FP, "1.0.0", &["--client", "codex"]).json();
+        assert_eq!(status["marker_corrupt"], json!(false), "{status}");
+    }
+}
+
 #[test]
 fn a_marker_whose_clients_is_not_an_object_is_corrupt() {
     let h = host_at_a();
@@ -647,7 +704,6 @@ fn a_marker_whose_clients_is_not_an_object_is_corrupt() {
         "\"codex\"",
         "7",
         "true",
-        "null",
     ] {
         h.write(
             MARKER,

@@ -84,10 +84,11 @@ fn model(
     }
     let keep = |reason: &'static str, own| if reason.is_empty() { own } else { reason };
     // A `clients` that is not an object is not a marker of section 6's
-    // shape (the reference's dict of it fails): corrupt, whatever else.
+    // shape (the reference's dict of it fails): corrupt, whatever else;
+    // one Python finds false is read as no clients (`or {}`).
     let misshapen = obj
         .and_then(|o| o.get("clients"))
-        .is_some_and(|c| !c.is_object());
+        .is_some_and(|c| !c.is_object() && py_truthy(c));
     if matches!(m, Marker::Corrupt) || misshapen {
         (restart, reason) = (true, "marker_corrupt");
     } else if usable && ifp != pfp {
@@ -138,6 +139,10 @@ fn marker_strategy(fp: &'static str) -> impl Strategy<Value = Marker> {
         Just(Some(json!(["codex"]))),
         Just(Some(json!("codex"))),
         Just(Some(json!(null))),
+        Just(Some(json!([]))),
+        Just(Some(json!(false))),
+        Just(Some(json!(0))),
+        Just(Some(json!(""))),
         prop::collection::vec((names, entry), 0..4).prop_map(|es| Some(Value::Object(
             es.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
         ))),
