@@ -1,0 +1,242 @@
+//! Data files: a file under the runtime root that is not Python source,
+//! read by a runtime module by a literal name.
+//!
+//! Read in every Python module under the root at the newer end (all
+//! count as reachable: the import graph is not read yet, which errs
+//! towards advice): the string literals given to `open`, `Path`,
+//! `with_name`, `joinpath`, `read_text`, `read_bytes`, `open_text`,
+//! `open_binary`, `read_binary`, `get_data` (`pkgutil`), `os.path.join`
+//! (its literals joined), and the literal parts of a path built with
+//! `/` (`Path(__file__).parent / "data" / "x.json"`). A changed file
+//! matches a literal naming it or ending its path (`lock.json` names
+//! `src/managed_mcp/lock.json`). Not seen: names built at run time
+//! (f-strings, variables), files read by a subprocess or a library.
+
+use std::sync::Arc;
+
+use ruff_python_ast::visitor::{walk_expr, Visitor};
+use ruff_python_ast::{Expr, ModModule, Operator};
+use ruff_text_size::Ranged;
+
+use super::{tree, Cause, Item, Kind, Memo, Update};
+use crate::source::git::Session;
+
+/// A literal file name a module reads, and the line (from 1) reading it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Read {
+    name: String,
+    line: usize,
+}
+
+/// Calls whose string arguments name a file.
+const READERS: [&str; 11] = [
+    "open",
+    "Path",
+    "with_name",
+    "joinpath",
+    "read_text",
+    "read_bytes",
+    "open_text",
+    "open_binary",
+    "read_binary",
+    "get_data",
+    "join",
+];
+
+struct Finder<'a> {
+    text: &'a str,
+    reads: Vec<Read>,
+}
+
+impl Finder<'_> {
+    fn note(&mut self, name: String, at: usize) {
+        let name = name.trim_start_matches("./").to_string();
+        if !name.is_empty() {
+            let line = super::line_of(self.text, at);
+            self.reads.push(Read { name, line });
+        }
+    }
+}
+
+/// The literal parts of a path built with `/`, outermost last; empty
+/// when its right-hand side is not a string.
+fn segments(expr: &Expr) -> Vec<String> {
+    match expr {
+        Expr::BinOp(b) if b.op == Operator::Div => match &*b.right {
+            Expr::StringLiteral(s) => {
+                let mut parts = segments(&b.left);
+                parts.push(s.value.to_str().to_string());
+                parts
+            }
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
+}
+
+impl<'a> Visitor<'a> for Finder<'_> {
+    fn visit_expr(&mut self, expr: &'a Expr) {
+        match expr {
+            Expr::Call(call) => {
+                let name = match &*call.func {
+                    Expr::Name(n) => n.id.as_str(),
+                    Expr::Attribute(a) => a.attr.as_str(),
+                    _ => "",
+                };
+                if READERS.contains(&name) {
+                    let literals: Vec<String> = (call.arguments.args.iter())
+                        .filter_map(|a| match a {
+                            Expr::StringLiteral(s) => Some(s.value.to_str().to_string()),
+                            _ => None,
+                        })
+                        .collect();
+                    let at = expr.start().to_usize();
+                    if name == "join" && literals.len() > 1 {
+                        self.note(literals.join("/"), at);
+                    }
+                    for l in literals {
+                        self.note(l, at);
+                    }
+                }
+            }
+            Expr::BinOp(_) => {
+                let parts = segments(expr);
+                if !parts.is_empty() {
+                    self.note(parts.join("/"), expr.start().to_usize());
+                    if let Some(last) = parts.last().filter(|_| parts.len() > 1) {
+                        self.note(last.clone(), expr.start().to_usize());
+                    }
+                }
+            }
+            _ => {}
+        }
+        walk_expr(self, expr);
+    }
+}
+
+fn reads_of(module: &ModModule, text: &str) -> Vec<Read> {
+    let mut finder = Finder {
+        text,
+        reads: Vec::new(),
+    };
+    finder.visit_body(&module.body);
+    finder.reads
+}
+
+/// Whether literal `name` names the file at `path` (below the root).
+fn names(name: &str, path: &str) -> bool {
+    path == name || path.ends_with(&format!("/{name}"))
+}
+
+/// The data-file advice of a free release: one item per changed data
+/// file some module reads.
+pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Vec<Item> {
+    let roots = (
+        tree::subtree(repo, u.trees.from, u.root),
+        tree::subtree(repo, u.trees.to, u.root),
+    );
+    let data: Vec<String> = tree::changed(repo, roots.0, roots.1)
+        .into_iter()
+        .map(|(path, ..)| path)
+        .filter(|p| !crate::classify::is_python_source(p))
+        .collect();
+    if data.is_empty() {
+        return Vec::new();
+    }
+    let modules: Vec<(String, gix::ObjectId)> = roots
+        .1
+        .map(|root| tree::walk(repo, root, None))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(p, _)| crate::classify::is_python_source(p))
+        .collect();
+    let reads = module_reads(repo, &modules, memo);
+    let mut items = Vec::new();
+    for file in &data {
+        let readers: Vec<String> = modules
+            .iter()
+            .zip(&reads)
+            .flat_map(|((module, _), reads)| {
+                reads
+                    .iter()
+                    .filter(|r| names(&r.name, file))
+                    .map(move |r| format!("{}:{}", super::join(u.root, module), r.line))
+            })
+            .collect();
+        if readers.is_empty() {
+            continue;
+        }
+        let shown = super::join(u.root, file);
+        items.push(Item {
+            kind: Kind::PossibleMissedRestart,
+            cause: Cause::DataFile,
+            message: format!(
+                "possible missed restart: {shown} changed and {} reads it; running servers keep \
+                 what they read until they restart; set force_restart",
+                readers[0]
+            ),
+            evidence: readers,
+            changes: vec![shown],
+        });
+    }
+    items
+}
+
+/// The reads of each module, parsed once per run (by blob id).
+fn module_reads(
+    repo: &Session,
+    modules: &[(String, gix::ObjectId)],
+    memo: &mut Memo,
+) -> Vec<Arc<Vec<Read>>> {
+    let todo: Vec<(gix::ObjectId, String)> = modules
+        .iter()
+        .filter(|(_, id)| !memo.reads.contains_key(id))
+        .filter_map(|(_, id)| Some((*id, tree::text(repo, *id)?)))
+        .collect();
+    let texts: Vec<&str> = todo.iter().map(|(_, t)| t.as_str()).collect();
+    let found = crate::classify::read_modules(&texts, reads_of);
+    for ((id, _), reads) in todo.iter().zip(found) {
+        memo.reads.insert(*id, Arc::new(reads.unwrap_or_default()));
+    }
+    modules
+        .iter()
+        .map(|(_, id)| memo.reads.get(id).cloned().unwrap_or_default())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reads(source: &str) -> Vec<(String, usize)> {
+        crate::classify::read_modules(&[source], reads_of)[0]
+            .clone()
+            .unwrap()
+            .into_iter()
+            .map(|r| (r.name, r.line))
+            .collect()
+    }
+
+    #[test]
+    fn literal_readers_are_found() {
+        let source = "from pathlib import Path\n\
+                      LOCK = Path(__file__).with_name(\"lock.json\")\n\
+                      DATA = Path(__file__).parent / \"data\" / \"x.csv\"\n\
+                      def f():\n    return open(\"./cfg.yaml\").read()\n\
+                      T = pkgutil.get_data(__name__, \"t.txt\")\n\
+                      name = compute()\nopen(name)\n";
+        let expected = [
+            ("lock.json", 2),
+            ("data/x.csv", 3),
+            ("x.csv", 3),
+            ("data", 3),
+            ("cfg.yaml", 5),
+            ("t.txt", 6),
+        ];
+        let expected: Vec<(String, usize)> =
+            expected.iter().map(|(n, l)| (n.to_string(), *l)).collect();
+        assert_eq!(reads(source), expected);
+        assert!(names("lock.json", "managed_mcp/lock.json"));
+        assert!(!names("lock.json", "managed_mcp/block.json"));
+    }
+}
