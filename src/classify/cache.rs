@@ -132,12 +132,17 @@ mod tests {
 
     #[test]
     fn kinds_round_trip_and_other_values_are_misses() {
-        for kind in [ChangeKind::Layout, ChangeKind::Docstrings, ChangeKind::Code] {
+        for kind in [
+            ChangeKind::Layout,
+            ChangeKind::Docstrings,
+            ChangeKind::Version,
+            ChangeKind::Code,
+        ] {
             assert_eq!(decode(&encode(kind)), Some(kind));
         }
         for other in [
             "0".repeat(64),
-            format!("{:064x}", 4),
+            format!("{:064x}", 5),
             format!("1{}", "0".repeat(63)),
             "1".to_string(),
         ] {
