@@ -10,6 +10,7 @@
 
 use crate::range::{Analysis, RangeOutcome};
 
+mod advice;
 mod demo;
 mod fingerprint;
 mod fit;
