@@ -3,6 +3,7 @@
 mod support;
 
 mod action;
+mod advice;
 mod attributes;
 mod classify;
 mod classify_cache;
