@@ -18,7 +18,7 @@ use ruff_python_ast::visitor::{walk_expr, Visitor};
 use ruff_python_ast::{Expr, ModModule, Operator};
 use ruff_text_size::Ranged;
 
-use super::{tree, Cause, Item, Kind, Memo, Update};
+use super::{tree, AdviceCause, AdviceKind, Item, Memo, Update};
 use crate::source::git::Session;
 
 /// A literal file name a module reads, and the line (from 1) reading it.
@@ -168,8 +168,8 @@ pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Vec<Ite
         }
         let shown = super::join(u.root, file);
         items.push(Item {
-            kind: Kind::PossibleMissedRestart,
-            cause: Cause::DataFile,
+            kind: AdviceKind::PossibleMissedRestart,
+            cause: AdviceCause::DataFile,
             message: format!(
                 "possible missed restart: {shown} changed and {} reads it; running servers keep \
                  what they read until they restart; set force_restart",

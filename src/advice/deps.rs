@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use gix::ObjectId;
 
-use super::{tree, Cause, Item, Kind, Memo, Update};
+use super::{tree, AdviceCause, AdviceKind, Item, Memo, Update};
 use crate::pair::Pair;
 use crate::source::git::Session;
 
@@ -238,8 +238,8 @@ pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Option<
         return None;
     }
     Some(Item {
-        kind: Kind::PossibleMissedRestart,
-        cause: Cause::Dependencies,
+        kind: AdviceKind::PossibleMissedRestart,
+        cause: AdviceCause::Dependencies,
         message: "possible missed restart: the dependencies changed; running servers keep the \
                   old versions until they restart; set force_restart"
             .to_string(),

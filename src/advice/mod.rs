@@ -29,7 +29,7 @@ mod tree;
 /// What an item advises.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Kind {
+pub enum AdviceKind {
     /// A free release whose running servers may keep stale code or data.
     PossibleMissedRestart,
     /// A restart that could have waited.
@@ -42,7 +42,7 @@ pub enum Kind {
 /// Why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Cause {
+pub enum AdviceCause {
     /// Declared dependencies or their locked versions changed.
     Dependencies,
     /// A data file a runtime module reads by name changed.
@@ -61,9 +61,9 @@ pub enum Cause {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Item {
     /// What it advises.
-    pub kind: Kind,
+    pub kind: AdviceKind,
     /// Why.
-    pub cause: Cause,
+    pub cause: AdviceCause,
     /// One sentence for humans.
     pub message: String,
     /// Where it shows, as `file:line` (paths from the top of the
@@ -77,7 +77,7 @@ pub struct Item {
 impl Item {
     /// Whether this item is a possible missed restart.
     pub fn is_missed_restart(&self) -> bool {
-        self.kind == Kind::PossibleMissedRestart
+        self.kind == AdviceKind::PossibleMissedRestart
     }
 }
 
@@ -139,8 +139,8 @@ fn version_item(repo: &Session, u: &Update<'_>) -> Item {
         })
         .collect();
     Item {
-        kind: Kind::Avoidable,
-        cause: Cause::Version,
+        kind: AdviceKind::Avoidable,
+        cause: AdviceCause::Version,
         message: "this restart is avoidable: only the version string changed; keep the version \
                   out of the code (a version file, importlib.metadata)"
             .to_string(),
@@ -179,7 +179,7 @@ pub(crate) fn join(dir: &str, name: &str) -> String {
 }
 
 /// Counts of advice over many updates, for `history`'s summary.
-pub fn count(items: &[Item], kind: Kind, cause: Option<Cause>) -> usize {
+pub fn count(items: &[Item], kind: AdviceKind, cause: Option<AdviceCause>) -> usize {
     items
         .iter()
         .filter(|i| i.kind == kind && cause.is_none_or(|c| i.cause == c))

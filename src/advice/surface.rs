@@ -12,7 +12,7 @@ use ruff_python_ast::visitor::{walk_stmt, Visitor};
 use ruff_python_ast::{Expr, ModModule, Stmt};
 use ruff_text_size::Ranged;
 
-use super::{tree, Cause, Item, Kind, Memo, Update};
+use super::{tree, AdviceCause, AdviceKind, Item, Memo, Update};
 use crate::classify::mcp;
 use crate::source::git::Session;
 
@@ -148,7 +148,7 @@ pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Vec<Ite
         let (kind, name) = (&key.0, &key.1);
         let what = format!("{} `{name}`", kind.as_str());
         let item = |cause, message: String, (path, r): &(String, Registered), changes| Item {
-            kind: Kind::McpSurface,
+            kind: AdviceKind::McpSurface,
             cause,
             message,
             evidence: vec![format!("{path}:{}", r.line)],
@@ -156,13 +156,13 @@ pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Vec<Ite
         };
         match (old.get(&key), new.get(&key)) {
             (None, Some(n)) => items.push(item(
-                Cause::Added,
+                AdviceCause::Added,
                 format!("{what} added; clients see it once they re-initialise"),
                 n,
                 vec![format!("{name}{}", n.1.signature)],
             )),
             (Some(o), None) => items.push(item(
-                Cause::Removed,
+                AdviceCause::Removed,
                 format!("{what} removed; clients see it gone once they re-initialise"),
                 o,
                 Vec::new(),
@@ -180,7 +180,7 @@ pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Vec<Ite
                 }
                 if !changes.is_empty() {
                     items.push(item(
-                        Cause::Changed,
+                        AdviceCause::Changed,
                         format!("{what} changed; clients see it once they re-initialise"),
                         n,
                         changes,

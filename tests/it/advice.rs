@@ -72,15 +72,15 @@ fn a_free_release_that_changes_the_dependencies_is_a_possible_missed_restart() {
     );
     let md = repo.fpcheck(&["v1.0.0..v1.1.0", "--format", "markdown"]);
     assert!(
-        md.stdout.contains("### Advice\n\n- possible missed restart: the dependencies changed; running servers keep the old versions until they restart; set force_restart\n  - pyproject.toml: jsonschema-path added (any version)\n"),
+        md.stdout.contains("#### Advice\n\n- possible missed restart: the dependencies changed; running servers keep the old versions until they restart; set force&#95;restart\n  - pyproject.toml: jsonschema-path added (any version)\n"),
         "{}",
         md.stdout
     );
-    assert!(md.stdout.contains("  - at `pyproject.toml:5`, `pyproject.toml:4`, `uv.lock:4`, `uv.lock:8`\n\n<sub>"), "{}", md.stdout);
+    assert!(md.stdout.contains("  - at <code>pyproject.toml:5</code>, <code>pyproject.toml:4</code>, <code>uv.lock:4</code>, <code>uv.lock:8</code>\n\n<sub>"), "{}", md.stdout);
 
     let h = repo.history_json(&["--no-cache"]);
     assert_eq!(h["summary"]["possible_missed_restarts"], 1);
-    assert_eq!(h["updates"][0]["advice"], json!([dependencies_item()]));
+    assert_eq!(h["releases"][0]["advice"], json!([dependencies_item()]));
     let table = repo.fpcheck(&["history", "--no-cache"]);
     assert!(table.stdout.contains(" possible missed restarts: 1 (free releases"), "{}", table.stdout);
 }
@@ -143,7 +143,7 @@ fn a_free_release_that_changes_a_data_file_a_module_reads_is_a_possible_missed_r
     });
     assert_eq!(j["advice"], json!([item]));
     let h = repo.history_json(&["--no-cache"]);
-    assert_eq!(h["updates"][0]["advice"], json!([item]));
+    assert_eq!(h["releases"][0]["advice"], json!([item]));
     assert_eq!(h["summary"]["possible_missed_restarts"], 1);
     // A data file no module names: nothing.
     next(&repo, "1.2.0", &[("src/notes.txt", "c\n")]);
@@ -186,9 +186,9 @@ fn a_restart_caused_only_by_the_version_string_is_avoidable_for_version() {
     let h = repo.history_json(&["--no-cache"]);
     assert_eq!(h["summary"]["avoidable_version_restarts"], 1);
     assert_eq!(h["summary"]["avoidable_restarts"], 0);
-    assert_eq!(h["updates"][0]["avoidable"], false);
-    assert_eq!(h["updates"][0]["advice"][0]["evidence"], json!(["src/pkg/__init__.py:2"]));
-    assert!(h["updates"][1].get("advice").is_none());
+    assert_eq!(h["releases"][0]["avoidable"], false);
+    assert_eq!(h["releases"][0]["advice"][0]["evidence"], json!(["src/pkg/__init__.py:2"]));
+    assert!(h["releases"][1].get("advice").is_none());
     let table = repo.fpcheck(&["history", "--no-cache"]);
     assert!(table.stdout.contains(" avoidable: version 1 (only a version string changed"), "{}", table.stdout);
 }
