@@ -65,6 +65,9 @@ pub enum Code {
     ForceRestartRedundant,
     /// `force_restart` kept or set by `--force-restart`.
     ForceRestartRequested,
+    /// `force_restart` set by `--force-on-advice`: a possible missed
+    /// restart.
+    ForceRestartOnAdvice,
     /// `force_restart` is set in another version file.
     ForceRestartElsewhere,
     /// `force_restart` on without a version change.
@@ -85,7 +88,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, for the test that each is documented.
-    pub const ALL: [Code; 31] = [
+    pub const ALL: [Code; 32] = [
         Code::ForceRestartNotBoolean,
         Code::ForceRestartCarriedOver,
         Code::ForcedWithoutVersionChange,
@@ -109,6 +112,7 @@ impl Code {
         Code::InstalledUnavailable,
         Code::ForceRestartRedundant,
         Code::ForceRestartRequested,
+        Code::ForceRestartOnAdvice,
         Code::ForceRestartElsewhere,
         Code::ForceRestartWithoutVersionChange,
         Code::VersionFileMissing,
@@ -146,6 +150,7 @@ impl Code {
             InstalledUnavailable => "installed_unavailable",
             ForceRestartRedundant => "force_restart_redundant",
             ForceRestartRequested => "force_restart_requested",
+            ForceRestartOnAdvice => "force_restart_on_advice",
             ForceRestartElsewhere => "force_restart_elsewhere",
             ForceRestartWithoutVersionChange => "force_restart_without_version_change",
             VersionFileMissing => "version_file_missing",

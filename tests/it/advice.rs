@@ -241,3 +241,32 @@ fn a_tool_docstring_is_code_and_the_mcp_surface_is_listed() {
         ]
     );
 }
+
+#[test]
+fn patch_sets_force_restart_on_advice_only_when_asked() {
+    let catalog = "from pathlib import Path\n\nLOCK = Path(__file__).with_name(\"lock.json\")\n";
+    let repo = first(&[("src/catalog.py", catalog), ("src/lock.json", "{}\n")]);
+    next(&repo, "1.1.0", &[("src/lock.json", "{\"a\": 1}\n")]);
+    let patch = |extra: &[&str]| {
+        let mut args = vec!["patch", "v1.0.0..v1.1.0", "--json"];
+        args.extend_from_slice(extra);
+        let run = repo.fpcheck(&args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.json()
+    };
+    let plain = patch(&[]);
+    assert_eq!(plain["patch"].get("force_restart"), None, "{plain}");
+    let advised = patch(&["--force-on-advice"]);
+    assert_eq!(advised["patch"]["force_restart"], true, "{advised}");
+    assert_eq!(
+        advised["explanations"][0],
+        json!({
+            "code": "force_restart_on_advice",
+            "message": "version.json: force_restart set to true, as --force-on-advice asks: possible missed restart: src/lock.json changed and src/catalog.py:3 reads it; running servers keep what they read until they restart; set force_restart (at src/catalog.py:3)"
+        })
+    );
+    // Nothing advised: the flag changes nothing.
+    next(&repo, "1.2.0", &[("README.md", "# r\n")]);
+    let run = repo.fpcheck(&["patch", "v1.1.0..v1.2.0", "--json", "--force-on-advice"]);
+    assert_eq!(run.json()["patch"].get("force_restart"), None, "{}", run.stdout);
+}
