@@ -1,9 +1,9 @@
 //! Data files: a file under the runtime root that is not Python source,
 //! read by a runtime module by a literal name.
 //!
-//! Read in every Python module under the root at the newer end (all
-//! count as reachable: the import graph is not read yet, which errs
-//! towards advice): the string literals given to `open`, `Path`,
+//! Read in every runtime module (a Python file the newer end's rules
+//! select) under the root (all count as reachable: the import graph is
+//! not read yet, which errs towards advice): the string literals given to `open`, `Path`,
 //! `with_name`, `joinpath`, `read_text`, `read_bytes`, `open_text`,
 //! `open_binary`, `read_binary`, `get_data` (`pkgutil`), `os.path.join`
 //! (its literals joined), and the literal parts of a path built with
@@ -135,25 +135,30 @@ pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Vec<Ite
         tree::subtree(repo, u.trees.from, u.root),
         tree::subtree(repo, u.trees.to, u.root),
     );
+    let runtime = |p: &str| u.runtime.has(p);
     let data: Vec<String> = tree::changed(repo, roots.0, roots.1)
         .into_iter()
         .map(|(path, ..)| path)
-        .filter(|p| !crate::classify::is_python_source(p))
+        .filter(|p| !runtime(p) && !crate::classify::is_python_source(p))
         .collect();
     if data.is_empty() {
         return Vec::new();
     }
-    let modules: Vec<(String, gix::ObjectId)> = roots
-        .1
-        .map(|root| tree::walk(repo, root, None))
-        .unwrap_or_default()
+    let all = match u.runtime {
+        super::Runtime::Selection(ids) => ids.iter().map(|(p, id)| (p.clone(), *id)).collect(),
+        super::Runtime::Rules(_) => roots
+            .1
+            .map(|root| tree::walk(repo, root, None))
+            .unwrap_or_default(),
+    };
+    let modules: Vec<(String, gix::ObjectId)> = all
         .into_iter()
-        .filter(|(p, _)| crate::classify::is_python_source(p))
+        .filter(|(p, _)| runtime(p) && crate::classify::is_python_source(p))
         .collect();
     let reads = module_reads(repo, &modules, memo);
     let mut items = Vec::new();
     for file in &data {
-        let readers: Vec<String> = modules
+        let mut readers: Vec<String> = modules
             .iter()
             .zip(&reads)
             .flat_map(|((module, _), reads)| {
@@ -163,6 +168,7 @@ pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Vec<Ite
                     .map(move |r| format!("{}:{}", super::join(u.root, module), r.line))
             })
             .collect();
+        readers.dedup();
         if readers.is_empty() {
             continue;
         }

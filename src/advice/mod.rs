@@ -92,6 +92,9 @@ pub struct Update<'a> {
     pub trees: Pair<ObjectId>,
     /// The runtime's root, from the top (`""` for the top).
     pub root: &'a str,
+    /// Which files below the root are the runtime's at the `to` end (the
+    /// modules whose reads count; the files that are not data).
+    pub runtime: Runtime<'a>,
     /// The verdict: running clients restart.
     pub restart_required: bool,
     /// Why a required restart could have waited, when it could.
@@ -101,6 +104,27 @@ pub struct Update<'a> {
     pub version_files: Vec<String>,
     /// Read the MCP surface (a range report; `history` leaves it out).
     pub surface: bool,
+}
+
+/// How the runtime files of the `to` end are known.
+#[derive(Clone, Copy)]
+pub enum Runtime<'a> {
+    /// By the rules (a range).
+    Rules(&'a crate::select::Rules),
+    /// By the selection itself: path below the root → blob (a history).
+    Selection(&'a BTreeMap<String, ObjectId>),
+}
+
+impl Runtime<'_> {
+    /// Whether `path` (below the root) is a runtime file.
+    pub fn has(&self, path: &str) -> bool {
+        match self {
+            Runtime::Rules(rules) => {
+                rules.classify(path.as_bytes()) == crate::select::Class::Runtime
+            }
+            Runtime::Selection(ids) => ids.contains_key(path),
+        }
+    }
 }
 
 /// Parses remembered by blob id for one run.

@@ -191,6 +191,7 @@ fn step_advice(
     let update = crate::advice::Update {
         trees: Pair::new(from.tree, to.tree),
         root: &to.root,
+        runtime: crate::advice::Runtime::Selection(&to.ids),
         restart_required: step.restart_required,
         avoidable: step.avoidable_by,
         version_files,

@@ -70,6 +70,7 @@ fn advise(repo: &Session, analysis: &Analysis) -> Vec<crate::advice::Item> {
     let update = crate::advice::Update {
         trees: Pair::new(from, to),
         root: &analysis.settings.spec.root,
+        runtime: crate::advice::Runtime::Rules(&analysis.settings.spec.rules),
         restart_required: analysis.restart_required,
         avoidable,
         version_files,
