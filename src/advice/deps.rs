@@ -26,7 +26,11 @@ pub(super) struct Manifest {
 }
 
 /// The manifests of the runtime's project at one end: path → blob.
-fn manifests(repo: &Session, top: ObjectId, root: &str) -> (Vec<(String, ObjectId)>, Option<(String, ObjectId)>) {
+fn manifests(
+    repo: &Session,
+    top: ObjectId,
+    root: &str,
+) -> (Vec<(String, ObjectId)>, Option<(String, ObjectId)>) {
     let mut found = Vec::new();
     let project = ancestors(root).find_map(|dir| {
         let path = super::join(&dir, "pyproject.toml");
@@ -49,7 +53,9 @@ fn manifests(repo: &Session, top: ObjectId, root: &str) -> (Vec<(String, ObjectI
             }
         }
     }
-    let lock_from = project.map(|(dir, ..)| dir).unwrap_or_else(|| root.to_string());
+    let lock_from = project
+        .map(|(dir, ..)| dir)
+        .unwrap_or_else(|| root.to_string());
     let lock = ancestors(&lock_from).find_map(|dir| {
         ["uv.lock", "poetry.lock"].iter().find_map(|name| {
             let path = super::join(&dir, name);
@@ -65,7 +71,10 @@ fn ancestors(dir: &str) -> impl Iterator<Item = String> + '_ {
     std::iter::from_fn(move || {
         let here = next.take()?;
         if !here.is_empty() {
-            next = Some(here.rsplit_once('/').map_or(String::new(), |(up, _)| up.to_string()));
+            next = Some(
+                here.rsplit_once('/')
+                    .map_or(String::new(), |(up, _)| up.to_string()),
+            );
         }
         Some(here)
     })
@@ -102,7 +111,9 @@ fn requirement(text: &str) -> Option<(String, String)> {
 
 /// The line (from 1) of the first line of `text` holding `needle`.
 fn line_with(text: &str, needle: &str) -> usize {
-    text.lines().position(|l| l.contains(needle)).map_or(1, |i| i + 1)
+    text.lines()
+        .position(|l| l.contains(needle))
+        .map_or(1, |i| i + 1)
 }
 
 fn parse_pyproject(text: &str) -> Manifest {
@@ -205,7 +216,8 @@ pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Option<
     let mut paths: Vec<&String> = from.iter().chain(&to).map(|(p, _)| p).collect();
     paths.sort();
     paths.dedup();
-    let id_in = |list: &[(String, ObjectId)], p: &str| list.iter().find(|(q, _)| q == p).map(|(_, id)| *id);
+    let id_in =
+        |list: &[(String, ObjectId)], p: &str| list.iter().find(|(q, _)| q == p).map(|(_, id)| *id);
     let mut changes = Vec::new();
     let mut evidence = Vec::new();
     let mut declared = std::collections::BTreeSet::new();
@@ -220,8 +232,13 @@ pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Option<
         }
         compare(path, (&old, &new), false, (&mut changes, &mut evidence));
     }
-    let lock_path = to_lock.as_ref().or(from_lock.as_ref()).map(|(p, _)| p.clone());
-    if let Some(path) = lock_path.filter(|_| from_lock.as_ref().map(|l| l.1) != to_lock.as_ref().map(|l| l.1)) {
+    let lock_path = to_lock
+        .as_ref()
+        .or(from_lock.as_ref())
+        .map(|(p, _)| p.clone());
+    if let Some(path) =
+        lock_path.filter(|_| from_lock.as_ref().map(|l| l.1) != to_lock.as_ref().map(|l| l.1))
+    {
         let old = read(repo, memo, &path, from_lock.map(|l| l.1));
         let new = read(repo, memo, &path, to_lock.map(|l| l.1));
         let only = |m: &Manifest| Manifest {
@@ -232,7 +249,12 @@ pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Option<
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
         };
-        compare(&path, (&only(&old), &only(&new)), true, (&mut changes, &mut evidence));
+        compare(
+            &path,
+            (&only(&old), &only(&new)),
+            true,
+            (&mut changes, &mut evidence),
+        );
     }
     if changes.is_empty() {
         return None;
@@ -259,7 +281,13 @@ fn compare(
     let mut names: Vec<&String> = old.packages.keys().chain(new.packages.keys()).collect();
     names.sort();
     names.dedup();
-    let shown = |spec: &str| if spec.is_empty() { "any version".to_string() } else { spec.to_string() };
+    let shown = |spec: &str| {
+        if spec.is_empty() {
+            "any version".to_string()
+        } else {
+            spec.to_string()
+        }
+    };
     for name in names {
         let (line, text) = match (old.packages.get(name), new.packages.get(name)) {
             (None, Some((spec, line))) if locked => (*line, format!("{name} locked at {spec}")),
@@ -267,7 +295,11 @@ fn compare(
             (Some(_), None) if locked => continue,
             (Some((spec, line)), None) => (*line, format!("{name} removed (was {})", shown(spec))),
             (Some((a, _)), Some((b, line))) if a != b => {
-                let what = if locked { "locked version" } else { "specifier" };
+                let what = if locked {
+                    "locked version"
+                } else {
+                    "specifier"
+                };
                 (*line, format!("{name} {what} {} → {}", shown(a), shown(b)))
             }
             _ => continue,
@@ -287,7 +319,10 @@ mod tests {
             requirement("Pydocket >= 0.16.6, <0.17.0"),
             Some(("pydocket".into(), ">=0.16.6,<0.17.0".into()))
         );
-        assert_eq!(requirement("jsonschema_path"), Some(("jsonschema-path".into(), String::new())));
+        assert_eq!(
+            requirement("jsonschema_path"),
+            Some(("jsonschema-path".into(), String::new()))
+        );
         assert_eq!(requirement(">=1"), None);
     }
 

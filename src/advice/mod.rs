@@ -158,7 +158,8 @@ fn version_item(repo: &Session, u: &Update<'_>) -> Item {
         .version_files
         .iter()
         .filter_map(|path| {
-            let line = tree::text_at(repo, u.trees.to, path).and_then(|text| version_line(&text))?;
+            let line =
+                tree::text_at(repo, u.trees.to, path).and_then(|text| version_line(&text))?;
             Some(format!("{path}:{line}"))
         })
         .collect();
@@ -175,13 +176,14 @@ fn version_item(repo: &Session, u: &Update<'_>) -> Item {
 
 /// The line (from 1) of the first module-level version assignment.
 fn version_line(text: &str) -> Option<usize> {
-    text.lines().position(|l| {
-        ["__version__", "VERSION"].iter().any(|name| {
-            l.strip_prefix(name)
-                .is_some_and(|rest| rest.trim_start().starts_with(['=', ':']))
+    text.lines()
+        .position(|l| {
+            ["__version__", "VERSION"].iter().any(|name| {
+                l.strip_prefix(name)
+                    .is_some_and(|rest| rest.trim_start().starts_with(['=', ':']))
+            })
         })
-    })
-    .map(|i| i + 1)
+        .map(|i| i + 1)
 }
 
 /// The line (from 1) of byte `offset` in `text`.

@@ -74,9 +74,7 @@ impl<'a> Visitor<'a> for Finder<'_> {
                     name: keyword("name").unwrap_or_else(|| f.name.to_string()),
                     registration: collapsed(&self.text[decorator.range().to_std_range()]),
                     signature: collapsed(&format!("{params}{returns}")),
-                    description: keyword("description")
-                        .or(docstring)
-                        .map(|d| collapsed(&d)),
+                    description: keyword("description").or(docstring).map(|d| collapsed(&d)),
                     line: super::line_of(self.text, f.name.start().to_usize()),
                 });
             }
@@ -170,7 +168,10 @@ pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Vec<Ite
             (Some(o), Some(n)) => {
                 let mut changes = Vec::new();
                 if o.1.registration != n.1.registration {
-                    changes.push(format!("registration: {} → {}", o.1.registration, n.1.registration));
+                    changes.push(format!(
+                        "registration: {} → {}",
+                        o.1.registration, n.1.registration
+                    ));
                 }
                 if o.1.signature != n.1.signature {
                     changes.push(format!("signature: {} → {}", o.1.signature, n.1.signature));
@@ -221,7 +222,12 @@ mod tests {
                     Some("Find things.".to_string()),
                     3
                 ),
-                ("ping2".to_string(), "()".to_string(), Some("Ping it".to_string()), 7),
+                (
+                    "ping2".to_string(),
+                    "()".to_string(),
+                    Some("Ping it".to_string()),
+                    7
+                ),
             ]
         );
     }

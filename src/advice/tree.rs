@@ -37,14 +37,23 @@ pub(super) fn files_in(repo: &Session, id: ObjectId) -> Vec<(String, ObjectId)> 
         .entries
         .iter()
         .filter(|e| e.mode.is_blob())
-        .filter_map(|e| Some((std::str::from_utf8(e.filename).ok()?.to_string(), e.oid.to_owned())))
+        .filter_map(|e| {
+            Some((
+                std::str::from_utf8(e.filename).ok()?.to_string(),
+                e.oid.to_owned(),
+            ))
+        })
         .collect()
 }
 
 /// Every regular file below tree `id`: (path below it, blob), sorted.
 /// Subtrees equal to `skip`'s at the same path are left out when `skip`
 /// is given (so two ends list only what differs).
-pub(super) fn walk(repo: &Session, id: ObjectId, skip: Option<ObjectId>) -> Vec<(String, ObjectId)> {
+pub(super) fn walk(
+    repo: &Session,
+    id: ObjectId,
+    skip: Option<ObjectId>,
+) -> Vec<(String, ObjectId)> {
     let mut out = Vec::new();
     walk_into(repo, (id, skip), "", &mut out);
     out.sort();

@@ -119,7 +119,7 @@ fn decode(value: &str) -> Option<ChangeKind> {
         ChangeKind::Code,
     ]
     .into_iter()
-        .find(|k| encode(*k) == value)
+    .find(|k| encode(*k) == value)
 }
 
 #[cfg(test)]

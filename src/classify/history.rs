@@ -144,10 +144,7 @@ pub(crate) fn avoidable_updates(
 /// its modified files and their remembered kinds, and how many kinds were
 /// remembered. Decides (not avoidable) the updates with anything but
 /// modified files, or with a remembered `code` change.
-fn open_updates(
-    updates: &[Update<'_>],
-    cache: &KindCache,
-) -> (Vec<(usize, Vec<Change>)>, usize) {
+fn open_updates(updates: &[Update<'_>], cache: &KindCache) -> (Vec<(usize, Vec<Change>)>, usize) {
     let mut open = Vec::new();
     let mut cached = 0;
     for (i, u) in updates.iter().enumerate().filter(|(_, u)| u.candidate) {
@@ -285,11 +282,7 @@ fn differing(old: &[u8], new: &[u8]) -> usize {
 /// Classifies one change (parsing its older side from the version the
 /// thread holds of the path, when it holds one), remembers its kind and
 /// keeps its newer side; its kind.
-fn classified(
-    c: &Change,
-    (old, new): (Arc<Vec<u8>>, Arc<Vec<u8>>),
-    work: &mut Work,
-) -> ChangeKind {
+fn classified(c: &Change, (old, new): (Arc<Vec<u8>>, Arc<Vec<u8>>), work: &mut Work) -> ChangeKind {
     let old = match work.kept.remove(&c.path) {
         Some((id, parsed)) if id == c.old => parsed,
         Some((_, parsed)) => work.classifier.parse(old, Some(&parsed)),

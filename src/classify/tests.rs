@@ -857,13 +857,19 @@ fn other_version_assignments_are_code() {
     // Not module level, another name, a computed value, two targets, the
     // assignment added or removed.
     let pairs = [
-        ("def f():\n    __version__ = '1'\n", "def f():\n    __version__ = '2'\n"),
+        (
+            "def f():\n    __version__ = '1'\n",
+            "def f():\n    __version__ = '2'\n",
+        ),
         ("version = '1'\n", "version = '2'\n"),
         ("__version__ = get('1')\n", "__version__ = get('2')\n"),
         ("__version__ = v = '1'\n", "__version__ = v = '2'\n"),
         ("__version__ = '1'\n", "__version__ = f'2'\n"),
         ("x = 1\n", "x = 1\n__version__ = '2'\n"),
-        ("__version__ = '1'\n", "__version__ = ('1',)\n__all__ = []\n"),
+        (
+            "__version__ = '1'\n",
+            "__version__ = ('1',)\n__all__ = []\n",
+        ),
     ];
     for (old, new) in pairs {
         assert_eq!(kind(old, new), ChangeKind::Code, "{old:?} → {new:?}");
@@ -872,14 +878,29 @@ fn other_version_assignments_are_code() {
 
 #[test]
 fn a_registered_mcp_functions_docstring_is_code() {
-    for decorator in ["@mcp.tool", "@mcp.tool()", "@server.tool(name='x')", "@app.resource('r://x')", "@mcp.prompt"] {
+    for decorator in [
+        "@mcp.tool",
+        "@mcp.tool()",
+        "@server.tool(name='x')",
+        "@app.resource('r://x')",
+        "@mcp.prompt",
+    ] {
         let old = format!("{decorator}\ndef heartbeat():\n    \"\"\"Beat.\"\"\"\n    return 1\n");
-        let new = format!("{decorator}\ndef heartbeat():\n    \"\"\"Beat, and report.\"\"\"\n    return 1\n");
+        let new = format!(
+            "{decorator}\ndef heartbeat():\n    \"\"\"Beat, and report.\"\"\"\n    return 1\n"
+        );
         assert_eq!(kind(&old, &new), ChangeKind::Code, "{decorator}");
-        let class = |d: &str| format!("class S:\n    {decorator}\n    def t(self):\n        \"\"\"{d}\"\"\"\n");
-        assert_eq!(kind(&class("a"), &class("b")), ChangeKind::Code, "{decorator}");
+        let class = |d: &str| {
+            format!("class S:\n    {decorator}\n    def t(self):\n        \"\"\"{d}\"\"\"\n")
+        };
+        assert_eq!(
+            kind(&class("a"), &class("b")),
+            ChangeKind::Code,
+            "{decorator}"
+        );
     }
     // Any other decorator keeps a docstring a docstring.
-    let cached = |d: &str| format!("import functools\n@functools.cache\ndef f():\n    \"\"\"{d}\"\"\"\n");
+    let cached =
+        |d: &str| format!("import functools\n@functools.cache\ndef f():\n    \"\"\"{d}\"\"\"\n");
     assert_eq!(kind(&cached("a"), &cached("b")), ChangeKind::Docstrings);
 }

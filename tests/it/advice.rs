@@ -9,7 +9,8 @@ use crate::support::TestRepo;
 
 const SERVER: &str = "import os\n\n\ndef main():\n    return os.getpid()\n";
 
-const PYPROJECT_1: &str = "[project]\nname = \"srv\"\ndependencies = [\n    \"pydocket>=0.16.6,<0.17.0\",\n]\n";
+const PYPROJECT_1: &str =
+    "[project]\nname = \"srv\"\ndependencies = [\n    \"pydocket>=0.16.6,<0.17.0\",\n]\n";
 const PYPROJECT_2: &str = "[project]\nname = \"srv\"\ndependencies = [\n    \"pydocket>=0.17.2\",\n    \"jsonschema-path\",\n]\n";
 const LOCK_1: &str = "version = 1\n\n[[package]]\nname = \"pydocket\"\nversion = \"0.16.6\"\n";
 const LOCK_2: &str = "version = 1\n\n[[package]]\nname = \"jsonschema-path\"\nversion = \"0.3.4\"\n\n[[package]]\nname = \"pydocket\"\nversion = \"0.17.2\"\n";
@@ -57,7 +58,11 @@ fn dependencies_item() -> Value {
 #[test]
 fn a_free_release_that_changes_the_dependencies_is_a_possible_missed_restart() {
     let repo = first(&[("pyproject.toml", PYPROJECT_1), ("uv.lock", LOCK_1)]);
-    next(&repo, "1.1.0", &[("pyproject.toml", PYPROJECT_2), ("uv.lock", LOCK_2)]);
+    next(
+        &repo,
+        "1.1.0",
+        &[("pyproject.toml", PYPROJECT_2), ("uv.lock", LOCK_2)],
+    );
     let j = range(&repo, "v1.0.0..v1.1.0");
     assert_eq!(j["restart_required"], false);
     assert_eq!(j["advice"], json!([dependencies_item()]));
@@ -82,7 +87,13 @@ fn a_free_release_that_changes_the_dependencies_is_a_possible_missed_restart() {
     assert_eq!(h["summary"]["possible_missed_restarts"], 1);
     assert_eq!(h["releases"][0]["advice"], json!([dependencies_item()]));
     let table = repo.fpcheck(&["history", "--no-cache"]);
-    assert!(table.stdout.contains(" possible missed restarts: 1 (free releases"), "{}", table.stdout);
+    assert!(
+        table
+            .stdout
+            .contains(" possible missed restarts: 1 (free releases"),
+        "{}",
+        table.stdout
+    );
 }
 
 #[test]
@@ -94,27 +105,42 @@ fn requirements_in_the_root_count_and_another_projects_manifests_do_not() {
         ("other/uv.lock", LOCK_1),
     ]);
     // Another project's manifests only: nothing to advise.
-    next(&repo, "1.1.0", &[
-        ("examples/demo/pyproject.toml", PYPROJECT_2),
-        ("examples/demo/requirements.txt", "rich>=13\n"),
-        ("other/uv.lock", LOCK_2),
-    ]);
+    next(
+        &repo,
+        "1.1.0",
+        &[
+            ("examples/demo/pyproject.toml", PYPROJECT_2),
+            ("examples/demo/requirements.txt", "rich>=13\n"),
+            ("other/uv.lock", LOCK_2),
+        ],
+    );
     let j = range(&repo, "v1.0.0..v1.1.0");
     assert_eq!(j["restart_required"], false);
     assert!(j.get("advice").is_none(), "{j}");
     // The runtime's own requirements.
-    next(&repo, "1.2.0", &[("src/requirements.txt", "# pinned\nhttpx==0.28.1\n")]);
+    next(
+        &repo,
+        "1.2.0",
+        &[("src/requirements.txt", "# pinned\nhttpx==0.28.1\n")],
+    );
     let j = range(&repo, "v1.1.0..v1.2.0");
     assert_eq!(
         j["advice"][0]["changes"],
         json!(["src/requirements.txt: httpx specifier ==0.27.0 → ==0.28.1"])
     );
-    assert_eq!(j["advice"][0]["evidence"], json!(["src/requirements.txt:2"]));
+    assert_eq!(
+        j["advice"][0]["evidence"],
+        json!(["src/requirements.txt:2"])
+    );
     // A release that restarts anyway advises nothing about them.
-    next(&repo, "1.3.0", &[
-        ("src/requirements.txt", "httpx==0.28.2\n"),
-        ("src/server.py", "import sys\n"),
-    ]);
+    next(
+        &repo,
+        "1.3.0",
+        &[
+            ("src/requirements.txt", "httpx==0.28.2\n"),
+            ("src/server.py", "import sys\n"),
+        ],
+    );
     let j = range(&repo, "v1.2.0..v1.3.0");
     assert_eq!(j["restart_required"], true);
     assert!(j.get("advice").is_none(), "{j}");
@@ -128,10 +154,14 @@ fn a_free_release_that_changes_a_data_file_a_module_reads_is_a_possible_missed_r
         ("src/managed_mcp/lock.json", "{}\n"),
         ("src/notes.txt", "a\n"),
     ]);
-    next(&repo, "1.1.0", &[
-        ("src/managed_mcp/lock.json", "{\"a\": 1}\n"),
-        ("src/notes.txt", "b\n"),
-    ]);
+    next(
+        &repo,
+        "1.1.0",
+        &[
+            ("src/managed_mcp/lock.json", "{\"a\": 1}\n"),
+            ("src/notes.txt", "b\n"),
+        ],
+    );
     let j = range(&repo, "v1.0.0..v1.1.0");
     assert_eq!(j["restart_required"], false);
     let item = json!({
@@ -150,7 +180,11 @@ fn a_free_release_that_changes_a_data_file_a_module_reads_is_a_possible_missed_r
     let j = range(&repo, "v1.1.0..v1.2.0");
     assert!(j.get("advice").is_none(), "{j}");
     // --no-classify turns the advice off.
-    next(&repo, "1.3.0", &[("src/managed_mcp/lock.json", "{\"a\": 2}\n")]);
+    next(
+        &repo,
+        "1.3.0",
+        &[("src/managed_mcp/lock.json", "{\"a\": 2}\n")],
+    );
     let j = repo.verdict_json(&["v1.2.0..v1.3.0", "--no-classify"]);
     assert!(j.get("advice").is_none(), "{j}");
     let h = repo.history_json(&["--no-cache", "--no-classify"]);
@@ -159,7 +193,9 @@ fn a_free_release_that_changes_a_data_file_a_module_reads_is_a_possible_missed_r
 
 #[test]
 fn a_restart_caused_only_by_the_version_string_is_avoidable_for_version() {
-    let init = |v: &str| format!("\"\"\"The package.\"\"\"\n__version__ = \"{v}\"\n\n\ndef run():\n    return 1\n");
+    let init = |v: &str| {
+        format!("\"\"\"The package.\"\"\"\n__version__ = \"{v}\"\n\n\ndef run():\n    return 1\n")
+    };
     let repo = first(&[("src/pkg/__init__.py", &init("1.0.0"))]);
     next(&repo, "1.1.0", &[("src/pkg/__init__.py", &init("1.1.0"))]);
     let j = range(&repo, "v1.0.0..v1.1.0");
@@ -187,10 +223,19 @@ fn a_restart_caused_only_by_the_version_string_is_avoidable_for_version() {
     assert_eq!(h["summary"]["avoidable_version_restarts"], 1);
     assert_eq!(h["summary"]["avoidable_restarts"], 0);
     assert_eq!(h["releases"][0]["avoidable"], false);
-    assert_eq!(h["releases"][0]["advice"][0]["evidence"], json!(["src/pkg/__init__.py:2"]));
+    assert_eq!(
+        h["releases"][0]["advice"][0]["evidence"],
+        json!(["src/pkg/__init__.py:2"])
+    );
     assert!(h["releases"][1].get("advice").is_none());
     let table = repo.fpcheck(&["history", "--no-cache"]);
-    assert!(table.stdout.contains(" avoidable: version 1 (only a version string changed"), "{}", table.stdout);
+    assert!(
+        table
+            .stdout
+            .contains(" avoidable: version 1 (only a version string changed"),
+        "{}",
+        table.stdout
+    );
 }
 
 const TOOLS_1: &str = "import functools\n\n\n@mcp.tool()\ndef heartbeat(seconds: int = 5) -> str:\n    \"\"\"Beat.\"\"\"\n    return 'ok'\n\n\n@functools.cache\ndef helper():\n    \"\"\"Help.\"\"\"\n    return 1\n";
@@ -199,7 +244,14 @@ const TOOLS_1: &str = "import functools\n\n\n@mcp.tool()\ndef heartbeat(seconds:
 fn a_tool_docstring_is_code_and_the_mcp_surface_is_listed() {
     let repo = first(&[("src/tools.py", TOOLS_1)]);
     // Only the tool's docstring: code, not avoidable, a changed tool.
-    next(&repo, "1.1.0", &[("src/tools.py", &TOOLS_1.replace("Beat.", "Beat, and report."))]);
+    next(
+        &repo,
+        "1.1.0",
+        &[(
+            "src/tools.py",
+            &TOOLS_1.replace("Beat.", "Beat, and report."),
+        )],
+    );
     let j = range(&repo, "v1.0.0..v1.1.0");
     assert_eq!(j["changes"]["runtime"][0]["change_kind"], "code");
     assert_eq!(j["avoidable"], false);
@@ -215,23 +267,43 @@ fn a_tool_docstring_is_code_and_the_mcp_surface_is_listed() {
     );
     // A non-tool function's docstring: docstrings, avoidable, no advice.
     let v2 = TOOLS_1.replace("Beat.", "Beat, and report.");
-    next(&repo, "1.2.0", &[("src/tools.py", &v2.replace("Help.", "Helps."))]);
+    next(
+        &repo,
+        "1.2.0",
+        &[("src/tools.py", &v2.replace("Help.", "Helps."))],
+    );
     let j = range(&repo, "v1.1.0..v1.2.0");
     assert_eq!(j["changes"]["runtime"][0]["change_kind"], "docstrings");
     assert_eq!(j["avoidable"], true);
     assert!(j.get("advice").is_none(), "{j}");
     // A new tool in a new module, a signature changed.
-    let v3 = v2.replace("Help.", "Helps.").replace("seconds: int = 5", "seconds: int = 5, jitter: float = 0.0");
-    next(&repo, "1.3.0", &[
-        ("src/tools.py", &v3),
-        ("src/more.py", "@server.resource(\"res://x\")\ndef x():\n    return 1\n"),
-    ]);
+    let v3 = v2
+        .replace("Help.", "Helps.")
+        .replace("seconds: int = 5", "seconds: int = 5, jitter: float = 0.0");
+    next(
+        &repo,
+        "1.3.0",
+        &[
+            ("src/tools.py", &v3),
+            (
+                "src/more.py",
+                "@server.resource(\"res://x\")\ndef x():\n    return 1\n",
+            ),
+        ],
+    );
     let j = range(&repo, "v1.2.0..v1.3.0");
     let shown: Vec<(Value, Value, Value, Value)> = j["advice"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| (i["kind"].clone(), i["cause"].clone(), i["evidence"].clone(), i["changes"].clone()))
+        .map(|i| {
+            (
+                i["kind"].clone(),
+                i["cause"].clone(),
+                i["evidence"].clone(),
+                i["changes"].clone(),
+            )
+        })
         .collect();
     assert_eq!(
         shown,
@@ -268,5 +340,10 @@ fn patch_sets_force_restart_on_advice_only_when_asked() {
     // Nothing advised: the flag changes nothing.
     next(&repo, "1.2.0", &[("README.md", "# r\n")]);
     let run = repo.fpcheck(&["patch", "v1.1.0..v1.2.0", "--json", "--force-on-advice"]);
-    assert_eq!(run.json()["patch"].get("force_restart"), None, "{}", run.stdout);
+    assert_eq!(
+        run.json()["patch"].get("force_restart"),
+        None,
+        "{}",
+        run.stdout
+    );
 }

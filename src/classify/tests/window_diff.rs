@@ -216,7 +216,7 @@ fn edit(text: &[u8], rng: &mut Rng) -> Vec<u8> {
 }
 
 /// A parsed file's tokens with their text and docstring and version marks.
-fn tokens(parsed: &Parsed) -> Option<Vec<(TokenKindName, Vec<u8>, (bool, bool))>> {
+fn tokens(parsed: &Parsed) -> Option<Vec<(TokenKindName, Vec<u8>, Marks)>> {
     let units = parsed.units.as_ref()?;
     Some(
         units
@@ -236,6 +236,9 @@ fn tokens(parsed: &Parsed) -> Option<Vec<(TokenKindName, Vec<u8>, (bool, bool))>
 }
 
 type TokenKindName = String;
+
+/// A token's docstring and version marks.
+type Marks = (bool, bool);
 
 /// Checks one step of a chain: `new` parsed after `old` (itself perhaps
 /// from a windowed parse) against fresh parses of both.
