@@ -43,16 +43,16 @@ const READERS: [&str; 11] = [
     "join",
 ];
 
-struct Finder<'a> {
-    text: &'a str,
+struct Finder {
+    lines: super::Lines,
     reads: Vec<Read>,
 }
 
-impl Finder<'_> {
+impl Finder {
     fn note(&mut self, name: String, at: usize) {
         let name = name.trim_start_matches("./").to_string();
         if !name.is_empty() {
-            let line = super::line_of(self.text, at);
+            let line = self.lines.line(at);
             self.reads.push(Read { name, line });
         }
     }
@@ -74,7 +74,7 @@ fn segments(expr: &Expr) -> Vec<String> {
     }
 }
 
-impl<'a> Visitor<'a> for Finder<'_> {
+impl<'a> Visitor<'a> for Finder {
     fn visit_expr(&mut self, expr: &'a Expr) {
         match expr {
             Expr::Call(call) => {
@@ -116,7 +116,7 @@ impl<'a> Visitor<'a> for Finder<'_> {
 
 fn reads_of(module: &ModModule, text: &str) -> Vec<Read> {
     let mut finder = Finder {
-        text,
+        lines: super::Lines::of(text),
         reads: Vec::new(),
     };
     finder.visit_body(&module.body);
@@ -155,7 +155,7 @@ pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Vec<Ite
         .into_iter()
         .filter(|(p, _)| runtime(p) && crate::classify::is_python_source(p))
         .collect();
-    let reads = module_reads(repo, &modules, memo);
+    let reads = module_reads(repo, (&modules, &data), memo);
     let mut items = Vec::new();
     for file in &data {
         let mut readers: Vec<String> = modules
@@ -188,16 +188,23 @@ pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Vec<Ite
     items
 }
 
-/// The reads of each module, parsed once per run (by blob id).
+/// The reads of each module, parsed once per run (by blob id). Only a
+/// module whose text holds the name of one of `data` can name it (a
+/// literal naming a file ends with its name): the others are not parsed.
 fn module_reads(
     repo: &Session,
-    modules: &[(String, gix::ObjectId)],
+    (modules, data): (&[(String, gix::ObjectId)], &[String]),
     memo: &mut Memo,
 ) -> Vec<Arc<Vec<Read>>> {
+    let names: Vec<&str> = data
+        .iter()
+        .map(|p| p.rsplit('/').next().unwrap_or(p))
+        .collect();
     let todo: Vec<(gix::ObjectId, String)> = modules
         .iter()
         .filter(|(_, id)| !memo.reads.contains_key(id))
         .filter_map(|(_, id)| Some((*id, tree::text(repo, *id)?)))
+        .filter(|(_, text)| names.iter().any(|n| text.contains(n)))
         .collect();
     let texts: Vec<&str> = todo.iter().map(|(_, t)| t.as_str()).collect();
     let found = crate::classify::read_modules(&texts, reads_of);

@@ -186,13 +186,31 @@ fn version_line(text: &str) -> Option<usize> {
         .map(|i| i + 1)
 }
 
-/// The line (from 1) of byte `offset` in `text`.
-pub(crate) fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset.min(text.len())]
+/// Where each line of a text starts, to name a byte's line (from 1) by a
+/// binary search rather than a count from the start for each.
+pub(crate) struct Lines(Vec<usize>);
+
+impl Lines {
+    pub(crate) fn of(text: &str) -> Lines {
+        let starts = std::iter::once(0)
+            .chain(memchr_lines(text.as_bytes()))
+            .collect();
+        Lines(starts)
+    }
+
+    /// The line (from 1) of byte `offset`.
+    pub(crate) fn line(&self, offset: usize) -> usize {
+        self.0.partition_point(|start| *start <= offset)
+    }
+}
+
+/// The offsets just past each line break.
+fn memchr_lines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    bytes
         .iter()
-        .filter(|b| **b == b'\n')
-        .count()
-        + 1
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i + 1)
 }
 
 /// `dir/name`, or `name` at the top.

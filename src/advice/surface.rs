@@ -31,6 +31,7 @@ pub(super) struct Registered {
 
 struct Finder<'a> {
     text: &'a str,
+    lines: super::Lines,
     found: Vec<Registered>,
 }
 
@@ -75,7 +76,7 @@ impl<'a> Visitor<'a> for Finder<'_> {
                     registration: collapsed(&self.text[decorator.range().to_std_range()]),
                     signature: collapsed(&format!("{params}{returns}")),
                     description: keyword("description").or(docstring).map(|d| collapsed(&d)),
-                    line: super::line_of(self.text, f.name.start().to_usize()),
+                    line: self.lines.line(f.name.start().to_usize()),
                 });
             }
         }
@@ -86,6 +87,7 @@ impl<'a> Visitor<'a> for Finder<'_> {
 fn registered_in(module: &ModModule, text: &str) -> Vec<Registered> {
     let mut finder = Finder {
         text,
+        lines: super::Lines::of(text),
         found: Vec::new(),
     };
     finder.visit_body(&module.body);
