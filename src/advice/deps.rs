@@ -25,12 +25,11 @@ pub(super) struct Manifest {
     packages: BTreeMap<String, (String, usize)>,
 }
 
-/// The manifests of the runtime's project at one end: path → blob.
-fn manifests(
-    repo: &Session,
-    top: ObjectId,
-    root: &str,
-) -> (Vec<(String, ObjectId)>, Option<(String, ObjectId)>) {
+/// A file of one end: its path from the top, and its blob.
+type File = (String, ObjectId);
+
+/// The manifests of the runtime's project at one end, and its lock file.
+fn manifests(repo: &Session, top: ObjectId, root: &str) -> (Vec<File>, Option<File>) {
     let mut found = Vec::new();
     let project = ancestors(root).find_map(|dir| {
         let path = super::join(&dir, "pyproject.toml");
