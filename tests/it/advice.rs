@@ -347,3 +347,36 @@ fn patch_sets_force_restart_on_advice_only_when_asked() {
         run.stdout
     );
 }
+
+#[test]
+fn hostile_modules_and_manifests_give_no_advice_and_no_crash() {
+    // A module nested past Python's limits that names the data file, a
+    // manifest that is not TOML, a requirements file that is not UTF-8.
+    let deep = format!(
+        "open(\"d.json\")\nx = {}1{}\n",
+        "(".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    let repo = first(&[
+        ("src/deep.py", deep.as_str()),
+        ("src/d.json", "{}\n"),
+        ("pyproject.toml", "[project\n"),
+    ]);
+    repo.write("src/requirements.txt", b"\xff\xfe\n".as_slice());
+    repo.commit_and_tag("1.0.1", "v1.0.1");
+    next(
+        &repo,
+        "1.1.0",
+        &[
+            ("src/d.json", "{\"a\": 1}\n"),
+            ("pyproject.toml", "[project\nx\n"),
+        ],
+    );
+    repo.write("src/requirements.txt", b"\xff\xfd\n".as_slice());
+    repo.commit_and_tag("1.1.1", "v1.1.1");
+    let j = range(&repo, "v1.0.1..v1.1.1");
+    assert_eq!(j["restart_required"], false);
+    assert!(j.get("advice").is_none(), "{j}");
+    let h = repo.history_json(&["--no-cache"]);
+    assert_eq!(h["summary"]["possible_missed_restarts"], 0);
+}
