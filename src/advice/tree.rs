@@ -48,59 +48,60 @@ pub(super) fn files_in(repo: &Session, id: ObjectId) -> Vec<(String, ObjectId)> 
 
 /// Every regular file below tree `id`: (path below it, blob), sorted.
 /// Subtrees equal to `skip`'s at the same path are left out when `skip`
-/// is given (so two ends list only what differs).
+/// is given (so two ends list only what differs). Iterative, and no
+/// deeper than [`MAX_DEPTH`]: a hostile tree can be as deep as it likes.
 pub(super) fn walk(
     repo: &Session,
     id: ObjectId,
     skip: Option<ObjectId>,
 ) -> Vec<(String, ObjectId)> {
     let mut out = Vec::new();
-    walk_into(repo, (id, skip), "", &mut out);
+    let mut todo = vec![(id, skip, String::new(), 0usize)];
+    while let Some((id, skip, prefix, depth)) = todo.pop() {
+        if Some(id) == skip || out.len() >= MAX_FILES || depth > MAX_DEPTH {
+            continue;
+        }
+        let entries = entries_of(repo, id);
+        let other = skip.map(|s| entries_of(repo, s)).unwrap_or_default();
+        for (name, oid, is_tree, is_blob) in entries {
+            let path = super::join(&prefix, &name);
+            let twin = other
+                .iter()
+                .find(|(n, ..)| *n == name)
+                .map(|(_, id, ..)| *id);
+            if is_tree {
+                todo.push((oid, twin, path, depth + 1));
+            } else if is_blob && twin != Some(oid) {
+                out.push((path, oid));
+            }
+        }
+    }
     out.sort();
     out
 }
 
-fn walk_into(
-    repo: &Session,
-    (id, skip): (ObjectId, Option<ObjectId>),
-    prefix: &str,
-    out: &mut Vec<(String, ObjectId)>,
-) {
-    if Some(id) == skip || out.len() >= MAX_FILES {
-        return;
-    }
+/// The deepest folder the advice looks into.
+const MAX_DEPTH: usize = 64;
+
+/// A tree's entries: (name, id, is a tree, is a regular file); none when
+/// it does not read.
+type Entry = (String, ObjectId, bool, bool);
+
+fn entries_of(repo: &Session, id: ObjectId) -> Vec<Entry> {
     let Ok(tree) = repo.tree(id, "a tree the advice reads", "") else {
-        return;
+        return Vec::new();
     };
-    let Ok(entries) = tree.decode() else {
-        return;
+    let Ok(decoded) = tree.decode() else {
+        return Vec::new();
     };
-    let other: Vec<(Vec<u8>, ObjectId)> = skip
-        .and_then(|s| repo.tree(s, "a tree the advice reads", "").ok())
-        .and_then(|t| {
-            t.decode().ok().map(|d| {
-                d.entries
-                    .iter()
-                    .map(|e| (e.filename.to_vec(), e.oid.to_owned()))
-                    .collect()
-            })
+    decoded
+        .entries
+        .iter()
+        .filter_map(|e| {
+            let name = std::str::from_utf8(e.filename).ok()?.to_string();
+            Some((name, e.oid.to_owned(), e.mode.is_tree(), e.mode.is_blob()))
         })
-        .unwrap_or_default();
-    for e in &entries.entries {
-        let Ok(name) = std::str::from_utf8(e.filename) else {
-            continue;
-        };
-        let path = super::join(prefix, name);
-        let twin = other
-            .iter()
-            .find(|(n, _)| n.as_slice() == e.filename)
-            .map(|(_, id)| *id);
-        if e.mode.is_tree() {
-            walk_into(repo, (e.oid.to_owned(), twin), &path, out);
-        } else if e.mode.is_blob() && twin != Some(e.oid.to_owned()) {
-            out.push((path, e.oid.to_owned()));
-        }
-    }
+        .collect()
 }
 
 /// The text of blob `id` (UTF-8, at most [`FILE_LIMIT`] bytes).
