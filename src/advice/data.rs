@@ -200,12 +200,29 @@ fn module_reads(
         .iter()
         .map(|p| p.rsplit('/').next().unwrap_or(p))
         .collect();
-    let todo: Vec<(gix::ObjectId, String)> = modules
+    let mut todo: Vec<(gix::ObjectId, String)> = Vec::new();
+    for (_, id) in modules
         .iter()
         .filter(|(_, id)| !memo.reads.contains_key(id))
-        .filter_map(|(_, id)| Some((*id, tree::text(repo, *id)?)))
-        .filter(|(_, text)| names.iter().any(|n| text.contains(n)))
-        .collect();
+    {
+        let named = match memo.names.get(id) {
+            Some(runs) => names
+                .iter()
+                .any(|n| !plain(n) || runs.binary_search(&n.to_string()).is_ok()),
+            None => {
+                let Some(text) = tree::text(repo, *id) else {
+                    continue;
+                };
+                memo.names.insert(*id, Arc::new(file_names(&text)));
+                names.iter().any(|n| text.contains(n))
+            }
+        };
+        if named {
+            if let Some(text) = tree::text(repo, *id) {
+                todo.push((*id, text));
+            }
+        }
+    }
     let texts: Vec<&str> = todo.iter().map(|(_, t)| t.as_str()).collect();
     let found = crate::classify::read_modules(&texts, reads_of);
     for ((id, _), reads) in todo.iter().zip(found) {
@@ -215,6 +232,31 @@ fn module_reads(
         .iter()
         .map(|(_, id)| memo.reads.get(id).cloned().unwrap_or_default())
         .collect()
+}
+
+/// Whether a file name is made only of the characters [`file_names`]
+/// keeps together (else a module's text is searched for it).
+fn plain(name: &str) -> bool {
+    name.contains('.') && name.bytes().all(name_byte)
+}
+
+fn name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')
+}
+
+/// The runs of file-name characters holding a dot in `text`, sorted: a
+/// literal naming a file holds its name as such a run (between quotes or
+/// after a `/`). Remembered by blob id, so that a module is read once
+/// however many releases it lives through.
+fn file_names(text: &str) -> Vec<String> {
+    let mut runs: Vec<String> = text
+        .split(|c: char| !c.is_ascii() || !name_byte(c as u8))
+        .filter(|r| r.contains('.'))
+        .map(str::to_string)
+        .collect();
+    runs.sort();
+    runs.dedup();
+    runs
 }
 
 #[cfg(test)]

@@ -132,6 +132,7 @@ impl Runtime<'_> {
 pub struct Memo {
     manifests: HashMap<ObjectId, std::sync::Arc<deps::Manifest>>,
     reads: HashMap<ObjectId, std::sync::Arc<Vec<data::Read>>>,
+    names: HashMap<ObjectId, std::sync::Arc<Vec<String>>>,
     tools: HashMap<ObjectId, std::sync::Arc<Vec<surface::Registered>>>,
 }
 
