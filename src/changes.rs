@@ -58,6 +58,9 @@ pub enum ChangeKind {
     Layout,
     /// Also module, class or function docstrings (visible as `__doc__`).
     Docstrings,
+    /// Also the literal value of a module-level `__version__` or `VERSION`
+    /// assignment: the restart only tells running servers a new number.
+    Version,
     /// Anything else; also files that do not parse, links, additions,
     /// deletions, renames and mode changes.
     Code,
@@ -69,12 +72,19 @@ impl ChangeKind {
         match self {
             ChangeKind::Layout => "layout",
             ChangeKind::Docstrings => "docstrings",
+            ChangeKind::Version => "version",
             ChangeKind::Code => "code",
         }
     }
 
     /// `layout` or `docstrings`: the restart could have waited for this file.
     pub fn is_cosmetic(self) -> bool {
+        matches!(self, ChangeKind::Layout | ChangeKind::Docstrings)
+    }
+
+    /// Anything but `code`: what Python executes is the same but for
+    /// comments, docstrings or a version string.
+    pub fn is_avoidable(self) -> bool {
         self != ChangeKind::Code
     }
 }

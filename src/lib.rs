@@ -16,6 +16,7 @@
 // `cli` names this crate `fpcheck::`, as it did when it lived in the binary.
 extern crate self as fpcheck;
 
+pub mod advice;
 pub mod atomic;
 mod buf_pool;
 pub mod cache;

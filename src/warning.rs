@@ -68,6 +68,9 @@ pub enum Code {
     ForceRestartRedundant,
     /// `force_restart` kept or set by `--force-restart`.
     ForceRestartRequested,
+    /// `force_restart` set by `--force-on-advice`: a possible missed
+    /// restart.
+    ForceRestartOnAdvice,
     /// `force_restart` is set in another version file.
     ForceRestartElsewhere,
     /// `force_restart` on without a version change.
@@ -113,6 +116,7 @@ impl Code {
         Code::InstalledUnavailable,
         Code::ForceRestartRedundant,
         Code::ForceRestartRequested,
+        Code::ForceRestartOnAdvice,
         Code::ForceRestartElsewhere,
         Code::ForceRestartWithoutVersionChange,
         Code::VersionFileMissing,
@@ -151,6 +155,7 @@ impl Code {
             InstalledUnavailable => "installed_unavailable",
             ForceRestartRedundant => "force_restart_redundant",
             ForceRestartRequested => "force_restart_requested",
+            ForceRestartOnAdvice => "force_restart_on_advice",
             ForceRestartElsewhere => "force_restart_elsewhere",
             ForceRestartWithoutVersionChange => "force_restart_without_version_change",
             VersionFileMissing => "version_file_missing",

@@ -122,8 +122,13 @@ def analyse(
     ``--runtime``; none: every runtime), ``worktree`` (compare ``from_rev`` with the
     working tree), ``use_cache`` (the fingerprint and change-kind caches in
     the git directory, default True), ``classify`` (each runtime change's
-    ``change_kind`` and the top-level ``avoidable``, default True; False is
-    the CLI's ``--no-classify``). An unknown keyword raises ``TypeError``.
+    ``change_kind``, the top-level ``avoidable`` and ``advice``, default
+    True; False is the CLI's ``--no-classify``). ``advice``, left out when
+    empty, lists what the gate cannot see (docs/advice.md): possible missed
+    restarts, a restart caused only by a version string, the MCP tools
+    added, removed or changed, each with ``kind``, ``cause``, ``message``,
+    ``evidence`` (``file:line``) and ``changes``. An unknown keyword raises
+    ``TypeError``.
     """
 
 def status(

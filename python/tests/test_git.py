@@ -169,3 +169,18 @@ def test_fingerprint_at_and_analyse_follow_the_checkouts_bytes(
     assert got["reason"] == "code_changed"
     cli = fpcheck_cli("v1.0.0..v1.1.0", "--repo", str(repo), "--format", "json")
     assert got == json.loads(cli.stdout)
+
+
+def test_analyse_returns_the_advice(repo: Path) -> None:
+    reader = 'from pathlib import Path\n\nDATA = Path(__file__).with_name("data.json")\n'
+    base = {**BASE, "catalog.py": reader, "data.json": "{}\n"}
+    commit_tree(repo, base, "v1.0.0")
+    commit_tree(repo, {**base, "data.json": '{"a": 1}\n'}, "v1.1.0")
+    got = fpcheck.analyse(repo, "v1.0.0", "v1.1.0")
+    cli = fpcheck_cli("v1.0.0..v1.1.0", "--repo", str(repo), "--format", "json")
+    assert got == json.loads(cli.stdout)
+    assert got["restart_required"] is False
+    assert [(a["kind"], a["cause"], a["evidence"]) for a in got["advice"]] == [
+        ("possible_missed_restart", "data_file", ["src/catalog.py:3"])
+    ]
+    assert "advice" not in fpcheck.analyse(repo, "v1.0.0", "v1.1.0", classify=False)

@@ -8,6 +8,7 @@
 //! ([`super::is_python_source`]).
 
 use gix::ObjectId;
+use serde::Serialize;
 
 use super::{ChangeKind, Classifier, KindCache};
 use crate::changes::{ChangeStatus, Changes, RuntimeChange};
@@ -44,6 +45,49 @@ pub fn avoidable(
             && !kinds.is_empty()
             && kinds.iter().all(|k| k.is_cosmetic()),
     )
+}
+
+/// Why a restart could have waited: its runtime changes are all
+/// `layout`, `docstrings` or `version`, and the release passes
+/// [`may_be_avoidable`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Avoidable {
+    /// Only comments, layout or docstrings changed (`avoidable` is true).
+    Cosmetic,
+    /// A version string changed, and nothing else but comments, layout or
+    /// docstrings.
+    Version,
+}
+
+impl Avoidable {
+    /// Why a restart caused by files of these kinds could have waited;
+    /// `None` when any is `code` or there are none.
+    pub fn of(kinds: &[ChangeKind]) -> Option<Avoidable> {
+        if kinds.is_empty() || !kinds.iter().all(|k| k.is_avoidable()) {
+            None
+        } else if kinds.contains(&ChangeKind::Version) {
+            Some(Avoidable::Version)
+        } else {
+            Some(Avoidable::Cosmetic)
+        }
+    }
+}
+
+/// Why a classified restart could have waited (see [`Avoidable`]); `None`
+/// when it could not, or the changes are not classified.
+pub fn avoidable_by(
+    restart_required: bool,
+    reason: Reason,
+    force_restart: bool,
+    settings_changed: bool,
+    changes: &Changes,
+) -> Option<Avoidable> {
+    let kinds: Option<Vec<ChangeKind>> = changes.runtime.iter().map(|c| c.change_kind).collect();
+    if !may_be_avoidable(restart_required, reason, force_restart, settings_changed) {
+        return None;
+    }
+    Avoidable::of(&kinds?)
 }
 
 /// What [`avoidable`] asks of a release besides its files' kinds: a

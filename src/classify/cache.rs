@@ -27,9 +27,10 @@ use crate::cache::FingerprintCache;
 
 /// Bumped whenever a classification rule changes (what a stream compares,
 /// what counts as a docstring, when a file does not parse, which parser;
-/// 3 is Ruff's parser): answers remembered under another version are
+/// 3 is Ruff's parser, 4 adds `version` and makes an MCP tool's docstring
+/// `code`): answers remembered under another version are
 /// never looked up.
-pub(crate) const VERSION: u32 = 3;
+pub(crate) const VERSION: u32 = 4;
 
 /// The file, relative to the git directory.
 const FILE: &str = "fpcheck/change-kinds-v1";
@@ -104,15 +105,21 @@ fn encode(kind: ChangeKind) -> String {
         ChangeKind::Layout => 1,
         ChangeKind::Docstrings => 2,
         ChangeKind::Code => 3,
+        ChangeKind::Version => 4,
     };
     format!("{n:064x}")
 }
 
 /// The kind a stored value names; anything else is a miss.
 fn decode(value: &str) -> Option<ChangeKind> {
-    [ChangeKind::Layout, ChangeKind::Docstrings, ChangeKind::Code]
-        .into_iter()
-        .find(|k| encode(*k) == value)
+    [
+        ChangeKind::Layout,
+        ChangeKind::Docstrings,
+        ChangeKind::Version,
+        ChangeKind::Code,
+    ]
+    .into_iter()
+    .find(|k| encode(*k) == value)
 }
 
 #[cfg(test)]
@@ -125,12 +132,17 @@ mod tests {
 
     #[test]
     fn kinds_round_trip_and_other_values_are_misses() {
-        for kind in [ChangeKind::Layout, ChangeKind::Docstrings, ChangeKind::Code] {
+        for kind in [
+            ChangeKind::Layout,
+            ChangeKind::Docstrings,
+            ChangeKind::Version,
+            ChangeKind::Code,
+        ] {
             assert_eq!(decode(&encode(kind)), Some(kind));
         }
         for other in [
             "0".repeat(64),
-            format!("{:064x}", 4),
+            format!("{:064x}", 5),
             format!("1{}", "0".repeat(63)),
             "1".to_string(),
         ] {

@@ -27,7 +27,7 @@ use crate::source::git::Session;
 
 use super::apply::{blob_at, read_blob, FILE_LIMIT};
 use super::cache::KindCache;
-use super::{compare_parsed, ChangeKind, Classifier, Parsed};
+use super::{compare_parsed, Avoidable, ChangeKind, Classifier, Parsed};
 use crate::changes;
 use crate::pair::Pair;
 
@@ -59,8 +59,8 @@ pub(crate) type Inflated<'a> = &'a (dyn Fn(ObjectId) -> Option<Arc<Vec<u8>>> + S
 
 /// What classifying a history found, and the work it took.
 pub(crate) struct Outcome {
-    /// For each update, whether its restart was avoidable.
-    pub(crate) avoidable: Vec<bool>,
+    /// For each update, why its restart was avoidable (`None`: it was not).
+    pub(crate) avoidable: Vec<Option<Avoidable>>,
     /// File versions parsed.
     pub(crate) parsed: usize,
     /// Changes whose kind came from the persistent cache.
@@ -81,8 +81,8 @@ pub(crate) fn avoidable_updates(
     threads: usize,
     cache: &mut KindCache,
 ) -> Outcome {
-    let mut avoidable: Vec<bool> = updates.iter().map(|u| u.candidate).collect();
-    let (open, cached) = open_updates(updates, cache, &mut avoidable);
+    let mut avoidable: Vec<Option<Avoidable>> = vec![None; updates.len()];
+    let (open, cached) = open_updates(updates, cache);
     let threads = crate::threads::worker_threads(threads, open.len().div_ceil(RUN));
     let next = AtomicUsize::new(0);
     let done: Vec<Learnt> = std::thread::scope(|s| {
@@ -106,8 +106,8 @@ pub(crate) fn avoidable_updates(
                             break;
                         };
                         for (i, changes) in run {
-                            let cosmetic = all_cosmetic(&blobs, &updates[*i], changes, &mut work);
-                            work.learnt.decided.push((*i, cosmetic));
+                            let why = avoidable_by(&blobs, &updates[*i], changes, &mut work);
+                            work.learnt.decided.push((*i, why));
                         }
                     }
                     work.learnt.parsed = work.classifier.parses();
@@ -129,8 +129,8 @@ pub(crate) fn avoidable_updates(
         for (old, new, kind) in learnt.kinds {
             cache.put(old, new, kind);
         }
-        for (i, cosmetic) in learnt.decided {
-            avoidable[i] = cosmetic;
+        for (i, why) in learnt.decided {
+            avoidable[i] = why;
         }
     }
     Outcome {
@@ -144,16 +144,11 @@ pub(crate) fn avoidable_updates(
 /// its modified files and their remembered kinds, and how many kinds were
 /// remembered. Decides (not avoidable) the updates with anything but
 /// modified files, or with a remembered `code` change.
-fn open_updates(
-    updates: &[Update<'_>],
-    cache: &KindCache,
-    avoidable: &mut [bool],
-) -> (Vec<(usize, Vec<Change>)>, usize) {
+fn open_updates(updates: &[Update<'_>], cache: &KindCache) -> (Vec<(usize, Vec<Change>)>, usize) {
     let mut open = Vec::new();
     let mut cached = 0;
     for (i, u) in updates.iter().enumerate().filter(|(_, u)| u.candidate) {
         let Some(mut files) = modified(u) else {
-            avoidable[i] = false;
             continue;
         };
         let mut code = false;
@@ -162,9 +157,7 @@ fn open_updates(
             cached += usize::from(c.known.is_some());
             code |= c.known == Some(ChangeKind::Code);
         }
-        if code {
-            avoidable[i] = false;
-        } else {
+        if !code {
             open.push((i, files));
         }
     }
@@ -176,8 +169,8 @@ fn open_updates(
 #[derive(Default)]
 struct Learnt {
     kinds: Vec<(ObjectId, ObjectId, ChangeKind)>,
-    /// Update index → whether its restart was avoidable.
-    decided: Vec<(usize, bool)>,
+    /// Update index → why its restart was avoidable.
+    decided: Vec<(usize, Option<Avoidable>)>,
     parsed: usize,
 }
 
@@ -228,7 +221,12 @@ fn modified(u: &Update<'_>) -> Option<Vec<Change>> {
 /// the thread holds it parsed, those that differ from the version it holds
 /// of the path, else the whole file; of the newer side, those that differ
 /// from the older one.
-fn all_cosmetic(blobs: &Blobs<'_>, u: &Update<'_>, changes: &[Change], work: &mut Work) -> bool {
+fn avoidable_by(
+    blobs: &Blobs<'_>,
+    u: &Update<'_>,
+    changes: &[Change],
+    work: &mut Work,
+) -> Option<Avoidable> {
     // The link check is the trees', never remembered.
     let mut own = Vec::with_capacity(changes.len());
     for c in changes {
@@ -236,14 +234,14 @@ fn all_cosmetic(blobs: &Blobs<'_>, u: &Update<'_>, changes: &[Change], work: &mu
             own_bytes(blobs.repo, (u.trees.from, &c.path), c.old),
             own_bytes(blobs.repo, (u.trees.to, &c.path), c.new),
         ) else {
-            return false;
+            return None;
         };
         own.push((old, new));
     }
     let mut todo = Vec::new();
     for (c, (old, new)) in changes.iter().zip(own).filter(|(c, _)| c.known.is_none()) {
         let (Some(old), Some(new)) = (blobs.read(c.old, old), blobs.read(c.new, new)) else {
-            return false;
+            return None;
         };
         let older = match work.kept.get(&c.path) {
             Some((id, _)) if *id == c.old => 0,
@@ -260,11 +258,18 @@ fn all_cosmetic(blobs: &Blobs<'_>, u: &Update<'_>, changes: &[Change], work: &mu
         let held = matches!(work.kept.get(&c.path), Some((id, _)) if *id == c.old);
         if !held && super::proven_code(old, new) {
             work.learnt.kinds.push((c.old, c.new, ChangeKind::Code));
-            return false;
+            return None;
         }
     }
-    todo.into_iter()
-        .all(|(_, c, old, new)| cosmetic(c, (old, new), work))
+    let mut kinds: Vec<ChangeKind> = changes.iter().filter_map(|c| c.known).collect();
+    for (_, c, old, new) in todo {
+        let kind = classified(c, (old, new), work);
+        if kind == ChangeKind::Code {
+            return None;
+        }
+        kinds.push(kind);
+    }
+    Avoidable::of(&kinds)
 }
 
 /// How many bytes of `new` differ from `old` (between what they share at
@@ -276,8 +281,8 @@ fn differing(old: &[u8], new: &[u8]) -> usize {
 
 /// Classifies one change (parsing its older side from the version the
 /// thread holds of the path, when it holds one), remembers its kind and
-/// keeps its newer side; whether it is cosmetic.
-fn cosmetic(c: &Change, (old, new): (Arc<Vec<u8>>, Arc<Vec<u8>>), work: &mut Work) -> bool {
+/// keeps its newer side; its kind.
+fn classified(c: &Change, (old, new): (Arc<Vec<u8>>, Arc<Vec<u8>>), work: &mut Work) -> ChangeKind {
     let old = match work.kept.remove(&c.path) {
         Some((id, parsed)) if id == c.old => parsed,
         Some((_, parsed)) => work.classifier.parse(old, Some(&parsed)),
@@ -287,7 +292,7 @@ fn cosmetic(c: &Change, (old, new): (Arc<Vec<u8>>, Arc<Vec<u8>>), work: &mut Wor
     let kind = compare_parsed(&old, &new);
     work.learnt.kinds.push((c.old, c.new, kind));
     work.kept.insert(c.path.clone(), (c.new, new));
-    kind.is_cosmetic()
+    kind
 }
 
 /// Where a thread reads blobs: those the history kept, else the

@@ -19,6 +19,7 @@ mod decode;
 mod history;
 mod indent;
 mod limits;
+pub mod mcp;
 mod python;
 mod shape;
 mod stream;
@@ -26,13 +27,15 @@ mod window;
 
 pub use crate::changes::ChangeKind;
 pub use apply::{
-    avoidable, avoidable_markdown, avoidable_sentence, may_be_avoidable, settings_changed,
+    avoidable, avoidable_by, avoidable_markdown, avoidable_sentence, may_be_avoidable,
+    settings_changed, Avoidable,
 };
 pub(crate) use apply::{classify_changes, compares_files, Bytes};
 pub(crate) use cache::KindCache;
 pub(crate) use history::{avoidable_updates, Update};
 /// The parser's safety limits, shared with [`crate::imports`].
 pub(crate) use limits::{tokens_ok, MAX_TREE_DEPTH};
+pub(crate) use python::read_modules;
 use stream::Unit;
 
 /// Whether `path` is Python source by its name: `.py` (what `import`
@@ -252,10 +255,12 @@ pub fn compare_parsed(old: &Parsed, new: &Parsed) -> ChangeKind {
         source: &new.source,
         units: &b[..b.len() - back],
     };
-    if stream::same(&a, &b, true) {
+    if stream::same(&a, &b, stream::Skip::Nothing) {
         ChangeKind::Layout
-    } else if stream::same(&a, &b, false) {
+    } else if stream::same(&a, &b, stream::Skip::Docstrings) {
         ChangeKind::Docstrings
+    } else if stream::same(&a, &b, stream::Skip::DocstringsAndVersions) {
+        ChangeKind::Version
     } else {
         ChangeKind::Code
     }

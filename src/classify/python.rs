@@ -25,7 +25,7 @@ use ruff_python_ast::{Expr, Stmt};
 use ruff_text_size::{Ranged, TextRange};
 
 use super::stream::{Tok, Unit};
-use super::{indent, limits};
+use super::{indent, limits, mcp};
 
 /// The parse thread's stack. The deepest file `limits::tokens_ok` lets
 /// through needs about 45 MiB: 50,000 nested `not` at 0.9 KiB a level
@@ -115,6 +115,33 @@ impl Drop for Worker {
     }
 }
 
+/// Runs `read` on the syntax tree of each of `texts` that parses, on one
+/// thread with the parser's stack, after the checks classification makes
+/// before a parse (`limits::tokens_ok`): `None` for a text that does not
+/// parse, is refused, or makes `read` panic. For readers of a module's
+/// facts (the advice), which see only what the tree says.
+pub(crate) fn read_modules<T: Send>(
+    texts: &[&str],
+    read: impl Fn(&ruff_python_ast::ModModule, &str) -> T + Sync,
+) -> Vec<Option<T>> {
+    let one = |text: &str| -> Option<T> {
+        if !limits::tokens_ok(text) {
+            return None;
+        }
+        let parsed = ruff_python_parser::parse_module(text).ok()?;
+        catch_unwind(AssertUnwindSafe(|| read(parsed.syntax(), text))).ok()
+    };
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name("fpcheck-python-reader".into())
+            .stack_size(STACK)
+            .spawn_scoped(s, || texts.iter().map(|t| one(t)).collect::<Vec<_>>())
+            .ok()
+            .and_then(|h| h.join().ok())
+    })
+    .unwrap_or_else(|| texts.iter().map(|_| None).collect())
+}
+
 /// Parses one slice (on the worker thread).
 fn parse(slice: &Slice) -> Option<Vec<Unit>> {
     let bytes = slice.source.get(slice.start..slice.end)?;
@@ -137,7 +164,9 @@ fn parse(slice: &Slice) -> Option<Vec<Unit>> {
         return None;
     }
     facts.docs.sort_by_key(|r| r.start());
-    let tokens = Tokens::new(bytes, slice.start, parsed.tokens(), &facts.docs)?;
+    let versions: Vec<TextRange> = module.body.iter().filter_map(version_value).collect();
+    let mut tokens = Tokens::new(bytes, slice.start, parsed.tokens(), &facts.docs)?;
+    mark_versions(&mut tokens.toks, &versions);
     let starts = unit_starts(bytes, &module.body);
     Some(tokens.into_units(&starts))
 }
@@ -175,6 +204,9 @@ impl<'a> Visitor<'a> for Facts {
     fn visit_stmt(&mut self, stmt: &'a Stmt) {
         if self.enter() {
             match stmt {
+                // A registered MCP function's docstring is its
+                // description, which clients see: it is code.
+                Stmt::FunctionDef(f) if mcp::registered(&f.decorator_list).is_some() => {}
                 Stmt::FunctionDef(f) => self.docstring(&f.body),
                 Stmt::ClassDef(c) => self.docstring(&c.body),
                 _ => {}
@@ -189,6 +221,47 @@ impl<'a> Visitor<'a> for Facts {
             walk_expr(self, expr);
         }
         self.depth -= 1;
+    }
+}
+
+/// The names whose module-level assignment is a version string.
+pub(super) const VERSION_NAMES: [&str; 2] = ["__version__", "VERSION"];
+
+/// The value of a module-level `__version__ = "1.2"` (or `VERSION`,
+/// annotated or not, one target) when it is a literal: a plain string or
+/// a tuple of strings and numbers (`(1, 2, "rc1")`). Changing only that
+/// value changes nothing else Python executes.
+pub(super) fn version_value(stmt: &Stmt) -> Option<TextRange> {
+    let (target, value) = match stmt {
+        Stmt::Assign(a) if a.targets.len() == 1 => (&a.targets[0], &*a.value),
+        Stmt::AnnAssign(a) => (&*a.target, a.value.as_deref()?),
+        _ => return None,
+    };
+    let Expr::Name(name) = target else {
+        return None;
+    };
+    if !VERSION_NAMES.contains(&name.id.as_str()) {
+        return None;
+    }
+    let literal = |e: &Expr| matches!(e, Expr::StringLiteral(_) | Expr::NumberLiteral(_));
+    let ok = match value {
+        Expr::StringLiteral(_) => true,
+        Expr::Tuple(t) => !t.elts.is_empty() && t.elts.iter().all(literal),
+        _ => false,
+    };
+    ok.then(|| value.range())
+}
+
+/// Marks the tokens inside the version values `ranges`.
+fn mark_versions(toks: &mut [Tok], ranges: &[TextRange]) {
+    if ranges.is_empty() {
+        return;
+    }
+    for t in toks {
+        let at = t.start as usize;
+        t.version = ranges
+            .iter()
+            .any(|r| r.start().to_usize() <= at && at < r.end().to_usize());
     }
 }
 

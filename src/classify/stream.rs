@@ -25,6 +25,8 @@ pub(super) struct Tok {
     pub end: u32,
     /// Part of a docstring statement (or the line break ending it).
     pub doc: bool,
+    /// Part of the literal value of a module-level version assignment.
+    pub version: bool,
 }
 
 impl Tok {
@@ -35,6 +37,7 @@ impl Tok {
             start: start as u32,
             end: end as u32,
             doc: false,
+            version: false,
         }
     }
 
@@ -71,22 +74,42 @@ pub(super) struct Side<'a> {
     pub units: &'a [Unit],
 }
 
+/// Which marked tokens a comparison leaves out.
+#[derive(Clone, Copy)]
+pub(super) enum Skip {
+    /// None: every token counts.
+    Nothing,
+    /// Docstring statements.
+    Docstrings,
+    /// Docstring statements and the values of version assignments.
+    DocstringsAndVersions,
+}
+
+impl Skip {
+    fn keeps(self, t: &Tok) -> bool {
+        match self {
+            Skip::Nothing => true,
+            Skip::Docstrings => !t.doc,
+            Skip::DocstringsAndVersions => !t.doc && !t.version,
+        }
+    }
+}
+
 impl Side<'_> {
-    fn tokens(&self, with_docs: bool) -> impl Iterator<Item = (Tok, usize)> + '_ {
+    fn tokens(&self, skip: Skip) -> impl Iterator<Item = (Tok, usize)> + '_ {
         self.units.iter().flat_map(move |u| {
             u.toks
                 .iter()
-                .filter(move |t| with_docs || !t.doc)
+                .filter(move |t| skip.keeps(t))
                 .map(move |t| (*t, u.start))
         })
     }
 }
 
-/// Whether two sides have the same tokens; `with_docs: false` leaves
-/// docstring statements out.
-pub(super) fn same(a: &Side<'_>, b: &Side<'_>, with_docs: bool) -> bool {
-    let mut x = a.tokens(with_docs);
-    let mut y = b.tokens(with_docs);
+/// Whether two sides have the same tokens, but those `skip` leaves out.
+pub(super) fn same(a: &Side<'_>, b: &Side<'_>, skip: Skip) -> bool {
+    let mut x = a.tokens(skip);
+    let mut y = b.tokens(skip);
     loop {
         match (x.next(), y.next()) {
             (None, None) => return true,

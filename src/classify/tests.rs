@@ -836,3 +836,71 @@ fn the_shape_of_hostile_nesting_is_read_on_a_small_stack() {
 }
 
 mod window_diff;
+
+#[test]
+fn a_module_level_version_string_is_its_own_kind() {
+    let old = "\"\"\"Pkg.\"\"\"\nimport os\n__version__ = \"1.0\"\nVERSION = (1, 0)\n";
+    let new = "\"\"\"Pkg.\"\"\"\nimport os\n__version__ = \"1.1\"\nVERSION = (1, 1)\n";
+    assert_eq!(kind(old, new), ChangeKind::Version);
+    let annotated = ("__version__: str = '1.0'\n", "__version__: str = '1.1'\n");
+    assert_eq!(kind(annotated.0, annotated.1), ChangeKind::Version);
+    // With a docstring change too: still only a version and cosmetics.
+    let docs = "\"\"\"Pkg, new.\"\"\"\nimport os\n__version__ = \"1.1\"\nVERSION = (1, 1)\n";
+    assert_eq!(kind(old, docs), ChangeKind::Version);
+    // With a real change: code.
+    let code = "\"\"\"Pkg.\"\"\"\nimport sys\n__version__ = \"1.1\"\nVERSION = (1, 1)\n";
+    assert_eq!(kind(old, code), ChangeKind::Code);
+}
+
+#[test]
+fn other_version_assignments_are_code() {
+    // Not module level, another name, a computed value, two targets, the
+    // assignment added or removed.
+    let pairs = [
+        (
+            "def f():\n    __version__ = '1'\n",
+            "def f():\n    __version__ = '2'\n",
+        ),
+        ("version = '1'\n", "version = '2'\n"),
+        ("__version__ = get('1')\n", "__version__ = get('2')\n"),
+        ("__version__ = v = '1'\n", "__version__ = v = '2'\n"),
+        ("__version__ = '1'\n", "__version__ = f'2'\n"),
+        ("x = 1\n", "x = 1\n__version__ = '2'\n"),
+        (
+            "__version__ = '1'\n",
+            "__version__ = ('1',)\n__all__ = []\n",
+        ),
+    ];
+    for (old, new) in pairs {
+        assert_eq!(kind(old, new), ChangeKind::Code, "{old:?} → {new:?}");
+    }
+}
+
+#[test]
+fn a_registered_mcp_functions_docstring_is_code() {
+    for decorator in [
+        "@mcp.tool",
+        "@mcp.tool()",
+        "@server.tool(name='x')",
+        "@app.resource('r://x')",
+        "@mcp.prompt",
+    ] {
+        let old = format!("{decorator}\ndef heartbeat():\n    \"\"\"Beat.\"\"\"\n    return 1\n");
+        let new = format!(
+            "{decorator}\ndef heartbeat():\n    \"\"\"Beat, and report.\"\"\"\n    return 1\n"
+        );
+        assert_eq!(kind(&old, &new), ChangeKind::Code, "{decorator}");
+        let class = |d: &str| {
+            format!("class S:\n    {decorator}\n    def t(self):\n        \"\"\"{d}\"\"\"\n")
+        };
+        assert_eq!(
+            kind(&class("a"), &class("b")),
+            ChangeKind::Code,
+            "{decorator}"
+        );
+    }
+    // Any other decorator keeps a docstring a docstring.
+    let cached =
+        |d: &str| format!("import functools\n@functools.cache\ndef f():\n    \"\"\"{d}\"\"\"\n");
+    assert_eq!(kind(&cached("a"), &cached("b")), ChangeKind::Docstrings);
+}

@@ -61,6 +61,12 @@ pub(super) struct PatchArgs {
     /// Keep (or set) force_restart on although no runtime file changed.
     #[arg(long)]
     force_restart: bool,
+    /// Set force_restart on when fpcheck's advice finds a possible missed
+    /// restart (a free release that changed the runtime's dependencies or
+    /// a data file a module reads: docs/advice.md); said in the
+    /// explanations. Without it, advice never changes the patch.
+    #[arg(long)]
+    force_on_advice: bool,
     /// Use the working tree as TO (give only FROM.. or nothing).
     #[arg(long)]
     worktree: bool,
@@ -105,7 +111,7 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
         ..args.runtime.clone()
     };
     let settings = request(&flags, args.root.clone(), true)?;
-    let outcome = range::analyse_runtimes(
+    let mut outcome = range::analyse_runtimes(
         &repo,
         &range::RangeOptions {
             digests: range::Digests::Always,
@@ -113,6 +119,10 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
         },
         &args.runtime.runtime,
     )?;
+    if args.force_on_advice {
+        // The advice comes with classification, as in the range report.
+        outcome.classify(&repo, true);
+    }
     let analysis = first(&outcome)?;
     if !args.worktree {
         warn_dirty_runtime(
@@ -129,6 +139,7 @@ pub(super) fn run(args: PatchArgs) -> Result<u8, Failure> {
     let options = PatchOptions {
         version_file: args.version_file.clone(),
         force_restart: args.force_restart,
+        force_on_advice: args.force_on_advice,
         // --write edits the working tree, so it is also what is patched.
         worktree: args.worktree || args.write,
     };

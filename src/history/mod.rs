@@ -162,6 +162,13 @@ pub struct Step {
     /// The restart was required only because of comment, whitespace or
     /// docstring changes; `null` when not classified.
     pub avoidable: Option<bool>,
+    /// Why the restart could have waited (`version` too), for the advice.
+    #[serde(skip)]
+    pub avoidable_by: Option<crate::classify::Avoidable>,
+    /// Advice beside the verdict (see [`crate::advice`]; the MCP surface
+    /// is a range report's): left out when there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub advice: Vec<crate::advice::Item>,
     /// When the two releases' settings differ: the newer release
     /// fingerprinted with the older one's settings (see
     /// [`SettingsCheck`]); left out when the settings are equal.
@@ -199,6 +206,13 @@ pub struct Summary {
     /// Restarts forced only by comment, whitespace or docstring changes;
     /// `null` when not classified.
     pub avoidable_restarts: Option<usize>,
+    /// Restarts forced only by version strings (and perhaps comments or
+    /// docstrings); `null` when not classified.
+    pub avoidable_version_restarts: Option<usize>,
+    /// Free releases that changed the runtime's dependencies or a data
+    /// file a module reads (see [`crate::advice`]); `null` when not
+    /// classified.
+    pub possible_missed_restarts: Option<usize>,
 }
 
 pub use crate::tags::SkippedTag;

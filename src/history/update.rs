@@ -90,6 +90,8 @@ pub(super) fn step(
         .len(),
         changed_anything: from.tree != to.tree,
         avoidable: None,
+        avoidable_by: None,
+        advice: Vec::new(),
         settings_check,
         warnings,
     }
@@ -168,8 +170,46 @@ pub(super) fn classify_steps(
     stats.classify_parsed = outcome.parsed;
     stats.classify_cached = outcome.cached;
     for (step, a) in steps.iter_mut().zip(outcome.avoidable) {
-        step.avoidable = Some(a);
+        step.avoidable = Some(a == Some(crate::classify::Avoidable::Cosmetic));
+        step.avoidable_by = a;
     }
+    let mut memo = crate::advice::Memo::default();
+    for (step, w) in steps.iter_mut().zip(reads.windows(2)) {
+        step.advice = step_advice(repo, step, (&w[0], &w[1]), &mut memo);
+    }
+}
+
+/// The advice of one update: the runtime's dependencies and data files on
+/// a free release, the version files of a restart caused by them.
+fn step_advice(
+    repo: &crate::source::git::Session,
+    step: &Step,
+    (from, to): (&Read, &Read),
+    memo: &mut crate::advice::Memo,
+) -> Vec<crate::advice::Item> {
+    let version = step.avoidable_by == Some(crate::classify::Avoidable::Version);
+    if (step.restart_required && !version) || from.tree == to.tree {
+        return Vec::new();
+    }
+    let version_files = if version {
+        changes::between_selections(&from.ids, &to.ids, Pair::new(&from.root, &to.root))
+            .runtime
+            .into_iter()
+            .map(|c| c.path)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let update = crate::advice::Update {
+        trees: Pair::new(from.tree, to.tree),
+        root: &to.root,
+        runtime: crate::advice::Runtime::Selection(&to.ids),
+        restart_required: step.restart_required,
+        avoidable: step.avoidable_by,
+        version_files,
+        surface: false,
+    };
+    crate::advice::advise(repo, &update, memo)
 }
 
 fn both_fingerprinted(s: &Step) -> bool {
@@ -215,5 +255,13 @@ pub(super) fn summarise(reads: &[Read], steps: &[Step]) -> Summary {
             .iter()
             .map(|s| s.avoidable)
             .try_fold(0, |n, a| a.map(|a| n + usize::from(a))),
+        avoidable_version_restarts: steps.iter().try_fold(0, |n, s| {
+            s.avoidable?;
+            Some(n + usize::from(s.avoidable_by == Some(crate::classify::Avoidable::Version)))
+        }),
+        possible_missed_restarts: steps.iter().try_fold(0, |n, s| {
+            s.avoidable?;
+            Some(n + usize::from(crate::advice::has_missed_restart(&s.advice)))
+        }),
     }
 }

@@ -231,6 +231,9 @@ pub struct PatchOptions {
     pub version_file: Option<String>,
     /// `--force-restart`.
     pub force_restart: bool,
+    /// `--force-on-advice`: set `force_restart` when the analysis's advice
+    /// holds a possible missed restart.
+    pub force_on_advice: bool,
     /// Read the version files from the working tree (`--worktree`, and
     /// `--write`, which edits it).
     pub worktree: bool,
@@ -251,9 +254,39 @@ pub(crate) fn prepare(
     };
     let place = Place::to_side(repo, analysis, options.worktree)?;
     let files = locate::locate(&place, &runtime.root, explicit)?;
-    let mut plan = plan(&Facts::of(analysis), &files, options.force_restart)?;
+    let advised = (options.force_on_advice && !options.force_restart)
+        .then(|| analysis.advice.iter().find(|i| i.is_missed_restart()))
+        .flatten();
+    let requested = options.force_restart || advised.is_some();
+    let mut plan = plan(&Facts::of(analysis), &files, requested)?;
+    if let Some(item) = advised {
+        on_advice(&mut plan.explanations, item);
+    }
     plan.explanations.extend(hidden_by_settings(analysis));
     Ok(plan)
+}
+
+/// Says that `force_restart` is on because of the advice `item`, not a
+/// flag given for it: the explanation that names `--force-restart` names
+/// `--force-on-advice` and the advice instead.
+fn on_advice(explanations: &mut [Explanation], item: &crate::advice::Item) {
+    for e in explanations
+        .iter_mut()
+        .filter(|e| e.code == Code::ForceRestartRequested)
+    {
+        e.code = Code::ForceRestartOnAdvice;
+        let file = e.message.split(": ").next().unwrap_or_default();
+        let done = if e.message.contains("kept on") {
+            "kept on"
+        } else {
+            "set to true"
+        };
+        e.message = format!(
+            "{file}: force_restart {done}, as --force-on-advice asks: {} (at {})",
+            item.message,
+            item.evidence.join(", ")
+        );
+    }
 }
 
 /// The settings cross-check found a runtime change that the `to` end's own

@@ -44,4 +44,37 @@ pub(crate) fn annotate_with(repo: &Session, analysis: &mut Analysis, kinds: &mut
         classify::settings_changed(analysis.settings_check.is_some(), &analysis.warnings),
         &analysis.changes,
     );
+    analysis.advice = advise(repo, analysis);
+}
+
+/// The advice of a range between two commits (the working tree's is not
+/// read: see docs/advice.md).
+fn advise(repo: &Session, analysis: &Analysis) -> Vec<crate::advice::Item> {
+    let (Some(from), Some(to)) = (analysis.from.tree, analysis.to.tree) else {
+        return Vec::new();
+    };
+    if analysis.to.worktree {
+        return Vec::new();
+    }
+    let avoidable = classify::avoidable_by(
+        analysis.restart_required,
+        analysis.reason,
+        analysis.to.force_restart,
+        classify::settings_changed(analysis.settings_check.is_some(), &analysis.warnings),
+        &analysis.changes,
+    );
+    let version_files = (analysis.changes.runtime.iter())
+        .filter(|c| c.change_kind == Some(classify::ChangeKind::Version))
+        .map(|c| c.path.clone())
+        .collect();
+    let update = crate::advice::Update {
+        trees: Pair::new(from, to),
+        root: &analysis.settings.spec.root,
+        runtime: crate::advice::Runtime::Rules(&analysis.settings.spec.rules),
+        restart_required: analysis.restart_required,
+        avoidable,
+        version_files,
+        surface: true,
+    };
+    crate::advice::advise(repo, &update, &mut crate::advice::Memo::default())
 }

@@ -124,6 +124,12 @@ pub struct Analysis {
     /// The restart is required only because of comment, whitespace or
     /// docstring changes (see [`crate::classify`]); `null` with `--no-classify`.
     pub avoidable: Option<bool>,
+    /// Advice beside the verdict (see [`crate::advice`]): possible missed
+    /// restarts, a restart caused only by a version string, the MCP
+    /// surface's changes; left out when there is none or the changes are
+    /// not classified.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub advice: Vec<crate::advice::Item>,
     /// Things the releaser must see.
     pub warnings: Vec<Warning>,
     /// How the range was chosen, when fpcheck chose it.
@@ -744,6 +750,7 @@ fn conclude(
         settings_check: check,
         changes,
         avoidable: None,
+        advice: Vec::new(),
         warnings,
         notes: Vec::new(),
     }

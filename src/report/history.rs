@@ -231,6 +231,10 @@ fn update_row(s: &Step, color: bool, legend: &mut Vec<&'static str>) -> Vec<Cell
         restart,
         Cell::new(if s.avoidable == Some(true) {
             format!("{reason} (avoidable)")
+        } else if s.avoidable_by == Some(crate::classify::Avoidable::Version) {
+            format!("{reason} (avoidable: version)")
+        } else if crate::advice::has_missed_restart(&s.advice) {
+            format!("{reason} (possible missed restart)")
         } else {
             reason.to_string()
         }),
@@ -265,6 +269,7 @@ fn summary_line(m: &Summary) -> String {
             if n == 1 { " was" } else { "s were" }
         ));
     }
+    out.push_str(&super::advice::history_sentence(m));
     if m.versions_from_tags > 0 {
         out.push_str(&format!(
             " {} no version file: {} tag's version is shown (tag) and counted; \

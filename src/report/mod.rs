@@ -10,6 +10,7 @@
 
 use crate::range::{Analysis, RangeOutcome};
 
+mod advice;
 mod bounded;
 mod demo;
 mod fingerprint;

@@ -55,6 +55,7 @@ pub(super) fn render_table(a: &Analysis, opts: &RenderOptions) -> String {
             out.push_str(&format!("  ! {}: {}\n", w.code, clean(&w.message)));
         }
     }
+    out.push_str(&super::advice::block(&a.advice));
     out
 }
 

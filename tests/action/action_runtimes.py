@@ -139,6 +139,19 @@ def unit_checks(c: Checks) -> None:
         ("notice", "fpcheck: restart required, avoidable", "worker: code_changed"),
         "annotations: the notice says avoidable",
     )
+    # The advice's possible missed restart: an output and the notice.
+    missed = {"kind": "possible_missed_restart", "cause": "data_file", "message": "m", "evidence": ["src/a.py:3"]}
+    quiet_one = {**single, "restart_required": False, "reason": "no_runtime_change", "avoidable": False}
+    c.equal(outputs.step_outputs(quiet_one, fetch.Rev("v1", a), fetch.Rev("abc", b), paths)["possible-missed-restart"], "false", "step_outputs: no advice, no missed restart")
+    advised = {**quiet_one, "advice": [missed]}
+    c.equal(outputs.step_outputs(advised, fetch.Rev("v1", a), fetch.Rev("abc", b), paths)["possible-missed-restart"], "true", "step_outputs: a possible missed restart")
+    c.equal(outputs.missed_restart({"runtimes": [{**advised, "name": "w"}, {**quiet_one, "name": "s"}]}), "true", "missed_restart: any runtime's")
+    c.equal(outputs.missed_restart({**quiet_one, "advice": [{**missed, "kind": "mcp_surface"}]}), "false", "missed_restart: other advice does not count")
+    c.equal(
+        outputs.annotations(advised)[-1][1],
+        "fpcheck: no restart, possible missed restart (see the advice; set force_restart)",
+        "annotations: the notice says possible missed restart",
+    )
 
 
 def monorepo_runs(c: Checks, tmp: Path, stub: Stub, runner: ActRunner, binary: Path) -> None:

@@ -86,7 +86,8 @@ fn every_update_gets_its_verdict_in_version_order() {
         json!({
             "releases": 6, "updates": 5, "restarts_forced": 3, "free_releases": 2,
             "forced_only_by_force_restart": 1, "unavailable_fingerprints": 1, "restarts_saved": 2, "versions_from_tags": 0,
-            "avoidable_restarts": 0
+            "avoidable_restarts": 0, "avoidable_version_restarts": 0,
+            "possible_missed_restarts": 0
         })
     );
     let fix = &j["releases"][3];

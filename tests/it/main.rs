@@ -4,6 +4,7 @@ mod support;
 
 mod action;
 mod action_act;
+mod advice;
 mod anyones_repo;
 mod attributes;
 mod checkout_classes;

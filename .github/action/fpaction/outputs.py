@@ -153,6 +153,20 @@ def overall_avoidable(runtimes: list[tuple[str, dict]]) -> str:
     return "true"
 
 
+def missed_restart(report: dict) -> str:
+    """`true` when fpcheck's advice finds a possible missed restart in any
+    runtime (a free release that changed the dependencies or a data file a
+    module reads: set force_restart), else `false` (also when the changes
+    were not classified, which turns the advice off)."""
+    reports = [r for _, r in runtime_reports(report)] or [report]
+    found = any(
+        isinstance(item, dict) and item.get("kind") == "possible_missed_restart"
+        for r in reports
+        for item in (r.get("advice") or [])
+    )
+    return "true" if found else "false"
+
+
 def shared(values: list[object]) -> str:
     """The value every runtime has, else empty."""
     distinct = {str(v or "") for v in values}
@@ -206,6 +220,7 @@ def step_outputs(report: dict, frm: Rev, to: Rev, paths: dict[str, Path], runtim
     return {
         "restart-required": "true" if report.get("restart_required") else "false",
         "avoidable": avoidable,
+        "possible-missed-restart": missed_restart(report),
         "from-commit": frm.sha,
         "to-commit": to.sha,
         **text,
@@ -248,6 +263,8 @@ def annotations(report: dict, truncated: str = "") -> list[tuple[str, str, str]]
     avoidable = overall_avoidable(runtimes) if runtimes else avoidable_text(report.get("avoidable"))
     if avoidable == "true":
         verdict_words += ", avoidable"
+    if missed_restart(report) == "true":
+        verdict_words += ", possible missed restart (see the advice; set force_restart)"
     out.append(("notice", f"fpcheck: {verdict_words}", str(report.get("summary", ""))))
     return [(kind, cap_text(title)[0], cap_text(message)[0]) for kind, title, message in out]
 

@@ -45,6 +45,7 @@ const STDLIB_MAX_BYTES: usize = 6 * 1024;
 /// continuations, docstrings, comments at column 0 inside blocks, form
 /// feeds, encoding declarations, repeated text.
 const SNIPPETS: &[&str] = &[
+    "'''Doc.'''\n__version__ = '1.0'\nVERSION = (1, 0)\n\n@mcp.tool\ndef t():\n    '''Tool.'''\n\nx = 1\n",
     "x = 1\n\n\n'doc'\ny = 2\n",
     "'''a'''\n# b\n# c\n'd'\nz = 1\n",
     "\"\"\"Module doc.\"\"\"\n\nimport os\n\n\ndef f(a):\n    \"\"\"F doc.\"\"\"\n    return a\n\n\nclass C:\n    'C doc'\n    x = 1\n",
@@ -214,8 +215,8 @@ fn edit(text: &[u8], rng: &mut Rng) -> Vec<u8> {
     lines.join(&b'\n')
 }
 
-/// A parsed file's tokens with their text and docstring marks.
-fn tokens(parsed: &Parsed) -> Option<Vec<(TokenKindName, Vec<u8>, bool)>> {
+/// A parsed file's tokens with their text and docstring and version marks.
+fn tokens(parsed: &Parsed) -> Option<Vec<(TokenKindName, Vec<u8>, Marks)>> {
     let units = parsed.units.as_ref()?;
     Some(
         units
@@ -223,7 +224,11 @@ fn tokens(parsed: &Parsed) -> Option<Vec<(TokenKindName, Vec<u8>, bool)>> {
             .flat_map(|u| {
                 u.toks.iter().map(move |t| {
                     let at = u.start + t.start as usize..u.start + t.end as usize;
-                    (format!("{:?}", t.kind), parsed.source[at].to_vec(), t.doc)
+                    (
+                        format!("{:?}", t.kind),
+                        parsed.source[at].to_vec(),
+                        (t.doc, t.version),
+                    )
                 })
             })
             .collect(),
@@ -231,6 +236,9 @@ fn tokens(parsed: &Parsed) -> Option<Vec<(TokenKindName, Vec<u8>, bool)>> {
 }
 
 type TokenKindName = String;
+
+/// A token's docstring and version marks.
+type Marks = (bool, bool);
 
 /// Checks one step of a chain: `new` parsed after `old` (itself perhaps
 /// from a windowed parse) against fresh parses of both.
