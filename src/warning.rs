@@ -91,7 +91,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, for the test that each is documented.
-    pub const ALL: [Code; 32] = [
+    pub const ALL: [Code; 33] = [
         Code::ForceRestartNotBoolean,
         Code::ForceRestartCarriedOver,
         Code::ForcedWithoutVersionChange,
