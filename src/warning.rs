@@ -81,11 +81,16 @@ pub enum Code {
     RuntimesReplaced,
     /// Several runtimes: `force_restart` left as it is.
     ForceRestartUntouched,
+    // The witness (docs/spec.md section 4.2).
+    /// git's own checkout contradicts a "no restart": now a restart.
+    WitnessDisagrees,
+    /// git could not confirm a "no restart" (missing, too old, failed).
+    WitnessUnconfirmed,
 }
 
 impl Code {
     /// Every code, for the test that each is documented.
-    pub const ALL: [Code; 31] = [
+    pub const ALL: [Code; 33] = [
         Code::ForceRestartNotBoolean,
         Code::ForceRestartCarriedOver,
         Code::ForcedWithoutVersionChange,
@@ -117,6 +122,8 @@ impl Code {
         Code::VersionFileNotReadByGate,
         Code::RuntimesReplaced,
         Code::ForceRestartUntouched,
+        Code::WitnessDisagrees,
+        Code::WitnessUnconfirmed,
     ];
 
     /// The code as written in JSON and on stderr.
@@ -154,6 +161,8 @@ impl Code {
             VersionFileNotReadByGate => "version_file_not_read_by_gate",
             RuntimesReplaced => "runtimes_replaced",
             ForceRestartUntouched => "force_restart_untouched",
+            WitnessDisagrees => "witness_disagrees",
+            WitnessUnconfirmed => "witness_unconfirmed",
         }
     }
 }
