@@ -405,11 +405,15 @@ pub fn warning(witness: &Witness, names: Pair<&str>, ours: Pair<Option<&str>>) -
             Some(Warning::new(
                 Code::WitnessDisagrees,
                 format!(
-                    "git's own checkout of {from} and {to} disagrees with fpcheck's \"no restart\" \
-                     ({}): fpcheck's fingerprints {} → {}, git's checkout's {} → {}; the verdict is \
+                    "git's own checkout of {from} and {to} disagrees with fpcheck's \"no restart\": \
+                     {}; fpcheck's fingerprints {} → {}, git's checkout's {} → {}; the verdict is \
                      a restart. fpcheck's reading of this tree is wrong: please report it as a bug \
                      in fpcheck, with this warning",
-                    witness.summary.as_deref().unwrap_or(""),
+                    witness
+                        .summary
+                        .as_deref()
+                        .and_then(|s| s.strip_prefix("disagrees: "))
+                        .unwrap_or(""),
                     shown(ours.from),
                     shown(ours.to),
                     shown(Some(&theirs.from)),

@@ -70,7 +70,7 @@ impl GitSource {
         sink: &mut dyn FnMut(&[u8]),
     ) -> Result<(), SourceError> {
         #[cfg(debug_assertions)]
-        let mut faulty = test_fault::Flip::new(id, sink);
+        let mut faulty = test_fault::Flip::new(self.stored_blob(id), sink);
         #[cfg(debug_assertions)]
         let sink: &mut dyn FnMut(&[u8]) = &mut |b: &[u8]| faulty.write(b);
         if let Some(bytes) = self.converted_bytes(id, what)? {
@@ -539,7 +539,7 @@ mod tests {
 
 /// A test-only fault in the fast path, so that tests can show git's own
 /// checkout (the witness) catching a wrong byte: with
-/// `FPCHECK_TEST_FAULT_STREAM=<blob id>`, the first byte of that blob's
+/// `FPCHECK_TEST_FAULT_STREAM=<blob id>` (the stored blob's), the first byte of that blob's
 /// bytes (its checkout's, when attributes convert it) is flipped as it is
 /// streamed into a fingerprint. Debug builds only: a release build has no
 /// such code, so no environment can reach it.
