@@ -79,6 +79,7 @@ pub(super) fn step(
         avoidable: None,
         settings_check,
         warnings,
+        witness: crate::witness::Witness::default(),
     }
 }
 

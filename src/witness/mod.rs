@@ -117,6 +117,12 @@ impl Witness {
         }
     }
 
+    /// Whether it did not run (not needed, or off): what a history's
+    /// update leaves out.
+    pub fn not_run_here(&self) -> bool {
+        matches!(self.status, Status::NotNeeded | Status::Off)
+    }
+
     /// Whether git's checkouts contradict the verdict.
     pub fn disagreed(&self) -> bool {
         self.status == Status::Disagreed
