@@ -40,3 +40,4 @@ mod tags;
 mod unchanged_selection;
 mod vectors;
 mod warnings;
+mod witness;
