@@ -123,7 +123,11 @@ def analyse(
     working tree), ``use_cache`` (the fingerprint and change-kind caches in
     the git directory, default True), ``classify`` (each runtime change's
     ``change_kind`` and the top-level ``avoidable``, default True; False is
-    the CLI's ``--no-classify``). An unknown keyword raises ``TypeError``.
+    the CLI's ``--no-classify``), ``witness`` (``"auto"``, the default:
+    git's own checkout of both ends confirms a "no restart" on trees whose
+    checkout fpcheck emulates; ``"always"``; ``"never"``; the report's
+    ``witness`` says what it did, as the CLI's ``--witness``). An unknown
+    keyword raises ``TypeError``.
     """
 
 def status(

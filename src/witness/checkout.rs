@@ -198,12 +198,20 @@ impl Git {
     /// excluded name on its way), the version files beside and above each
     /// root, every link on a root's path, and, round after round, what
     /// each link checked out leads to inside the tree. Its top directory.
-    pub(super) fn checkout(&mut self, tree: &str, wanted: &[Wanted<'_>]) -> Result<PathBuf, GitError> {
+    pub(super) fn checkout(
+        &mut self,
+        tree: &str,
+        wanted: &[Wanted<'_>],
+    ) -> Result<PathBuf, GitError> {
         self.made += 1;
         let index = self.dir.path().join(format!("index-{}", self.made));
         // `end/tree` is the checkout: the parent of a root at the top is
         // `end`, which holds nothing else.
-        let top = self.dir.path().join(format!("end-{}", self.made)).join("tree");
+        let top = self
+            .dir
+            .path()
+            .join(format!("end-{}", self.made))
+            .join("tree");
         std::fs::create_dir_all(&top).map_err(|e| failed("cannot make a checkout directory", e))?;
         self.run(&index, &["read-tree", tree], None)?;
         let entries = listing(&self.run(&index, &["ls-files", "-z", "-s"], None)?);
@@ -374,8 +382,7 @@ fn link_target(top: &Path, path: &[u8]) -> Option<Vec<u8>> {
 /// makes a selected file and a version file unreadable, both of which
 /// lean toward "restart" (as fpcheck's git reading does for such links).
 fn confine_links<'p>(top: &Path, links: impl Iterator<Item = &'p Vec<u8>>) -> Result<(), GitError> {
-    let real_top =
-        std::fs::canonicalize(top).map_err(|e| failed("cannot read the checkout", e))?;
+    let real_top = std::fs::canonicalize(top).map_err(|e| failed("cannot read the checkout", e))?;
     let mut outside = Vec::new();
     for link in links {
         let at = top.join(OsStr::from_bytes(link));

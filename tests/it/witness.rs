@@ -46,10 +46,8 @@ fn cloned_fingerprint(repo: &TestRepo, rev: &str) -> String {
         &["clone", "-q", repo.path().to_str().unwrap(), "clone"],
     );
     git_in(&clone, &["checkout", "-q", rev]);
-    let run = crate::support::fpcheck_in(
-        &clone,
-        &["fingerprint", "--dir", "src", "--format", "json"],
-    );
+    let run =
+        crate::support::fpcheck_in(&clone, &["fingerprint", "--dir", "src", "--format", "json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     run.json()["fingerprint"].as_str().unwrap().to_string()
 }
@@ -80,7 +78,10 @@ fn git_confirms_a_no_restart_on_an_attributes_tree() {
     assert_eq!(w["reason"], "no_runtime_change");
     assert!(w["git"].as_str().unwrap().starts_with("git version "));
     // git's checkout in the witness is a real clone's, CRLF and all.
-    assert_eq!(w["fingerprints"]["from"], cloned_fingerprint(&repo, "v1.0.0"));
+    assert_eq!(
+        w["fingerprints"]["from"],
+        cloned_fingerprint(&repo, "v1.0.0")
+    );
     assert_eq!(w["fingerprints"]["to"], cloned_fingerprint(&repo, "v1.1.0"));
     // One line in the table and in Markdown.
     let table = repo.fpcheck(&["v1.0.0..v1.1.0", "--no-cache"]);
@@ -93,7 +94,8 @@ fn git_confirms_a_no_restart_on_an_attributes_tree() {
     );
     let md = repo.fpcheck(&["v1.0.0..v1.1.0", "--no-cache", "--format", "markdown"]);
     assert!(
-        md.stdout.contains("does not fire  \n**Witness:** confirmed: git"),
+        md.stdout
+            .contains("does not fire  \n**Witness:** confirmed: git"),
         "{}",
         md.stdout
     );
@@ -165,10 +167,7 @@ fn without_git(repo: &TestRepo, args: &[&str]) -> Run {
 #[test]
 fn without_git_on_path_the_verdict_is_unconfirmed() {
     let repo = attributes_repo();
-    let run = without_git(
-        &repo,
-        &["v1.0.0..v1.1.0", "--no-cache", "--format", "json"],
-    );
+    let run = without_git(&repo, &["v1.0.0..v1.1.0", "--no-cache", "--format", "json"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let j = run.json();
     assert_eq!(j["restart_required"], false);
@@ -177,7 +176,9 @@ fn without_git_on_path_the_verdict_is_unconfirmed() {
     let codes = crate::support::warning_codes(&j);
     assert!(codes.contains(&"witness_unconfirmed"), "{codes:?}");
     let table = without_git(&repo, &["v1.0.0..v1.1.0", "--no-cache"]);
-    assert!(table.stdout.contains("\nwitness: unconfirmed: no `git` on PATH\n"));
+    assert!(table
+        .stdout
+        .contains("\nwitness: unconfirmed: no `git` on PATH\n"));
     assert!(
         table.stdout.contains("! witness_unconfirmed: fpcheck's \"no restart\" from v1.0.0 to v1.1.0 is unconfirmed: no `git` on PATH"),
         "{}",
@@ -242,7 +243,14 @@ fn a_wrong_byte_in_the_fast_path_is_caught_by_the_witness() {
     let blind = with_fault(
         &repo,
         &blob,
-        &["history", "--no-cache", "--format", "json", "--witness", "never"],
+        &[
+            "history",
+            "--no-cache",
+            "--format",
+            "json",
+            "--witness",
+            "never",
+        ],
     );
     assert_eq!(blind.json()["releases"][1]["reason"], "no_runtime_change");
 }
@@ -286,8 +294,18 @@ fn the_witness_never_reads_the_users_config_or_runs_a_filter() {
         .env_remove("XDG_CONFIG_HOME")
         .env("GIT_CONFIG_COUNT", "1")
         .env("GIT_CONFIG_KEY_0", "filter.x.smudge")
-        .env("GIT_CONFIG_VALUE_0", format!("touch '{}'; cat", sentinel.display()))
-        .args(["v1.0.0..v1.1.0", "--no-cache", "--format", "json", "--witness", "always"])
+        .env(
+            "GIT_CONFIG_VALUE_0",
+            format!("touch '{}'; cat", sentinel.display()),
+        )
+        .args([
+            "v1.0.0..v1.1.0",
+            "--no-cache",
+            "--format",
+            "json",
+            "--witness",
+            "always",
+        ])
         .output()
         .unwrap();
     let run = Run::finished(run);
@@ -301,7 +319,11 @@ fn the_witness_never_reads_the_users_config_or_runs_a_filter() {
         .args(["checkout-index", "-f", "--prefix=out/", "src/notes.txt"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(sentinel.exists(), "the filter did not run under git itself");
 }
 
@@ -311,7 +333,10 @@ fn info_attributes_alone_calls_for_the_witness() {
     std::fs::write(repo.join(".git/info/attributes"), "*.py eol=crlf\n").unwrap();
     let (_, j) = range_json(&repo, &["v1.0.0..v1.1.0"]);
     assert_eq!(j["witness"]["status"], "confirmed");
-    assert_eq!(j["witness"]["why"], "the repository has an info/attributes file");
+    assert_eq!(
+        j["witness"]["why"],
+        "the repository has an info/attributes file"
+    );
 }
 
 #[test]
@@ -324,13 +349,17 @@ fn a_link_out_of_the_checkout_is_never_followed() {
         .symlink("src/pw.py", "/etc/passwd")
         .write("version.json", "{\"version\": \"1.0.0\"}\n")
         .commit_and_tag("one", "v1.0.0");
-    repo.write("README.md", "docs\n").commit_and_tag("docs", "v1.1.0");
+    repo.write("README.md", "docs\n")
+        .commit_and_tag("docs", "v1.1.0");
     let (run, j) = range_json(&repo, &["v1.0.0..v1.1.0"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(j["reason"], "unavailable_version_unchanged");
     let w = &j["witness"];
     assert_eq!(w["status"], "confirmed", "{w}");
-    assert_eq!(w["why"], "a symbolic link is in or leads to its selection at v1.0.0");
+    assert_eq!(
+        w["why"],
+        "a symbolic link is in or leads to its selection at v1.0.0"
+    );
     assert_eq!(w["fingerprints"]["from"], "");
     assert_eq!(w["fingerprints"]["to"], "");
 }
