@@ -8,7 +8,7 @@ use super::worker::Read;
 use super::{Slot, Step};
 use crate::pair::Pair;
 use crate::source::git::Session;
-use crate::witness::{self, End, Mode, Update, Witnesser};
+use crate::witness::{self, Claim, ClaimedEnd, Mode, Witnesser};
 
 /// Runs the witness on every update of `steps` (between consecutive
 /// releases of `slots`, read as `own`) and applies what it says.
@@ -27,7 +27,7 @@ pub(super) fn confirm(
             continue;
         }
         let (from, to) = (&slots[k].plan, &slots[k + 1].plan);
-        let update = Update {
+        let update = Claim {
             ends: Pair::new(end(&own[k], &from.end.spec), end(&own[k + 1], &to.end.spec)),
             cross: step.settings_check.as_ref().map(|_| &from.end.spec),
             undeclared: from.borrowed.is_some() || to.borrowed.is_some(),
@@ -37,8 +37,8 @@ pub(super) fn confirm(
     }
 }
 
-fn end<'a>(read: &'a Read, spec: &'a crate::config::RuntimeSpec) -> End<'a> {
-    End {
+fn end<'a>(read: &'a Read, spec: &'a crate::config::RuntimeSpec) -> ClaimedEnd<'a> {
+    ClaimedEnd {
         name: &read.info.tag,
         tree: Some(read.tree),
         spec,

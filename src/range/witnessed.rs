@@ -6,7 +6,7 @@ use super::Analysis;
 use crate::pair::Pair;
 use crate::side::Side;
 use crate::source::git::Session;
-use crate::witness::{self, End, Mode, Update, Witnesser};
+use crate::witness::{self, Claim, ClaimedEnd, Mode, Witnesser};
 
 /// Runs the witness on `analysis` under `mode` (`undeclared`: the runtime
 /// is declared at one end only) and applies what it says.
@@ -15,7 +15,7 @@ pub(super) fn confirm(repo: &Session, mode: Mode, analysis: &mut Analysis, undec
         .settings_check
         .as_ref()
         .map(|_| &analysis.from_settings.spec);
-    let update = Update {
+    let update = Claim {
         ends: Pair::new(
             end(&analysis.from, &analysis.from_settings.spec),
             end(&analysis.to, &analysis.settings.spec),
@@ -29,8 +29,8 @@ pub(super) fn confirm(repo: &Session, mode: Mode, analysis: &mut Analysis, undec
 
 /// One end as the witness takes it: git checks out a revision's tree;
 /// the working tree (no tree) keeps fpcheck's own facts.
-fn end<'a>(side: &'a Side, spec: &'a crate::config::RuntimeSpec) -> End<'a> {
-    End {
+fn end<'a>(side: &'a Side, spec: &'a crate::config::RuntimeSpec) -> ClaimedEnd<'a> {
+    ClaimedEnd {
         name: &side.reference,
         tree: side.tree,
         spec,

@@ -137,7 +137,7 @@ impl Default for Witness {
 
 /// One end of an update, as fpcheck read it.
 #[derive(Clone, Debug)]
-pub struct End<'a> {
+pub struct ClaimedEnd<'a> {
     /// The name reports give it (`v1.2.0`).
     pub name: &'a str,
     /// Its tree; `None` for an end git cannot check out (the working
@@ -155,9 +155,9 @@ pub struct End<'a> {
 
 /// An update to confirm.
 #[derive(Clone, Debug)]
-pub struct Update<'a> {
+pub struct Claim<'a> {
     /// Its two ends.
-    pub ends: Pair<End<'a>>,
+    pub ends: Pair<ClaimedEnd<'a>>,
     /// When the ends' settings differ, the settings the `to` end is also
     /// read with (the cross-check's: the `from` end's).
     pub cross: Option<&'a RuntimeSpec>,
@@ -215,7 +215,7 @@ impl<'r> Witnesser<'r> {
     /// Confirms a verdict on `update` (`restart_required`, as fpcheck
     /// decided it): runs only for a "no restart", and under `auto` only
     /// when an end's tree calls for it.
-    pub fn judge(&mut self, restart_required: bool, update: &Update<'_>) -> Witness {
+    pub fn judge(&mut self, restart_required: bool, update: &Claim<'_>) -> Witness {
         if self.mode == Mode::Never || restart_required {
             return Witness::not_run(self.mode);
         }
@@ -264,7 +264,7 @@ impl<'r> Witnesser<'r> {
     }
 
     /// What calls for the witness on `update`, `None` when nothing does.
-    fn why(&mut self, update: &Update<'_>) -> Option<String> {
+    fn why(&mut self, update: &Claim<'_>) -> Option<String> {
         if self.mode == Mode::Always {
             return Some("--witness always".into());
         }
@@ -291,7 +291,7 @@ impl<'r> Witnesser<'r> {
     #[allow(clippy::type_complexity)]
     fn decide(
         &mut self,
-        update: &Update<'_>,
+        update: &Claim<'_>,
     ) -> Result<(Pair<Checked>, verdict::Decided, String), String> {
         let from = self.end(&update.ends.from, update.ends.from.spec)?;
         let to = self.end(&update.ends.to, update.ends.to.spec)?;
@@ -319,7 +319,7 @@ impl<'r> Witnesser<'r> {
 
     /// One end read with `spec`: git's checkout of its tree, or fpcheck's
     /// own facts for an end that has no tree.
-    fn end(&mut self, end: &End<'_>, spec: &RuntimeSpec) -> Result<Checked, String> {
+    fn end(&mut self, end: &ClaimedEnd<'_>, spec: &RuntimeSpec) -> Result<Checked, String> {
         let Some(tree) = end.tree else {
             return Ok(Checked {
                 digest: end.facts.fingerprint.clone(),
@@ -381,7 +381,7 @@ impl<'r> Witnesser<'r> {
 
 /// The ends whose fingerprint fpcheck computed and git's checkout gives
 /// otherwise, by name.
-fn differing<'a>(update: &'a Update<'_>, git: &Pair<String>) -> Vec<&'a str> {
+fn differing<'a>(update: &'a Claim<'_>, git: &Pair<String>) -> Vec<&'a str> {
     let mut out = Vec::new();
     for (end, theirs) in [(&update.ends.from, &git.from), (&update.ends.to, &git.to)] {
         let ours = end.fingerprint.and_then(crate::fingerprint::available);
