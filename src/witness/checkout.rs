@@ -80,6 +80,13 @@ impl Git {
         let repo = dir.path().join("repo.git");
         let objects = std::fs::canonicalize(objects)
             .map_err(|e| failed(&format!("cannot read {}", objects.display()), e))?;
+        // One line of `objects/info/alternates` names it.
+        if objects.as_os_str().as_bytes().contains(&b'\n') {
+            return Err(GitError::Failed(format!(
+                "the object directory {} has a line break in its path",
+                objects.display()
+            )));
+        }
         let config = match hash {
             gix::hash::Kind::Sha1 => "[core]\n\trepositoryformatversion = 0\n\tbare = true\n",
             _ => "[core]\n\trepositoryformatversion = 1\n\tbare = true\n[extensions]\n\tobjectformat = sha256\n",
@@ -108,7 +115,11 @@ impl Git {
 
     /// `git version`, refused when older than [`OLDEST`].
     fn check_version(&self) -> Result<String, GitError> {
-        let out = self.run(&self.dir.path().join("index"), &["version"], None)?;
+        let out = self.run(
+            &self.dir.path().join("index"),
+            &[OsStr::new("version")],
+            None,
+        )?;
         let text = String::from_utf8_lossy(&out).trim().to_string();
         let number = text.strip_prefix("git version ").unwrap_or("");
         let mut parts = number.split(['.', ' ']).map(|p| p.parse::<u32>().ok());
@@ -147,7 +158,12 @@ impl Git {
     }
 
     /// Runs `git args` (with `input` on its standard input), its output.
-    fn run(&self, index: &Path, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, GitError> {
+    fn run(
+        &self,
+        index: &Path,
+        args: &[&OsStr],
+        input: Option<&[u8]>,
+    ) -> Result<Vec<u8>, GitError> {
         let mut cmd = self.command(index);
         cmd.args(args)
             .stdin(if input.is_some() {
@@ -181,7 +197,8 @@ impl Git {
             let first = said.lines().next().unwrap_or("").trim();
             return Err(GitError::Failed(format!(
                 "`git {}` failed ({}){}",
-                args.first().copied().unwrap_or(""),
+                args.first()
+                    .map_or(std::borrow::Cow::Borrowed(""), |a| a.to_string_lossy()),
                 out.status,
                 if first.is_empty() {
                     String::new()
@@ -213,8 +230,10 @@ impl Git {
             .join(format!("end-{}", self.made))
             .join("tree");
         std::fs::create_dir_all(&top).map_err(|e| failed("cannot make a checkout directory", e))?;
-        self.run(&index, &["read-tree", tree], None)?;
-        let entries = listing(&self.run(&index, &["ls-files", "-z", "-s"], None)?);
+        let mut read_tree: Vec<&OsStr> = args(&["read-tree"]);
+        read_tree.push(OsStr::new(tree));
+        self.run(&index, &read_tree, None)?;
+        let entries = listing(&self.run(&index, &args(&["ls-files", "-z", "-s"]), None)?);
         let paths: BTreeSet<&[u8]> = entries.iter().map(|e| e.path.as_slice()).collect();
         let links: BTreeSet<&[u8]> = entries
             .iter()
@@ -236,12 +255,12 @@ impl Git {
                 input.extend_from_slice(p);
                 input.push(0);
             }
-            let prefix = format!("--prefix={}/", top.display());
-            self.run(
-                &index,
-                &["checkout-index", "-z", "--stdin", &prefix],
-                Some(&input),
-            )?;
+            let mut prefix = std::ffi::OsString::from("--prefix=");
+            prefix.push(top.as_os_str());
+            prefix.push("/");
+            let mut checkout: Vec<&OsStr> = args(&["checkout-index", "-z", "--stdin"]);
+            checkout.push(&prefix);
+            self.run(&index, &checkout, Some(&input))?;
             for p in &new {
                 if links.contains(p.as_slice()) {
                     if let Some(target) = link_target(&top, p) {
@@ -258,6 +277,11 @@ impl Git {
 
 fn failed(what: &str, e: std::io::Error) -> GitError {
     GitError::Failed(format!("{what}: {e}"))
+}
+
+/// `words` as the arguments of a command.
+fn args(words: &[&'static str]) -> Vec<&'static OsStr> {
+    words.iter().map(|w| OsStr::new(*w)).collect()
 }
 
 /// `git ls-files -z -s`'s entries.
