@@ -557,7 +557,10 @@ mod test_fault {
 
     impl<'s> Flip<'s> {
         pub(super) fn new(id: ObjectId, sink: &'s mut dyn FnMut(&[u8])) -> Self {
-            let armed = std::env::var(VARIABLE).is_ok_and(|v| v == id.to_string());
+            let armed = std::env::var(VARIABLE)
+                .ok()
+                .and_then(|v| ObjectId::from_hex(v.as_bytes()).ok())
+                == Some(id);
             Flip { sink, armed }
         }
 
