@@ -601,6 +601,17 @@ def attributes_job(args, base, results, targets):
     for start, which, keys in ((same, "unchanged", "acb"), (changed, "changed", "acbd")):
         cmds += [Cmd(f"fpcheck {start}..HEAD --no-cache ({which} selection), {label[k]}", range_argv(k, start),
                      range_verdict(k, start), parse=verdict) for k in keys]
+    # The witness (git's own checkout of both ends confirms a "no restart"):
+    # (c) and (b) say no restart from `same`, on a tree with attributes, so
+    # `auto` runs it; beside `never` and git's own checkout-index of the
+    # same paths of both ends. On (a), nothing calls for it: within noise.
+    witness_argv = lambda k, when: range_argv(k, same) + ["--witness", when]
+    for k in "cba":
+        for when in ("auto", "never"):
+            cmds.append(Cmd(f"fpcheck {same}..HEAD --no-cache --witness {when}, {label[k]}", witness_argv(k, when),
+                            range_verdict(k, same), parse=verdict))
+    cmds += [Cmd(f"git read-tree + checkout-index of src at {same} and HEAD, {label[k]}",
+                 ["sh", f"{PLAIN}/checkout_index.sh", repos[k], "src", same, "HEAD"], "ok") for k in "cb"]
     # (b) of the medium job reads the blobs, so it agrees where the bytes are the blobs';
     # git archive writes a checkout's bytes, so it agrees everywhere.
     cmds += [Cmd(f"(b) git ls-tree + cat-file --batch -> hashlib, {label[k]}",
@@ -639,6 +650,17 @@ def attributes_job(args, base, results, targets):
                         abs(a.median / before["a"].median - 1) <= max(0.05, 2 * noise)))
         targets.append(("`* text=auto eol=lf`: fingerprint (b), this build vs the build --before",
                         f"{b.median / before['b'].median:.2f}x (CPU {cpu(b) / cpu(before['b']):.2f}x)", "(report)", None))
+    w = lambda k, when: by[f"fpcheck {same}..HEAD --no-cache --witness {when}, {label[k]}"]
+    co = lambda k: by[f"git read-tree + checkout-index of src at {same} and HEAD, {label[k]}"]
+    for k in "cb":
+        extra = w(k, "auto").median - w(k, "never").median
+        targets.append((f"witness on {label[k]}: range auto - never vs git's checkout-index of both ends",
+                        f"+{fmt(extra)} vs {fmt(co(k).median)} ({extra / co(k).median:.2f}x; range "
+                        f"{fmt(w(k, 'never').median)} -> {fmt(w(k, 'auto').median)})",
+                        "<= git's checkout + fingerprint", None))
+    targets.append(("witness, ordinary tree (a): range auto vs never",
+                    f"{w('a', 'auto').median / w('a', 'never').median:.2f}x; (a) vs itself {again.median / a.median:.2f}x",
+                    "within noise", abs(w("a", "auto").median / w("a", "never").median - 1) <= max(0.05, 2 * noise)))
     targets.append((".gitattributes `* text eol=crlf` on every file (all converted), medium: fingerprint (d) vs (a)",
                     f"{d.median / a.median:.2f}x", "(report)", None))
     for start, which in ((same, "unchanged"), (changed, "changed")):

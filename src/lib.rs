@@ -53,6 +53,7 @@ mod threads;
 pub mod verdict;
 pub mod version;
 pub mod warning;
+pub mod witness;
 
 pub use fingerprint::{compute, Fingerprint};
 pub use select::{Rules, Selection};

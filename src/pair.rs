@@ -5,7 +5,7 @@
 
 /// One value for each end of a comparison: `from` the older end (the
 /// release installed, the snapshot taken before), `to` the newer one.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Pair<T> {
     /// The older end's value.
     pub from: T,

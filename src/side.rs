@@ -49,6 +49,11 @@ pub struct Side {
     /// name anew.
     #[serde(skip)]
     pub tree: Option<gix::ObjectId>,
+    /// Why its tree's checkout is more than its blobs (see
+    /// [`crate::source::GitSource::unusual`]), for the witness; `None` for
+    /// an ordinary tree or the working tree.
+    #[serde(skip)]
+    pub unusual: Option<&'static str>,
 }
 
 /// Why a fingerprint was not computed.
@@ -86,6 +91,7 @@ impl Side {
             runtime_files: fp.files().len(),
             reading: crate::verdict::Reading::of(release),
             tree: None,
+            unusual: None,
         }
     }
 

@@ -87,11 +87,16 @@ pub enum Code {
     RuntimesReplaced,
     /// Several runtimes: `force_restart` left as it is.
     ForceRestartUntouched,
+    // The witness (docs/spec.md section 4.2).
+    /// git's own checkout contradicts a "no restart": now a restart.
+    WitnessDisagrees,
+    /// git could not confirm a "no restart" (missing, too old, failed).
+    WitnessUnconfirmed,
 }
 
 impl Code {
     /// Every code, for the test that each is documented.
-    pub const ALL: [Code; 33] = [
+    pub const ALL: [Code; 35] = [
         Code::ForceRestartNotBoolean,
         Code::ForceRestartCarriedOver,
         Code::ForcedWithoutVersionChange,
@@ -125,6 +130,8 @@ impl Code {
         Code::VersionFileNotReadByGate,
         Code::RuntimesReplaced,
         Code::ForceRestartUntouched,
+        Code::WitnessDisagrees,
+        Code::WitnessUnconfirmed,
     ];
 
     /// The code as written in JSON and on stderr.
@@ -164,6 +171,8 @@ impl Code {
             VersionFileNotReadByGate => "version_file_not_read_by_gate",
             RuntimesReplaced => "runtimes_replaced",
             ForceRestartUntouched => "force_restart_untouched",
+            WitnessDisagrees => "witness_disagrees",
+            WitnessUnconfirmed => "witness_unconfirmed",
         }
     }
 }

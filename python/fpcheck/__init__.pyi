@@ -127,8 +127,11 @@ def analyse(
     empty, lists what the gate cannot see (docs/advice.md): possible missed
     restarts, a restart caused only by a version string, the MCP tools
     added, removed or changed, each with ``kind``, ``cause``, ``message``,
-    ``evidence`` (``file:line``) and ``changes``. An unknown keyword raises
-    ``TypeError``.
+    ``evidence`` (``file:line``) and ``changes``. ``witness`` (``"auto"``,
+    the default: git's own checkout of both ends confirms a "no restart" on
+    trees whose checkout fpcheck emulates; ``"always"``; ``"never"``; the
+    report's ``witness`` says what it did, as the CLI's ``--witness``). An
+    unknown keyword raises ``TypeError``.
     """
 
 def status(

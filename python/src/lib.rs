@@ -116,6 +116,8 @@ struct AnalyseKeywords {
     /// Classify runtime changes (layout / docstrings / code), as the CLI
     /// does unless `--no-classify`.
     classify: bool,
+    /// When git's own checkout confirms a "no restart" (`--witness`).
+    witness: fpcheck::witness::Mode,
 }
 
 impl AnalyseKeywords {
@@ -140,16 +142,30 @@ impl AnalyseKeywords {
                 "worktree" => s.worktree = value.extract()?,
                 "use_cache" => s.use_cache = value.extract()?,
                 "classify" => s.classify = value.extract()?,
+                "witness" => s.witness = witness_mode(&value)?,
                 other => {
                     return Err(pyo3::exceptions::PyTypeError::new_err(format!(
                         "analyse() got an unexpected keyword argument '{other}' \
-                         (known: root, extensions, exclude, config, runtime, worktree, use_cache, classify)"
+                         (known: root, extensions, exclude, config, runtime, worktree, use_cache, classify, witness)"
                     )))
                 }
             }
         }
         Ok(s)
     }
+}
+
+/// `witness=`: `"auto"`, `"always"` or `"never"`, as `--witness`.
+fn witness_mode(value: &Bound<'_, PyAny>) -> PyResult<fpcheck::witness::Mode> {
+    let name: String = value.extract().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err("witness must be \"auto\", \"always\" or \"never\"")
+    })?;
+    fpcheck::witness::Mode::parse(&name).ok_or_else(|| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "witness must be one of {}, not {name:?}",
+            fpcheck::witness::Mode::NAMES.join(", ")
+        ))
+    })
 }
 
 /// `runtime=`: one name, or a list of names (the repeatable `--runtime`).
@@ -197,6 +213,7 @@ fn analyse<'py>(
             &repo,
             &range::RangeOptions {
                 persistent_cache: s.use_cache,
+                witness: s.witness,
                 ..range::RangeOptions::new(RangeSpec::between(from_rev, to), s.worktree, settings)
             },
             &s.runtime,

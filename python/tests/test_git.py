@@ -184,3 +184,32 @@ def test_analyse_returns_the_advice(repo: Path) -> None:
         ("possible_missed_restart", "data_file", ["src/catalog.py:3"])
     ]
     assert "advice" not in fpcheck.analyse(repo, "v1.0.0", "v1.1.0", classify=False)
+
+
+def test_analyse_takes_the_witness_as_the_flag(repo: Path) -> None:
+    (repo / ".gitattributes").write_text("*.py text eol=crlf\n")
+    commit_tree(repo, BASE, "v1.0.0")
+    (repo / "README.md").write_text("docs\n")
+    commit_tree(repo, BASE, "v1.1.0")
+    got = fpcheck.analyse(repo, "v1.0.0", "v1.1.0", use_cache=False)
+    assert got["restart_required"] is False
+    assert got["witness"]["status"] == "confirmed"
+    assert got["witness"]["mode"] == "auto"
+    for when, status in (("always", "confirmed"), ("never", "off")):
+        report = fpcheck.analyse(
+            repo, "v1.0.0", "v1.1.0", use_cache=False, witness=when
+        )
+        cli = fpcheck_cli(
+            "v1.0.0..v1.1.0",
+            "--repo",
+            str(repo),
+            "--format",
+            "json",
+            "--no-cache",
+            "--witness",
+            when,
+        )
+        assert report == json.loads(cli.stdout)
+        assert report["witness"]["status"] == status
+    with pytest.raises(ValueError, match="witness must be one of"):
+        fpcheck.analyse(repo, "v1.0.0", "v1.1.0", witness="sometimes")

@@ -83,6 +83,12 @@ pub(super) struct HistoryArgs {
     /// 0 when none did (errors keep their own codes).
     #[arg(long)]
     exit_code: bool,
+    /// When git's own checkout of both releases confirms a free release:
+    /// auto (trees whose checkout fpcheck emulates: .gitattributes,
+    /// symbolic links, submodules, names not UTF-8), always, never. A
+    /// disagreement is a restart (witness_disagrees, exit 3).
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    witness: super::WitnessWhen,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -114,6 +120,7 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
         persistent_cache: !args.no_cache,
         threads: args.threads,
         classify: !args.no_classify,
+        witness: args.witness.into(),
     };
     let bar = progress_bar(&args);
     let progress = |done: usize, total: usize| {
@@ -149,7 +156,10 @@ pub(super) fn run(mut args: HistoryArgs) -> Result<u8, Failure> {
     if records.iter().all(|(_, r)| r.no_fingerprint()) {
         return Ok(exit::UNAVAILABLE);
     }
-    Ok(if args.exit_code && outcome.restart_required() {
+    Ok(if outcome.witness_disagreed() {
+        // As for an unavailable fingerprint: fpcheck's reading failed.
+        exit::UNAVAILABLE
+    } else if args.exit_code && outcome.restart_required() {
         exit::RESTART
     } else {
         exit::OK

@@ -563,6 +563,30 @@ pub enum ColorWhen {
     Never,
 }
 
+/// `--witness auto|always|never`: when git's own checkout confirms a "no
+/// restart" (docs/spec.md section 4.2).
+#[derive(Debug, Clone, Copy, clap::ValueEnum, Default)]
+pub enum WitnessWhen {
+    /// On trees whose checkout fpcheck emulates (`.gitattributes`,
+    /// symbolic links, submodules, names that are not UTF-8).
+    #[default]
+    Auto,
+    /// Before every "no restart".
+    Always,
+    /// Never.
+    Never,
+}
+
+impl From<WitnessWhen> for fpcheck::witness::Mode {
+    fn from(w: WitnessWhen) -> Self {
+        match w {
+            WitnessWhen::Auto => fpcheck::witness::Mode::Auto,
+            WitnessWhen::Always => fpcheck::witness::Mode::Always,
+            WitnessWhen::Never => fpcheck::witness::Mode::Never,
+        }
+    }
+}
+
 /// The width a table may take: `COLUMNS`, else the terminal's own width,
 /// else 100 on a terminal whose size is unknown, 80 for a file or pipe.
 pub fn table_width(terminal: bool) -> u16 {

@@ -111,6 +111,12 @@ pub(super) struct RangeArgs {
     /// patch RANGE` prints) to FILE; its explanations go to stderr.
     #[arg(long, value_name = "FILE")]
     patch_out: Option<PathBuf>,
+    /// When git's own checkout of both ends confirms a "no restart" before
+    /// it is said: auto (trees whose checkout fpcheck emulates:
+    /// .gitattributes, symbolic links, submodules, names not UTF-8),
+    /// always, never. A disagreement is a restart (witness_disagrees, exit 3).
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    witness: super::WitnessWhen,
     /// The format of --patch-out: merge (RFC 7396, default) or json-patch
     /// (RFC 6902).
     #[arg(long, value_enum, value_name = "FORMAT", requires = "patch_out")]
@@ -157,6 +163,7 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
             } else {
                 range::Digests::WhenNeeded
             },
+            witness: args.witness.into(),
             ..range::RangeOptions::new(spec, args.worktree, settings)
         },
         &args.runtime.runtime,
@@ -193,7 +200,11 @@ pub(super) fn run(mut args: RangeArgs) -> Result<u8, Failure> {
             failures.push(f);
         }
     }
-    let ok = if args.exit_code && outcome.restart_required() {
+    let disagreed = outcome.analyses_mut().any(|a| a.witness.disagreed());
+    let ok = if disagreed {
+        // As for an unavailable fingerprint: fpcheck's reading failed.
+        exit::UNAVAILABLE
+    } else if args.exit_code && outcome.restart_required() {
         exit::RESTART
     } else {
         exit::OK

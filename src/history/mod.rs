@@ -25,6 +25,7 @@ mod runtimes;
 mod settings;
 mod tags;
 mod update;
+mod witnessed;
 mod worker;
 
 pub use runtimes::{run_runtimes, runtimes_summary, HistoryOutcome, NamedRecord, RuntimesHistory};
@@ -54,6 +55,8 @@ pub struct HistoryOptions {
     pub threads: usize,
     /// Tell restarts caused only by comments or docstrings ([`crate::classify`]).
     pub classify: bool,
+    /// When git's own checkout confirms a free release (`--witness`).
+    pub witness: crate::witness::Mode,
 }
 
 /// Errors that prevent a history.
@@ -179,6 +182,11 @@ pub struct Step {
     /// out when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<Warning>,
+    /// git's own checkout of both releases, confirming a free release on
+    /// trees whose checkout fpcheck emulates (see [`crate::witness`]); left
+    /// out when it did not run.
+    #[serde(skip_serializing_if = "crate::witness::Witness::not_run_here")]
+    pub witness: crate::witness::Witness,
 }
 
 /// The record at a glance.
@@ -512,6 +520,7 @@ fn record(
     // declaring release's settings and keeps that fingerprint.
     let own: Vec<Read> = slots.iter().map(|slot| reads[slot.own].clone()).collect();
     let mut steps = decide_updates(slots, &own, reads);
+    witnessed::confirm(repo, opts.witness, (slots, &own), &mut steps);
     if opts.classify {
         classify_steps(
             repo,

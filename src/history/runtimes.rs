@@ -31,6 +31,15 @@ impl HistoryOutcome {
             HistoryOutcome::Many(m) => m.restart_required,
         }
     }
+
+    /// git's own checkout disagreed with a free release of any runtime.
+    pub fn witness_disagreed(&self) -> bool {
+        let record = |r: &super::Record| r.updates.iter().any(|s| s.witness.disagreed());
+        match self {
+            HistoryOutcome::One(h) => record(&h.record),
+            HistoryOutcome::Many(m) => m.runtimes.iter().any(|r| record(&r.record)),
+        }
+    }
 }
 
 /// The history of several runtimes: `--format json` prints exactly this.

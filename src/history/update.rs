@@ -94,6 +94,7 @@ pub(super) fn step(
         advice: Vec::new(),
         settings_check,
         warnings,
+        witness: crate::witness::Witness::default(),
     }
 }
 

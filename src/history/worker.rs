@@ -36,6 +36,8 @@ pub(super) struct Read {
     pub(super) how: How,
     /// The runtime root it was read with.
     pub(super) root: String,
+    /// Why its tree's checkout is more than its blobs, for the witness.
+    pub(super) unusual: Option<&'static str>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +121,9 @@ impl<'a> Worker<'a> {
             .collect();
         let (fingerprint, reason, how) =
             self.fingerprint(&src, &runtime.rules, selection, key.as_deref())?;
+        let unusual = src
+            .unusual()
+            .unwrap_or(Some("its .gitattributes cannot be looked up"));
         let runtime_files = match fingerprint {
             Some(_) => ids.len(),
             None => 0,
@@ -144,6 +149,7 @@ impl<'a> Worker<'a> {
             key,
             how,
             root: runtime.root.clone(),
+            unusual,
         })
     }
 

@@ -294,6 +294,10 @@ pub(super) fn read_git(
     )
     .with_release_version(release::pyproject_version(src)?, src.tag_version());
     side.tree = Some(rev.tree);
+    // What the walk met; a tree that cannot be looked at again is unusual.
+    side.unusual = src
+        .unusual()
+        .unwrap_or(Some("its .gitattributes cannot be looked up"));
     let side = match skipped {
         Some(files) => side.skipped(files),
         None => side,

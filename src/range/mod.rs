@@ -32,6 +32,7 @@ mod tags;
 mod wording;
 
 mod annotate;
+mod witnessed;
 pub use crate::side::Skipped;
 pub use annotate::annotate;
 pub(crate) use cross::needed as settings_differ;
@@ -134,6 +135,9 @@ pub struct Analysis {
     pub warnings: Vec<Warning>,
     /// How the range was chosen, when fpcheck chose it.
     pub notes: Vec<String>,
+    /// git's own checkout of the ends, confirming a "no restart" (see
+    /// [`crate::witness`]).
+    pub witness: crate::witness::Witness,
 }
 
 /// A row of the behaviour matrix (docs/spec.md section 8).
@@ -170,6 +174,8 @@ pub struct RangeOptions {
     pub persistent_cache: bool,
     /// Whether both digests must be computed when the verdict needs none.
     pub digests: Digests,
+    /// When git's own checkout confirms a "no restart" (`--witness`).
+    pub witness: crate::witness::Mode,
 }
 
 impl RangeOptions {
@@ -183,6 +189,7 @@ impl RangeOptions {
             settings,
             persistent_cache: true,
             digests: Digests::WhenNeeded,
+            witness: crate::witness::Mode::Auto,
         }
     }
 }
@@ -244,6 +251,7 @@ fn analyse_in(repo: &Session, options: &RangeOptions) -> Result<Analysis, RangeE
         &mut cache,
         options.digests,
     )?;
+    witnessed::confirm(repo, options.witness, &mut analysis, false);
     // A cache that cannot be written costs the next run time, nothing else.
     let _ = cache.save();
     analysis.notes = notes;
@@ -753,6 +761,7 @@ fn conclude(
         advice: Vec::new(),
         warnings,
         notes: Vec::new(),
+        witness: crate::witness::Witness::default(),
     }
 }
 

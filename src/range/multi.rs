@@ -218,6 +218,7 @@ fn runtimes_with(
     for name in names {
         let request = options.settings.for_runtime(Some(&name));
         let absent = absent_ends(repo, &request, &name, &revs, decls.as_ref())?;
+        let undeclared = absent.from.is_some() || absent.to.is_some();
         let mut analysis = analyse_with(
             repo,
             &from,
@@ -227,6 +228,7 @@ fn runtimes_with(
             &mut cache,
             options.digests,
         )?;
+        super::witnessed::confirm(repo, options.witness, &mut analysis, undeclared);
         analysis
             .warnings
             .extend(undeclared_warnings(&name, decls.as_ref()));

@@ -122,7 +122,9 @@ pub(super) fn matrix_row(d: &Decision, changes: &Changes, to: &Side) -> Option<M
         }
         Reason::FingerprintUnavailable => Some(row(8)),
         Reason::Forced => Some(row(7)),
-        Reason::UnavailableVersionUnchanged | Reason::SettingsChangedRuntimeChanged => None,
+        Reason::UnavailableVersionUnchanged
+        | Reason::SettingsChangedRuntimeChanged
+        | Reason::WitnessDisagrees => None,
         Reason::NoRuntimeChange if to.force_restart => Some(row(7)),
         Reason::NoRuntimeChange => Some(outside_runtime_row(changes)),
     }
@@ -227,6 +229,9 @@ pub(super) fn summary(from: &Side, to: &Side, d: &Decision, changes: &Changes) -
         Reason::SettingsChangedRuntimeChanged => format!(
             "{head} forces running clients to restart: the fingerprint settings changed, and under {}'s settings (what the running release's gate computes) the runtime code changed; {}'s own settings hide it.",
             from.reference, to.reference
+        ),
+        Reason::WitnessDisagrees => format!(
+            "{head} forces running clients to restart: fpcheck's reading said no restart, but git's own checkout of the two ends disagrees (see the warnings)."
         ),
         Reason::UnavailableVersionUnchanged => format!(
             "{head} does not restart running clients, but only because nothing can tell: a fingerprint is unavailable and the version did not change."

@@ -135,6 +135,7 @@ fn short_reason(reason: Reason) -> (&'static str, Option<&'static str>) {
             "settings hid a change",
             Some("settings hid a change = settings_changed_runtime_changed"),
         ),
+        Reason::WitnessDisagrees => ("git disagrees", Some("git disagrees = witness_disagrees")),
     }
 }
 

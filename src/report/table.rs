@@ -42,6 +42,9 @@ pub(super) fn render_table(a: &Analysis, opts: &RenderOptions) -> String {
         None => "does not fire".into(),
     };
     out.push_str(&format!("updater: {marker}; process check: {process}\n"));
+    if let Some(said) = &a.witness.summary {
+        out.push_str(&format!("witness: {}\n", clean(said)));
+    }
     if let Some(row) = &a.matrix_row {
         out.push_str(&format!(
             "behaviour matrix row {}: {}\n",

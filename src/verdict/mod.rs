@@ -91,6 +91,12 @@ pub enum Reason {
     /// the `to` end's own settings show no change. Set by
     /// [`decide_update`] under a settings cross-check, never by [`decide`].
     SettingsChangedRuntimeChanged,
+    /// fpcheck's reading says no restart, but git's own checkout of the
+    /// ends (the witness, [`crate::witness`]) gives another verdict or
+    /// other fingerprints: fpcheck's emulation of the checkout is wrong
+    /// there, and the update restarts. Set by the witness, never by
+    /// [`decide`].
+    WitnessDisagrees,
 }
 
 impl Reason {
@@ -103,6 +109,7 @@ impl Reason {
             Reason::NoRuntimeChange => "no_runtime_change",
             Reason::UnavailableVersionUnchanged => "unavailable_version_unchanged",
             Reason::SettingsChangedRuntimeChanged => "settings_changed_runtime_changed",
+            Reason::WitnessDisagrees => "witness_disagrees",
         }
     }
 }

@@ -46,3 +46,4 @@ mod templates;
 mod unchanged_selection;
 mod vectors;
 mod warnings;
+mod witness;

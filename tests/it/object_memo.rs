@@ -196,6 +196,7 @@ fn sessions_on_two_repositories_at_once_keep_to_their_own() {
             },
             persistent_cache,
             digests: Digests::Always,
+            witness: fpcheck::witness::Mode::Auto,
         }
     };
     let answer = |session: &Session, range: &str, persistent: bool| {

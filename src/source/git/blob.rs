@@ -69,6 +69,10 @@ impl GitSource {
         what: &str,
         sink: &mut dyn FnMut(&[u8]),
     ) -> Result<(), SourceError> {
+        #[cfg(debug_assertions)]
+        let mut faulty = test_fault::Flip::new(self.stored_blob(id), sink);
+        #[cfg(debug_assertions)]
+        let sink: &mut dyn FnMut(&[u8]) = &mut |b: &[u8]| faulty.write(b);
         if let Some(bytes) = self.converted_bytes(id, what)? {
             sink(&bytes);
             return Ok(());
@@ -530,5 +534,45 @@ mod tests {
         assert!(
             inflate_stream(&mut z.as_slice(), data.len() as u64 - 3, b"x", &mut |_| {}).is_err()
         );
+    }
+}
+
+/// A test-only fault in the fast path, so that tests can show git's own
+/// checkout (the witness) catching a wrong byte: with
+/// `FPCHECK_TEST_FAULT_STREAM=<blob id>` (the stored blob's), the first byte of that blob's
+/// bytes (its checkout's, when attributes convert it) is flipped as it is
+/// streamed into a fingerprint. Debug builds only: a release build has no
+/// such code, so no environment can reach it.
+#[cfg(debug_assertions)]
+mod test_fault {
+    use gix::ObjectId;
+
+    /// The variable naming the blob whose first byte is flipped.
+    const VARIABLE: &str = "FPCHECK_TEST_FAULT_STREAM";
+
+    pub(super) struct Flip<'s> {
+        sink: &'s mut dyn FnMut(&[u8]),
+        armed: bool,
+    }
+
+    impl<'s> Flip<'s> {
+        pub(super) fn new(id: ObjectId, sink: &'s mut dyn FnMut(&[u8])) -> Self {
+            let armed = std::env::var(VARIABLE)
+                .ok()
+                .and_then(|v| ObjectId::from_hex(v.as_bytes()).ok())
+                == Some(id);
+            Flip { sink, armed }
+        }
+
+        pub(super) fn write(&mut self, bytes: &[u8]) {
+            match bytes.split_first() {
+                Some((first, rest)) if self.armed => {
+                    self.armed = false;
+                    (self.sink)(&[first ^ 1]);
+                    (self.sink)(rest);
+                }
+                _ => (self.sink)(bytes),
+            }
+        }
     }
 }

@@ -92,6 +92,22 @@ pub struct GitSource {
     root_paths: RefCell<Vec<std::rc::Rc<[u8]>>>,
     /// The `.gitattributes` above the root, once looked up.
     above_root: OnceCell<Vec<(TopPath, ObjectId)>>,
+    /// What the walk met that a checkout writes through more than a blob
+    /// (see [`GitSource::unusual`]): noted as it reads, never looked for.
+    met: Cell<Met>,
+}
+
+/// Features of a tree the selection walk met, whose checkout fpcheck
+/// emulates rather than copies blob for blob.
+#[derive(Clone, Copy, Debug, Default)]
+struct Met {
+    /// A selected entry is a symbolic link, or the root is reached
+    /// through one.
+    link: bool,
+    /// A submodule in a directory the walk read.
+    submodule: bool,
+    /// A name that is not UTF-8 in a directory the walk read.
+    non_utf8: bool,
 }
 
 impl GitSource {
@@ -116,6 +132,7 @@ impl GitSource {
             walked_file: RefCell::default(),
             root_paths: RefCell::default(),
             above_root: OnceCell::new(),
+            met: Cell::new(Met::default()),
         };
         let top = vec![source.rev.tree];
         let mut links = 0;
@@ -130,6 +147,12 @@ impl GitSource {
         source.root_state = match found {
             Found::Tree(id) => {
                 source.root_stack = Some(stack);
+                // A root reached through a link (or `..`) has another real
+                // path than its name.
+                let real = source.root_paths.borrow().last().cloned();
+                if real.is_some_and(|r| *r != *source.root.as_bytes()) {
+                    source.note(|m| m.link = true);
+                }
                 RootState::Dir(Node::Object(id))
             }
             Found::Blob(_) => RootState::NotADirectory,
@@ -150,6 +173,34 @@ impl GitSource {
     /// then select the same list of (path, blob id).
     pub fn links_left_root(&self) -> bool {
         self.left_root.get()
+    }
+
+    /// Why this tree's checkout is more than its blobs, as far as the walk
+    /// so far saw: a `.gitattributes` that can apply, a selected symbolic
+    /// link (or a root reached through one), a submodule or a name that is
+    /// not UTF-8 where the walk read; `None` for an ordinary tree, whose
+    /// checkout writes each blob's bytes as stored. Costs nothing beyond
+    /// the look-up of the `.gitattributes` above the root, which the
+    /// attribute check makes anyway.
+    pub fn unusual(&self) -> Result<Option<&'static str>, SourceError> {
+        let met = self.met.get();
+        Ok(if self.may_have_attributes()? {
+            Some("a .gitattributes can apply to its runtime or version files")
+        } else if met.link {
+            Some("a symbolic link is in or leads to its selection")
+        } else if met.submodule {
+            Some("a submodule is under its runtime root")
+        } else if met.non_utf8 {
+            Some("a name under its runtime root is not UTF-8")
+        } else {
+            None
+        })
+    }
+
+    fn note(&self, f: impl FnOnce(&mut Met)) {
+        let mut met = self.met.get();
+        f(&mut met);
+        self.met.set(met);
     }
 
     /// The runtime root's tree, where it stands, and the links its path
@@ -176,6 +227,12 @@ impl GitSource {
     pub fn adopt_walk(&self, other: &GitSource) {
         debug_assert_eq!(self.root, other.root);
         *self.gitattributes.borrow_mut() = other.gitattributes.borrow().clone();
+        let theirs = other.met.get();
+        self.note(|m| {
+            m.link |= theirs.link;
+            m.submodule |= theirs.submodule;
+            m.non_utf8 |= theirs.non_utf8;
+        });
     }
 
     /// The version a release tag names, when the revision was given as a
@@ -349,6 +406,12 @@ impl Source for GitSource {
                     .borrow_mut()
                     .push((attributes::attribute_file_in(&path), oid));
             }
+            if kind == GitKind::Commit {
+                self.note(|m| m.submodule = true);
+            }
+            if !name.is_ascii() && std::str::from_utf8(&name).is_err() {
+                self.note(|m| m.non_utf8 = true);
+            }
             let kind = match kind {
                 GitKind::Tree => EntryKind::Dir,
                 GitKind::Blob | GitKind::BlobExecutable => EntryKind::File,
@@ -374,6 +437,7 @@ impl Source for GitSource {
         let Node::Object(link) = entry.node else {
             unreachable!("a git source only hands out object ids")
         };
+        self.note(|m| m.link = true);
         let what = self.display(rel);
         let target = match self.link_target(link, &what)? {
             Ok(target) => target,
