@@ -146,7 +146,12 @@ fn agrees_with_git(
     // report, and says so with exit 3.
     let run = repo.fpcheck(&["history", "--format", "json"]);
     let none_available = want.iter().all(|w| w.is_empty());
-    assert_eq!(run.code, if none_available { 3 } else { 0 }, "{}", run.stderr);
+    assert_eq!(
+        run.code,
+        if none_available { 3 } else { 0 },
+        "{}",
+        run.stderr
+    );
     let h = run.json();
     let tags = h["tags"].as_array().unwrap();
     for (rev, want) in [from, to].iter().zip(&want) {
