@@ -172,7 +172,9 @@ def test_fingerprint_at_and_analyse_follow_the_checkouts_bytes(
 
 
 def test_analyse_returns_the_advice(repo: Path) -> None:
-    reader = 'from pathlib import Path\n\nDATA = Path(__file__).with_name("data.json")\n'
+    reader = (
+        'from pathlib import Path\n\nDATA = Path(__file__).with_name("data.json")\n'
+    )
     base = {**BASE, "catalog.py": reader, "data.json": "{}\n"}
     commit_tree(repo, base, "v1.0.0")
     commit_tree(repo, {**base, "data.json": '{"a": 1}\n'}, "v1.1.0")
