@@ -226,14 +226,7 @@ fn warn_records(outcome: &HistoryOutcome) -> Vec<(Option<&str>, &Record)> {
             .iter()
             .filter(|w| w.code == Code::FingerprintsMostlyUnavailable)
         {
-            let whose = name
-                .map(|n| format!("runtime {}: ", escape(n)))
-                .unwrap_or_default();
-            eprintln!(
-                "fpcheck: warning: {whose}{}: {}",
-                w.code,
-                escape(&w.message)
-            );
+            say_runtime_warning(*name, w);
         }
     }
     // The order warnings are the same in every runtime's record: once.
@@ -251,17 +244,23 @@ fn warn_records(outcome: &HistoryOutcome) -> Vec<(Option<&str>, &Record)> {
             .filter(|w| w.code == Code::RuntimeNotDeclared);
         let updates = record.updates.iter().flat_map(|s| &s.warnings);
         for w in only.chain(updates) {
-            let whose = name
-                .map(|n| format!("runtime {}: ", escape(n)))
-                .unwrap_or_default();
-            eprintln!(
-                "fpcheck: warning: {whose}{}: {}",
-                w.code,
-                escape(&w.message)
-            );
+            say_runtime_warning(*name, w);
         }
     }
     records
+}
+
+/// One warning of one runtime's record on stderr, naming the runtime when
+/// there are several.
+fn say_runtime_warning(name: Option<&str>, w: &crate::warning::Warning) {
+    let whose = name
+        .map(|n| format!("runtime {}: ", escape(n)))
+        .unwrap_or_default();
+    eprintln!(
+        "fpcheck: warning: {whose}{}: {}",
+        w.code,
+        escape(&w.message)
+    );
 }
 
 /// The history in the format asked for.
