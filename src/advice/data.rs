@@ -18,7 +18,7 @@ use ruff_python_ast::visitor::{walk_expr, Visitor};
 use ruff_python_ast::{Expr, ModModule, Operator};
 use ruff_text_size::Ranged;
 
-use super::{tree, AdviceCause, AdviceKind, Item, Memo, Update};
+use super::{tree, AdviceCause, AdviceKind, Inflated, Item, Memo, Update};
 use crate::source::git::Session;
 
 /// A literal file name a module reads, and the line (from 1) reading it.
@@ -155,7 +155,7 @@ pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Vec<Ite
         .into_iter()
         .filter(|(p, _)| runtime(p) && crate::classify::is_python_source(p))
         .collect();
-    let reads = module_reads(repo, (&modules, &data), memo);
+    let reads = module_reads((repo, u.inflated), (&modules, &data), memo);
     let mut items = Vec::new();
     for file in &data {
         let mut readers: Vec<String> = modules
@@ -192,7 +192,7 @@ pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Vec<Ite
 /// module whose text holds the name of one of `data` can name it (a
 /// literal naming a file ends with its name): the others are not parsed.
 fn module_reads(
-    repo: &Session,
+    (repo, inflated): (&Session, Inflated<'_>),
     (modules, data): (&[(String, gix::ObjectId)], &[String]),
     memo: &mut Memo,
 ) -> Vec<Arc<Vec<Read>>> {
@@ -205,22 +205,22 @@ fn module_reads(
         .iter()
         .filter(|(_, id)| !memo.reads.contains_key(id))
     {
-        let named = match memo.names.get(id) {
+        let text = match memo.names.get(id) {
             Some(runs) => names
                 .iter()
-                .any(|n| !plain(n) || runs.binary_search(&n.to_string()).is_ok()),
+                .any(|n| !plain(n) || runs.binary_search(&n.to_string()).is_ok())
+                .then(|| module_text(repo, inflated, *id))
+                .flatten(),
             None => {
-                let Some(text) = tree::text(repo, *id) else {
+                let Some(text) = module_text(repo, inflated, *id) else {
                     continue;
                 };
                 memo.names.insert(*id, Arc::new(file_names(&text)));
-                names.iter().any(|n| text.contains(n))
+                names.iter().any(|n| text.contains(n)).then_some(text)
             }
         };
-        if named {
-            if let Some(text) = tree::text(repo, *id) {
-                todo.push((*id, text));
-            }
+        if let Some(text) = text {
+            todo.push((*id, text));
         }
     }
     let texts: Vec<&str> = todo.iter().map(|(_, t)| t.as_str()).collect();
@@ -232,6 +232,17 @@ fn module_reads(
         .iter()
         .map(|(_, id)| memo.reads.get(id).cloned().unwrap_or_default())
         .collect()
+}
+
+/// The text of module `id` as [`tree::text`] reads it, from the bytes the
+/// caller already inflated when it kept them (a blob is read once a run).
+fn module_text(repo: &Session, inflated: Inflated<'_>, id: gix::ObjectId) -> Option<String> {
+    match inflated(id) {
+        Some(kept) => (kept.len() as u64 <= tree::FILE_LIMIT)
+            .then(|| String::from_utf8(kept.to_vec()).ok())
+            .flatten(),
+        None => tree::text(repo, id),
+    }
 }
 
 /// Whether a file name is made only of the characters [`file_names`]
