@@ -140,7 +140,7 @@ impl Runtime<'_> {
 pub struct Memo {
     manifests: HashMap<ObjectId, std::sync::Arc<deps::Manifest>>,
     reads: HashMap<ObjectId, std::sync::Arc<Vec<data::Read>>>,
-    names: HashMap<ObjectId, std::sync::Arc<Vec<String>>>,
+    names: HashMap<ObjectId, std::sync::Arc<Vec<u64>>>,
     tools: HashMap<ObjectId, std::sync::Arc<Vec<surface::Registered>>>,
 }
 
