@@ -315,4 +315,20 @@ mod tests {
         assert!(names("lock.json", "managed_mcp/lock.json"));
         assert!(!names("lock.json", "managed_mcp/block.json"));
     }
+
+    #[test]
+    fn a_module_holds_the_names_it_reads() {
+        let text = "LOCK = Path(__file__).with_name(\"lock.json\")\n\
+                    DATA = open(\"data/x.csv\")\nself.value = \"é.json\"\n";
+        let runs = file_names(text);
+        let holds = |n: &str| plain(n) && runs.binary_search(&name_hash(n.as_bytes())).is_ok();
+        assert!(holds("lock.json"));
+        assert!(holds("x.csv"));
+        assert!(holds("self.value"));
+        assert!(!holds("lock.jso"));
+        assert!(!holds("block.json"));
+        assert!(!holds("data/x.csv"));
+        // "é.json" is cut at the accent: its ASCII tail is a run.
+        assert!(holds(".json"));
+    }
 }
