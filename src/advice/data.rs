@@ -18,7 +18,7 @@ use ruff_python_ast::visitor::{walk_expr, Visitor};
 use ruff_python_ast::{Expr, ModModule, Operator};
 use ruff_text_size::Ranged;
 
-use super::{tree, AdviceCause, AdviceKind, Item, Memo, Update};
+use super::{tree, AdviceCause, AdviceKind, Inflated, Item, Memo, Update};
 use crate::source::git::Session;
 
 /// A literal file name a module reads, and the line (from 1) reading it.
@@ -155,7 +155,7 @@ pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Vec<Ite
         .into_iter()
         .filter(|(p, _)| runtime(p) && crate::classify::is_python_source(p))
         .collect();
-    let reads = module_reads(repo, (&modules, &data), memo);
+    let reads = module_reads((repo, u.inflated), (&modules, &data), memo);
     let mut items = Vec::new();
     for file in &data {
         let mut readers: Vec<String> = modules
@@ -192,7 +192,7 @@ pub(super) fn advise(repo: &Session, u: &Update<'_>, memo: &mut Memo) -> Vec<Ite
 /// module whose text holds the name of one of `data` can name it (a
 /// literal naming a file ends with its name): the others are not parsed.
 fn module_reads(
-    repo: &Session,
+    (repo, inflated): (&Session, Inflated<'_>),
     (modules, data): (&[(String, gix::ObjectId)], &[String]),
     memo: &mut Memo,
 ) -> Vec<Arc<Vec<Read>>> {
@@ -205,22 +205,22 @@ fn module_reads(
         .iter()
         .filter(|(_, id)| !memo.reads.contains_key(id))
     {
-        let named = match memo.names.get(id) {
+        let text = match memo.names.get(id) {
             Some(runs) => names
                 .iter()
-                .any(|n| !plain(n) || runs.binary_search(&n.to_string()).is_ok()),
+                .any(|n| !plain(n) || runs.binary_search(&name_hash(n.as_bytes())).is_ok())
+                .then(|| module_text(repo, inflated, *id))
+                .flatten(),
             None => {
-                let Some(text) = tree::text(repo, *id) else {
+                let Some(text) = module_text(repo, inflated, *id) else {
                     continue;
                 };
                 memo.names.insert(*id, Arc::new(file_names(&text)));
-                names.iter().any(|n| text.contains(n))
+                names.iter().any(|n| text.contains(n)).then_some(text)
             }
         };
-        if named {
-            if let Some(text) = tree::text(repo, *id) {
-                todo.push((*id, text));
-            }
+        if let Some(text) = text {
+            todo.push((*id, text));
         }
     }
     let texts: Vec<&str> = todo.iter().map(|(_, t)| t.as_str()).collect();
@@ -234,6 +234,17 @@ fn module_reads(
         .collect()
 }
 
+/// The text of module `id` as [`tree::text`] reads it, from the bytes the
+/// caller already inflated when it kept them (a blob is read once a run).
+fn module_text(repo: &Session, inflated: Inflated<'_>, id: gix::ObjectId) -> Option<String> {
+    match inflated(id) {
+        Some(kept) => (kept.len() as u64 <= tree::FILE_LIMIT)
+            .then(|| String::from_utf8(kept.to_vec()).ok())
+            .flatten(),
+        None => tree::text(repo, id),
+    }
+}
+
 /// Whether a file name is made only of the characters [`file_names`]
 /// keeps together (else a module's text is searched for it).
 fn plain(name: &str) -> bool {
@@ -244,19 +255,29 @@ fn name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-')
 }
 
-/// The runs of file-name characters holding a dot in `text`, sorted: a
-/// literal naming a file holds its name as such a run (between quotes or
-/// after a `/`). Remembered by blob id, so that a module is read once
-/// however many releases it lives through.
-fn file_names(text: &str) -> Vec<String> {
-    let mut runs: Vec<String> = text
-        .split(|c: char| !c.is_ascii() || !name_byte(c as u8))
-        .filter(|r| r.contains('.'))
-        .map(str::to_string)
+/// The runs of file-name characters holding a dot in `text`, as their
+/// [`name_hash`]es, sorted: a literal naming a file holds its name as such
+/// a run (between quotes or after a `/`). Remembered by blob id, so that a
+/// module is read once however many releases it lives through. Hashes, not
+/// the runs themselves: a module holds thousands (`self.x`), and two names
+/// sharing a hash only cost a parse, which then compares the names.
+fn file_names(text: &str) -> Vec<u64> {
+    // By bytes: a non-ASCII character's bytes are none of a name's.
+    let mut runs: Vec<u64> = (text.as_bytes())
+        .split(|b| !name_byte(*b))
+        .filter(|r| r.contains(&b'.'))
+        .map(name_hash)
         .collect();
-    runs.sort();
+    runs.sort_unstable();
     runs.dedup();
     runs
+}
+
+/// A run's 64-bit FNV-1a hash: short runs, hashed by the thousand.
+fn name_hash(run: &[u8]) -> u64 {
+    run.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 #[cfg(test)]
@@ -293,5 +314,21 @@ mod tests {
         assert_eq!(reads(source), expected);
         assert!(names("lock.json", "managed_mcp/lock.json"));
         assert!(!names("lock.json", "managed_mcp/block.json"));
+    }
+
+    #[test]
+    fn a_module_holds_the_names_it_reads() {
+        let text = "LOCK = Path(__file__).with_name(\"lock.json\")\n\
+                    DATA = open(\"data/x.csv\")\nself.value = \"é.json\"\n";
+        let runs = file_names(text);
+        let holds = |n: &str| plain(n) && runs.binary_search(&name_hash(n.as_bytes())).is_ok();
+        assert!(holds("lock.json"));
+        assert!(holds("x.csv"));
+        assert!(holds("self.value"));
+        assert!(!holds("lock.jso"));
+        assert!(!holds("block.json"));
+        assert!(!holds("data/x.csv"));
+        // "é.json" is cut at the accent: its ASCII tail is a run.
+        assert!(holds(".json"));
     }
 }

@@ -104,7 +104,15 @@ pub struct Update<'a> {
     pub version_files: Vec<String>,
     /// Read the MCP surface (a range report; `history` leaves it out).
     pub surface: bool,
+    /// The bytes of a blob the caller already inflated, when it kept them
+    /// (a history reads every runtime file for its fingerprints): the
+    /// modules searched for data-file names are then not inflated again.
+    pub inflated: Inflated<'a>,
 }
+
+/// The bytes of a blob its caller already inflated, by id: `None` when not
+/// kept (then the blob is read from the store).
+pub type Inflated<'a> = &'a dyn Fn(ObjectId) -> Option<std::sync::Arc<Vec<u8>>>;
 
 /// How the runtime files of the `to` end are known.
 #[derive(Clone, Copy)]
@@ -132,7 +140,7 @@ impl Runtime<'_> {
 pub struct Memo {
     manifests: HashMap<ObjectId, std::sync::Arc<deps::Manifest>>,
     reads: HashMap<ObjectId, std::sync::Arc<Vec<data::Read>>>,
-    names: HashMap<ObjectId, std::sync::Arc<Vec<String>>>,
+    names: HashMap<ObjectId, std::sync::Arc<Vec<u64>>>,
     tools: HashMap<ObjectId, std::sync::Arc<Vec<surface::Registered>>>,
 }
 

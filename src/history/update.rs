@@ -176,7 +176,7 @@ pub(super) fn classify_steps(
     }
     let mut memo = crate::advice::Memo::default();
     for (step, w) in steps.iter_mut().zip(reads.windows(2)) {
-        step.advice = step_advice(repo, step, (&w[0], &w[1]), &mut memo);
+        step.advice = step_advice(repo, step, (&w[0], &w[1]), (&inflated, &mut memo));
     }
 }
 
@@ -186,7 +186,7 @@ fn step_advice(
     repo: &crate::source::git::Session,
     step: &Step,
     (from, to): (&Read, &Read),
-    memo: &mut crate::advice::Memo,
+    (inflated, memo): (crate::advice::Inflated<'_>, &mut crate::advice::Memo),
 ) -> Vec<crate::advice::Item> {
     let version = step.avoidable_by == Some(crate::classify::Avoidable::Version);
     if (step.restart_required && !version) || from.tree == to.tree {
@@ -209,6 +209,7 @@ fn step_advice(
         avoidable: step.avoidable_by,
         version_files,
         surface: false,
+        inflated,
     };
     crate::advice::advise(repo, &update, memo)
 }

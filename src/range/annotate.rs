@@ -75,6 +75,7 @@ fn advise(repo: &Session, analysis: &Analysis) -> Vec<crate::advice::Item> {
         avoidable,
         version_files,
         surface: true,
+        inflated: &|_| None,
     };
     crate::advice::advise(repo, &update, &mut crate::advice::Memo::default())
 }
