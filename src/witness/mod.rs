@@ -69,8 +69,12 @@ pub enum Status {
     Off,
     /// git's checkouts give the same verdict and the same fingerprints.
     Confirmed,
-    /// git could not be run, or failed: the verdict stands, with a warning.
+    /// No `git` on `PATH`: the verdict stands, with a warning.
     Unconfirmed,
+    /// git is there but could not check out a tree whose checkout fpcheck
+    /// emulates (it refused the tree, or failed): nothing confirms the
+    /// emulation, so the verdict is a restart.
+    Failed,
     /// git's checkouts say otherwise: the verdict is a restart.
     Disagreed,
 }
@@ -123,9 +127,10 @@ impl Witness {
         matches!(self.status, Status::NotNeeded | Status::Off)
     }
 
-    /// Whether git's checkouts contradict the verdict.
+    /// Whether the witness turns the verdict into a restart: git's
+    /// checkouts contradict it, or git failed on a tree it had to check.
     pub fn disagreed(&self) -> bool {
-        self.status == Status::Disagreed
+        matches!(self.status, Status::Disagreed | Status::Failed)
     }
 }
 
@@ -258,9 +263,13 @@ impl<'r> Witnesser<'r> {
                 });
                 witness.fingerprints = Some(fps);
             }
-            Err(why) => {
+            Err(why) if why == NO_GIT => {
                 witness.status = Status::Unconfirmed;
                 witness.summary = Some(format!("unconfirmed: {why}"));
+            }
+            Err(why) => {
+                witness.status = Status::Failed;
+                witness.summary = Some(format!("failed: {why}"));
             }
         }
         witness
@@ -349,7 +358,7 @@ impl<'r> Witnesser<'r> {
         let repo = self.repo.repo();
         let git = self.git.get_or_insert_with(|| {
             Git::new(&repo.common_dir().join("objects"), repo.object_hash()).map_err(|e| match e {
-                GitError::Missing => "no `git` on PATH".to_string(),
+                GitError::Missing => NO_GIT.to_string(),
                 other => other.to_string(),
             })
         });
@@ -382,6 +391,10 @@ impl<'r> Witnesser<'r> {
         })
     }
 }
+
+/// Why the witness could not run when `git` is not on `PATH`: the one
+/// failure that leaves the verdict standing.
+const NO_GIT: &str = "no `git` on PATH";
 
 /// The ends whose fingerprint fpcheck computed and git's checkout gives
 /// otherwise, by name.
@@ -433,6 +446,23 @@ pub fn warning(witness: &Witness, names: Pair<&str>, ours: Pair<Option<&str>>) -
                 ),
             ))
         }
+        Status::Failed => Some(Warning::new(
+            Code::WitnessUnconfirmed,
+            format!(
+                "fpcheck's \"no restart\" from {} to {} could not be confirmed: git failed to \
+                 check out a tree whose checkout fpcheck emulates: {} ({}); the verdict is a \
+                 restart. Check that `git` works here (`git --version`), or pass --witness never \
+                 to take fpcheck's reading alone",
+                names.from,
+                names.to,
+                witness
+                    .summary
+                    .as_deref()
+                    .and_then(|s| s.strip_prefix("failed: "))
+                    .unwrap_or(""),
+                witness.why.as_deref().unwrap_or(""),
+            ),
+        )),
         Status::Unconfirmed => Some(Warning::new(
             Code::WitnessUnconfirmed,
             format!(

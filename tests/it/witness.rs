@@ -189,6 +189,48 @@ fn without_git_on_path_the_verdict_is_unconfirmed() {
     assert_eq!(h.json()["releases"][0]["witness"]["status"], "unconfirmed");
 }
 
+/// fpcheck with a `git` on `PATH` that answers `git version` and fails
+/// every other command, as a git that refuses a tree (a name it will not
+/// check out) does.
+fn with_failing_git(repo: &TestRepo, args: &[&str]) -> Run {
+    let bin = tempfile::tempdir().unwrap();
+    let git = bin.path().join("git");
+    std::fs::write(
+        &git,
+        "#!/bin/sh\nif [ \"$1\" = version ]; then echo 'git version 2.47.3'; exit 0; fi\n\
+         echo 'error: invalid path' >&2; exit 128\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&git, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = fpcheck_command(repo.path())
+        .env("PATH", bin.path())
+        .args(args)
+        .output()
+        .unwrap();
+    Run::finished(out)
+}
+
+/// A git that is there but fails on a tree fpcheck emulates confirms
+/// nothing: the "no restart" becomes a restart, in the range and in
+/// `history`, with a warning saying what to check.
+#[test]
+fn a_git_that_fails_to_check_out_turns_no_restart_into_a_restart() {
+    let repo = attributes_repo();
+    let run = with_failing_git(&repo, &["v1.0.0..v1.1.0", "--no-cache", "--format", "json"]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    let j = run.json();
+    assert_eq!(j["restart_required"], true, "{j}");
+    assert_eq!(j["reason"], "witness_disagrees");
+    assert_eq!(j["witness"]["status"], "failed");
+    let codes = crate::support::warning_codes(&j);
+    assert!(codes.contains(&"witness_unconfirmed"), "{codes:?}");
+    let h = with_failing_git(&repo, &["history", "--no-cache", "--format", "json"]);
+    assert_eq!(h.code, 3, "{}", h.stderr);
+    let update = &h.json()["releases"][0];
+    assert_eq!(update["witness"]["status"], "failed", "{update}");
+    assert_eq!(update["restart_required"], true, "{update}");
+}
+
 /// fpcheck with the test-only fault that flips the first byte of blob
 /// `blob`'s stream (debug builds only).
 fn with_fault(repo: &TestRepo, blob: &str, args: &[&str]) -> Run {
