@@ -103,13 +103,13 @@ pub fn read(path: &Path) -> MarkerState {
 pub fn parse(bytes: &[u8]) -> MarkerState {
     match crate::pyjson::loads(bytes) {
         Ok(v) => match crate::release::to_report_json(&v) {
-            Value::Object(mut map) => match shape_problem(&map) {
-                Some(why) => MarkerState::Corrupt(why),
-                None => {
-                    no_clients_as_empty(&mut map);
-                    MarkerState::Present(map)
+            Value::Object(mut map) => {
+                no_clients_as_empty(&mut map);
+                match shape_problem(&map) {
+                    Some(why) => MarkerState::Corrupt(why),
+                    None => MarkerState::Present(map),
                 }
-            },
+            }
             other => MarkerState::Corrupt(format!(
                 "is not a JSON object (found {})",
                 crate::pretty::kind(&other)
@@ -122,15 +122,14 @@ pub fn parse(bytes: &[u8]) -> MarkerState {
 /// What makes a JSON object not a marker of section 6's shape. The
 /// reference reads `clients` as `dict(marker.get("clients") or {})`: a
 /// value Python finds false (`null`, `false`, `0`, `""`, `[]`) is no
-/// clients at all (see [`no_clients_as_empty`]); any other value must be
-/// an object. `dict` fails on a list of names or a number, and a server
+/// clients at all, and [`no_clients_as_empty`] has made it `{}` before
+/// this looks; any other value must be an object. `dict` fails on a list of names or a number, and a server
 /// sees that failure as an error, not as "no restart"; so must fpcheck,
 /// whatever `required` says. (`dict` also reads a list of pairs, which
 /// fpcheck calls corrupt: a restart, never fewer.)
 fn shape_problem(marker: &Map<String, Value>) -> Option<String> {
     match marker.get("clients") {
         None | Some(Value::Object(_)) => None,
-        Some(other) if !python_truthy(other) => None,
         Some(other) => Some(format!(
             "has `clients` that is not a JSON object (found {})",
             crate::pretty::kind(other)
