@@ -222,14 +222,8 @@ fn memchr_lines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
         .map(|(i, _)| i + 1)
 }
 
-/// `dir/name`, or `name` at the top.
-pub(crate) fn join(dir: &str, name: &str) -> String {
-    if dir.is_empty() {
-        name.to_string()
-    } else {
-        format!("{dir}/{name}")
-    }
-}
+/// A path under a directory: the one rule, [`crate::changes::join`].
+pub(crate) use crate::changes::join;
 
 /// Counts of advice over many updates, for `history`'s summary.
 pub fn count(items: &[Item], kind: AdviceKind, cause: Option<AdviceCause>) -> usize {
