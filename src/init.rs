@@ -786,6 +786,9 @@ pub fn free_where_default_restarts(
     }
     let opts = crate::history::HistoryOptions {
         persistent_cache: true,
+        // Only which updates restart is compared: the two roots' own
+        // readings, without git's checkouts.
+        witness: crate::witness::Mode::Never,
         ..Default::default()
     };
     let run = |root: Option<String>, exclude: Vec<String>| {

@@ -208,6 +208,8 @@ fn warn_dirty_runtime(
     };
     let options = range::RangeOptions {
         digests: range::Digests::Always,
+        // Only the fingerprints are wanted: no git checkout for a warning.
+        witness: fpcheck::witness::Mode::Never,
         ..range::RangeOptions::new(spec, true, settings)
     };
     let Ok(now) = range::analyse_runtimes(repo, &options, runtimes) else {
