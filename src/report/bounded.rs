@@ -259,10 +259,12 @@ fn size_within(value: &Value, max: u64, depth: usize) -> Result<u64, String> {
         if depth > left {
             return Err(format!("a value nests more than {left} levels"));
         }
-        *total += match value {
-            Value::String(s) => s.len() as u64,
-            _ => 8,
-        };
+        // What the value takes in memory: its own slot, and a string's bytes.
+        *total += VALUE_SLOT
+            + match value {
+                Value::String(s) => s.len() as u64,
+                _ => 0,
+            };
         if *total > max {
             return Err(format!("a value is larger than {max} bytes"));
         }
@@ -436,6 +438,21 @@ impl tera::Filter for Guarded {
             "join" => {
                 (value.as_array().map_or(0, Vec::len) as u64).saturating_mul(text(args.get("sep")))
             }
+            // Each piece a value of its own: a slot and a heap allocation.
+            "split" => {
+                let pat = args.get("pat").and_then(Value::as_str).unwrap_or("");
+                let pieces = if pat.is_empty() {
+                    input.chars().count() as u64 + 1
+                } else {
+                    input.matches(pat).count() as u64 + 1
+                };
+                pieces.saturating_mul(VALUE_SLOT * 2)
+            }
+            // One byte may become an entity of up to six (`&quot;`), three
+            // (`%2F`) or a `<br>` per line.
+            "escape" | "escape_xml" => (input.len() as u64).saturating_mul(5),
+            "urlencode" | "urlencode_strict" => (input.len() as u64).saturating_mul(2),
+            "linebreaksbr" => (input.lines().count() as u64 + 1).saturating_mul(4),
             _ => 0,
         };
         if grows.saturating_add(input.len() as u64) > limits.bytes {
@@ -455,6 +472,10 @@ impl tera::Filter for Guarded {
         self.inner.is_safe()
     }
 }
+
+/// What one JSON value takes in memory besides a string's bytes, as a
+/// template's values are counted against [`Limits::bytes`].
+const VALUE_SLOT: u64 = std::mem::size_of::<Value>() as u64;
 
 /// A macro: the template that defines it and its name.
 type MacroId = (String, String);

@@ -75,6 +75,20 @@ const NEVER_ENDING: &[(&str, &str, &str)] = &[
         "it includes itself (include.tera)",
     ),
     (
+        "split.tera",
+        "{% set a = \"aaaaaaaaaaaaaaaa\" %}{% set b = a | replace(from=\"a\", to=a) %}\
+         {% set c = b | replace(from=\"a\", to=b) %}{% set d = c | replace(from=\"a\", to=b) %}\
+         {{ d | split(pat=\"\") | length }}",
+        "the filter split would make a value larger than 67108864 bytes",
+    ),
+    (
+        "escape.tera",
+        "{% set a = \"<<<<<<<<<<<<<<<<\" %}{% set b = a | replace(from=\"<\", to=a) %}\
+         {% set c = b | replace(from=\"<\", to=b) %}{% set d = c | replace(from=\"<\", to=b) %}\
+         {{ d | escape | length }}",
+        "the filter escape would make a value larger than 67108864 bytes",
+    ),
+    (
         "range.tera",
         "{% for i in range(end=2000000000) %}x{% endfor %}",
         "range(start=0, end=2000000000, step_by=1) gives 2000000000 numbers, more than 100000",
