@@ -524,7 +524,7 @@ fn check_recursion(tera: &Tera, name: &str, depth: usize) -> Result<(), String> 
     }
     // Depth-first through the calls: a macro met again on the way is a
     // cycle; a way longer than `depth`, too deep.
-    let mut done: HashMap<MacroId, ()> = HashMap::new();
+    let mut done: HashMap<MacroId, usize> = HashMap::new();
     for start in calls.keys() {
         let mut path = Vec::new();
         visit(start, &calls, &mut path, &mut done, depth)?;
@@ -532,13 +532,17 @@ fn check_recursion(tera: &Tera, name: &str, depth: usize) -> Result<(), String> 
     Ok(())
 }
 
+/// Visits the macro `at` below the calls `path`, refusing a cycle or a
+/// chain of calls longer than `depth`; its height (the macros of the
+/// longest chain it starts) is remembered in `done`, so a macro reached
+/// again by a longer path is checked with what lies below it.
 fn visit(
     at: &MacroId,
     calls: &HashMap<MacroId, Vec<MacroId>>,
     path: &mut Vec<MacroId>,
-    done: &mut HashMap<MacroId, ()>,
+    done: &mut HashMap<MacroId, usize>,
     depth: usize,
-) -> Result<(), String> {
+) -> Result<usize, String> {
     if let Some(i) = path.iter().position(|m| m == at) {
         let cycle: Vec<String> = (path[i..].iter().chain([at]))
             .map(|(_, name)| name.clone())
@@ -548,19 +552,25 @@ fn visit(
             cycle.join(" -> ")
         ));
     }
-    if done.contains_key(at) {
-        return Ok(());
+    let too_deep = || Err(format!("its macro calls nest more than {depth} deep"));
+    if let Some(&height) = done.get(at) {
+        return if path.len() + height > depth {
+            too_deep()
+        } else {
+            Ok(height)
+        };
     }
     if path.len() >= depth {
-        return Err(format!("its macro calls nest more than {depth} deep"));
+        return too_deep();
     }
     path.push(at.clone());
+    let mut below = 0;
     for callee in calls.get(at).into_iter().flatten() {
-        visit(callee, calls, path, done, depth)?;
+        below = below.max(visit(callee, calls, path, done, depth)?);
     }
     path.pop();
-    done.insert(at.clone(), ());
-    Ok(())
+    done.insert(at.clone(), below + 1);
+    Ok(below + 1)
 }
 
 /// The macros called (namespace, name) and templates included.

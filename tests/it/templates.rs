@@ -183,3 +183,30 @@ fn templates_that_would_never_end_are_stopped_with_an_error_naming_them() {
         );
     }
 }
+
+/// A chain of macro calls longer than the bound is refused whichever
+/// macro the check happens to start from: each of 70 macros calls the
+/// next, and the template is tried under several names (the order the
+/// macros are met in differs).
+#[test]
+fn a_chain_of_macro_calls_past_the_bound_is_always_refused() {
+    let mut text = String::new();
+    for n in 0..70 {
+        text.push_str(&format!(
+            "{{% macro m{n}() %}}{{{{ self::m{}() }}}}{{% endmacro m{n} %}}",
+            n + 1
+        ));
+    }
+    text.push_str("{% macro m70() %}x{% endmacro m70 %}{{ self::m0() }}");
+    let (repo, _) = repos().into_iter().next().unwrap();
+    for round in 0..8 {
+        let name = format!("chain{round}.tera");
+        repo.write(&name, &text);
+        let run = run_within_10s(&repo, &["v1.0.0..", "--template", &name]);
+        assert_eq!(run.code, 2, "{name}: {}{}", run.stdout, run.stderr);
+        let line = format!(
+            "fpcheck: error: template {name} was stopped: its macro calls nest more than 64 deep"
+        );
+        assert!(run.stderr.starts_with(&line), "{name}: {}", run.stderr);
+    }
+}
