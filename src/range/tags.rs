@@ -102,31 +102,39 @@ fn highest_reachable(
             format!("cannot walk the history of `{to}`: {e}").into(),
         ))
     };
-    // Highest first; each commit keeps the rank of its highest tag.
-    candidates.sort_by(|a, b| match b.ranks_above(a) {
-        true => std::cmp::Ordering::Greater,
-        false => std::cmp::Ordering::Less,
-    });
-    let mut rank: HashMap<ObjectId, usize> = HashMap::default();
-    for (i, release) in candidates.iter().enumerate().rev() {
-        rank.insert(release.commit, i);
+    // The highest of a list by one pass: versions of different kinds
+    // (semver, PEP 440) need not order totally, and a sort may panic on an
+    // order that is not total; a pass only ever keeps one of them.
+    let highest = |among: &mut dyn Iterator<Item = usize>| {
+        among.fold(None, |best: Option<usize>, i| match best {
+            Some(b) if !candidates[i].ranks_above(&candidates[b]) => Some(b),
+            _ => Some(i),
+        })
+    };
+    let Some(top) = highest(&mut (0..candidates.len())) else {
+        return Ok(None);
+    };
+    let mut at: HashMap<ObjectId, Vec<usize>> = HashMap::default();
+    for (i, release) in candidates.iter().enumerate() {
+        at.entry(release.commit).or_default().push(i);
     }
-    let mut best: Option<usize> = None;
-    if !candidates.is_empty() {
-        for info in repo
-            .walk(vec![start])
-            .all()
-            .map_err(|e| fail(e.to_string()))?
-        {
-            let info = info.map_err(|e| fail(e.to_string()))?;
-            if let Some(&i) = rank.get(&info.id) {
-                best = Some(best.map_or(i, |b| b.min(i)));
-            }
-            if best == Some(0) {
-                break;
-            }
+    // Every reachable release, the walk stopping once the highest of all
+    // is seen (nothing can rank above it).
+    let mut reachable = Vec::new();
+    for info in repo
+        .walk(vec![start])
+        .all()
+        .map_err(|e| fail(e.to_string()))?
+    {
+        let info = info.map_err(|e| fail(e.to_string()))?;
+        if let Some(here) = at.get(&info.id) {
+            reachable.extend_from_slice(here);
+        }
+        if info.id == candidates[top].commit {
+            break;
         }
     }
+    let best = highest(&mut reachable.into_iter());
     Ok(best.map(|i| candidates.swap_remove(i)))
 }
 
