@@ -411,6 +411,13 @@ fn differing<'a>(update: &'a Claim<'_>, git: &Pair<String>) -> Vec<&'a str> {
     out
 }
 
+/// The witness's summary after its leading word (`failed: …`).
+fn detail<'a>(witness: &'a Witness, word: &str) -> &'a str {
+    (witness.summary.as_deref())
+        .and_then(|s| s.strip_prefix(word))
+        .unwrap_or("")
+}
+
 /// The warning a witness that did not confirm gives, for an update from
 /// `names.from` to `names.to` whose fingerprints fpcheck gave as
 /// `ours` (gate text, `None` not computed); `None` for one that did not
@@ -432,11 +439,7 @@ pub fn warning(witness: &Witness, names: Pair<&str>, ours: Pair<Option<&str>>) -
                      {}; fpcheck's fingerprints {} → {}, git's checkout's {} → {}; the verdict is \
                      a restart. fpcheck's reading of this tree is wrong: please report it as a bug \
                      in fpcheck, with this warning",
-                    witness
-                        .summary
-                        .as_deref()
-                        .and_then(|s| s.strip_prefix("disagrees: "))
-                        .unwrap_or(""),
+                    detail(witness, "disagrees: "),
                     shown(ours.from),
                     shown(ours.to),
                     shown(Some(&theirs.from)),
@@ -455,11 +458,7 @@ pub fn warning(witness: &Witness, names: Pair<&str>, ours: Pair<Option<&str>>) -
                  to take fpcheck's reading alone",
                 names.from,
                 names.to,
-                witness
-                    .summary
-                    .as_deref()
-                    .and_then(|s| s.strip_prefix("failed: "))
-                    .unwrap_or(""),
+                detail(witness, "failed: "),
                 witness.why.as_deref().unwrap_or(""),
             ),
         )),
@@ -470,11 +469,7 @@ pub fn warning(witness: &Witness, names: Pair<&str>, ours: Pair<Option<&str>>) -
                  checkout could not confirm it; the verdict stands on fpcheck's reading alone",
                 names.from,
                 names.to,
-                witness
-                    .summary
-                    .as_deref()
-                    .and_then(|s| s.strip_prefix("unconfirmed: "))
-                    .unwrap_or(""),
+                detail(witness, "unconfirmed: "),
                 witness.why.as_deref().unwrap_or(""),
             ),
         )),
